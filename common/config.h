@@ -1,0 +1,98 @@
+/*
+ * config: the settings of perfspilld and their one validator. The config
+ * file, `start` and `configure` all use this schema (docs/protocol.md,
+ * man/perfspilld.json.5), so a value is checked the same way wherever it
+ * comes from. Applying is all or nothing: on any error the settings are
+ * left as they were.
+ */
+#ifndef PERFSPILL_CONFIG_H
+#define PERFSPILL_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "proto.h"
+
+#define CONFIG_MAX_EVENTS	16
+#define CONFIG_EVENT_LEN	128
+#define CONFIG_MAX_GROUPS	8
+#define CONFIG_NAME_LEN		64
+#define CONFIG_CBLOCKS_MAX	8
+#define CONFIG_PATH_LEN		512
+
+struct config {
+	/* recording: take effect at the next start */
+	char		events[CONFIG_MAX_EVENTS][CONFIG_EVENT_LEN];
+	size_t		nr_events;
+	uint64_t	freq;		/* Hz; 0 when period is used */
+	uint64_t	period;		/* events per sample; 0 when freq is used */
+	int		callgraph;
+	uint64_t	mmap_pages;	/* data pages per ring, a power of two */
+	uint64_t	wakeup_pct;	/* wake the loop when a ring is this full */
+	uint64_t	drain_ms;	/* periodic drain even without a wakeup */
+	int		compression;	/* 0 off, 1..22 zstd level */
+	/* live: applied while recording */
+	uint64_t	cblocks;	/* 0 serial write, 1..CONFIG_CBLOCKS_MAX AIO */
+	uint64_t	rotate_size;	/* bytes; 0 off */
+	uint64_t	rotate_interval;/* seconds; 0 off */
+	uint64_t	max_files;	/* finished files kept; 0 unlimited */
+	uint64_t	max_size;	/* bytes of finished files kept; 0 unlimited */
+	uint64_t	min_free;	/* bytes left free on the filesystem */
+	/* daemon: config file only, never over the socket */
+	int		record_on_start;
+	char		output_dir[CONFIG_PATH_LEN];
+	char		socket_path[CONFIG_PATH_LEN];
+	unsigned int	socket_mode;
+	char		socket_group[CONFIG_NAME_LEN];
+	char		control_groups[CONFIG_MAX_GROUPS][CONFIG_NAME_LEN];
+	size_t		nr_control_groups;
+	uint64_t	max_clients;
+	uint64_t	client_timeout;	/* seconds a client may stay idle */
+};
+
+/* Where a set of settings comes from: decides which keys it may name. */
+enum config_origin {
+	CONFIG_FILE,		/* every key */
+	CONFIG_REQUEST,		/* start/configure: no daemon keys */
+};
+
+/* What a key does to a recording in progress. */
+enum config_when {
+	CONFIG_LIVE,		/* applied at once */
+	CONFIG_NEXT_START,	/* kept, used by the next start */
+	CONFIG_DAEMON,		/* config file only */
+};
+
+struct config_error {
+	enum proto_err	code;
+	char		key[CONFIG_NAME_LEN];
+	char		msg[256];
+};
+
+void	config_defaults(struct config *);
+
+/*
+ * Apply the keys of obj on top of *cfg. All or nothing: returns 0 when
+ * every key was valid (and *cfg now holds them), -1 with *err filled and
+ * *cfg untouched otherwise. When changed is not NULL it receives a JSON
+ * object {"live":[keys], "next_start":[keys]} naming what was set.
+ */
+int	config_apply(struct config *cfg, json_object *obj,
+	    enum config_origin, struct config_error *err,
+	    json_object **changed);
+
+/* Read and validate a config file (JSON; comments are allowed). */
+int	config_load(struct config *cfg, const char *path,
+	    struct config_error *err);
+
+/* The settings as JSON, every key, in schema order (what -n prints). */
+json_object	*config_to_json(const struct config *, int with_daemon_keys);
+
+/* The recording settings as a perf-like command line (for the file). */
+void	config_cmdline(const struct config *, char *, size_t);
+
+enum config_when config_key_when(const char *key);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * log: leveled messages to stderr (see log.h). errno is preserved across
+ * every call so that callers can log and then still report the error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static const char	*log_ident = "perfspill";
+static int		 log_verbose;
+static int		 log_prefix;	/* write <N> priority prefixes */
+
+void
+log_init(const char *ident, int verbose)
+{
+	log_ident = ident;
+	log_verbose = verbose;
+	log_prefix = getenv("JOURNAL_STREAM") != NULL || !isatty(STDERR_FILENO);
+}
+
+void
+log_setverbose(int verbose)
+{
+	log_verbose = verbose;
+}
+
+static void
+log_vmsg(int pri, const char *fmt, va_list ap, const char *suffix)
+{
+	char	 msg[1024];
+	int	 saved = errno;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (log_prefix)
+		fprintf(stderr, "<%d>%s%s%s\n", pri, msg,
+		    suffix ? ": " : "", suffix ? suffix : "");
+	else
+		fprintf(stderr, "%s: %s%s%s\n", log_ident, msg,
+		    suffix ? ": " : "", suffix ? suffix : "");
+	errno = saved;
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 err[128];
+
+	snprintf(err, sizeof(err), "%s", strerror(errno));
+	va_start(ap, fmt);
+	log_vmsg(LOG_WARNING, fmt, ap, err);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_WARNING, fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_INFO, fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (!log_verbose)
+		return;
+	va_start(ap, fmt);
+	log_vmsg(LOG_DEBUG, fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 err[128];
+
+	snprintf(err, sizeof(err), "%s", strerror(errno));
+	va_start(ap, fmt);
+	log_vmsg(LOG_CRIT, fmt, ap, err);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_CRIT, fmt, ap, NULL);
+	va_end(ap);
+	exit(1);
+}

@@ -1,0 +1,22 @@
+/*
+ * log: messages to stderr. Under systemd (JOURNAL_STREAM set, or stderr
+ * not a terminal) each line starts with a <N> syslog priority so that
+ * journald files it at the right level; in a terminal it is plain text.
+ */
+#ifndef PERFSPILL_LOG_H
+#define PERFSPILL_LOG_H
+
+#include <stdarg.h>
+
+#define LOG_ATTR(f, a)	__attribute__((format(printf, f, a)))
+
+void	log_init(const char *, int verbose);
+void	log_setverbose(int);
+void	log_warn(const char *, ...) LOG_ATTR(1, 2);	/* appends strerror(errno) */
+void	log_warnx(const char *, ...) LOG_ATTR(1, 2);
+void	log_info(const char *, ...) LOG_ATTR(1, 2);
+void	log_debug(const char *, ...) LOG_ATTR(1, 2);
+_Noreturn void	fatal(const char *, ...) LOG_ATTR(1, 2);
+_Noreturn void	fatalx(const char *, ...) LOG_ATTR(1, 2);
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * cblock: AIO control blocks, their selection and completion (see cblock.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cblock.h"
+#include "log.h"
+#include "tracefile.h"
+
+int
+cblock_init(struct cblock *cb, size_t cap, int index)
+{
+	long	 delta;
+
+	memset(cb, 0, sizeof(*cb));
+	if ((cb->buf = malloc(cap)) == NULL)
+		return -1;
+	cb->cap = cap;
+	/*
+	 * The first cblock gets the highest request priority so that, of the
+	 * requests glibc holds for one fd, the oldest data goes out first.
+	 */
+	delta = sysconf(_SC_AIO_PRIO_DELTA_MAX);
+	cb->prio = delta - index > 0 ? (int)(delta - index) : 0;
+	return 0;
+}
+
+void
+cblock_finish(struct cblock *cb)
+{
+	if (cb == NULL)
+		return;
+	free(cb->buf);
+	cb->buf = NULL;
+	cb->cap = 0;
+}
+
+struct cblock *
+cblock_create_heap(uint8_t *buf, size_t len, struct cblock_stats *stats)
+{
+	struct cblock	*cb;
+
+	if ((cb = calloc(1, sizeof(*cb))) == NULL)
+		return NULL;
+	cb->buf = buf;
+	cb->cap = cb->len = len;
+	cb->heap = 1;
+	cb->stats = stats;
+	return cb;
+}
+
+int
+cblock_pick(const struct cblock *cbs, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (!cbs[i].busy)
+			return (int)i;
+	return -1;
+}
+
+enum cblock_step
+cblock_step(struct cblock *cb, int aio_err, ssize_t ret)
+{
+	if (aio_err == EINPROGRESS)
+		return CBLOCK_INPROGRESS;
+	if (aio_err != 0 || ret < 0) {
+		cb->err = aio_err ? aio_err : EIO;
+		return CBLOCK_FAILED;
+	}
+	if (ret == 0) {
+		/* no progress at all: resubmitting would spin forever */
+		cb->err = ENOSPC;
+		return CBLOCK_FAILED;
+	}
+	cb->done += (size_t)ret;
+	if (cb->done < cb->len)
+		return CBLOCK_RESUBMIT;
+	return CBLOCK_DONE;
+}
+
+void
+cblock_queue_init(struct cblock_queue *q, int signo)
+{
+	TAILQ_INIT(&q->busy);
+	memset(&q->sigev, 0, sizeof(q->sigev));
+	q->nr_busy = 0;
+	if (signo > 0) {
+		q->sigev.sigev_notify = SIGEV_SIGNAL;
+		q->sigev.sigev_signo = signo;
+	} else
+		q->sigev.sigev_notify = SIGEV_NONE;
+}
+
+static int
+cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
+{
+	memset(&cb->aio, 0, sizeof(cb->aio));
+	cb->aio.aio_fildes = cb->tf->fd;
+	cb->aio.aio_buf = cb->buf + cb->done;
+	cb->aio.aio_nbytes = cb->len - cb->done;
+	cb->aio.aio_offset = (off_t)(cb->off + cb->done);
+	cb->aio.aio_reqprio = cb->prio;
+	cb->aio.aio_sigevent = q->sigev;
+	/* glibc may refuse for a moment when its request table is full */
+	while (aio_write(&cb->aio) == -1) {
+		if (errno != EAGAIN)
+			return -1;
+		cblock_reap(q);
+		usleep(100);
+	}
+	return 0;
+}
+
+static void
+cblock_release(struct cblock_queue *q, struct cblock *cb)
+{
+	TAILQ_REMOVE(&q->busy, cb, entry);
+	q->nr_busy--;
+	cb->busy = 0;
+	cb->tf->inflight--;
+	cb->stats->inflight--;
+	cb->tf = NULL;
+	if (cb->heap) {
+		free(cb->buf);
+		free(cb);
+	}
+}
+
+int
+cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
+    uint64_t off)
+{
+	cb->tf = tf;
+	cb->off = off;
+	cb->done = 0;
+	cb->err = 0;
+	cb->busy = 1;
+	TAILQ_INSERT_TAIL(&q->busy, cb, entry);
+	q->nr_busy++;
+	tf->inflight++;
+	cb->stats->inflight++;
+	cb->stats->submitted++;
+	if (cblock_aio_write(q, cb) == -1) {
+		int	 saved = errno;
+
+		cb->stats->failed++;
+		cb->stats->bytes_dropped += cb->len;
+		tracefile_failed(tf, off, saved);
+		cblock_release(q, cb);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+size_t
+cblock_reap(struct cblock_queue *q)
+{
+	struct cblock	*cb, *next;
+	int		 e;
+	ssize_t		 ret;
+
+	for (cb = TAILQ_FIRST(&q->busy); cb != NULL; cb = next) {
+		next = TAILQ_NEXT(cb, entry);
+		e = aio_error(&cb->aio);
+		ret = e == EINPROGRESS ? 0 : aio_return(&cb->aio);
+		switch (cblock_step(cb, e, ret)) {
+		case CBLOCK_INPROGRESS:
+			break;
+		case CBLOCK_RESUBMIT:
+			cb->stats->resubmitted++;
+			if (cblock_aio_write(q, cb) == 0)
+				break;
+			cb->err = errno;
+			/* FALLTHROUGH */
+		case CBLOCK_FAILED:
+			cb->stats->failed++;
+			cb->stats->bytes_dropped += cb->len - cb->done;
+			cb->stats->bytes_written += cb->done;
+			tracefile_failed(cb->tf, cb->off + cb->done, cb->err);
+			cblock_release(q, cb);
+			break;
+		case CBLOCK_DONE:
+			cb->stats->completed++;
+			cb->stats->bytes_written += cb->len;
+			cb->tf->written += cb->len;
+			cblock_release(q, cb);
+			break;
+		}
+	}
+	return q->nr_busy;
+}
+
+void
+cblock_wait(struct cblock_queue *q, struct cblock *cbs, size_t n)
+{
+	const struct aiocb	*list[64];
+	size_t			 i, k;
+
+	for (;;) {
+		cblock_reap(q);
+		for (i = k = 0; i < n && k < 64; i++) {
+			if (!cbs[i].busy)
+				return;
+			list[k++] = &cbs[i].aio;
+		}
+		if (k == 0)
+			return;
+		if (aio_suspend(list, (int)k, NULL) == -1 && errno != EINTR &&
+		    errno != EAGAIN)
+			return;
+	}
+}

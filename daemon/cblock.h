@@ -1,0 +1,90 @@
+/*
+ * cblock: a control block of the multi-block AIO spill. Each ring owns up
+ * to CONFIG_CBLOCKS_MAX of them, each with a buffer of the ring's size.
+ * A drain copies the ring's new data into a free cblock, releases the ring
+ * at once, and hands the copy to aio_write at the file offset reserved for
+ * it; the disk write then happens while the ring already fills again.
+ *
+ * Ownership: a busy cblock's buffer and aiocb belong to glibc's AIO
+ * thread until aio_error stops saying EINPROGRESS. Nothing frees or reuses
+ * a busy cblock; stop and rotation wait for every one (cblock_queue).
+ */
+#ifndef PERFSPILL_CBLOCK_H
+#define PERFSPILL_CBLOCK_H
+
+#include <aio.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+struct tracefile;
+
+struct cblock_stats {
+	uint64_t	inflight;
+	uint64_t	submitted;
+	uint64_t	completed;
+	uint64_t	resubmitted;	/* partial writes continued */
+	uint64_t	failed;
+	uint64_t	bytes_written;
+	uint64_t	bytes_dropped;	/* copied but could not be written */
+};
+
+struct cblock {
+	struct aiocb		 aio;
+	uint8_t			*buf;
+	size_t			 cap;
+	size_t			 len;	/* bytes of this request */
+	size_t			 done;	/* of them already on disk */
+	uint64_t		 off;	/* file offset of buf[0] */
+	int			 busy;
+	int			 heap;	/* one-shot: freed when it completes */
+	int			 prio;
+	int			 err;	/* errno of a failed write */
+	struct tracefile	*tf;
+	struct cblock_stats	*stats;
+	TAILQ_ENTRY(cblock)	 entry;
+};
+
+TAILQ_HEAD(cblock_list, cblock);
+
+/* The set of requests in flight, and how their completion is signalled. */
+struct cblock_queue {
+	struct cblock_list	 busy;
+	struct sigevent		 sigev;
+	size_t			 nr_busy;
+};
+
+int	 cblock_init(struct cblock *, size_t cap, int index);
+void	 cblock_finish(struct cblock *);
+struct cblock *cblock_create_heap(uint8_t *buf, size_t len,
+	    struct cblock_stats *);
+
+/* Index of the first free cblock of cbs[0..n), or -1 when all are busy. */
+int	 cblock_pick(const struct cblock *cbs, size_t n);
+
+/* What a completion means for a request (pure: unit tested). */
+enum cblock_step {
+	CBLOCK_INPROGRESS,	/* still queued or writing */
+	CBLOCK_DONE,		/* every byte written */
+	CBLOCK_RESUBMIT,	/* a partial write: write the rest */
+	CBLOCK_FAILED,		/* an error, or a write of 0 bytes */
+};
+enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
+
+void	 cblock_queue_init(struct cblock_queue *, int signo);
+/* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
+ * cblock is then not busy and its bytes are counted as dropped). */
+int	 cblock_submit(struct cblock_queue *, struct cblock *,
+	    struct tracefile *, uint64_t off);
+/*
+ * Look at every request in flight: finish the done ones, resubmit partial
+ * writes, record failures in their tracefile. A signal is only a hint, so
+ * this always scans the whole set. Returns the number still busy.
+ */
+size_t	 cblock_reap(struct cblock_queue *);
+/* Block until at least one of cbs[0..n) is no longer busy. */
+void	 cblock_wait(struct cblock_queue *, struct cblock *cbs, size_t n);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * cmd: the control commands, a table of {name, handler, needs privilege}.
+ * Adding a command is one handler and one table line.
+ */
+#ifndef PERFSPILL_CMD_H
+#define PERFSPILL_CMD_H
+
+#include <json-c/json.h>
+
+struct daemon;
+struct control_client;
+
+/* Run cmd with args for client c; the handler replies now or later. */
+void	cmd_dispatch(struct daemon *, struct control_client *,
+	    const char *cmd, json_object *args);
+/* The client is going away: drop anything that would answer it later. */
+void	cmd_client_gone(struct daemon *, struct control_client *);
+
+struct record;
+/* record_stop callback: answers the clients waiting for the stop and
+ * leaves the loop when the daemon is shutting down. arg is the daemon. */
+void	cmd_stopped(struct record *, const char *file, void *arg);
+
+#endif

@@ -1,0 +1,451 @@
+/*
+ * control: the control socket and its clients (see control.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <systemd/sd-daemon.h>
+
+#include "cmd.h"
+#include "control.h"
+#include "daemon.h"
+#include "log.h"
+#include "proto.h"
+
+#define CONTROL_MAX_GROUPS	64
+
+struct control_client {
+	struct control		*ctl;
+	struct bufferevent	*bev;
+	pid_t			 pid;
+	uid_t			 uid;
+	gid_t			 gid;
+	int			 privileged;
+	int			 deferred;	/* a reply is still to come */
+	int			 closing;	/* close once the reply is out */
+	TAILQ_ENTRY(control_client) entry;
+};
+
+struct control {
+	struct daemon		*d;
+	struct evconnlistener	*lis;
+	struct event		*backoff;
+	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int			 owns_path;	/* we created it: we unlink it */
+	gid_t			 ctl_gids[CONFIG_MAX_GROUPS];
+	size_t			 nr_ctl_gids;
+	int			 nclients;
+	TAILQ_HEAD(, control_client) clients;
+};
+
+static void	control_client_free(struct control_client *);
+
+/* Is a live daemon listening on path? Decides whether a leftover socket
+ * file may be removed. */
+static int
+control_in_use(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, rc;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
+	return rc;
+}
+
+static int
+control_mkdir_parent(const char *path)
+{
+	char	 dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *p;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((p = strrchr(dir, '/')) == NULL || p == dir)
+		return 0;
+	*p = '\0';
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int
+control_listen_path(struct control *ctl, const struct config *cfg)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	struct group		*gr;
+	mode_t			 old;
+	int			 fd;
+
+	if (strlen(cfg->socket_path) >= sizeof(ctl->path)) {
+		log_warnx("socket path %s is too long", cfg->socket_path);
+		return -1;
+	}
+	memcpy(ctl->path, cfg->socket_path, strlen(cfg->socket_path) + 1);
+	if (control_mkdir_parent(ctl->path) == -1) {
+		log_warn("cannot create the directory of %s", ctl->path);
+		return -1;
+	}
+	if (lstat(ctl->path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_warnx("%s exists and is not a socket; not touching "
+			    "it", ctl->path);
+			return -1;
+		}
+		if (control_in_use(ctl->path)) {
+			log_warnx("%s: another perfspilld is already listening",
+			    ctl->path);
+			return -1;
+		}
+		unlink(ctl->path);	/* left by a daemon that died */
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		return -1;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", ctl->path);
+	/* never let the socket exist, even briefly, with a wider mode */
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		umask(old);
+		log_warn("bind %s", ctl->path);
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	ctl->owns_path = 1;
+	if ((gr = getgrnam(cfg->socket_group)) != NULL) {
+		if (chown(ctl->path, 0, gr->gr_gid) == -1)
+			log_warn("chown %s to group %s", ctl->path,
+			    cfg->socket_group);
+	} else
+		log_warnx("group '%s' does not exist; %s stays in root's "
+		    "group (create it with systemd-sysusers)",
+		    cfg->socket_group, ctl->path);
+	if (chmod(ctl->path, cfg->socket_mode) == -1)
+		log_warn("chmod %s", ctl->path);
+	if (listen(fd, 64) == -1) {
+		log_warn("listen %s", ctl->path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+control_peer_identify(struct control *ctl, struct control_client *c, int fd)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+	gid_t		 groups[CONTROL_MAX_GROUPS];
+	socklen_t	 glen = sizeof(groups);
+	size_t		 i, j, ng = 0;
+
+	c->uid = (uid_t)-1;
+	c->gid = (gid_t)-1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
+		ng = glen / sizeof(gid_t);
+	/* changing anything needs root or a configured control group */
+	c->privileged = c->uid == 0;
+	for (i = 0; i < ctl->nr_ctl_gids && !c->privileged; i++) {
+		if (c->gid == ctl->ctl_gids[i])
+			c->privileged = 1;
+		for (j = 0; j < ng; j++)
+			if (groups[j] == ctl->ctl_gids[i])
+				c->privileged = 1;
+	}
+}
+
+static void
+control_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct control_client	*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_ptr	 eol;
+	json_object		*req, *args;
+	const char		*cmd;
+	char			 err[256], *line;
+	size_t			 len, n;
+	enum proto_err		 rc;
+
+	while (!c->deferred && !c->closing) {
+		len = evbuffer_get_length(in);
+		if (len == 0)
+			return;
+		eol = evbuffer_search_eol(in, NULL, &n, EVBUFFER_EOL_LF);
+		if (eol.pos == -1 || (size_t)eol.pos >= PROTO_MAX_MSG) {
+			if (len < PROTO_MAX_MSG && eol.pos == -1)
+				return;		/* wait for the rest */
+			snprintf(err, sizeof(err), "message exceeds the limit of "
+			    "%d bytes", PROTO_MAX_MSG);
+			c->closing = 1;
+			control_client_reply(c, proto_reply_error(
+			    PROTO_E_TOO_BIG, NULL, err));
+			return;
+		}
+		len = (size_t)eol.pos;
+		if ((line = malloc(len + 1)) == NULL) {
+			control_client_free(c);
+			return;
+		}
+		evbuffer_remove(in, line, len);
+		evbuffer_drain(in, n);
+		line[len] = '\0';
+		rc = proto_parse_request(line, len, &req, &cmd, &args, err,
+		    sizeof(err));
+		free(line);
+		if (rc != PROTO_OK) {
+			control_client_reply(c, proto_reply_error(rc, NULL,
+			    err));
+			continue;
+		}
+		cmd_dispatch(c->ctl->d, c, cmd, args);
+		json_object_put(req);
+		if (c->deferred)
+			bufferevent_disable(bev, EV_READ);
+	}
+}
+
+static void
+control_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct control_client	*c = arg;
+
+	if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) ==
+	    0)
+		control_client_free(c);
+}
+
+static void
+control_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct control_client	*c = arg;
+
+	if (what & BEV_EVENT_TIMEOUT)
+		log_debug("client pid %d idle too long; closing", (int)c->pid);
+	/* EOF, error and timeout: the one peer-lost path */
+	control_client_free(c);
+}
+
+static void
+control_client_free(struct control_client *c)
+{
+	struct control	*ctl = c->ctl;
+
+	cmd_client_gone(ctl->d, c);
+	TAILQ_REMOVE(&ctl->clients, c, entry);
+	ctl->nclients--;
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+static void
+control_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct control		*ctl = arg;
+	struct control_client	*c;
+	struct timeval		 tv;
+	char			*msg;
+	size_t			 len;
+	json_object		*o;
+
+	if ((uint64_t)ctl->nclients >= ctl->d->cfg.max_clients) {
+		o = proto_reply_error(PROTO_E_BUSY, NULL, "too many clients; "
+		    "try again later");
+		if ((msg = proto_serialize(o, &len)) != NULL) {
+			if (send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+				log_debug("busy reply not sent");
+			free(msg);
+		}
+		json_object_put(o);
+		close(fd);
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return;
+	}
+	c->ctl = ctl;
+	control_peer_identify(ctl, c, fd);
+	c->bev = bufferevent_socket_new(ctl->d->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
+	ctl->nclients++;
+	bufferevent_setcb(c->bev, control_read_cb, control_write_cb,
+	    control_event_cb, c);
+	/* never buffer more than one message: a peer cannot grow us */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, PROTO_MAX_MSG + 1);
+	tv.tv_sec = (time_t)ctl->d->cfg.client_timeout;
+	tv.tv_usec = 0;
+	bufferevent_set_timeouts(c->bev, &tv, &tv);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static void
+control_backoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control	*ctl = arg;
+
+	evconnlistener_enable(ctl->lis);
+}
+
+static void
+control_error_cb(struct evconnlistener *lis, void *arg)
+{
+	struct control	*ctl = arg;
+	struct timeval	 tv = { 1, 0 };
+	int		 e = EVUTIL_SOCKET_ERROR();
+
+	/* out of fds: stop accepting for a second instead of spinning */
+	log_warnx("accept on the control socket: %s; pausing for 1s",
+	    strerror(e));
+	evconnlistener_disable(lis);
+	event_add(ctl->backoff, &tv);
+}
+
+struct control *
+control_create(struct daemon *d)
+{
+	struct control	*ctl;
+	struct group	*gr;
+	int		 fd = -1, n;
+	size_t		 i;
+
+	if ((ctl = calloc(1, sizeof(*ctl))) == NULL)
+		return NULL;
+	ctl->d = d;
+	TAILQ_INIT(&ctl->clients);
+	for (i = 0; i < d->cfg.nr_control_groups; i++) {
+		if ((gr = getgrnam(d->cfg.control_groups[i])) == NULL) {
+			log_warnx("control group '%s' does not exist; ignored",
+			    d->cfg.control_groups[i]);
+			continue;
+		}
+		ctl->ctl_gids[ctl->nr_ctl_gids++] = gr->gr_gid;
+	}
+	n = sd_listen_fds(1);
+	if (n > 1) {
+		log_warnx("systemd passed %d sockets; expected one", n);
+		goto error;
+	}
+	if (n == 1) {
+		fd = SD_LISTEN_FDS_START;
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			log_warnx("the socket systemd passed is not a listening "
+			    "UNIX stream socket");
+			goto error;
+		}
+		evutil_make_socket_nonblocking(fd);
+		evutil_make_socket_closeonexec(fd);
+		log_info("listening on the socket passed by systemd");
+	} else if ((fd = control_listen_path(ctl, &d->cfg)) == -1)
+		goto error;
+	else
+		log_info("listening on %s", ctl->path);
+	ctl->lis = evconnlistener_new(d->base, control_accept_cb, ctl,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	if (ctl->lis == NULL) {
+		close(fd);
+		goto error;
+	}
+	evconnlistener_set_error_cb(ctl->lis, control_error_cb);
+	ctl->backoff = evtimer_new(d->base, control_backoff_cb, ctl);
+	return ctl;
+error:
+	control_destroy(ctl);
+	return NULL;
+}
+
+void
+control_destroy(struct control *ctl)
+{
+	struct control_client	*c;
+
+	if (ctl == NULL)
+		return;
+	while ((c = TAILQ_FIRST(&ctl->clients)) != NULL)
+		control_client_free(c);
+	if (ctl->lis != NULL)
+		evconnlistener_free(ctl->lis);
+	if (ctl->backoff != NULL)
+		event_free(ctl->backoff);
+	if (ctl->owns_path)
+		unlink(ctl->path);
+	free(ctl);
+}
+
+int
+control_nclients(const struct control *ctl)
+{
+	return ctl->nclients;
+}
+
+uid_t
+control_client_uid(const struct control_client *c)
+{
+	return c->uid;
+}
+
+int
+control_client_privileged(const struct control_client *c)
+{
+	return c->privileged;
+}
+
+void
+control_client_reply(struct control_client *c, json_object *o)
+{
+	char	*msg;
+	size_t	 len;
+
+	msg = proto_serialize(o, &len);
+	json_object_put(o);
+	if (msg == NULL) {
+		control_client_free(c);
+		return;
+	}
+	bufferevent_write(c->bev, msg, len);
+	free(msg);
+	if (c->deferred) {
+		/* the late reply is out: take requests again */
+		c->deferred = 0;
+		bufferevent_enable(c->bev, EV_READ);
+		/* requests that arrived meanwhile wait in the buffer */
+		control_read_cb(c->bev, c);
+	}
+}
+
+void
+control_client_defer(struct control_client *c)
+{
+	c->deferred = 1;
+}

@@ -1,0 +1,31 @@
+/*
+ * control: the UNIX stream socket and its clients. A client is identified
+ * by SO_PEERCRED (and SO_PEERGROUPS) at accept; every line it sends is
+ * size-checked before parsing and handed to cmd_dispatch. Any read error,
+ * EOF, oversize message or idle timeout goes through one "peer lost" path.
+ */
+#ifndef PERFSPILL_CONTROL_H
+#define PERFSPILL_CONTROL_H
+
+#include <sys/types.h>
+#include <json-c/json.h>
+
+struct daemon;
+struct control;
+struct control_client;
+
+/* Listen on the systemd-passed socket if there is one, else create the
+ * configured path with its mode and group. NULL on error (logged). */
+struct control	*control_create(struct daemon *);
+void		 control_destroy(struct control *);
+int		 control_nclients(const struct control *);
+
+/* What cmd needs of a client. */
+uid_t	control_client_uid(const struct control_client *);
+int	control_client_privileged(const struct control_client *);
+/* Send one reply (takes the reference). */
+void	control_client_reply(struct control_client *, json_object *);
+/* A reply will come later (stop): keep the client past idle timeouts. */
+void	control_client_defer(struct control_client *);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * daemon: the state perfspilld's parts share, owned by perfspilld.c and
+ * handed to the control commands. There is one instance, passed by
+ * pointer, never a global.
+ */
+#ifndef PERFSPILL_DAEMON_H
+#define PERFSPILL_DAEMON_H
+
+#include <event2/event.h>
+
+#include "config.h"
+
+struct control;
+struct record;
+struct notify;
+struct control_client;
+
+struct daemon {
+	struct event_base	*base;
+	struct config		 cfg;		/* settings in force */
+	const char		*config_path;	/* NULL: built-in defaults */
+	/* what the command line fixed: reload keeps these */
+	const char		*cli_socket;
+	const char		*cli_output_dir;
+	int			 dirfd;		/* the output directory */
+	struct record		*rec;
+	struct control		*ctl;
+	struct notify		*notify;
+	int			 exiting;
+	/* clients waiting for the running stop to finish */
+	struct control_client	*stop_waiters[16];
+	size_t			 nr_stop_waiters;
+};
+
+/* Re-read the config file; 0, or -1 with err filled (nothing changed). */
+int	daemon_reload(struct daemon *, struct config_error *err);
+/* Finish the current file whole, then leave the loop. */
+void	daemon_shutdown(struct daemon *);
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * perfspilld: option parsing, start-up, signals and the event loop.
+ * Everything else lives in its own file: record (rings and AIO), control
+ * (socket), cmd (commands), notify (systemd).
+ */
+#include <aio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "control.h"
+#include "daemon.h"
+#include "log.h"
+#include "notify.h"
+#include "paths.h"
+#include "record.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"usage: perfspilld [-fnv] [-c FILE] [--socket PATH] [--output-dir DIR]\n"
+"\n"
+"Always-on profiling recorder: keeps a perf ring per CPU and spills it\n"
+"through multi-block POSIX AIO into rotating trace files that perf reads.\n"
+"Driven by perfspillctl(1).\n"
+"\n"
+"  -c, --config FILE     config file (default %s;\n"
+"                        built-in defaults when it does not exist)\n"
+"  -f, --foreground      stay in the foreground (systemd, terminals)\n"
+"      --socket PATH     control socket (default %s)\n"
+"      --output-dir DIR  where trace files go (default %s)\n"
+"  -n, --check-config    validate the config, print it normalised, exit\n"
+"  -v, --verbose         debug messages\n"
+"  -h, --help            this help\n"
+"      --version         print the version\n",
+	    PERFSPILL_CONFIG, PERFSPILL_SOCKET, PERFSPILL_OUTPUT_DIR);
+}
+
+/* Defaults, then the file, then the command line: the precedence that
+ * start-up and SIGHUP share. */
+static int
+daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
+{
+	const char	*path = d->config_path;
+
+	config_defaults(cfg);
+	if (path == NULL && access(PERFSPILL_CONFIG, F_OK) == 0)
+		path = PERFSPILL_CONFIG;
+	if (path != NULL && config_load(cfg, path, err) == -1)
+		return -1;
+	if (d->cli_socket != NULL)
+		snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
+		    d->cli_socket);
+	if (d->cli_output_dir != NULL)
+		snprintf(cfg->output_dir, sizeof(cfg->output_dir), "%s",
+		    d->cli_output_dir);
+	return 0;
+}
+
+int
+daemon_reload(struct daemon *d, struct config_error *err)
+{
+	struct config	 cfg;
+
+	notify_send(d->notify, "RELOADING=1");
+	if (daemon_load(d, &cfg, err) == -1) {
+		log_warnx("reload refused, settings unchanged: %s", err->msg);
+		notify_send(d->notify, "READY=1");
+		return -1;
+	}
+	if (strcmp(cfg.socket_path, d->cfg.socket_path) != 0 ||
+	    strcmp(cfg.output_dir, d->cfg.output_dir) != 0)
+		log_warnx("socket and output_dir changes take effect at the "
+		    "next daemon start");
+	/* these stay as the running daemon uses them */
+	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
+	memcpy(cfg.output_dir, d->cfg.output_dir, sizeof(cfg.output_dir));
+	d->cfg = cfg;
+	if (record_state(d->rec) == RECORD_RUNNING)
+		record_update(d->rec, &d->cfg);
+	log_info("configuration reloaded");
+	notify_send(d->notify, "READY=1");
+	notify_status(d->notify);
+	return 0;
+}
+
+void
+daemon_shutdown(struct daemon *d)
+{
+	notify_send(d->notify, "STOPPING=1");
+	d->exiting = 1;
+	switch (record_state(d->rec)) {
+	case RECORD_RUNNING:
+		log_info("shutting down: finishing the current file");
+		record_stop(d->rec, cmd_stopped, d);
+		break;
+	case RECORD_STOPPING:
+		break;		/* cmd_stopped leaves the loop */
+	case RECORD_IDLE:
+		event_base_loopexit(d->base, NULL);
+		break;
+	}
+}
+
+static void
+daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon		*d = arg;
+	struct config_error	 err;
+
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		if (!d->exiting)
+			daemon_shutdown(d);
+		break;
+	case SIGHUP:
+		daemon_reload(d, &err);
+		break;
+	}
+}
+
+static void
+daemon_status_line(char *buf, size_t len, void *arg)
+{
+	struct daemon	*d = arg;
+
+	record_summary(d->rec, buf, len);
+}
+
+static int
+daemon_output_dir(const char *dir)
+{
+	char	 p[CONFIG_PATH_LEN], *s;
+	int	 fd;
+
+	snprintf(p, sizeof(p), "%s", dir);
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0750) == -1 && errno != EEXIST)
+		return -1;
+	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	return fd;
+}
+
+/* Fork into the background; the parent exits once the child is ready
+ * (or with its error), so that "perfspilld && perfspillctl" works. */
+static int
+daemon_background(int *ready_fd)
+{
+	int	 p[2];
+	pid_t	 pid;
+	char	 c = 1;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		_exit(c == 0 ? 0 : 1);
+	}
+	close(p[0]);
+	setsid();
+	*ready_fd = p[1];
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "config",	  required_argument, NULL, 'c' },
+		{ "foreground",	  no_argument,	     NULL, 'f' },
+		{ "socket",	  required_argument, NULL, 'S' },
+		{ "output-dir",	  required_argument, NULL, 'O' },
+		{ "check-config", no_argument,	     NULL, 'n' },
+		{ "verbose",	  no_argument,	     NULL, 'v' },
+		{ "help",	  no_argument,	     NULL, 'h' },
+		{ "version",	  no_argument,	     NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct daemon		 d;
+	struct config_error	 err;
+	struct config_error	 serr;
+	struct event		*sigs[4];
+	static const int	 signos[4] = { SIGTERM, SIGINT, SIGHUP, SIGUSR2 };
+	struct aioinit		 ai;
+	int			 ch, foreground = 0, check = 0, verbose = 0;
+	int			 ready_fd = -1, i;
+	char			 zero = 0;
+	json_object		*o;
+
+	memset(&d, 0, sizeof(d));
+	d.dirfd = -1;
+	while ((ch = getopt_long(argc, argv, "c:fnvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case 'f':
+			foreground = 1;
+			break;
+		case 'S':
+			d.cli_socket = optarg;
+			break;
+		case 'O':
+			d.cli_output_dir = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("perfspilld %s\n", PERFSPILL_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "perfspilld: unexpected argument '%s'\n",
+		    argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	log_init("perfspilld", verbose);
+	if (d.cli_output_dir != NULL && d.cli_output_dir[0] != '/')
+		fatalx("--output-dir must be an absolute path");
+	if (d.cli_socket != NULL && (d.cli_socket[0] != '/' ||
+	    strlen(d.cli_socket) >= 108))
+		fatalx("--socket must be an absolute path under 108 bytes");
+	if (daemon_load(&d, &d.cfg, &err) == -1)
+		fatalx("%s", err.msg);
+	if (check) {
+		o = config_to_json(&d.cfg, 1);
+		printf("%s\n", json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+		json_object_put(o);
+		return 0;
+	}
+	if (!foreground && daemon_background(&ready_fd) == -1)
+		fatal("fork");
+
+	signal(SIGPIPE, SIG_IGN);
+	memset(&ai, 0, sizeof(ai));
+	/* glibc serves one fd's requests one at a time: a few threads carry
+	 * the current file plus files being finished; keep them warm */
+	ai.aio_threads = 4;
+	ai.aio_num = 64;
+	ai.aio_idle_time = 30;
+	aio_init(&ai);
+
+	if ((d.dirfd = daemon_output_dir(d.cfg.output_dir)) == -1)
+		fatal("output directory %s", d.cfg.output_dir);
+	if ((d.base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	for (i = 0; i < 4; i++) {
+		sigs[i] = evsignal_new(d.base, signos[i], daemon_signal_cb, &d);
+		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) == -1)
+			fatalx("cannot install signal handlers");
+	}
+	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
+		fatal("record_create");
+	if ((d.ctl = control_create(&d)) == NULL)
+		fatalx("cannot open the control socket %s", d.cfg.socket_path);
+	d.notify = notify_create(d.base, daemon_status_line, &d);
+	log_info("perfspilld %s started; trace files go to %s",
+	    PERFSPILL_VERSION, d.cfg.output_dir);
+	if (d.cfg.record_on_start && record_start(d.rec, &d.cfg, &serr) == -1)
+		log_warnx("cannot record at start: %s", serr.msg);
+	notify_send(d.notify, "READY=1");
+	notify_status(d.notify);
+	if (ready_fd != -1) {
+		if (write(ready_fd, &zero, 1) != 1)
+			log_warn("signalling readiness");
+		close(ready_fd);
+		if (freopen("/dev/null", "r", stdin) == NULL)
+			log_warn("/dev/null");
+	}
+
+	event_base_dispatch(d.base);
+
+	log_info("exiting");
+	control_destroy(d.ctl);
+	record_destroy(d.rec);
+	notify_destroy(d.notify);
+	for (i = 0; i < 4; i++)
+		event_free(sigs[i]);
+	event_base_free(d.base);
+	close(d.dirfd);
+	return 0;
+}

@@ -1,0 +1,820 @@
+/*
+ * record: the recording session (see record.h).
+ *
+ * Every fd of the session lives in the one event loop: a read event per
+ * ring (the kernel wakes it at the watermark), a periodic tick that drains
+ * even when no watermark is reached, and a real-time signal that glibc's
+ * AIO raises on completion. A completion signal can be lost at the
+ * rt-signal queue limit, so it is only a hint: every wakeup rescans the
+ * whole in-flight set.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "cblock.h"
+#include "evsel.h"
+#include "log.h"
+#include "record.h"
+#include "ring.h"
+#include "sbuf.h"
+#include "synth.h"
+#include "tracefile.h"
+
+/* perf's user-space record types (tools/perf/util/event.h) */
+#define REC_FINISHED_ROUND	68
+
+/* A pass's FINISHED_ROUND rides at the end of its last chunk. */
+#define ROUND_LEN	sizeof(struct perf_event_header)
+
+struct record_cpu {
+	struct record		*rec;
+	int			 cpu;
+	int			*fds;		/* one per event; fds[0] owns the ring */
+	struct ring		 ring;
+	struct event		*ev;
+	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
+	size_t			 nr_cbs;	/* allocated; only cfg.cblocks are used */
+	struct cblock_stats	 aio;
+	struct ring_counts	 counts;
+	uint64_t		 bytes;		/* drained from the ring */
+};
+
+struct record {
+	struct event_base	*base;
+	int			 dirfd;
+	char			 host[64];
+	unsigned int		 seq;
+	enum record_state	 state;
+	struct config		 cfg;
+	struct evsel		 evs[CONFIG_MAX_EVENTS];
+	size_t			 nr_evs;
+	struct record_cpu	*cpus;
+	size_t			 nr_cpus;
+	struct cblock		**staged;	/* one pass's chunks, nr_cpus */
+	struct cblock_queue	 q;
+	struct cblock_stats	 heap_stats;	/* preambles */
+	struct tracefile	*cur;
+	struct tracefile_list	 closing;
+	struct event		*tick;
+	struct event		*aio_sig;
+	time_t			 started;
+	uint64_t		 files_done;
+	char			 last_file[NAME_MAX + 1];
+	record_stop_cb		 stop_cb;
+	void			*stop_arg;
+};
+
+static void	record_drain_all(struct record *);
+static void	record_reap(struct record *);
+
+struct record *
+record_create(struct event_base *base, int dirfd)
+{
+	struct record	*rec;
+	char		*p;
+
+	if ((rec = calloc(1, sizeof(*rec))) == NULL)
+		return NULL;
+	rec->base = base;
+	rec->dirfd = dirfd;
+	TAILQ_INIT(&rec->closing);
+	cblock_queue_init(&rec->q, SIGRTMIN + 1);
+	if (gethostname(rec->host, sizeof(rec->host)) == -1)
+		snprintf(rec->host, sizeof(rec->host), "localhost");
+	rec->host[sizeof(rec->host) - 1] = '\0';
+	/* the host goes into file names: keep it to safe characters */
+	for (p = rec->host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+			*p = '_';
+	return rec;
+}
+
+enum record_state
+record_state(const struct record *rec)
+{
+	return rec->state;
+}
+
+static int
+record_fail(struct config_error *err, enum proto_err code, const char *key,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int
+record_fail(struct config_error *err, enum proto_err code, const char *key,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+
+	err->code = code;
+	snprintf(err->key, sizeof(err->key), "%s", key ? key : "");
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Online CPUs from sysfs: "0-3,6,8-9". Never assume 0..N-1. */
+static int
+record_online_cpus(int **out, size_t *nr)
+{
+	FILE	*f;
+	char	 line[4096], *p, *end;
+	long	 a, b, i;
+	int	*cpus = NULL, *tmp;
+	size_t	 n = 0;
+
+	if ((f = fopen("/sys/devices/system/cpu/online", "re")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) == NULL) {
+		fclose(f);
+		errno = EINVAL;
+		return -1;
+	}
+	fclose(f);
+	for (p = line; *p && *p != '\n';) {
+		a = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		b = a;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (i = a; i <= b; i++) {
+			if ((tmp = realloc(cpus, (n + 1) * sizeof(*cpus))) == NULL) {
+				free(cpus);
+				return -1;
+			}
+			cpus = tmp;
+			cpus[n++] = (int)i;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (n == 0) {
+		free(cpus);
+		errno = EINVAL;
+		return -1;
+	}
+	*out = cpus;
+	*nr = n;
+	return 0;
+}
+
+static int
+record_open_fail(struct config_error *err, const struct evsel *ev, int cpu,
+    int e)
+{
+	FILE	*f;
+	int	 paranoid = -9;
+
+	if (e == EACCES || e == EPERM) {
+		if ((f = fopen("/proc/sys/kernel/perf_event_paranoid", "re"))) {
+			if (fscanf(f, "%d", &paranoid) != 1)
+				paranoid = -9;
+			fclose(f);
+		}
+		return record_fail(err, PROTO_E_SYSTEM, "events",
+		    "event '%s' on cpu %d: permission denied (perfspilld needs "
+		    "root or CAP_PERFMON; kernel.perf_event_paranoid=%d)",
+		    ev->name, cpu, paranoid);
+	}
+	if (ev->attr.type == PERF_TYPE_HARDWARE &&
+	    (e == ENOENT || e == EOPNOTSUPP || e == ENODEV))
+		return record_fail(err, PROTO_E_EVENT, "events",
+		    "event '%s': not supported by this machine's PMU (%s)",
+		    ev->name, strerror(e));
+	if (e == EMFILE || e == ENFILE)
+		return record_fail(err, PROTO_E_SYSTEM, "events",
+		    "event '%s' on cpu %d: out of file descriptors (%s)",
+		    ev->name, cpu, strerror(e));
+	return record_fail(err, PROTO_E_EVENT, "events",
+	    "event '%s' on cpu %d: perf_event_open: %s", ev->name, cpu,
+	    strerror(e));
+}
+
+static void
+record_close_cpus(struct record *rec)
+{
+	struct record_cpu	*c;
+	size_t			 i, j;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		if (c->ev != NULL)
+			event_free(c->ev);
+		c->ev = NULL;
+		ring_unmap(&c->ring);
+		if (c->fds != NULL)
+			for (j = 0; j < rec->nr_evs; j++)
+				if (c->fds[j] != -1)
+					close(c->fds[j]);
+		free(c->fds);
+		c->fds = NULL;
+	}
+}
+
+/* Only once nothing is in flight: the buffers belong to AIO until then. */
+static void
+record_free_cpus(struct record *rec)
+{
+	size_t	 i, j;
+
+	record_close_cpus(rec);
+	for (i = 0; i < rec->nr_cpus; i++)
+		for (j = 0; j < rec->cpus[i].nr_cbs; j++)
+			cblock_finish(&rec->cpus[i].cbs[j]);
+	free(rec->cpus);
+	rec->cpus = NULL;
+	rec->nr_cpus = 0;
+}
+
+static void
+record_ring_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct record_cpu	*c = arg;
+
+	record_drain_all(c->rec);
+}
+
+static void
+record_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct record	*rec = arg;
+
+	if (rec->state == RECORD_RUNNING)
+		record_drain_all(rec);
+	record_reap(rec);
+}
+
+static void
+record_aio_cb(evutil_socket_t sig, short what, void *arg)
+{
+	record_reap(arg);
+}
+
+/* Write bytes that are not ring data (the preamble) to the current file. */
+static int
+record_write_extra(struct record *rec, uint8_t *buf, size_t len)
+{
+	struct cblock	*cb;
+	uint64_t	 off = tracefile_reserve(rec->cur, len);
+	int		 rc;
+
+	if (rec->cfg.cblocks == 0) {
+		rc = tracefile_pwrite(rec->cur, off, buf, len);
+		free(buf);
+		return rc;
+	}
+	if ((cb = cblock_create_heap(buf, len, &rec->heap_stats)) == NULL) {
+		free(buf);
+		return -1;
+	}
+	return cblock_submit(&rec->q, cb, rec->cur, off);
+}
+
+static int
+record_open_file(struct record *rec)
+{
+	struct synth_event	 sev[CONFIG_MAX_EVENTS];
+	struct synth_ctx	 ctx;
+	struct sbuf		 sb;
+	uint64_t		*ids;
+	int			*cpus;
+	char			 cmdline[512];
+	size_t			 i, j, len;
+	uint8_t			*buf;
+	int			 rc = -1;
+
+	if ((rec->cur = tracefile_open(rec->dirfd, rec->host, &rec->seq)) ==
+	    NULL) {
+		log_warn("cannot create a trace file in the output directory");
+		return -1;
+	}
+	ids = calloc(rec->nr_evs * rec->nr_cpus, sizeof(*ids));
+	cpus = calloc(rec->nr_cpus, sizeof(*cpus));
+	if (ids == NULL || cpus == NULL)
+		goto out;
+	for (i = 0; i < rec->nr_evs; i++) {
+		sev[i].attr = rec->evs[i].attr;
+		sev[i].name = rec->evs[i].name;
+		sev[i].tp_system = rec->evs[i].tp_system[0] ?
+		    rec->evs[i].tp_system : NULL;
+		sev[i].tp_name = rec->evs[i].tp_name[0] ?
+		    rec->evs[i].tp_name : NULL;
+		for (j = 0; j < rec->nr_cpus; j++) {
+			if (ioctl(rec->cpus[j].fds[i], PERF_EVENT_IOC_ID,
+			    &ids[i * rec->nr_cpus + j]) == -1)
+				log_warn("PERF_EVENT_IOC_ID");
+		}
+		sev[i].ids = &ids[i * rec->nr_cpus];
+		sev[i].nr_ids = rec->nr_cpus;
+	}
+	for (j = 0; j < rec->nr_cpus; j++)
+		cpus[j] = rec->cpus[j].cpu;
+	config_cmdline(&rec->cfg, cmdline, sizeof(cmdline));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.events = sev;
+	ctx.nr_events = rec->nr_evs;
+	ctx.cpus = cpus;
+	ctx.nr_cpus = rec->nr_cpus;
+	ctx.cmdline = cmdline;
+	ctx.tracefs = evsel_tracefs();
+	ctx.procfs = "/proc";
+	sbuf_init(&sb);
+	if (synth_preamble(&sb, &ctx) == -1) {
+		log_warn("cannot build the trace file preamble");
+		sbuf_finish(&sb);
+		goto out;
+	}
+	buf = sbuf_take(&sb, &len);
+	rc = record_write_extra(rec, buf, len);
+	if (rc == -1)
+		log_warn("%s: writing the preamble", rec->cur->partial);
+out:
+	free(ids);
+	free(cpus);
+	if (rc == -1) {
+		/* a file without its preamble is useless: finish it empty */
+		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
+		tracefile_close(rec->cur, NULL, NULL);
+		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
+		rec->cur = NULL;
+	}
+	return rc;
+}
+
+int
+record_start(struct record *rec, const struct config *cfg,
+    struct config_error *err)
+{
+	struct record_cpu	*c;
+	unsigned long		 maxrate;
+	int			*cpus = NULL, fd, e;
+	size_t			 i, j, pages = cfg->mmap_pages;
+	struct timeval		 tv;
+	char			 msg[256];
+
+	if (rec->state != RECORD_IDLE)
+		return record_fail(err, PROTO_E_STATE, NULL,
+		    rec->state == RECORD_RUNNING ? "already recording" :
+		    "still finishing the previous recording");
+	for (i = 0; i < cfg->nr_events; i++)
+		if (evsel_parse(&rec->evs[i], cfg->events[i], msg,
+		    sizeof(msg)) == -1)
+			return record_fail(err, PROTO_E_EVENT, "events", "%s",
+			    msg);
+	maxrate = evsel_max_sample_rate();
+	if (cfg->freq && maxrate && cfg->freq > maxrate)
+		return record_fail(err, PROTO_E_BAD_VALUE, "freq",
+		    "freq %" PRIu64 " Hz is above the kernel's limit "
+		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
+	rec->cfg = *cfg;
+	rec->nr_evs = cfg->nr_events;
+	evsel_config(rec->evs, rec->nr_evs, cfg,
+	    pages * (size_t)sysconf(_SC_PAGESIZE));
+
+	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
+		return record_fail(err, PROTO_E_SYSTEM, NULL,
+		    "cannot read the online CPUs: %s", strerror(errno));
+	free(rec->staged);
+	rec->staged = calloc(rec->nr_cpus, sizeof(*rec->staged));
+	if (rec->staged == NULL ||
+	    (rec->cpus = calloc(rec->nr_cpus, sizeof(*rec->cpus))) == NULL) {
+		free(cpus);
+		return record_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+	}
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		c->rec = rec;
+		c->cpu = cpus[i];
+		if ((c->fds = malloc(rec->nr_evs * sizeof(int))) == NULL)
+			goto nomem;
+		for (j = 0; j < rec->nr_evs; j++)
+			c->fds[j] = -1;
+	}
+	free(cpus);
+	cpus = NULL;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		for (j = 0; j < rec->nr_evs; j++) {
+			fd = (int)syscall(SYS_perf_event_open, &rec->evs[j].attr,
+			    -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd == -1) {
+				e = errno;
+				record_open_fail(err, &rec->evs[j], c->cpu, e);
+				goto error;
+			}
+			c->fds[j] = fd;
+			if (j == 0) {
+				if (ring_map(&c->ring, fd, pages) == -1) {
+					record_fail(err, PROTO_E_SYSTEM,
+					    "mmap_pages", "cannot map a ring of "
+					    "%zu pages on cpu %d: %s (raise "
+					    "LimitMEMLOCK or "
+					    "kernel.perf_event_mlock_kb)", pages,
+					    c->cpu, strerror(errno));
+					goto error;
+				}
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+			    c->fds[0]) == -1) {
+				record_fail(err, PROTO_E_SYSTEM, "events",
+				    "cannot redirect event '%s' into the ring "
+				    "of cpu %d: %s", rec->evs[j].name, c->cpu,
+				    strerror(errno));
+				goto error;
+			}
+		}
+		c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST,
+		    record_ring_cb, c);
+		if (c->ev == NULL || event_add(c->ev, NULL) == -1)
+			goto nomem;
+	}
+
+	if (record_open_file(rec) == -1) {
+		record_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
+		    "file in the output directory: %s", strerror(errno));
+		goto error;
+	}
+	if (rec->aio_sig == NULL)
+		rec->aio_sig = evsignal_new(rec->base, SIGRTMIN + 1,
+		    record_aio_cb, rec);
+	if (rec->tick == NULL)
+		rec->tick = event_new(rec->base, -1, EV_PERSIST, record_tick_cb,
+		    rec);
+	if (rec->aio_sig == NULL || rec->tick == NULL)
+		goto nomem;
+	evsignal_add(rec->aio_sig, NULL);
+	tv.tv_sec = (time_t)(cfg->drain_ms / 1000);
+	tv.tv_usec = (suseconds_t)(cfg->drain_ms % 1000) * 1000;
+	event_add(rec->tick, &tv);
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		for (j = 0; j < rec->nr_evs; j++)
+			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_ENABLE, 0);
+	rec->state = RECORD_RUNNING;
+	rec->started = time(NULL);
+	log_info("recording %zu event(s) on %zu cpu(s) into %s", rec->nr_evs,
+	    rec->nr_cpus, rec->cur->partial);
+	return 0;
+
+nomem:
+	record_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+error:
+	free(cpus);
+	record_close_cpus(rec);
+	if (rec->cur == NULL && TAILQ_EMPTY(&rec->closing)) {
+		free(rec->cpus);
+		rec->cpus = NULL;
+		rec->nr_cpus = 0;
+	}
+	return -1;
+}
+
+static int
+record_ensure_cblocks(struct record *rec, struct record_cpu *c)
+{
+	size_t	 want = rec->cfg.cblocks;
+
+	while (c->nr_cbs < want) {
+		if (cblock_init(&c->cbs[c->nr_cbs], c->ring.size + ROUND_LEN,
+		    (int)c->nr_cbs) == -1)
+			return -1;
+		c->cbs[c->nr_cbs].stats = &c->aio;
+		c->nr_cbs++;
+	}
+	return 0;
+}
+
+/*
+ * One pass over every ring. perf's ordering rule: all events written
+ * before a FINISHED_ROUND that are older than the previous round's end
+ * may be sorted and flushed, so one pass over every ring is one round.
+ */
+static void
+record_drain_all(struct record *rec)
+{
+	struct cblock		**staged = rec->staged;
+	struct record_cpu	*c;
+	struct ring_span	 sp;
+	struct ring_counts	 before;
+	struct perf_event_header round = { REC_FINISHED_ROUND, 0,
+	    ROUND_LEN };
+	struct cblock		*cb;
+	uint64_t		 head, tail, off;
+	int64_t			 n;
+	size_t			 i, nstaged = 0, nserial = 0, ncb;
+	int			 k;
+	struct tracefile	*tf = rec->cur;
+
+	if (tf == NULL)
+		return;
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		if (c->ring.base == NULL)
+			continue;
+		head = ring_head(&c->ring);
+		tail = ring_tail(&c->ring);
+		if (head == tail)
+			continue;
+		if ((n = ring_span(head, tail, c->ring.size, &sp)) < 0) {
+			log_warnx("cpu %d: ring head %" PRIu64 " and tail %"
+			    PRIu64 " are inconsistent; skipping its data",
+			    c->cpu, head, tail);
+			ring_release(&c->ring, head);
+			continue;
+		}
+		before = c->counts;
+		ring_count(c->ring.data, c->ring.size, tail, head, &c->counts);
+		tf->samples += c->counts.samples - before.samples;
+		tf->lost += c->counts.lost - before.lost;
+		c->bytes += (uint64_t)n;
+
+		ncb = rec->cfg.cblocks;
+		if (ncb == 0 || record_ensure_cblocks(rec, c) == -1) {
+			/* serial: write straight from the ring, then release */
+			off = tracefile_reserve(tf, (size_t)n);
+			if (tracefile_pwrite(tf, off, c->ring.data + sp.off[0],
+			    sp.len[0]) == -1 || (sp.len[1] &&
+			    tracefile_pwrite(tf, off + sp.len[0], c->ring.data +
+			    sp.off[1], sp.len[1]) == -1))
+				c->aio.bytes_dropped += (uint64_t)n;
+			else
+				c->aio.bytes_written += (uint64_t)n;
+			ring_release(&c->ring, head);
+			nserial++;
+			continue;
+		}
+		/* take a free cblock; wait only when all are in flight */
+		if ((k = cblock_pick(c->cbs, ncb)) == -1) {
+			cblock_wait(&rec->q, c->cbs, ncb);
+			if ((k = cblock_pick(c->cbs, ncb)) == -1)
+				continue;	/* data stays in the ring */
+		}
+		cb = &c->cbs[k];
+		ring_copy(&c->ring, &sp, cb->buf);
+		cb->len = (size_t)n;
+		/* the copy is ours: give the space back to the kernel now */
+		ring_release(&c->ring, head);
+		cb->busy = 1;	/* staged: not pickable until submitted */
+		staged[nstaged++] = cb;
+	}
+	if (nstaged == 0 && nserial == 0)
+		return;
+	if (nstaged > 0) {
+		cb = staged[nstaged - 1];
+		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
+		cb->len += ROUND_LEN;
+	} else {
+		off = tracefile_reserve(tf, ROUND_LEN);
+		tracefile_pwrite(tf, off, &round, ROUND_LEN);
+	}
+	for (i = 0; i < nstaged; i++) {
+		cb = staged[i];
+		cb->busy = 0;
+		off = tracefile_reserve(tf, cb->len);
+		if (cblock_submit(&rec->q, cb, tf, off) == -1)
+			log_warn("%s: aio_write", tf->partial);
+	}
+}
+
+static void
+record_finish_stop(struct record *rec)
+{
+	record_stop_cb	 cb = rec->stop_cb;
+	void		*arg = rec->stop_arg;
+
+	record_free_cpus(rec);
+	if (rec->aio_sig != NULL)
+		evsignal_del(rec->aio_sig);
+	if (rec->tick != NULL)
+		event_del(rec->tick);
+	rec->state = RECORD_IDLE;
+	rec->stop_cb = NULL;
+	rec->stop_arg = NULL;
+	log_info("recording stopped%s%s", rec->last_file[0] ? "; last file " :
+	    "", rec->last_file);
+	if (cb != NULL)
+		cb(rec, rec->last_file[0] ? rec->last_file : NULL, arg);
+}
+
+static void
+record_file_done(struct tracefile *tf, void *arg)
+{
+	struct record	*rec = arg;
+
+	if (tf->bad_off == 0)
+		return;		/* nothing usable was written */
+	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
+	rec->files_done++;
+	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
+	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
+	    tf->samples);
+}
+
+static void
+record_reap(struct record *rec)
+{
+	struct tracefile	*tf, *next;
+
+	cblock_reap(&rec->q);
+	for (tf = TAILQ_FIRST(&rec->closing); tf != NULL; tf = next) {
+		next = TAILQ_NEXT(tf, entry);
+		if (tracefile_poll(tf, &rec->q.sigev)) {
+			TAILQ_REMOVE(&rec->closing, tf, entry);
+			tracefile_free(tf);
+		}
+	}
+	if (rec->state == RECORD_STOPPING && TAILQ_EMPTY(&rec->closing) &&
+	    rec->q.nr_busy == 0)
+		record_finish_stop(rec);
+}
+
+int
+record_stop(struct record *rec, record_stop_cb cb, void *arg)
+{
+	size_t	 i, j;
+
+	if (rec->state != RECORD_RUNNING)
+		return -1;
+	for (i = 0; i < rec->nr_cpus; i++)
+		for (j = 0; j < rec->nr_evs; j++)
+			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_DISABLE, 0);
+	/* what the kernel wrote before the disable is still in the rings */
+	record_drain_all(rec);
+	record_close_cpus(rec);
+	rec->state = RECORD_STOPPING;
+	rec->stop_cb = cb;
+	rec->stop_arg = arg;
+	rec->last_file[0] = '\0';
+	if (rec->cur != NULL) {
+		tracefile_close(rec->cur, record_file_done, rec);
+		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
+		rec->cur = NULL;
+	}
+	record_reap(rec);
+	return 0;
+}
+
+void
+record_forget(struct record *rec, void *arg)
+{
+	if (rec->stop_arg == arg) {
+		rec->stop_cb = NULL;
+		rec->stop_arg = NULL;
+	}
+}
+
+void
+record_update(struct record *rec, const struct config *cfg)
+{
+	/* live keys only; the others wait for the next start */
+	rec->cfg.cblocks = cfg->cblocks;
+	rec->cfg.rotate_size = cfg->rotate_size;
+	rec->cfg.rotate_interval = cfg->rotate_interval;
+	rec->cfg.max_files = cfg->max_files;
+	rec->cfg.max_size = cfg->max_size;
+	rec->cfg.min_free = cfg->min_free;
+}
+
+static void
+record_add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+json_object *
+record_status(struct record *rec)
+{
+	static const char	*names[] = { "idle", "recording", "stopping" };
+	json_object		*o = json_object_new_object(), *cpus, *c, *t, *f;
+	struct record_cpu	*rc;
+	struct cblock_stats	 sum;
+	struct ring_counts	 cnt;
+	uint64_t		 bytes = 0;
+	size_t			 i;
+
+	json_object_object_add(o, "state",
+	    json_object_new_string(names[rec->state]));
+	if (rec->state == RECORD_IDLE) {
+		if (rec->last_file[0])
+			json_object_object_add(o, "last_file",
+			    json_object_new_string(rec->last_file));
+		return o;
+	}
+	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
+	json_object_object_add(o, "started", json_object_new_int64(
+	    (int64_t)rec->started));
+	json_object_object_add(o, "uptime", json_object_new_int64(
+	    (int64_t)(time(NULL) - rec->started)));
+	memset(&sum, 0, sizeof(sum));
+	memset(&cnt, 0, sizeof(cnt));
+	cpus = json_object_new_array();
+	for (i = 0; i < rec->nr_cpus; i++) {
+		rc = &rec->cpus[i];
+		c = json_object_new_object();
+		json_object_object_add(c, "cpu", json_object_new_int(rc->cpu));
+		record_add_u64(c, "bytes", rc->bytes);
+		record_add_u64(c, "records", rc->counts.records);
+		record_add_u64(c, "samples", rc->counts.samples);
+		record_add_u64(c, "lost", rc->counts.lost);
+		record_add_u64(c, "lost_samples", rc->counts.lost_samples);
+		record_add_u64(c, "aio_inflight", rc->aio.inflight);
+		record_add_u64(c, "aio_submitted", rc->aio.submitted);
+		record_add_u64(c, "aio_completed", rc->aio.completed);
+		record_add_u64(c, "aio_resubmitted", rc->aio.resubmitted);
+		record_add_u64(c, "aio_failed", rc->aio.failed);
+		record_add_u64(c, "bytes_written", rc->aio.bytes_written);
+		record_add_u64(c, "bytes_dropped", rc->aio.bytes_dropped);
+		json_object_array_add(cpus, c);
+		bytes += rc->bytes;
+		cnt.records += rc->counts.records;
+		cnt.samples += rc->counts.samples;
+		cnt.lost += rc->counts.lost;
+		cnt.lost_samples += rc->counts.lost_samples;
+		sum.bytes_dropped += rc->aio.bytes_dropped;
+		sum.inflight += rc->aio.inflight;
+	}
+	t = json_object_new_object();
+	record_add_u64(t, "bytes", bytes);
+	record_add_u64(t, "records", cnt.records);
+	record_add_u64(t, "samples", cnt.samples);
+	record_add_u64(t, "lost", cnt.lost);
+	record_add_u64(t, "lost_samples", cnt.lost_samples);
+	record_add_u64(t, "bytes_dropped", sum.bytes_dropped);
+	record_add_u64(t, "aio_inflight", sum.inflight + rec->heap_stats.inflight);
+	record_add_u64(t, "files_finished", rec->files_done);
+	json_object_object_add(o, "totals", t);
+	json_object_object_add(o, "cpus", cpus);
+	if (rec->cur != NULL) {
+		f = json_object_new_object();
+		json_object_object_add(f, "name",
+		    json_object_new_string(rec->cur->partial));
+		record_add_u64(f, "bytes", rec->cur->reserved);
+		record_add_u64(f, "samples", rec->cur->samples);
+		json_object_object_add(o, "file", f);
+	}
+	return o;
+}
+
+void
+record_destroy(struct record *rec)
+{
+	struct tracefile	*tf;
+
+	if (rec == NULL)
+		return;
+	/* wait out everything in flight: its buffers are about to go */
+	while (rec->q.nr_busy > 0) {
+		cblock_reap(&rec->q);
+		if (rec->q.nr_busy > 0)
+			usleep(1000);
+	}
+	record_free_cpus(rec);
+	free(rec->staged);
+	while ((tf = TAILQ_FIRST(&rec->closing)) != NULL) {
+		TAILQ_REMOVE(&rec->closing, tf, entry);
+		tracefile_free(tf);
+	}
+	tracefile_free(rec->cur);
+	if (rec->aio_sig != NULL)
+		event_free(rec->aio_sig);
+	if (rec->tick != NULL)
+		event_free(rec->tick);
+	free(rec);
+}
+
+void
+record_summary(struct record *rec, char *buf, size_t len)
+{
+	uint64_t	 samples = 0, lost = 0, bytes = 0, dropped = 0;
+	size_t		 i;
+	time_t		 up;
+
+	if (rec->state == RECORD_IDLE) {
+		snprintf(buf, len, "idle");
+		return;
+	}
+	for (i = 0; i < rec->nr_cpus; i++) {
+		samples += rec->cpus[i].counts.samples;
+		lost += rec->cpus[i].counts.lost +
+		    rec->cpus[i].counts.lost_samples;
+		bytes += rec->cpus[i].bytes;
+		dropped += rec->cpus[i].aio.bytes_dropped;
+	}
+	up = time(NULL) - rec->started;
+	snprintf(buf, len, "%s: %" PRIu64 " samples (%.0f/s), %" PRIu64
+	    " lost, %.1f MiB%s", rec->state == RECORD_RUNNING ? "recording" :
+	    "stopping", samples, up > 0 ? (double)samples / (double)up : 0.0,
+	    lost, (double)bytes / 1048576.0, dropped ? ", dropping" : "");
+}

@@ -1,0 +1,45 @@
+/*
+ * record: one recording session. It opens the configured events on every
+ * online CPU (one ring per CPU, the CPU's other events redirected into it),
+ * drains the rings from the event loop into cblocks and AIO, and owns the
+ * current trace file and the files still being finished.
+ */
+#ifndef PERFSPILL_RECORD_H
+#define PERFSPILL_RECORD_H
+
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "config.h"
+
+struct record;
+
+enum record_state {
+	RECORD_IDLE,
+	RECORD_RUNNING,
+	RECORD_STOPPING,	/* rings closed, files being finished */
+};
+
+/* Called once when a stop has finished every file; file is the name of
+ * the last finished file (or NULL when none could be finished). */
+typedef void (*record_stop_cb)(struct record *, const char *file, void *);
+
+struct record	*record_create(struct event_base *, int dirfd);
+void		 record_destroy(struct record *);
+
+enum record_state record_state(const struct record *);
+
+/* Start with cfg (already validated). 0, or -1 with err filled. */
+int	record_start(struct record *, const struct config *cfg,
+	    struct config_error *err);
+/* Stop: disable, drain, finish every file, then cb. 0, or -1 when idle. */
+int	record_stop(struct record *, record_stop_cb cb, void *arg);
+/* Forget a stop waiter whose client went away. */
+void	record_forget(struct record *, void *arg);
+/* Apply live settings (cblocks, rotation, retention) of cfg now. */
+void	record_update(struct record *, const struct config *cfg);
+json_object *record_status(struct record *);
+/* One line for systemd's STATUS=: state, rate, lost. */
+void	record_summary(struct record *, char *, size_t);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * ring: mapping, reading and releasing a perf ring (see ring.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "ring.h"
+
+int64_t
+ring_span(uint64_t head, uint64_t tail, size_t size, struct ring_span *sp)
+{
+	uint64_t	 n = head - tail;	/* both wrap at 2^64 */
+	size_t		 start;
+
+	if (n > size)
+		return -1;
+	start = (size_t)(tail & (size - 1));
+	if (start + n <= size) {
+		sp->off[0] = start;
+		sp->len[0] = (size_t)n;
+		sp->off[1] = 0;
+		sp->len[1] = 0;
+	} else {
+		sp->off[0] = start;
+		sp->len[0] = size - start;
+		sp->off[1] = 0;
+		sp->len[1] = (size_t)n - sp->len[0];
+	}
+	return (int64_t)n;
+}
+
+static uint64_t
+ring_u64_at(const uint8_t *data, size_t size, uint64_t pos)
+{
+	uint64_t	 v;
+
+	/* fields are 8-byte aligned and size is a multiple of 8: never split */
+	memcpy(&v, data + (pos & (size - 1)), sizeof(v));
+	return v;
+}
+
+void
+ring_count(const uint8_t *data, size_t size, uint64_t tail, uint64_t head,
+    struct ring_counts *c)
+{
+	struct perf_event_header	 h;
+	uint64_t			 pos, raw;
+
+	for (pos = tail; pos < head; pos += h.size) {
+		raw = ring_u64_at(data, size, pos);
+		memcpy(&h, &raw, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - pos) {
+			c->bad++;
+			return;
+		}
+		c->records++;
+		switch (h.type) {
+		case PERF_RECORD_SAMPLE:
+			c->samples++;
+			break;
+		case PERF_RECORD_LOST:		/* header, id, lost */
+			c->lost += ring_u64_at(data, size, pos + 16);
+			break;
+		case PERF_RECORD_LOST_SAMPLES:	/* header, lost */
+			c->lost_samples += ring_u64_at(data, size, pos + 8);
+			break;
+		}
+	}
+}
+
+int
+ring_map(struct ring *r, int fd, size_t pages)
+{
+	size_t	 psz = (size_t)sysconf(_SC_PAGESIZE);
+
+	r->map_len = (pages + 1) * psz;
+	r->size = pages * psz;
+	r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -1;
+	}
+	r->data = (uint8_t *)r->base + psz;
+	return 0;
+}
+
+void
+ring_unmap(struct ring *r)
+{
+	if (r->base != NULL)
+		munmap(r->base, r->map_len);
+	r->base = NULL;
+	r->data = NULL;
+}
+
+uint64_t
+ring_head(const struct ring *r)
+{
+	const struct perf_event_mmap_page *pg = r->base;
+
+	/* pairs with the kernel's store of data_head after the record */
+	return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+}
+
+uint64_t
+ring_tail(const struct ring *r)
+{
+	const struct perf_event_mmap_page *pg = r->base;
+
+	return __atomic_load_n(&pg->data_tail, __ATOMIC_RELAXED);
+}
+
+void
+ring_release(struct ring *r, uint64_t tail)
+{
+	struct perf_event_mmap_page *pg = r->base;
+
+	/* every read of the data happens before the kernel may overwrite it */
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+void
+ring_copy(const struct ring *r, const struct ring_span *sp, uint8_t *dst)
+{
+	memcpy(dst, r->data + sp->off[0], sp->len[0]);
+	if (sp->len[1])
+		memcpy(dst + sp->len[0], r->data + sp->off[1], sp->len[1]);
+}

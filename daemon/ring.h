@@ -1,0 +1,53 @@
+/*
+ * ring: one perf mmap ring (1 metadata page + 2^n data pages) and the
+ * arithmetic of reading it. The kernel writes at data_head; we own
+ * data_tail. Reading is: load head (acquire), copy [tail, head) in at
+ * most two spans because the data area wraps, store tail (release) so the
+ * kernel may reuse the space.
+ */
+#ifndef PERFSPILL_RING_H
+#define PERFSPILL_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ring_span {
+	size_t	off[2];		/* offsets into the data area */
+	size_t	len[2];		/* len[1] is 0 unless the data wraps */
+};
+
+/*
+ * The spans holding [tail, head) of a data area of size bytes (a power of
+ * two). Returns the byte count, or -1 when head is behind tail or more than
+ * size ahead of it, which a correct kernel never produces.
+ */
+int64_t	ring_span(uint64_t head, uint64_t tail, size_t size,
+	    struct ring_span *);
+
+/* Count what [tail, head) holds, walking record headers with wrap-around. */
+struct ring_counts {
+	uint64_t	records;
+	uint64_t	samples;
+	uint64_t	lost;		/* sum of PERF_RECORD_LOST.lost */
+	uint64_t	lost_samples;	/* sum of PERF_RECORD_LOST_SAMPLES.lost */
+	uint64_t	bad;		/* a record header of size 0 or too big */
+};
+void	ring_count(const uint8_t *data, size_t size, uint64_t tail,
+	    uint64_t head, struct ring_counts *);
+
+struct ring {
+	void		*base;		/* metadata page, then data */
+	size_t		 map_len;
+	size_t		 size;		/* data bytes, 2^n pages */
+	uint8_t		*data;
+};
+
+int	 ring_map(struct ring *, int fd, size_t pages);
+void	 ring_unmap(struct ring *);
+uint64_t ring_head(const struct ring *);
+uint64_t ring_tail(const struct ring *);
+void	 ring_release(struct ring *, uint64_t tail);
+/* Copy the spans of [tail, head) to dst (capacity checked by caller). */
+void	 ring_copy(const struct ring *, const struct ring_span *, uint8_t *dst);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * synth-feature: the HEADER_FEATURE records, what `perf report
+ * --header` shows about the machine and the recording. In pipe mode
+ * perf sends each feature as one record holding the payload a
+ * perf.data file keeps in its feature section (header.c write_*),
+ * then a record whose id is HEADER_LAST_FEATURE: --header-only stops
+ * reading there. A feature we cannot fill is left out, as perf does.
+ */
+#include <sys/utsname.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "synth-int.h"
+
+/* perf's feature ids (tools/perf/util/header.h). */
+#define FEAT_HOSTNAME		3
+#define FEAT_OSRELEASE		4
+#define FEAT_VERSION		5
+#define FEAT_ARCH		6
+#define FEAT_NRCPUS		7
+#define FEAT_CPUDESC		8
+#define FEAT_CPUID		9
+#define FEAT_TOTAL_MEM		10
+#define FEAT_CMDLINE		11
+#define FEAT_EVENT_DESC		12
+#define FEAT_CLOCKID		23
+#define FEAT_CLOCK_DATA		29
+/*
+ * HEADER_LAST_FEATURE of perf 6.1. Later perf added features after
+ * HEADER_PMU_CAPS (31) and moved this id; see docs/file-format.md.
+ */
+#define FEAT_LAST		32
+
+/* perf pads feature strings to NAME_ALIGN. */
+#define FEAT_NAME_ALIGN		64
+
+#ifndef PERFSPILL_VERSION
+#define PERFSPILL_VERSION	"perfspill"
+#endif
+
+/* A fill function returns 0 when it wrote the payload, 1 to skip. */
+struct synth_feature {
+	uint64_t	 id;
+	int		(*fill)(struct synth_rec *, const struct synth_ctx *);
+};
+
+static int	synth_feature_hostname(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_osrelease(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_version(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_arch(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_nrcpus(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_cpudesc(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_cpuid(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_total_mem(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_cmdline(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_event_desc(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_clockid(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_clock_data(struct synth_rec *,
+		    const struct synth_ctx *);
+
+/* In id order, the order perf writes them. */
+static const struct synth_feature synth_feature_table[] = {
+	{ FEAT_HOSTNAME,	synth_feature_hostname },
+	{ FEAT_OSRELEASE,	synth_feature_osrelease },
+	{ FEAT_VERSION,		synth_feature_version },
+	{ FEAT_ARCH,		synth_feature_arch },
+	{ FEAT_NRCPUS,		synth_feature_nrcpus },
+	{ FEAT_CPUDESC,		synth_feature_cpudesc },
+	{ FEAT_CPUID,		synth_feature_cpuid },
+	{ FEAT_TOTAL_MEM,	synth_feature_total_mem },
+	{ FEAT_CMDLINE,		synth_feature_cmdline },
+	{ FEAT_EVENT_DESC,	synth_feature_event_desc },
+	{ FEAT_CLOCKID,		synth_feature_clockid },
+	{ FEAT_CLOCK_DATA,	synth_feature_clock_data },
+};
+
+int
+synth_feature_all(struct sbuf *out, const struct synth_ctx *ctx)
+{
+	const struct synth_feature	*f;
+	struct synth_rec		 r;
+	size_t				 i;
+	int				 rv;
+
+	for (i = 0; i < sizeof synth_feature_table /
+	    sizeof synth_feature_table[0]; i++) {
+		f = &synth_feature_table[i];
+
+		synth_rec_begin(&r, out, SYNTH_HEADER_FEATURE, 0);
+		synth_rec_u64(&r, f->id);
+		if ((rv = f->fill(&r, ctx)) == -1) {
+			synth_rec_cancel(&r);
+			return -1;
+		}
+		if (rv == 1) {
+			synth_rec_cancel(&r);
+			continue;
+		}
+		/* Too big for one record: perf drops such a feature too. */
+		if (synth_rec_end(&r, 0) == -1 && errno != E2BIG)
+			return -1;
+	}
+
+	synth_rec_begin(&r, out, SYNTH_HEADER_FEATURE, 0);
+	synth_rec_u64(&r, FEAT_LAST);
+	return synth_rec_end(&r, 0);
+}
+
+/* perf's do_write_string: u32 padded length, then the padded string. */
+static void
+synth_feature_string(struct synth_rec *r, const char *s)
+{
+	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, FEAT_NAME_ALIGN));
+	synth_rec_str(r, s, FEAT_NAME_ALIGN);
+}
+
+/*
+ * The value after "key<blanks>:" on the first line of a /proc file
+ * that starts with key, with runs of blanks squashed as perf does for
+ * the CPU brand string. 0 and a string the caller frees, 1 if absent,
+ * -1 when memory ran out.
+ */
+static int
+synth_feature_procline(const struct synth_ctx *ctx, const char *file,
+    const char *key, char **value)
+{
+	char	 path[4096], *buf, *line, *next, *p, *q;
+	size_t	 len, klen = strlen(key);
+
+	snprintf(path, sizeof path, "%s/%s", synth_procfs(ctx), file);
+	if (synth_slurp(path, &buf, &len) == -1)
+		return errno == ENOMEM ? -1 : 1;
+
+	for (line = buf; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (strncmp(line, key, klen) != 0)
+			continue;
+		p = line + klen;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p++ != ':')
+			continue;
+		while (isspace((unsigned char)*p))
+			p++;
+		for (q = line; *p != '\0'; p++) {
+			if (isspace((unsigned char)*p)) {
+				if (q == line || q[-1] == ' ')
+					continue;
+				*q++ = ' ';
+			} else
+				*q++ = *p;
+		}
+		if (q != line && q[-1] == ' ')
+			q--;
+		*q = '\0';
+		*value = strdup(line);
+		free(buf);
+		return *value == NULL ? -1 : 0;
+	}
+	free(buf);
+	return 1;
+}
+
+static int
+synth_feature_hostname(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	struct utsname	u;
+
+	(void)ctx;
+	if (uname(&u) == -1)
+		return 1;
+	synth_feature_string(r, u.nodename);
+	return 0;
+}
+
+static int
+synth_feature_osrelease(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	struct utsname	u;
+
+	(void)ctx;
+	if (uname(&u) == -1)
+		return 1;
+	synth_feature_string(r, u.release);
+	return 0;
+}
+
+static int
+synth_feature_version(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	(void)ctx;
+	synth_feature_string(r, PERFSPILL_VERSION);
+	return 0;
+}
+
+static int
+synth_feature_arch(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	struct utsname	u;
+
+	(void)ctx;
+	if (uname(&u) == -1)
+		return 1;
+	synth_feature_string(r, u.machine);
+	return 0;
+}
+
+static int
+synth_feature_nrcpus(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	char		*buf, *p;
+	size_t		 len;
+	long		 online, n;
+	uint32_t	 avail = 0;
+
+	(void)ctx;
+
+	/* "avail" is perf's highest present CPU + 1, e.g. "0-3,8-11". */
+	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == 0) {
+		for (p = buf; *p != '\0'; p++) {
+			if (!isdigit((unsigned char)*p))
+				continue;
+			n = strtol(p, &p, 10);
+			if (n + 1 > (long)avail)
+				avail = n + 1;
+			p--;
+		}
+		free(buf);
+	} else if (errno == ENOMEM)
+		return -1;
+	if ((online = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
+		return 1;
+	if (avail == 0)
+		avail = online;
+
+	synth_rec_u32(r, avail);
+	synth_rec_u32(r, online);
+	return 0;
+}
+
+static int
+synth_feature_cpudesc(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	static const char	*keys[] = { "model name", "Processor", "cpu" };
+	char			*s;
+	size_t			 i;
+	int			 rv = 1;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0] && rv == 1; i++)
+		rv = synth_feature_procline(ctx, "cpuinfo", keys[i], &s);
+	if (rv != 0)
+		return rv;
+	synth_feature_string(r, s);
+	free(s);
+	return 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* perf's x86 cpuid string, vendor,family,model,stepping, matches the
+ * decoded numbers /proc/cpuinfo shows. Other architectures use other
+ * formats, which we do not write. */
+static int
+synth_feature_cpuid(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	static const char	*keys[] = {
+		"vendor_id", "cpu family", "model", "stepping"
+	};
+	char			*v[4] = { NULL }, buf[256];
+	size_t			 i;
+	int			 rv = 0;
+
+	for (i = 0; i < 4 && rv == 0; i++)
+		rv = synth_feature_procline(ctx, "cpuinfo", keys[i], &v[i]);
+	if (rv == 0) {
+		snprintf(buf, sizeof buf, "%s,%s,%s,%s", v[0], v[1], v[2],
+		    v[3]);
+		synth_feature_string(r, buf);
+	}
+	for (i = 0; i < 4; i++)
+		free(v[i]);
+	return rv;
+}
+#else
+static int
+synth_feature_cpuid(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	(void)r;
+	(void)ctx;
+	return 1;
+}
+#endif
+
+static int
+synth_feature_total_mem(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	char		*s;
+	uint64_t	 kb;
+	int		 rv;
+
+	if ((rv = synth_feature_procline(ctx, "meminfo", "MemTotal", &s)) != 0)
+		return rv;
+	kb = strtoull(s, NULL, 10);
+	free(s);
+	synth_rec_u64(r, kb);
+	return 0;
+}
+
+/* perf keeps argv; ours is one settings string, split back on blanks. */
+static int
+synth_feature_cmdline(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	const char	*p, *end;
+	char		*word;
+	uint32_t	 n = 0;
+
+	if (ctx->cmdline == NULL)
+		return 1;
+	for (p = ctx->cmdline; *p != '\0'; p = end) {
+		p += strspn(p, " \t\n");
+		if (*p == '\0')
+			break;
+		end = p + strcspn(p, " \t\n");
+		n++;
+	}
+	if (n == 0)
+		return 1;
+	synth_rec_u32(r, n);
+	for (p = ctx->cmdline; *p != '\0'; p = end) {
+		p += strspn(p, " \t\n");
+		if (*p == '\0')
+			break;
+		end = p + strcspn(p, " \t\n");
+		if ((word = strndup(p, end - p)) == NULL)
+			return -1;
+		synth_feature_string(r, word);
+		free(word);
+	}
+	return 0;
+}
+
+static int
+synth_feature_event_desc(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	const struct synth_event	*ev;
+	struct perf_event_attr		 attr;
+	char				 buf[256];
+	size_t				 i;
+
+	synth_rec_u32(r, ctx->nr_events);
+	synth_rec_u32(r, sizeof attr);
+	for (i = 0; i < ctx->nr_events; i++) {
+		ev = &ctx->events[i];
+		attr = ev->attr;
+		attr.size = sizeof attr;
+		synth_rec_put(r, &attr, sizeof attr);
+		synth_rec_u32(r, ev->nr_ids);
+		synth_feature_string(r, synth_event_name(ev, buf, sizeof buf));
+		synth_rec_put(r, ev->ids, ev->nr_ids * sizeof ev->ids[0]);
+	}
+	return 0;
+}
+
+/*
+ * The clock features only mean something when the events use a
+ * clockid; perf record writes them only with -k, and so do we.
+ */
+static int
+synth_feature_clockid(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	const struct perf_event_attr	*attr = &ctx->events[0].attr;
+	struct timespec			 res;
+
+	if (!attr->use_clockid || clock_getres(attr->clockid, &res) == -1)
+		return 1;
+	synth_rec_u64(r, (uint64_t)res.tv_sec * 1000000000 + res.tv_nsec);
+	return 0;
+}
+
+static int
+synth_feature_clock_data(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	const struct perf_event_attr	*attr = &ctx->events[0].attr;
+	struct timespec			 tod, ref;
+
+	if (!attr->use_clockid)
+		return 1;
+	/* Back to back, so the pair maps event time to wall time. */
+	if (clock_gettime(CLOCK_REALTIME, &tod) == -1 ||
+	    clock_gettime(attr->clockid, &ref) == -1)
+		return 1;
+	synth_rec_u32(r, 1);		/* version */
+	synth_rec_u32(r, attr->clockid);
+	synth_rec_u64(r, (uint64_t)tod.tv_sec * 1000000000 + tod.tv_nsec);
+	synth_rec_u64(r, (uint64_t)ref.tv_sec * 1000000000 + ref.tv_nsec);
+	return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * synth-int: what the synth*.c files share and nobody else sees: the
+ * record builder, perf's own record numbers, and the part of the
+ * preamble each file writes. synth.c puts the parts in order.
+ */
+#ifndef PERFSPILL_SYNTH_INT_H
+#define PERFSPILL_SYNTH_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synth.h"
+
+/*
+ * Record types perf adds after the kernel's (tools/lib/perf/include/
+ * perf/event.h); the uapi header does not have them.
+ */
+#define SYNTH_HEADER_ATTR		64
+#define SYNTH_HEADER_TRACING_DATA	66
+#define SYNTH_FINISHED_ROUND		68
+#define SYNTH_EVENT_UPDATE		78
+#define SYNTH_HEADER_FEATURE		80
+#define SYNTH_FINISHED_INIT		82
+
+#define SYNTH_ALIGN(x, a)	(((x) + (a) - 1) / (a) * (a))
+
+/*
+ * A record is built in place at the end of an sbuf. A failed append
+ * sticks, so a record can be filled without checking each step; the
+ * end (or cancel) call drops the partial record from the sbuf.
+ */
+struct synth_rec {
+	struct sbuf	*out;
+	size_t		 start;
+	int		 failed;
+};
+
+void	synth_rec_begin(struct synth_rec *, struct sbuf *, uint32_t,
+	    uint16_t);
+void	synth_rec_put(struct synth_rec *, const void *, size_t);
+void	synth_rec_zero(struct synth_rec *, size_t);
+void	synth_rec_u32(struct synth_rec *, uint32_t);
+void	synth_rec_u64(struct synth_rec *, uint64_t);
+void	synth_rec_str(struct synth_rec *, const char *, size_t);
+void	synth_rec_pad(struct synth_rec *, size_t);
+size_t	synth_rec_len(const struct synth_rec *);
+void	synth_rec_patch(struct synth_rec *, size_t, const void *, size_t);
+int	synth_rec_end(struct synth_rec *, size_t);
+void	synth_rec_cancel(struct synth_rec *);
+
+/* Bytes of zeroed sample_id every kernel-type record must carry. */
+size_t	synth_trailer(const struct synth_ctx *);
+/* The name perf should show for an event; never NULL. */
+const char *synth_event_name(const struct synth_event *, char *, size_t);
+/* Read a whole file (proc and tracefs files have no size) into a
+ * NUL-terminated buffer the caller frees; -1 with errno. */
+int	synth_slurp(const char *, char **, size_t *);
+const char *synth_procfs(const struct synth_ctx *);
+
+/* synth-feature.c */
+int	synth_feature_all(struct sbuf *, const struct synth_ctx *);
+
+/* synth-tracing.c */
+int	synth_tracing_data(struct sbuf *, const struct synth_ctx *);
+
+/* synth-proc.c */
+int	synth_proc_kernel(struct sbuf *, const struct synth_ctx *);
+int	synth_proc_tasks(struct sbuf *, const struct synth_ctx *);
+
+#endif

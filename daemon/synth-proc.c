@@ -1,0 +1,515 @@
+/*
+ * synth-proc: what already runs when recording starts, read from
+ * /proc. The kernel reports only tasks and mappings created after the
+ * events were opened; without these records perf would name no task
+ * that existed before and resolve none of its addresses. We write
+ * the kernel text map (and modules), then for every thread FORK and
+ * COMM and for each process MMAP2 of its executable mappings, with
+ * the build-id of the mapped file when it has one.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "synth-int.h"
+
+#define SYNTH_PROC_KERNEL	"[kernel.kallsyms]_text"
+#define SYNTH_PROC_BID_MAX	20	/* room in MMAP2 */
+#define SYNTH_PROC_COMM_MAX	15	/* TASK_COMM_LEN - 1 */
+
+/* The build-id of a file, by device and inode; size 0 if none. */
+struct synth_proc_bid {
+	uint32_t	maj;
+	uint32_t	min;
+	uint64_t	ino;
+	uint8_t		size;
+	uint8_t		id[SYNTH_PROC_BID_MAX];
+};
+
+/* One pass over /proc; the cache lives as long as the pass. */
+struct synth_proc {
+	struct sbuf		*out;
+	const char		*procfs;
+	size_t			 trailer;
+	struct synth_proc_bid	*bids;
+	size_t			 nr_bids;
+	size_t			 cap_bids;
+};
+
+static int	synth_proc_modules(struct sbuf *, const struct synth_ctx *);
+static int	synth_proc_kmap(struct sbuf *, size_t, const char *,
+		    uint64_t, uint64_t, uint64_t);
+static int	synth_proc_process(struct synth_proc *, pid_t);
+static int	synth_proc_thread(struct synth_proc *, pid_t, pid_t);
+static int	synth_proc_maps(struct synth_proc *, pid_t);
+static int	synth_proc_buildid(struct synth_proc *, pid_t, uint64_t,
+		    uint64_t, uint32_t, uint32_t, uint64_t, const char *,
+		    const struct synth_proc_bid **);
+static void	synth_proc_elf(int, struct synth_proc_bid *);
+static int	synth_proc_notes(const uint8_t *, size_t, size_t,
+		    struct synth_proc_bid *);
+static pid_t	synth_proc_number(const char *);
+
+/*
+ * perf takes "_text" as the reference symbol: pgoff holds its address
+ * so that perf can relocate vmlinux symbols, and the map runs to
+ * _etext, as perf's own kernel map does.
+ */
+int
+synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
+{
+	FILE		*f;
+	char		 path[4096], *line = NULL, *p, *name;
+	size_t		 cap = 0;
+	uint64_t	 addr, text = 0, etext = 0;
+	int		 saved;
+
+	snprintf(path, sizeof path, "%s/kallsyms", synth_procfs(ctx));
+	if ((f = fopen(path, "re")) == NULL)
+		return synth_proc_modules(out, ctx);
+	while (getline(&line, &cap, f) != -1) {
+		addr = strtoull(line, &p, 16);
+		/* "ffffffff81000000 T _text": skip the type letter. */
+		if (p[0] != ' ' || p[1] == '\0' || p[2] != ' ')
+			continue;
+		name = p + 3;
+		name[strcspn(name, " \t\n")] = '\0';
+		if (strcmp(name, "_text") == 0)
+			text = addr;
+		else if (strcmp(name, "_etext") == 0)
+			etext = addr;
+		if (text != 0 && etext != 0)
+			break;
+	}
+	saved = ferror(f) ? errno : 0;
+	free(line);
+	fclose(f);
+	if (saved == ENOMEM) {
+		errno = saved;
+		return -1;
+	}
+
+	/* Zero addresses: kptr_restrict hides them; a map would be wrong. */
+	if (text != 0) {
+		if (synth_proc_kmap(out, synth_trailer(ctx), SYNTH_PROC_KERNEL,
+		    text, etext > text ? etext - text : 0 - text, text) == -1)
+			return -1;
+	}
+	return synth_proc_modules(out, ctx);
+}
+
+/*
+ * Modules, named "[name]" as perf names them when it finds no .ko
+ * file. A kernel without modules has no /proc/modules.
+ */
+static int
+synth_proc_modules(struct sbuf *out, const struct synth_ctx *ctx)
+{
+	char		 path[4096], *buf, *line, *next, name[128];
+	char		 state[32];
+	size_t		 len;
+	uint64_t	 size, addr;
+
+	snprintf(path, sizeof path, "%s/modules", synth_procfs(ctx));
+	if (synth_slurp(path, &buf, &len) == -1)
+		return errno == ENOMEM ? -1 : 0;
+	for (line = buf; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		/* "name size refcnt deps state addr" */
+		if (sscanf(line, "%120s %" SCNu64 " %*s %*s %31s %" SCNx64,
+		    name + 1, &size, state, &addr) != 4)
+			continue;
+		if (strcmp(state, "Live") != 0 || addr == 0)
+			continue;
+		name[0] = '[';
+		strcat(name, "]");
+		if (synth_proc_kmap(out, synth_trailer(ctx), name, addr, size,
+		    0) == -1) {
+			free(buf);
+			return -1;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+static int
+synth_proc_kmap(struct sbuf *out, size_t trailer, const char *name,
+    uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	struct synth_rec	r;
+
+	synth_rec_begin(&r, out, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	synth_rec_u32(&r, (uint32_t)-1);	/* perf's kernel "pid" */
+	synth_rec_u32(&r, 0);
+	synth_rec_u64(&r, start);
+	synth_rec_u64(&r, len);
+	synth_rec_u64(&r, pgoff);
+	synth_rec_str(&r, name, 8);
+	return synth_rec_end(&r, trailer);
+}
+
+int
+synth_proc_tasks(struct sbuf *out, const struct synth_ctx *ctx)
+{
+	struct synth_proc	 p;
+	DIR			*d;
+	struct dirent		*de;
+	pid_t			 pid;
+	int			 saved;
+
+	memset(&p, 0, sizeof p);
+	p.out = out;
+	p.procfs = synth_procfs(ctx);
+	p.trailer = synth_trailer(ctx);
+
+	if ((d = opendir(p.procfs)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = synth_proc_number(de->d_name)) == -1)
+			continue;
+		if (synth_proc_process(&p, pid) == -1)
+			goto error;
+	}
+	closedir(d);
+	free(p.bids);
+	return 0;
+
+error:
+	saved = errno;
+	closedir(d);
+	free(p.bids);
+	errno = saved;
+	return -1;
+}
+
+/* A process and its threads; one that exits meanwhile is skipped. */
+static int
+synth_proc_process(struct synth_proc *p, pid_t pid)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[4096];
+	pid_t		 tid;
+	int		 saved;
+
+	snprintf(path, sizeof path, "%s/%d/task", p->procfs, (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if ((tid = synth_proc_number(de->d_name)) == -1)
+			continue;
+		if (synth_proc_thread(p, pid, tid) == -1) {
+			saved = errno;
+			closedir(d);
+			errno = saved;
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * FORK then COMM, as perf writes them. The FORK puts each thread under
+ * its process (and each process under its parent); its FORK_EXEC bit
+ * tells perf not to copy the parent's maps into the child, whose own
+ * MMAP2s follow. Kernel threads and zombies have no VmPeak: no maps.
+ */
+static int
+synth_proc_thread(struct synth_proc *p, pid_t pid, pid_t tid)
+{
+	struct synth_rec	 r;
+	char			 path[4096], *buf, *s, comm[SYNTH_PROC_COMM_MAX + 1];
+	size_t			 len;
+	long			 tgid = -1, ppid = 0;
+	int			 user;
+
+	snprintf(path, sizeof path, "%s/%d/task/%d/status", p->procfs,
+	    (int)pid, (int)tid);
+	if (synth_slurp(path, &buf, &len) == -1)
+		return errno == ENOMEM ? -1 : 0;
+	comm[0] = '\0';
+	if ((s = strstr(buf, "Name:\t")) != NULL) {
+		s += strlen("Name:\t");
+		len = strcspn(s, "\n");
+		if (len > SYNTH_PROC_COMM_MAX)
+			len = SYNTH_PROC_COMM_MAX;
+		memcpy(comm, s, len);
+		comm[len] = '\0';
+	}
+	if ((s = strstr(buf, "\nTgid:")) != NULL)
+		tgid = strtol(s + strlen("\nTgid:"), NULL, 10);
+	if ((s = strstr(buf, "\nPPid:")) != NULL)
+		ppid = strtol(s + strlen("\nPPid:"), NULL, 10);
+	user = strstr(buf, "\nVmPeak:") != NULL;
+	free(buf);
+	if (tgid <= 0)
+		return 0;
+
+	synth_rec_begin(&r, p->out, PERF_RECORD_FORK,
+	    PERF_RECORD_MISC_FORK_EXEC);
+	synth_rec_u32(&r, tgid);
+	synth_rec_u32(&r, tgid == tid ? ppid : tgid);
+	synth_rec_u32(&r, tid);
+	synth_rec_u32(&r, tgid == tid ? ppid : tgid);
+	synth_rec_u64(&r, 0);			/* time */
+	if (synth_rec_end(&r, p->trailer) == -1)
+		return -1;
+
+	synth_rec_begin(&r, p->out, PERF_RECORD_COMM, 0);
+	synth_rec_u32(&r, tgid);
+	synth_rec_u32(&r, tid);
+	synth_rec_str(&r, comm, 8);
+	if (synth_rec_end(&r, p->trailer) == -1)
+		return -1;
+
+	if (tgid == tid && user)
+		return synth_proc_maps(p, tgid);
+	return 0;
+}
+
+/* MMAP2 of each executable mapping, like perf without --data. */
+static int
+synth_proc_maps(struct synth_proc *p, pid_t pid)
+{
+	const struct synth_proc_bid	*bid;
+	struct synth_rec		 r;
+	const char			*name;
+	char				 path[4096], *buf, *line, *next;
+	char				 perms[8];
+	size_t				 len;
+	uint64_t			 start, end, pgoff, ino;
+	uint32_t			 maj, min, prot;
+	int				 n;
+
+	snprintf(path, sizeof path, "%s/%d/maps", p->procfs, (int)pid);
+	if (synth_slurp(path, &buf, &len) == -1)
+		return errno == ENOMEM ? -1 : 0;
+	for (line = buf; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		/* 00400000-0040c000 r-xp 00000000 fd:01 41038    /bin/cat */
+		n = -1;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
+		    " %x:%x %" SCNu64 " %n", &start, &end, perms, &pgoff, &maj,
+		    &min, &ino, &n) != 7 || strlen(perms) != 4)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		name = n == -1 ? line + strlen(line) : line + n;
+		if (*name == '\0')
+			name = "//anon";
+		prot = (perms[0] == 'r' ? PROT_READ : 0) |
+		    (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+
+		bid = NULL;
+		if (ino != 0 && *name == '/' && synth_proc_buildid(p, pid,
+		    start, end, maj, min, ino, name, &bid) == -1)
+			goto error;
+		if (bid != NULL && bid->size == 0)
+			bid = NULL;
+
+		synth_rec_begin(&r, p->out, PERF_RECORD_MMAP2,
+		    PERF_RECORD_MISC_USER |
+		    (bid != NULL ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
+		synth_rec_u32(&r, pid);
+		synth_rec_u32(&r, pid);
+		synth_rec_u64(&r, start);
+		synth_rec_u64(&r, end - start);
+		synth_rec_u64(&r, pgoff);
+		if (bid != NULL) {
+			/* Replaces maj, min, ino, ino_generation. */
+			synth_rec_put(&r, &bid->size, 1);
+			synth_rec_zero(&r, 3);
+			synth_rec_put(&r, bid->id, sizeof bid->id);
+		} else {
+			synth_rec_u32(&r, maj);
+			synth_rec_u32(&r, min);
+			synth_rec_u64(&r, ino);
+			synth_rec_u64(&r, 0);
+		}
+		synth_rec_u32(&r, prot);
+		synth_rec_u32(&r, perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE);
+		synth_rec_str(&r, name, 8);
+		if (synth_rec_end(&r, p->trailer) == -1)
+			goto error;
+	}
+	free(buf);
+	return 0;
+
+error:
+	free(buf);
+	return -1;
+}
+
+/*
+ * The build-id of the file mapped at start-end, cached by device and
+ * inode. map_files/ opens the very file the process maps, also when it
+ * was deleted or lives in another mount namespace; without the
+ * privilege it needs, the path is used if it still names the same
+ * inode. No build-id is not an error: perf then reads it itself.
+ */
+static int
+synth_proc_buildid(struct synth_proc *p, pid_t pid, uint64_t start,
+    uint64_t end, uint32_t maj, uint32_t min, uint64_t ino, const char *name,
+    const struct synth_proc_bid **bidp)
+{
+	struct synth_proc_bid	*b;
+	struct stat		 st;
+	char			 path[4096];
+	size_t			 i, cap;
+	int			 fd;
+
+	for (i = 0; i < p->nr_bids; i++) {
+		b = &p->bids[i];
+		if (b->ino == ino && b->maj == maj && b->min == min) {
+			*bidp = b;
+			return 0;
+		}
+	}
+	if (p->nr_bids == p->cap_bids) {
+		cap = p->cap_bids ? p->cap_bids * 2 : 64;
+		if ((b = reallocarray(p->bids, cap, sizeof *b)) == NULL)
+			return -1;
+		p->bids = b;
+		p->cap_bids = cap;
+	}
+	b = &p->bids[p->nr_bids++];
+	memset(b, 0, sizeof *b);
+	b->maj = maj;
+	b->min = min;
+	b->ino = ino;
+	*bidp = b;
+
+	snprintf(path, sizeof path, "%s/%d/map_files/%" PRIx64 "-%" PRIx64,
+	    p->procfs, (int)pid, start, end);
+	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1) {
+		if ((fd = open(name, O_RDONLY|O_CLOEXEC)) == -1)
+			return 0;
+		if (fstat(fd, &st) == -1 || st.st_ino != ino ||
+		    major(st.st_dev) != maj || minor(st.st_dev) != min) {
+			close(fd);
+			return 0;
+		}
+	}
+	synth_proc_elf(fd, b);
+	close(fd);
+	return 0;
+}
+
+/* The NT_GNU_BUILD_ID note, from the program headers: no sections. */
+static void
+synth_proc_elf(int fd, struct synth_proc_bid *b)
+{
+	union {
+		unsigned char	ident[EI_NIDENT];
+		Elf32_Ehdr	e32;
+		Elf64_Ehdr	e64;
+	}			 eh;
+	union {
+		Elf32_Phdr	p32;
+		Elf64_Phdr	p64;
+	}			 ph;
+	uint8_t			*notes;
+	uint64_t		 phoff, off, size, align;
+	unsigned		 phnum, phentsize, i, type;
+	int			 is64, one = 1;
+
+	if (pread(fd, &eh, sizeof eh, 0) < (ssize_t)sizeof eh.e32)
+		return;
+	if (memcmp(eh.ident, ELFMAG, SELFMAG) != 0)
+		return;
+	/* Only our own byte order: that is all we can be mapping. */
+	if (eh.ident[EI_DATA] != (*(char *)&one ? ELFDATA2LSB : ELFDATA2MSB))
+		return;
+	if (eh.ident[EI_CLASS] == ELFCLASS64) {
+		is64 = 1;
+		phoff = eh.e64.e_phoff;
+		phnum = eh.e64.e_phnum;
+		phentsize = eh.e64.e_phentsize;
+		if (phentsize < sizeof ph.p64)
+			return;
+	} else if (eh.ident[EI_CLASS] == ELFCLASS32) {
+		is64 = 0;
+		phoff = eh.e32.e_phoff;
+		phnum = eh.e32.e_phnum;
+		phentsize = eh.e32.e_phentsize;
+		if (phentsize < sizeof ph.p32)
+			return;
+	} else
+		return;
+
+	for (i = 0; i < phnum && i < 256; i++) {
+		if (pread(fd, &ph, is64 ? sizeof ph.p64 : sizeof ph.p32,
+		    phoff + (uint64_t)i * phentsize) != (ssize_t)(is64 ?
+		    sizeof ph.p64 : sizeof ph.p32))
+			return;
+		type = is64 ? ph.p64.p_type : ph.p32.p_type;
+		off = is64 ? ph.p64.p_offset : ph.p32.p_offset;
+		size = is64 ? ph.p64.p_filesz : ph.p32.p_filesz;
+		align = is64 ? ph.p64.p_align : ph.p32.p_align;
+		if (type != PT_NOTE || size == 0 || size > 65536)
+			continue;
+		if ((notes = malloc(size)) == NULL)
+			return;
+		if (pread(fd, notes, size, off) == (ssize_t)size &&
+		    synth_proc_notes(notes, size, align == 8 ? 8 : 4, b) == 0) {
+			free(notes);
+			return;
+		}
+		free(notes);
+	}
+}
+
+static int
+synth_proc_notes(const uint8_t *notes, size_t size, size_t align,
+    struct synth_proc_bid *b)
+{
+	Elf64_Nhdr	nh;		/* same layout as Elf32_Nhdr */
+	size_t		off = 0, desc;
+
+	while (off + sizeof nh <= size) {
+		memcpy(&nh, notes + off, sizeof nh);
+		desc = off + SYNTH_ALIGN(sizeof nh + nh.n_namesz, align);
+		if (desc > size || nh.n_descsz > size - desc)
+			break;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(notes + off + sizeof nh, "GNU", 4) == 0) {
+			if (nh.n_descsz == 0 || nh.n_descsz > SYNTH_PROC_BID_MAX)
+				return -1;
+			memcpy(b->id, notes + desc, nh.n_descsz);
+			b->size = nh.n_descsz;
+			return 0;
+		}
+		off = SYNTH_ALIGN(desc + nh.n_descsz, align);
+	}
+	return -1;
+}
+
+static pid_t
+synth_proc_number(const char *s)
+{
+	char	*end;
+	long	 n;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	n = strtol(s, &end, 10);
+	if (*end != '\0' || n <= 0 || n > INT32_MAX)
+		return -1;
+	return n;
+}
