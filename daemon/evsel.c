@@ -169,6 +169,10 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 			a->sample_freq = cfg->freq;
 		} else
 			a->sample_period = cfg->period;
+		/* like perf, ask for the most precise IP the event gives;
+		 * record_start lowers it where the kernel refuses */
+		if (a->type == PERF_TYPE_SOFTWARE || a->type == PERF_TYPE_HARDWARE)
+			a->precise_ip = 3;
 		a->watermark = 1;
 		a->wakeup_watermark = (__u32)(ring_bytes * cfg->wakeup_pct / 100);
 		if (i == 0) {

@@ -408,8 +408,15 @@ record_start(struct record *rec, const struct config *cfg,
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
 		for (j = 0; j < rec->nr_evs; j++) {
-			fd = (int)syscall(SYS_perf_event_open, &rec->evs[j].attr,
-			    -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			for (;;) {
+				fd = (int)syscall(SYS_perf_event_open,
+				    &rec->evs[j].attr, -1, c->cpu, -1,
+				    PERF_FLAG_FD_CLOEXEC);
+				if (fd != -1 || rec->evs[j].attr.precise_ip == 0 ||
+				    (errno != EINVAL && errno != EOPNOTSUPP))
+					break;
+				rec->evs[j].attr.precise_ip--;
+			}
 			if (fd == -1) {
 				e = errno;
 				record_open_fail(err, &rec->evs[j], c->cpu, e);

@@ -6,9 +6,10 @@
  * into the file, one FINISHED_ROUND after each pass, until the
  * command exits.
  *
- * usage: synth-dump out [-g] [-k] [-F freq] [-m pages] [-t tracefs]
- *	      [-e event]... -- command [arg ...]
- * An event is cpu-clock or a tracepoint sys:name.
+ * usage: synth-dump out [-g] [-k] [-F freq] [-m pages] [-P procfs]
+ *	      [-t tracefs] [-e event]... -- command [arg ...]
+ * An event is cpu-clock or a tracepoint sys:name; -P reads the tasks
+ * of the preamble from another procfs (a fake one, in tests).
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -177,7 +178,7 @@ main(int argc, char **argv)
 	struct dump_ring	*rings;
 	struct pollfd		*pfds;
 	struct sbuf		 sb;
-	const char		*names[DUMP_MAX_EVENTS], *tracefs;
+	const char		*names[DUMP_MAX_EVENTS], *tracefs, *procfs;
 	const char		*out_path;
 	uint64_t		*ids[DUMP_MAX_EVENTS];
 	char			*cmdline, *sys, *tp, byte;
@@ -190,6 +191,7 @@ main(int argc, char **argv)
 	pid_t			 child;
 
 	tracefs = "/sys/kernel/tracing";
+	procfs = "/proc";
 
 	/* The settings as given, before getopt permutes argv. */
 	for (len = 0, i = 0; i < argc; i++)
@@ -202,7 +204,7 @@ main(int argc, char **argv)
 		strcat(cmdline, argv[i]);
 	}
 
-	while ((ch = getopt(argc, argv, "e:F:gkm:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "e:F:gkm:P:t:")) != -1) {
 		switch (ch) {
 		case 'e':
 			if (nr_events == DUMP_MAX_EVENTS)
@@ -225,13 +227,16 @@ main(int argc, char **argv)
 			if (pages == 0 || (pages & (pages - 1)) != 0)
 				dump_fatal("-m: a power of two");
 			break;
+		case 'P':
+			procfs = optarg;
+			break;
 		case 't':
 			tracefs = optarg;
 			break;
 		default:
 			fprintf(stderr, "usage: synth-dump out [-gk] [-F freq] "
-			    "[-m pages] [-t tracefs] [-e event]... -- "
-			    "command [arg ...]\n");
+			    "[-m pages] [-P procfs] [-t tracefs] "
+			    "[-e event]... -- command [arg ...]\n");
 			return 2;
 		}
 	}
@@ -345,7 +350,7 @@ main(int argc, char **argv)
 	ctx.nr_cpus = nr_cpus;
 	ctx.cmdline = cmdline;
 	ctx.tracefs = tracefs;
-	ctx.procfs = "/proc";
+	ctx.procfs = procfs;
 	sbuf_init(&sb);
 	if (synth_preamble(&sb, &ctx) == -1)
 		dump_fatal("synth_preamble");
@@ -379,6 +384,21 @@ main(int argc, char **argv)
 	}
 	if (close(out) == -1)
 		dump_fatal("close");
+
+	for (c = 0; c < nr_cpus; c++)
+		munmap(rings[c].base, rings[c].size + rings[c].page);
+	for (i = 0; i < nr_events * nr_cpus; i++)
+		close(fds[i]);
+	for (i = 0; i < nr_events; i++) {
+		free(ids[i]);
+		free((char *)events[i].tp_system);
+		free((char *)events[i].tp_name);
+	}
+	free(fds);
+	free(pfds);
+	free(rings);
+	free(cpus);
+	free(cmdline);
 
 	if (WIFEXITED(status))
 		rv = WEXITSTATUS(status);

@@ -1,0 +1,246 @@
+"""Shared pieces of the integration tests: a private perfspilld on its own
+socket and output directory, the real perfspillctl, and the stock perf as
+the oracle for trace files.
+
+Each test file defines test_* functions and ends with harness.main(); a
+test raises Skip(reason) when the machine cannot run it (the reason is
+printed). The closing line is 'N passed, N failed, N skipped'.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+BUILD = os.environ.get("PERFSPILL_BUILD", os.path.join(
+    os.path.dirname(__file__), "..", "..", "build"))
+PERFSPILLD = os.path.join(BUILD, "perfspilld")
+PERFSPILLCTL = os.path.join(BUILD, "perfspillctl")
+SPINNER = os.path.join(BUILD, "tests", "spinner")
+
+
+class Skip(Exception):
+    pass
+
+
+def ensure_tracefs():
+    if os.path.isdir("/sys/kernel/tracing/events"):
+        return
+    subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
+                   check=False, stderr=subprocess.DEVNULL)
+
+
+def wait_for(pred, timeout=20.0, what="condition"):
+    """Poll pred until true; a generous bound, never a performance claim."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+class Daemon:
+    def __init__(self, config=None, extra_args=(), env=None, outdir=None,
+                 start=True):
+        self.dir = tempfile.mkdtemp(prefix="perfspill-test-")
+        self.sock = os.path.join(self.dir, "control.sock")
+        self.out = outdir or os.path.join(self.dir, "out")
+        self.log = os.path.join(self.dir, "daemon.log")
+        self.config = None
+        if config is not None:
+            self.config = os.path.join(self.dir, "perfspilld.json")
+            with open(self.config, "w") as f:
+                json.dump(config, f) if not isinstance(config, str) \
+                    else f.write(config)
+        self.extra = list(extra_args)
+        self.env = env
+        self.proc = None
+        if start:
+            self.start()
+
+    def argv(self):
+        a = [PERFSPILLD, "-f", "--socket", self.sock, "--output-dir", self.out]
+        if self.config:
+            a += ["-c", self.config]
+        else:
+            # never pick up a config installed on this machine
+            a += ["-c", os.path.join(os.path.dirname(__file__), "empty.json")]
+        return a + self.extra
+
+    def start(self):
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        if self.env:
+            env.update(self.env)
+        self.logf = open(self.log, "ab")
+        self.proc = subprocess.Popen(self.argv(), stdout=self.logf,
+                                     stderr=subprocess.STDOUT, env=env)
+        wait_for(lambda: os.path.exists(self.sock) or
+                 self.proc.poll() is not None, what="the control socket")
+        if self.proc.poll() is not None:
+            raise AssertionError("perfspilld exited at start:\n" +
+                                 self.read_log())
+
+    def read_log(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def ctl(self, *args, check=True, timeout=120, user=None):
+        """Run perfspillctl --json ARGS; return (exit code, reply)."""
+        argv = [PERFSPILLCTL, "-s", self.sock, "--json"] + list(args)
+        if user:
+            argv = ["setpriv", "--reuid", user[0], "--regid", user[1],
+                    "--clear-groups" if len(user) < 3 else
+                    "--groups=" + user[2]] + argv
+        p = subprocess.run(argv, capture_output=True, text=True,
+                           timeout=timeout)
+        reply = None
+        if p.stdout.strip():
+            reply = json.loads(p.stdout.strip().splitlines()[-1])
+        if check and p.returncode != 0:
+            raise AssertionError("perfspillctl %s failed (%d): %s %s" % (
+                " ".join(args), p.returncode, p.stdout, p.stderr))
+        return p.returncode, reply
+
+    def status(self):
+        return self.ctl("status")[1]["data"]
+
+    def raw(self, data, read=True, timeout=10):
+        """Send raw bytes on a fresh connection; return the reply line(s)."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(self.sock)
+        s.sendall(data)
+        buf = b""
+        if read:
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+        s.close()
+        return buf
+
+    def request(self, obj):
+        line = self.raw((json.dumps(obj) + "\n").encode())
+        return json.loads(line)
+
+    def finished_files(self):
+        if not os.path.isdir(self.out):
+            return []
+        return sorted(os.path.join(self.out, f) for f in os.listdir(self.out)
+                      if f.endswith(".data"))
+
+    def stop_daemon(self, sig=signal.SIGTERM, timeout=60):
+        if self.alive():
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("perfspilld did not exit on signal %d" %
+                                     sig)
+        return self.proc.returncode
+
+    def cleanup(self):
+        try:
+            self.stop_daemon(signal.SIGKILL if not self.alive() else
+                             signal.SIGTERM)
+        except AssertionError:
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is not None:
+            sys.stderr.write("--- daemon log ---\n" + self.read_log())
+        self.cleanup()
+
+
+def perf(*args, check=True):
+    """Run the stock perf; fail on a non-zero exit."""
+    p = subprocess.run(["perf"] + list(args), capture_output=True, text=True,
+                       timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError("perf %s failed (%d): %s" % (
+            " ".join(args), p.returncode, p.stderr[-2000:]))
+    return p
+
+
+def perf_stats(path):
+    """Counts of each record type as perf report --stats sees them."""
+    p = perf("report", "--stats", "-i", path)
+    counts = {}
+    seen_header = False
+    for line in p.stdout.splitlines():
+        line = line.strip()
+        if line.endswith("stats:"):
+            if seen_header:
+                break       # per-event sections follow the totals
+            seen_header = True
+            continue
+        if " events:" in line:
+            name, rest = line.split(" events:", 1)
+            counts[name.strip()] = int(rest.split()[0])
+    return counts, p.stderr
+
+
+def assert_perf_clean(stderr, what):
+    bad = [l for l in stderr.splitlines()
+           if "warning" in l.lower() or "error" in l.lower() or
+           "failed" in l.lower() or "corrupt" in l.lower()]
+    assert not bad, "%s: perf complained: %s" % (what, bad)
+
+
+def perf_valid(path):
+    """Every finished file must be read by perf report and perf script
+    without complaint. Returns the SAMPLE count."""
+    counts, err = perf_stats(path)
+    assert_perf_clean(err, "perf report --stats -i " + path)
+    p = perf("script", "-i", path)
+    assert_perf_clean(p.stderr, "perf script -i " + path)
+    return counts.get("SAMPLE", 0)
+
+
+def spinner(secs):
+    return subprocess.Popen([SPINNER, str(secs)], stdout=subprocess.PIPE)
+
+
+def main(glob):
+    ensure_tracefs()
+    tests = [(n, f) for n, f in sorted(glob.items())
+             if n.startswith("test_") and callable(f)]
+    only = sys.argv[1:]
+    passed = failed = skipped = 0
+    for name, fn in tests:
+        if only and name not in only:
+            continue
+        t0 = time.monotonic()
+        try:
+            fn()
+        except Skip as e:
+            skipped += 1
+            print("SKIP %s: %s" % (name, e), flush=True)
+            continue
+        except Exception:
+            failed += 1
+            print("FAIL %s" % name, flush=True)
+            traceback.print_exc()
+            continue
+        passed += 1
+        print("ok   %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    sys.exit(1 if failed else 0)
