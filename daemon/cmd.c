@@ -37,6 +37,8 @@ static void	cmd_configure(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_reload(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_rotate(struct daemon *, struct control_client *,
+		    json_object *);
 
 static const struct cmd_entry cmd_table[] = {
 	{ "ping",	cmd_ping,	0, 0 },
@@ -45,6 +47,7 @@ static const struct cmd_entry cmd_table[] = {
 	{ "start",	cmd_start,	1, 1 },
 	{ "stop",	cmd_stop,	1, 0 },
 	{ "configure",	cmd_configure,	1, 1 },
+	{ "rotate",	cmd_rotate,	1, 0 },
 	{ "reload",	cmd_reload,	1, 0 },
 };
 
@@ -182,7 +185,7 @@ void
 cmd_stopped(struct record *rec, const char *file, void *arg)
 {
 	struct daemon	*d = arg;
-	json_object	*o;
+	json_object	*o, *t;
 	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
 
 	while (d->nr_stop_waiters > 0) {
@@ -195,6 +198,8 @@ cmd_stopped(struct record *rec, const char *file, void *arg)
 			json_object_object_add(o, "path",
 			    json_object_new_string(path));
 		}
+		if ((t = record_last_totals(rec)) != NULL)
+			json_object_object_add(o, "totals", t);
 		control_client_reply(d->stop_waiters[--d->nr_stop_waiters],
 		    proto_reply_ok(o));
 	}
@@ -262,4 +267,24 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	control_client_reply(c, proto_reply_ok(config_to_json(&d->cfg, 1)));
+}
+
+static void
+cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
+{
+	json_object	*o;
+
+	if (record_state(d->rec) != RECORD_RUNNING) {
+		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
+		return;
+	}
+	if (record_rotate(d->rec, "command") == -1) {
+		cmd_error(c, PROTO_E_SYSTEM, NULL, "cannot rotate now (paused, "
+		    "or no new file could be created; see the daemon log)");
+		return;
+	}
+	o = record_status(d->rec);
+	control_client_reply(c, proto_reply_ok(json_object_get(
+	    json_object_object_get(o, "file"))));
+	json_object_put(o);
 }

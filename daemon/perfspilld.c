@@ -24,6 +24,8 @@
 #include "notify.h"
 #include "paths.h"
 #include "record.h"
+#include "retain.h"
+#include "salvage.h"
 
 static void
 usage(FILE *f)
@@ -127,6 +129,11 @@ daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
 		break;
 	case SIGHUP:
 		daemon_reload(d, &err);
+		break;
+	case SIGUSR2:
+		/* as perf record --switch-output does on SIGUSR2 */
+		if (record_rotate(d->rec, "SIGUSR2") == -1)
+			log_info("SIGUSR2: not recording, nothing to rotate");
 		break;
 	}
 }
@@ -279,6 +286,9 @@ main(int argc, char *argv[])
 
 	if ((d.dirfd = daemon_output_dir(d.cfg.output_dir)) == -1)
 		fatal("output directory %s", d.cfg.output_dir);
+	/* a crash left .partial files: make them whole before anything new */
+	salvage_dir(d.dirfd);
+	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	for (i = 0; i < 4; i++) {

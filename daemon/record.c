@@ -26,6 +26,7 @@
 #include "evsel.h"
 #include "log.h"
 #include "record.h"
+#include "retain.h"
 #include "ring.h"
 #include "sbuf.h"
 #include "synth.h"
@@ -70,6 +71,10 @@ struct record {
 	struct event		*aio_sig;
 	time_t			 started;
 	uint64_t		 files_done;
+	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
+	uint64_t		 bytes_paused;	/* drained while paused, not written */
+	char			 paused[128];	/* why recording is paused, or "" */
+	json_object		*last_totals;	/* of the previous recording */
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
 	void			*stop_arg;
@@ -77,6 +82,9 @@ struct record {
 
 static void	record_drain_all(struct record *);
 static void	record_reap(struct record *);
+static void	record_pause(struct record *, int err);
+static void	record_check(struct record *);
+static json_object *record_totals(struct record *);
 
 struct record *
 record_create(struct event_base *base, int dirfd)
@@ -254,6 +262,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (rec->state == RECORD_RUNNING)
 		record_drain_all(rec);
 	record_reap(rec);
+	record_check(rec);
 }
 
 static void
@@ -337,6 +346,8 @@ record_open_file(struct record *rec)
 		goto out;
 	}
 	buf = sbuf_take(&sb, &len);
+	/* a file cut inside its preamble holds nothing worth keeping */
+	rec->cur->header_len = len;
 	rc = record_write_extra(rec, buf, len);
 	if (rc == -1)
 		log_warn("%s: writing the preamble", rec->cur->partial);
@@ -380,6 +391,9 @@ record_start(struct record *rec, const struct config *cfg,
 		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
 	rec->cfg = *cfg;
 	rec->nr_evs = cfg->nr_events;
+	rec->paused[0] = '\0';
+	rec->bytes_cut = rec->bytes_paused = 0;
+	rec->files_done = 0;
 	evsel_config(rec->evs, rec->nr_evs, cfg,
 	    pages * (size_t)sysconf(_SC_PAGESIZE));
 
@@ -524,7 +538,7 @@ record_drain_all(struct record *rec)
 	int			 k;
 	struct tracefile	*tf = rec->cur;
 
-	if (tf == NULL)
+	if (rec->state != RECORD_RUNNING)
 		return;
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
@@ -543,9 +557,16 @@ record_drain_all(struct record *rec)
 		}
 		before = c->counts;
 		ring_count(c->ring.data, c->ring.size, tail, head, &c->counts);
+		c->bytes += (uint64_t)n;
+		if (tf == NULL) {
+			/* paused: keep the ring moving, count what is dropped */
+			c->aio.bytes_dropped += (uint64_t)n;
+			rec->bytes_paused += (uint64_t)n;
+			ring_release(&c->ring, head);
+			continue;
+		}
 		tf->samples += c->counts.samples - before.samples;
 		tf->lost += c->counts.lost - before.lost;
-		c->bytes += (uint64_t)n;
 
 		ncb = rec->cfg.cblocks;
 		if (ncb == 0 || record_ensure_cblocks(rec, c) == -1) {
@@ -593,6 +614,10 @@ record_drain_all(struct record *rec)
 		if (cblock_submit(&rec->q, cb, tf, off) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
+	if (tf->bad_off != UINT64_MAX)
+		record_pause(rec, tf->err);
+	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
+		record_rotate(rec, "size");
 }
 
 static void
@@ -601,6 +626,8 @@ record_finish_stop(struct record *rec)
 	record_stop_cb	 cb = rec->stop_cb;
 	void		*arg = rec->stop_arg;
 
+	json_object_put(rec->last_totals);
+	rec->last_totals = record_totals(rec);
 	record_free_cpus(rec);
 	if (rec->aio_sig != NULL)
 		evsignal_del(rec->aio_sig);
@@ -620,13 +647,118 @@ record_file_done(struct tracefile *tf, void *arg)
 {
 	struct record	*rec = arg;
 
-	if (tf->bad_off == 0)
-		return;		/* nothing usable was written */
+	if (tf->bad_off != UINT64_MAX)
+		rec->bytes_cut += tf->reserved - tf->bad_off;
+	if (tf->removed) {
+		log_warnx("%s: nothing recorded could be written; removed",
+		    tf->partial);
+		return;
+	}
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
 	rec->files_done++;
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
 	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
 	    tf->samples);
+	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
+	    rec->cfg.min_free) == -1)
+		log_warn("retention: cannot scan the output directory");
+}
+
+/* Put the current file on the closing list; its writes finish there. */
+static void
+record_retire_file(struct record *rec)
+{
+	if (rec->cur == NULL)
+		return;
+	tracefile_close(rec->cur, record_file_done, rec);
+	TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
+	rec->cur = NULL;
+}
+
+int
+record_rotate(struct record *rec, const char *why)
+{
+	struct tracefile	*old = rec->cur;
+
+	if (rec->state != RECORD_RUNNING || old == NULL)
+		return -1;
+	/*
+	 * The new file is whole-ready (preamble queued) before the old one
+	 * stops taking data, so the rings never wait: every record drained
+	 * from now on goes to the new file, none to both.
+	 */
+	rec->cur = NULL;
+	if (record_open_file(rec) == -1) {
+		rec->cur = old;
+		return -1;
+	}
+	tracefile_close(old, record_file_done, rec);
+	TAILQ_INSERT_TAIL(&rec->closing, old, entry);
+	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
+	record_reap(rec);
+	return 0;
+}
+
+static void
+record_pause(struct record *rec, int err)
+{
+	if (rec->paused[0])
+		return;
+	snprintf(rec->paused, sizeof(rec->paused), "%s",
+	    err == ENOSPC || err == EDQUOT ? "disk full" : strerror(err));
+	log_warnx("paused: %s in %s; the rings are still drained and what "
+	    "they hold is counted as dropped until space returns",
+	    rec->paused, rec->cfg.output_dir[0] ? rec->cfg.output_dir :
+	    "the output directory");
+	/* the file is cut at its first failed write and finished whole */
+	record_retire_file(rec);
+	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
+	    rec->cfg.min_free) > 0)
+		log_info("retention made room while paused");
+}
+
+/* Space back? Start a fresh file. The margin is one full drain of every
+ * ring, so that the first pass does not fail again at once. */
+static void
+record_try_resume(struct record *rec)
+{
+	uint64_t	 avail, need = rec->cfg.min_free;
+	size_t		 i;
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		need += rec->cpus[i].ring.size;
+	if (retain_free_bytes(rec->dirfd, &avail) == -1 || avail < need)
+		return;
+	if (record_open_file(rec) == -1)
+		return;
+	log_info("resumed: %" PRIu64 " bytes free; writing %s", avail,
+	    rec->cur->partial);
+	rec->paused[0] = '\0';
+}
+
+/* Housekeeping of every tick: age rotation, free space, resuming. */
+static void
+record_check(struct record *rec)
+{
+	uint64_t	 avail;
+
+	if (rec->state != RECORD_RUNNING)
+		return;
+	if (rec->paused[0]) {
+		record_try_resume(rec);
+		return;
+	}
+	if (rec->cfg.rotate_interval && rec->cur != NULL &&
+	    time(NULL) - rec->cur->opened >= (time_t)rec->cfg.rotate_interval)
+		record_rotate(rec, "age");
+	if (rec->cfg.min_free && retain_free_bytes(rec->dirfd, &avail) == 0 &&
+	    avail < rec->cfg.min_free) {
+		retain_enforce(rec->dirfd, rec->cfg.max_files,
+		    rec->cfg.max_size, rec->cfg.min_free);
+		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
+		    avail < rec->cfg.min_free)
+			record_pause(rec, ENOSPC);
+	}
 }
 
 static void
@@ -664,11 +796,7 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	rec->stop_cb = cb;
 	rec->stop_arg = arg;
 	rec->last_file[0] = '\0';
-	if (rec->cur != NULL) {
-		tracefile_close(rec->cur, record_file_done, rec);
-		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
-		rec->cur = NULL;
-	}
+	record_retire_file(rec);
 	record_reap(rec);
 	return 0;
 }
@@ -700,32 +828,93 @@ record_add_u64(json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
+static json_object *
+record_totals(struct record *rec)
+{
+	json_object		*t = json_object_new_object();
+	struct record_cpu	*rc;
+	uint64_t		 v[8] = { 0 };
+	size_t			 i;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		rc = &rec->cpus[i];
+		v[0] += rc->bytes;
+		v[1] += rc->counts.records;
+		v[2] += rc->counts.samples;
+		v[3] += rc->counts.lost;
+		v[4] += rc->counts.lost_samples;
+		v[5] += rc->aio.bytes_dropped;
+		v[6] += rc->aio.inflight;
+		v[7] += rc->aio.bytes_written;
+	}
+	record_add_u64(t, "bytes", v[0]);
+	record_add_u64(t, "records", v[1]);
+	record_add_u64(t, "samples", v[2]);
+	record_add_u64(t, "lost", v[3]);
+	record_add_u64(t, "lost_samples", v[4]);
+	record_add_u64(t, "bytes_written", v[7]);
+	/* dropped: never written (paused, failed) or cut off a failed file */
+	record_add_u64(t, "bytes_dropped", v[5] + rec->bytes_cut);
+	record_add_u64(t, "aio_inflight", v[6] + rec->heap_stats.inflight);
+	record_add_u64(t, "files_finished", rec->files_done);
+	return t;
+}
+
+static void
+record_add_disk(struct record *rec, json_object *o)
+{
+	struct retain_list	 l;
+	json_object		*f;
+	uint64_t		 avail;
+
+	f = json_object_new_object();
+	if (retain_scan(rec->dirfd, &l) == 0) {
+		record_add_u64(f, "count", l.nr);
+		record_add_u64(f, "bytes", l.bytes);
+		if (l.nr > 0) {
+			json_object_object_add(f, "oldest",
+			    json_object_new_string(l.files[0].name));
+			json_object_object_add(f, "newest",
+			    json_object_new_string(l.files[l.nr - 1].name));
+		}
+		retain_list_free(&l);
+	}
+	json_object_object_add(o, "files", f);
+	if (retain_free_bytes(rec->dirfd, &avail) == 0) {
+		f = json_object_new_object();
+		record_add_u64(f, "free", avail);
+		json_object_object_add(o, "disk", f);
+	}
+}
+
 json_object *
 record_status(struct record *rec)
 {
 	static const char	*names[] = { "idle", "recording", "stopping" };
-	json_object		*o = json_object_new_object(), *cpus, *c, *t, *f;
+	json_object		*o = json_object_new_object(), *cpus, *c, *f;
 	struct record_cpu	*rc;
-	struct cblock_stats	 sum;
-	struct ring_counts	 cnt;
-	uint64_t		 bytes = 0;
 	size_t			 i;
 
 	json_object_object_add(o, "state",
 	    json_object_new_string(names[rec->state]));
+	record_add_disk(rec, o);
 	if (rec->state == RECORD_IDLE) {
 		if (rec->last_file[0])
 			json_object_object_add(o, "last_file",
 			    json_object_new_string(rec->last_file));
+		if (rec->last_totals != NULL)
+			json_object_object_add(o, "last_totals",
+			    json_object_get(rec->last_totals));
 		return o;
 	}
+	if (rec->paused[0])
+		json_object_object_add(o, "paused",
+		    json_object_new_string(rec->paused));
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
 	    (int64_t)rec->started));
 	json_object_object_add(o, "uptime", json_object_new_int64(
 	    (int64_t)(time(NULL) - rec->started)));
-	memset(&sum, 0, sizeof(sum));
-	memset(&cnt, 0, sizeof(cnt));
 	cpus = json_object_new_array();
 	for (i = 0; i < rec->nr_cpus; i++) {
 		rc = &rec->cpus[i];
@@ -744,24 +933,8 @@ record_status(struct record *rec)
 		record_add_u64(c, "bytes_written", rc->aio.bytes_written);
 		record_add_u64(c, "bytes_dropped", rc->aio.bytes_dropped);
 		json_object_array_add(cpus, c);
-		bytes += rc->bytes;
-		cnt.records += rc->counts.records;
-		cnt.samples += rc->counts.samples;
-		cnt.lost += rc->counts.lost;
-		cnt.lost_samples += rc->counts.lost_samples;
-		sum.bytes_dropped += rc->aio.bytes_dropped;
-		sum.inflight += rc->aio.inflight;
 	}
-	t = json_object_new_object();
-	record_add_u64(t, "bytes", bytes);
-	record_add_u64(t, "records", cnt.records);
-	record_add_u64(t, "samples", cnt.samples);
-	record_add_u64(t, "lost", cnt.lost);
-	record_add_u64(t, "lost_samples", cnt.lost_samples);
-	record_add_u64(t, "bytes_dropped", sum.bytes_dropped);
-	record_add_u64(t, "aio_inflight", sum.inflight + rec->heap_stats.inflight);
-	record_add_u64(t, "files_finished", rec->files_done);
-	json_object_object_add(o, "totals", t);
+	json_object_object_add(o, "totals", record_totals(rec));
 	json_object_object_add(o, "cpus", cpus);
 	if (rec->cur != NULL) {
 		f = json_object_new_object();
@@ -772,6 +945,12 @@ record_status(struct record *rec)
 		json_object_object_add(o, "file", f);
 	}
 	return o;
+}
+
+json_object *
+record_last_totals(struct record *rec)
+{
+	return rec->last_totals ? json_object_get(rec->last_totals) : NULL;
 }
 
 void
@@ -798,6 +977,7 @@ record_destroy(struct record *rec)
 		event_free(rec->aio_sig);
 	if (rec->tick != NULL)
 		event_free(rec->tick);
+	json_object_put(rec->last_totals);
 	free(rec);
 }
 

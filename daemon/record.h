@@ -36,6 +36,11 @@ int	record_start(struct record *, const struct config *cfg,
 int	record_stop(struct record *, record_stop_cb cb, void *arg);
 /* Forget a stop waiter whose client went away. */
 void	record_forget(struct record *, void *arg);
+/* Finish the current file and continue in a new one; why is logged.
+ * 0, or -1 when not recording (or no new file could be made). */
+int	record_rotate(struct record *, const char *why);
+/* Totals of the last finished recording (a new reference), or NULL. */
+json_object *record_last_totals(struct record *);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */
 void	record_update(struct record *, const struct config *cfg);
 json_object *record_status(struct record *);

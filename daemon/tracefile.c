@@ -107,6 +107,16 @@ tracefile_close(struct tracefile *tf, tracefile_done_cb done, void *arg)
 static void
 tracefile_finalize(struct tracefile *tf)
 {
+	if (tf->bad_off != UINT64_MAX && tf->bad_off <= tf->header_len) {
+		/* not one recorded byte made it: nothing to keep */
+		if (unlinkat(tf->dirfd, tf->partial, 0) == -1)
+			log_warn("%s: unlink", tf->partial);
+		tf->removed = 1;
+		close(tf->fd);
+		tf->fd = -1;
+		tf->state = TRACEFILE_DONE;
+		return;
+	}
 	if (tf->bad_off != UINT64_MAX) {
 		/* Chunks are whole records, so the first failed chunk's offset
 		 * is a record boundary: what precedes it is a valid stream. */

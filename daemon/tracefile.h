@@ -35,6 +35,8 @@ struct tracefile {
 	uint64_t		 bad_off;	/* first failed offset, or UINT64_MAX */
 	int			 err;		/* errno of the first failure */
 	unsigned int		 inflight;
+	uint64_t		 header_len;	/* the preamble: no records yet */
+	int			 removed;	/* failed inside the preamble */
 	time_t			 opened;
 	uint64_t		 samples;	/* ring samples placed in this file */
 	uint64_t		 lost;

@@ -1,0 +1,215 @@
+"""Rotation, retention, a full disk and a crash: files stay whole, counts
+add up, and the daemon stays up."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import Daemon, perf, perf_stats, perf_valid, wait_for, Skip
+
+TP = "raw_syscalls:sys_enter"
+
+
+def need_tp():
+    harness.ensure_tracefs()
+    if not os.path.isdir("/sys/kernel/tracing/events/raw_syscalls"):
+        raise Skip("no raw_syscalls tracepoints on this machine")
+
+
+def syscalls(n):
+    """About 2n cheap syscalls: dd copies one byte at a time."""
+    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+                    "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
+
+
+def test_size_rotation_counts_add_up():
+    need_tp()
+    with Daemon() as d:
+        d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
+              "--cblocks", "2", "-m", "64")
+        syscalls(40000)
+        rc, rep = d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) >= 3, files
+        total = 0
+        for f in files:
+            total += perf_valid(f)
+            # each file stands alone: the event name resolves in it
+            out = perf("script", "-F", "event", "-i", f).stdout
+            assert TP in out.splitlines()[0], (f, out[:200])
+        totals = rep["data"]["totals"]
+        assert total == totals["samples"], (total, totals)
+        assert totals["bytes_dropped"] == 0
+        # names sort by time and say where they come from
+        host = os.uname().nodename
+        for f in files:
+            assert re.match(r"perfspill-.+-\d{8}T\d{6}Z-\d{6}\.data$",
+                            os.path.basename(f)), f
+        assert files == sorted(files)
+
+
+def test_each_rotated_file_names_user_symbols():
+    with Daemon() as d:
+        sp = harness.spinner(4.0)
+        assert sp.stdout.readline().strip() == b"ready"
+        d.ctl("start", "-F", "997")
+        time.sleep(1.0)
+        d.ctl("rotate")
+        time.sleep(1.0)
+        d.ctl("stop")
+        sp.wait()
+        files = d.finished_files()
+        assert len(files) == 2, files
+        for f in files:
+            out = perf("report", "--stdio", "--no-children", "--comm",
+                       "spinner", "-i", f).stdout
+            assert "spin_alpha" in out, (f, out[:1500])
+
+
+def test_age_rotation():
+    with Daemon() as d:
+        d.ctl("start", "-F", "99", "--rotate-interval", "1")
+        wait_for(lambda: d.status()["totals"]["files_finished"] >= 2,
+                 what="two age rotations")
+        d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) >= 3
+        for f in files:
+            perf_valid(f)
+
+
+def test_rotate_command_and_sigusr2():
+    with Daemon() as d:
+        rc, rep = d.ctl("rotate", check=False)
+        assert rc == 1 and rep["error"]["code"] == "wrong-state"
+        d.ctl("start", "-F", "99")
+        first = d.status()["file"]["name"]
+        rc, rep = d.ctl("rotate")
+        assert rep["data"]["name"] != first
+        wait_for(lambda: len(d.finished_files()) == 1, what="rotated file")
+        d.proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: len(d.finished_files()) == 2, what="SIGUSR2 file")
+        assert "SIGUSR2" in d.read_log()
+        d.ctl("stop")
+        assert len(d.finished_files()) == 3
+        for f in d.finished_files():
+            perf_valid(f)
+
+
+def test_retention_by_count_and_bytes():
+    need_tp()
+    with Daemon() as d:
+        d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
+              "--max-files", "2", "-m", "64")
+        for _ in range(4):
+            syscalls(10000)
+            assert len(d.finished_files()) <= 2
+        st = d.status()
+        assert st["files"]["count"] <= 2
+        d.ctl("configure", "max_files=0", "max_size=2M")
+        syscalls(20000)
+        d.ctl("stop")
+        files = d.finished_files()
+        total = sum(os.path.getsize(f) for f in files)
+        assert total <= 2 * 1024 * 1024, (total, files)
+        assert "retention: removed" in d.read_log()
+        for f in files:
+            perf_valid(f)
+
+
+def test_disk_full_pauses_and_resumes():
+    need_tp()
+    top = tempfile.mkdtemp(prefix="perfspill-tmpfs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", top])
+    if r.returncode != 0:
+        raise Skip("cannot mount a tmpfs here")
+    try:
+        out = os.path.join(top, "out")
+        with Daemon(outdir=out) as d:
+            d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
+                  "--max-files", "0", "--max-size", "0", "--min-free", "0",
+                  "-m", "64", "--cblocks", "3")
+            for _ in range(20):
+                syscalls(10000)
+                if d.status().get("paused"):
+                    break
+            st = d.status()
+            assert st.get("paused") == "disk full", st
+            assert d.alive()
+            syscalls(5000)
+            st = d.status()
+            assert st["totals"]["bytes_dropped"] > 0
+            assert "paused: disk full" in d.read_log()
+            for f in d.finished_files():
+                perf_valid(f)
+            # space returns: recording resumes by itself
+            for f in d.finished_files():
+                os.unlink(f)
+            wait_for(lambda: not d.status().get("paused"),
+                     what="resume after space returned")
+            syscalls(2000)
+            rc, rep = d.ctl("stop")
+            assert "resumed" in d.read_log()
+            assert rep["data"]["path"]
+            for f in d.finished_files():
+                perf_valid(f)
+            assert d.alive()
+    finally:
+        subprocess.run(["umount", "-l", top])
+        os.rmdir(top)
+
+
+def test_kill9_partial_is_salvaged():
+    with Daemon() as d:
+        d.ctl("start", "-F", "499", "--cblocks", "2")
+        sp = harness.spinner(1.0)
+        sp.wait()
+        time.sleep(1.2)     # a tick has drained into the file
+        d.proc.kill()
+        d.proc.wait()
+        partial = [f for f in os.listdir(d.out) if f.endswith(".partial")]
+        assert len(partial) == 1, os.listdir(d.out)
+        os.unlink(d.sock)
+        d.start()
+        log = d.read_log()
+        assert "salvage: recovered" in log, log
+        files = d.finished_files()
+        assert len(files) == 1 and not [
+            f for f in os.listdir(d.out) if f.endswith(".partial")]
+        assert perf_valid(files[0]) > 0
+        out = perf("script", "-F", "comm", "-i", files[0]).stdout
+        assert "spinner" in out
+
+
+def test_salvage_cuts_a_torn_record():
+    """A file torn inside a record (power loss) is cut at the last whole
+    record and read by perf; a file with no whole record is kept aside."""
+    with Daemon() as d:
+        d.ctl("start", "-F", "499")
+        time.sleep(1.2)
+        rc, rep = d.ctl("stop")
+        src = rep["data"]["path"]
+        d.stop_daemon()
+        data = open(src, "rb").read()
+        torn = os.path.join(d.out, os.path.basename(src).replace(
+            ".data", "-1.data.partial"))
+        with open(torn, "wb") as f:
+            f.write(data[:len(data) - 13] + b"\0" * 4096)
+        junk = os.path.join(d.out, "perfspill-x-20000101T000000Z-000000"
+                            ".data.partial")
+        with open(junk, "wb") as f:
+            f.write(b"not a trace")
+        d.start()
+        fixed = torn[:-len(".partial")]
+        assert os.path.exists(fixed)
+        assert os.path.getsize(fixed) < len(data)
+        perf_valid(fixed)
+        assert os.path.exists(junk[:-len(".partial")] + ".damaged")
+        assert "holds no whole record" in d.read_log()
+
+
+if __name__ == "__main__":
+    harness.main(globals())
