@@ -394,16 +394,71 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 	return 0;
 }
 
+/* A config file larger than this is a mistake, not a config. */
+#define CONFIG_FILE_MAX	(1024 * 1024)
+
+static json_object *
+config_parse_file(const char *path, struct config_error *err)
+{
+	FILE			*f;
+	char			*buf;
+	size_t			 len;
+	json_tokener		*tok;
+	json_object		*obj;
+	enum json_tokener_error	 jerr;
+	size_t			 end;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		config_fail(err, PROTO_E_BAD_JSON, NULL, "%s: %s", path,
+		    strerror(errno));
+		return NULL;
+	}
+	if ((buf = malloc(CONFIG_FILE_MAX + 1)) == NULL) {
+		fclose(f);
+		config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+		return NULL;
+	}
+	len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
+	fclose(f);
+	if (len > CONFIG_FILE_MAX) {
+		free(buf);
+		config_fail(err, PROTO_E_TOO_BIG, NULL, "%s: larger than %d "
+		    "bytes", path, CONFIG_FILE_MAX);
+		return NULL;
+	}
+	buf[len] = '\0';
+	/* not strict: the config may carry comments */
+	tok = json_tokener_new();
+	obj = tok ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
+	jerr = tok ? json_tokener_get_error(tok) : json_tokener_error_depth;
+	end = tok ? json_tokener_get_parse_end(tok) : 0;
+	if (tok)
+		json_tokener_free(tok);
+	if (obj != NULL && jerr == json_tokener_success)
+		while (end < len && (buf[end] == ' ' || buf[end] == '\t' ||
+		    buf[end] == '\n' || buf[end] == '\r'))
+			end++;
+	free(buf);
+	if (obj == NULL || jerr != json_tokener_success || end != len) {
+		/* the same words the protocol uses for the same mistake */
+		config_fail(err, PROTO_E_BAD_JSON, NULL, "%s: malformed JSON: %s",
+		    path, obj != NULL && jerr == json_tokener_success ?
+		    "text after the object" : jerr == json_tokener_continue ?
+		    "incomplete object" : json_tokener_error_desc(jerr));
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
 int
 config_load(struct config *cfg, const char *path, struct config_error *err)
 {
 	json_object	*obj;
 	int		 rc;
 
-	if ((obj = json_object_from_file(path)) == NULL)
-		return config_fail(err, PROTO_E_BAD_JSON, NULL,
-		    "%s: %s", path, json_util_get_last_err() ?
-		    json_util_get_last_err() : "cannot read");
+	if ((obj = config_parse_file(path, err)) == NULL)
+		return -1;
 	rc = config_apply(cfg, obj, CONFIG_FILE, err, NULL);
 	json_object_put(obj);
 	if (rc == -1) {

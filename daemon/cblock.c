@@ -20,8 +20,11 @@ cblock_init(struct cblock *cb, size_t cap, int index)
 		return -1;
 	cb->cap = cap;
 	/*
-	 * The first cblock gets the highest request priority so that, of the
-	 * requests glibc holds for one fd, the oldest data goes out first.
+	 * The seed's rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0). POSIX's
+	 * aio_reqprio lowers a request's priority, so the first cblock's
+	 * requests yield to the others' when glibc has several queued for
+	 * one fd. Order on disk does not depend on it: every request carries
+	 * its own reserved offset.
 	 */
 	delta = sysconf(_SC_AIO_PRIO_DELTA_MAX);
 	cb->prio = delta - index > 0 ? (int)(delta - index) : 0;
@@ -99,6 +102,8 @@ cblock_queue_init(struct cblock_queue *q, int signo)
 static int
 cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 {
+	int	 tries;
+
 	memset(&cb->aio, 0, sizeof(cb->aio));
 	cb->aio.aio_fildes = cb->tf->fd;
 	cb->aio.aio_buf = cb->buf + cb->done;
@@ -106,11 +111,14 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	cb->aio.aio_offset = (off_t)(cb->off + cb->done);
 	cb->aio.aio_reqprio = cb->prio;
 	cb->aio.aio_sigevent = q->sigev;
-	/* glibc may refuse for a moment when its request table is full */
-	while (aio_write(&cb->aio) == -1) {
-		if (errno != EAGAIN)
+	/*
+	 * glibc may refuse for a moment when it cannot queue a request.
+	 * Its threads finish earlier requests without us, so waiting is
+	 * enough; reaping here would run inside cblock_reap's own walk.
+	 */
+	for (tries = 0; aio_write(&cb->aio) == -1; tries++) {
+		if (errno != EAGAIN || tries == 10000)
 			return -1;
-		cblock_reap(q);
 		usleep(100);
 	}
 	return 0;
@@ -139,22 +147,29 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->off = off;
 	cb->done = 0;
 	cb->err = 0;
+	cb->stats->submitted++;
+	if (cblock_aio_write(q, cb) == -1) {
+		int	 saved = errno;
+
+		/* never queued: not busy, and its bytes will not land */
+		cb->stats->failed++;
+		cb->stats->bytes_dropped += cb->len;
+		tracefile_failed(tf, off, saved);
+		cb->busy = 0;
+		cb->tf = NULL;
+		if (cb->heap) {
+			free(cb->buf);
+			free(cb);
+		}
+		errno = saved;
+		return -1;
+	}
+	/* in the busy set only once glibc owns the request */
 	cb->busy = 1;
 	TAILQ_INSERT_TAIL(&q->busy, cb, entry);
 	q->nr_busy++;
 	tf->inflight++;
 	cb->stats->inflight++;
-	cb->stats->submitted++;
-	if (cblock_aio_write(q, cb) == -1) {
-		int	 saved = errno;
-
-		cb->stats->failed++;
-		cb->stats->bytes_dropped += cb->len;
-		tracefile_failed(tf, off, saved);
-		cblock_release(q, cb);
-		errno = saved;
-		return -1;
-	}
 	return 0;
 }
 
@@ -182,6 +197,7 @@ cblock_reap(struct cblock_queue *q)
 			cb->stats->failed++;
 			cb->stats->bytes_dropped += cb->len - cb->done;
 			cb->stats->bytes_written += cb->done;
+			cb->tf->written += cb->done;
 			tracefile_failed(cb->tf, cb->off + cb->done, cb->err);
 			cblock_release(q, cb);
 			break;

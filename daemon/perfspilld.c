@@ -268,7 +268,8 @@ main(int argc, char *argv[])
 	if (check) {
 		o = config_to_json(&d.cfg, 1);
 		printf("%s\n", json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+		    JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 		return 0;
 	}

@@ -49,7 +49,8 @@ ring_count(const uint8_t *data, size_t size, uint64_t tail, uint64_t head,
 	struct perf_event_header	 h;
 	uint64_t			 pos, raw;
 
-	for (pos = tail; pos < head; pos += h.size) {
+	/* != rather than <: the counters wrap at 2^64 */
+	for (pos = tail; pos != head; pos += h.size) {
 		raw = ring_u64_at(data, size, pos);
 		memcpy(&h, &raw, sizeof(h));
 		if (h.size < sizeof(h) || h.size > head - pos) {

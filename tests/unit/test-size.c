@@ -78,7 +78,7 @@ test_size_parse_secs(void)
 	CHECK(size_parse_secs("10ms", &v) == -1);
 	CHECK(size_parse_secs("1hB", &v) == -1);	/* byte suffixes only */
 	CHECK(size_parse_secs("1K", &v) == -1);
-	CHECK(size_parse_secs("213503982334601d", &v) == -1);	/* > 2^64 s */
+	CHECK(size_parse_secs("213503982334602d", &v) == -1);	/* > 2^64 s */
 	CHECK(v == 42);
 }
 

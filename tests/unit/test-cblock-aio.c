@@ -1,0 +1,336 @@
+/*
+ * test-cblock-aio: real POSIX AIO through cblocks into a tracefile in a
+ * private directory. Requests complete in any order, so what is checked
+ * is where the bytes land (the reserved offsets), the counters, and that
+ * the file only appears under its final name once closed and complete.
+ */
+#include <aio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cblock.h"
+#include "check.h"
+#include "tracefile.h"
+
+#define DEADLINE	10	/* seconds: a bound on a hang, not a claim */
+
+static time_t	 started;
+
+static int
+expired(void)
+{
+	return time(NULL) - started > DEADLINE;
+}
+
+/* Reap until nothing is busy, sleeping in aio_suspend between scans as
+ * the daemon sleeps in its event loop. */
+static size_t
+reap_all(struct cblock_queue *q)
+{
+	const struct aiocb	*list[16];
+	struct timespec		 ts = { 0, 50 * 1000 * 1000 };
+	struct cblock		*cb;
+	size_t			 n, busy;
+
+	while ((busy = cblock_reap(q)) > 0 && !expired()) {
+		n = 0;
+		TAILQ_FOREACH(cb, &q->busy, entry) {
+			if (n < sizeof(list) / sizeof(list[0]))
+				list[n++] = &cb->aio;
+		}
+		aio_suspend(list, (int)n, &ts);
+	}
+	return busy;
+}
+
+static void
+done_cb(struct tracefile *tf, void *arg)
+{
+	int	*calls = arg;
+
+	(*calls)++;
+}
+
+static int
+close_all(struct tracefile *tf, struct cblock_queue *q, int *calls)
+{
+	struct timespec	 ts = { 0, 1000 * 1000 };
+	int		 rc;
+
+	tracefile_close(tf, done_cb, calls);
+	while ((rc = tracefile_poll(tf, &q->sigev)) == 0 && !expired())
+		nanosleep(&ts, NULL);
+	return rc;
+}
+
+static void
+fill(uint8_t *buf, size_t len, unsigned int seed)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed + i * 7 + i / 251);
+}
+
+/* The whole file named name in dirfd, or NULL. */
+static uint8_t *
+slurp(int dirfd, const char *name, size_t *len)
+{
+	struct stat	 st;
+	uint8_t		*buf;
+	int		 fd;
+	ssize_t		 n;
+
+	if ((fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if (fstat(fd, &st) == -1 || (buf = malloc((size_t)st.st_size + 1)) ==
+	    NULL) {
+		close(fd);
+		return NULL;
+	}
+	n = pread(fd, buf, (size_t)st.st_size, 0);
+	close(fd);
+	if (n != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
+static int
+exists(int dirfd, const char *name)
+{
+	return faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void
+test_two_cblocks(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct cblock		 cbs[2], *heap;
+	struct cblock_stats	 stats, heap_stats;
+	struct tracefile	*tf;
+	unsigned int		 seq = 0;
+	uint64_t		 off0, off1, off2;
+	uint8_t			*file, *hbuf;
+	size_t			 len = 0;
+	int			 calls = 0, i;
+
+	memset(&stats, 0, sizeof(stats));
+	memset(&heap_stats, 0, sizeof(heap_stats));
+	cblock_queue_init(&q, 0);
+	CHECK_EQ(q.sigev.sigev_notify, SIGEV_NONE);
+	CHECK_EQ(q.nr_busy, 0);
+	CHECK(TAILQ_EMPTY(&q.busy));
+
+	tf = tracefile_open(dirfd, "unit", &seq);
+	CHECK(tf != NULL);
+	if (tf == NULL)
+		return;
+	CHECK_EQ(seq, 1);
+	CHECK_EQ(tf->state, TRACEFILE_OPEN);
+	CHECK(strncmp(tf->name, "perfspill-unit-", 15) == 0);
+	CHECK(strlen(tf->name) > 5 &&
+	    strcmp(tf->name + strlen(tf->name) - 5, ".data") == 0);
+	CHECK(strlen(tf->partial) == strlen(tf->name) + 8 &&
+	    strncmp(tf->partial, tf->name, strlen(tf->name)) == 0 &&
+	    strcmp(tf->partial + strlen(tf->name), ".partial") == 0);
+	CHECK(exists(dirfd, tf->partial));
+	CHECK(!exists(dirfd, tf->name));
+
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(cblock_init(&cbs[i], 8192, i), 0);
+		cbs[i].stats = &stats;
+	}
+	cbs[0].len = 5000;
+	fill(cbs[0].buf, cbs[0].len, 1);
+	cbs[1].len = 3000;
+	fill(cbs[1].buf, cbs[1].len, 2);
+	off0 = tracefile_reserve(tf, cbs[0].len);
+	off1 = tracefile_reserve(tf, cbs[1].len);
+	CHECK_U64(off0, 0);
+	CHECK_U64(off1, 5000);
+
+	/* submitted out of order: the offsets, not the order, place them */
+	CHECK_EQ(cblock_submit(&q, &cbs[1], tf, off1), 0);
+	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off0), 0);
+	CHECK_EQ(cbs[0].busy, 1);
+	CHECK_EQ(cbs[1].busy, 1);
+	CHECK_EQ(cblock_pick(cbs, 2), -1);
+	CHECK_EQ(q.nr_busy, 2);
+	CHECK_EQ(tf->inflight, 2);
+	CHECK_U64(stats.inflight, 2);
+	CHECK_U64(stats.submitted, 2);
+
+	/* a one-shot heap block (a preamble), freed when it completes */
+	hbuf = malloc(100);
+	CHECK(hbuf != NULL);
+	fill(hbuf, 100, 3);
+	heap = cblock_create_heap(hbuf, 100, &heap_stats);
+	CHECK(heap != NULL);
+	off2 = tracefile_reserve(tf, 100);
+	CHECK_U64(off2, 8000);
+	CHECK_EQ(cblock_submit(&q, heap, tf, off2), 0);
+	CHECK_EQ(tf->inflight, 3);
+
+	CHECK_EQ(reap_all(&q), 0);
+	CHECK_EQ(cbs[0].busy, 0);
+	CHECK_EQ(cbs[1].busy, 0);
+	CHECK_EQ(cblock_pick(cbs, 2), 0);
+	CHECK_EQ(q.nr_busy, 0);
+	CHECK(TAILQ_EMPTY(&q.busy));
+	CHECK_EQ(tf->inflight, 0);
+	CHECK_U64(tf->written, 8100);
+	CHECK_U64(tf->bad_off, UINT64_MAX);
+	CHECK_U64(stats.inflight, 0);
+	CHECK_U64(stats.completed, 2);
+	CHECK_U64(stats.failed, 0);
+	CHECK_U64(stats.bytes_written, 8000);
+	CHECK_U64(stats.bytes_dropped, 0);
+	CHECK_U64(heap_stats.completed, 1);
+	CHECK_U64(heap_stats.bytes_written, 100);
+	CHECK_U64(heap_stats.inflight, 0);
+
+	file = slurp(dirfd, tf->partial, &len);
+	CHECK(file != NULL);
+	CHECK_EQ(len, 8100);
+	if (file != NULL && len == 8100) {
+		CHECK(memcmp(file, cbs[0].buf, 5000) == 0);
+		CHECK(memcmp(file + 5000, cbs[1].buf, 3000) == 0);
+		fill(cbs[0].buf, 100, 3);
+		CHECK(memcmp(file + 8000, cbs[0].buf, 100) == 0);
+	}
+	free(file);
+
+	/* close: fsync through AIO, then the rename */
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	CHECK_EQ(calls, 1);
+	CHECK_EQ(tf->state, TRACEFILE_DONE);
+	CHECK_EQ(tf->fd, -1);
+	CHECK(!exists(dirfd, tf->partial));
+	CHECK(exists(dirfd, tf->name));
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL && len == 8100);
+	free(file);
+	/* polling a done file again neither fails nor calls back twice */
+	CHECK_EQ(tracefile_poll(tf, &q.sigev), 1);
+	CHECK_EQ(calls, 1);
+
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
+	for (i = 0; i < 2; i++)
+		cblock_finish(&cbs[i]);
+}
+
+/*
+ * A failed write in the middle: the file is cut at the failed offset, so
+ * that the later request that did succeed does not leave a hole that would
+ * end perf's reading early. A read-only descriptor makes the write fail.
+ */
+static void
+test_failed_write(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct cblock		 cbs[3];
+	struct cblock_stats	 stats;
+	struct tracefile	*tf;
+	unsigned int		 seq = 100;
+	uint64_t		 off[3];
+	uint8_t			*file;
+	size_t			 len = 0;
+	int			 calls = 0, i, rwfd, rofd;
+
+	memset(&stats, 0, sizeof(stats));
+	cblock_queue_init(&q, 0);
+	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+		CHECK(tf != NULL);
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(cblock_init(&cbs[i], 4096, i), 0);
+		cbs[i].stats = &stats;
+		cbs[i].len = 1000;
+		fill(cbs[i].buf, cbs[i].len, (unsigned int)i);
+		off[i] = tracefile_reserve(tf, cbs[i].len);
+	}
+
+	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off[0]), 0);
+	CHECK_EQ(reap_all(&q), 0);
+
+	rwfd = tf->fd;
+	rofd = openat(dirfd, tf->partial, O_RDONLY | O_CLOEXEC);
+	CHECK(rofd != -1);
+	tf->fd = rofd;
+	/* glibc may refuse at once or fail the request later: either way
+	 * the bytes are dropped and the offset recorded */
+	if (cblock_submit(&q, &cbs[1], tf, off[1]) == -1)
+		CHECK_EQ(errno, EBADF);
+	CHECK_EQ(reap_all(&q), 0);
+	tf->fd = rwfd;
+	close(rofd);
+	CHECK_EQ(cbs[1].busy, 0);
+	CHECK_U64(tf->bad_off, off[1]);
+	CHECK_EQ(tf->err, EBADF);
+	CHECK_U64(stats.failed, 1);
+	CHECK_U64(stats.bytes_dropped, 1000);
+
+	CHECK_EQ(cblock_submit(&q, &cbs[2], tf, off[2]), 0);
+	CHECK_EQ(reap_all(&q), 0);
+	CHECK_U64(stats.completed, 2);
+	CHECK_U64(stats.bytes_written, 2000);
+	CHECK_EQ(tf->inflight, 0);
+
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	CHECK_EQ(calls, 1);
+	CHECK(exists(dirfd, tf->name));
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL);
+	CHECK_EQ(len, off[1]);
+	if (file != NULL && len == off[1])
+		CHECK(memcmp(file, cbs[0].buf, 1000) == 0);
+	free(file);
+
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
+	for (i = 0; i < 3; i++)
+		cblock_finish(&cbs[i]);
+}
+
+int
+main(void)
+{
+	char		 dir[256];
+	const char	*tmp;
+	int		 dirfd, rc;
+
+	started = time(NULL);
+	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/perfspill-unit.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		perror(dir);
+		return 1;
+	}
+	if ((dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		perror(dir);
+		rmdir(dir);
+		return 1;
+	}
+
+	test_two_cblocks(dirfd);
+	test_failed_write(dirfd);
+
+	close(dirfd);
+	/* anything left means a file was not renamed or not removed */
+	if ((rc = rmdir(dir)) == -1)
+		printf("%s: %s\n", dir, strerror(errno));
+	CHECK(rc == 0);
+	return check_exit();
+}

@@ -1,0 +1,383 @@
+/*
+ * test-cblock-reap: cblock_submit, cblock_reap and cblock_wait against a
+ * fake AIO layer, so that partial writes, refusals and failures happen
+ * when the test says and not when the disk does.
+ *
+ * This binary defines aio_write, aio_error, aio_return and aio_suspend
+ * itself; the linker resolves libdaemon's calls to them here before it
+ * looks at the C library. The fakes keep their state where glibc does, in
+ * the aiocb's __error_code and __return_value, and like glibc they leave
+ * both alone when they refuse a request: an aiocb that was never queued
+ * reads as error 0, return 0.
+ */
+#include <aio.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cblock.h"
+#include "check.h"
+#include "tracefile.h"
+
+#define MAXREQ	64
+
+/* What the next calls of aio_write do: 0 queues, an errno refuses. */
+static int	 script[8];
+static size_t	 nscript;
+
+/* Every request aio_write accepted, in order. */
+static struct aiocb	 reqs[MAXREQ];
+static struct aiocb	*reqp[MAXREQ];
+static size_t		 nreqs;
+static unsigned int	 nwrite_calls;
+
+int
+aio_write(struct aiocb *cb)
+{
+	int	 e;
+
+	nwrite_calls++;
+	if (nscript > 0) {
+		e = script[0];
+		memmove(script, script + 1, --nscript * sizeof(script[0]));
+		if (e != 0) {
+			errno = e;
+			return -1;
+		}
+	}
+	if (nreqs < MAXREQ) {
+		reqs[nreqs] = *cb;
+		reqp[nreqs++] = cb;
+	}
+	cb->__error_code = EINPROGRESS;
+	cb->__return_value = 0;
+	return 0;
+}
+
+int
+aio_error(const struct aiocb *cb)
+{
+	return cb->__error_code;
+}
+
+ssize_t
+aio_return(struct aiocb *cb)
+{
+	return cb->__return_value;
+}
+
+/* Completes every request still in progress, in full: the disk caught up
+ * while the daemon slept. */
+int
+aio_suspend(const struct aiocb *const list[], int n, const struct timespec *ts)
+{
+	struct aiocb	*cb;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		cb = (struct aiocb *)(uintptr_t)list[i];
+		if (cb->__error_code == EINPROGRESS) {
+			cb->__error_code = 0;
+			cb->__return_value = (ssize_t)cb->aio_nbytes;
+		}
+	}
+	return 0;
+}
+
+static void
+fake_reset(void)
+{
+	nscript = 0;
+	nreqs = 0;
+	nwrite_calls = 0;
+	memset(reqs, 0, sizeof(reqs));
+}
+
+static void
+fake_refuse(int e)
+{
+	if (nscript < sizeof(script) / sizeof(script[0]))
+		script[nscript++] = e;
+}
+
+static void
+fake_complete(struct cblock *cb, int e, ssize_t ret)
+{
+	cb->aio.__error_code = e;
+	cb->aio.__return_value = ret;
+}
+
+struct fixture {
+	struct cblock_queue	 q;
+	struct cblock		 cbs[2];
+	struct cblock_stats	 stats;
+	struct tracefile	 tf;
+};
+
+static void
+setup(struct fixture *f, int signo)
+{
+	int	 i;
+
+	fake_reset();
+	memset(f, 0, sizeof(*f));
+	cblock_queue_init(&f->q, signo);
+	for (i = 0; i < 2; i++) {
+		if (cblock_init(&f->cbs[i], 4096, i) == -1)
+			abort();
+		f->cbs[i].stats = &f->stats;
+		f->cbs[i].len = 4096;
+		memset(f->cbs[i].buf, 'a' + i, 4096);
+	}
+	/* only what cblock touches: never opened, never closed */
+	f->tf.fd = 1000;
+	f->tf.bad_off = UINT64_MAX;
+}
+
+static void
+teardown(struct fixture *f)
+{
+	cblock_finish(&f->cbs[0]);
+	cblock_finish(&f->cbs[1]);
+}
+
+static void
+test_request(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb = &f.cbs[1];
+
+	setup(&f, SIGRTMIN + 1);
+	CHECK_EQ(f.q.sigev.sigev_notify, SIGEV_SIGNAL);
+	CHECK_EQ(f.q.sigev.sigev_signo, SIGRTMIN + 1);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 8192), 0);
+	CHECK_EQ(nreqs, 1);
+	CHECK(reqp[0] == &cb->aio);
+	CHECK_EQ(reqs[0].aio_fildes, 1000);
+	CHECK(reqs[0].aio_buf == cb->buf);
+	CHECK_EQ(reqs[0].aio_nbytes, 4096);
+	CHECK_EQ(reqs[0].aio_offset, 8192);
+	CHECK_EQ(reqs[0].aio_reqprio, cb->prio);
+	CHECK_EQ(reqs[0].aio_sigevent.sigev_notify, SIGEV_SIGNAL);
+	CHECK_EQ(reqs[0].aio_sigevent.sigev_signo, SIGRTMIN + 1);
+
+	/* nothing happens until the request says so */
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	CHECK_EQ(cb->busy, 1);
+	fake_complete(cb, 0, 4096);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_EQ(cb->busy, 0);
+	CHECK(cb->tf == NULL);
+	CHECK_U64(f.tf.written, 4096);
+	CHECK_EQ(f.tf.inflight, 0);
+	CHECK_U64(f.stats.completed, 1);
+	CHECK_U64(f.stats.bytes_written, 4096);
+	CHECK_U64(f.stats.inflight, 0);
+	teardown(&f);
+}
+
+static void
+test_partial(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb = &f.cbs[0];
+
+	/* a short write is continued where it stopped */
+	setup(&f, 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096), 0);
+	fake_complete(cb, 0, 1000);
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	CHECK_EQ(nreqs, 2);
+	CHECK(reqs[1].aio_buf == cb->buf + 1000);
+	CHECK_EQ(reqs[1].aio_nbytes, 3096);
+	CHECK_EQ(reqs[1].aio_offset, 4096 + 1000);
+	CHECK_U64(f.stats.resubmitted, 1);
+	CHECK_U64(f.tf.written, 0);
+	fake_complete(cb, 0, 3096);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_U64(f.tf.written, 4096);
+	CHECK_U64(f.stats.completed, 1);
+	CHECK_U64(f.stats.bytes_written, 4096);
+	CHECK_U64(f.stats.failed, 0);
+	CHECK_U64(f.tf.bad_off, UINT64_MAX);
+	teardown(&f);
+
+	/* a short write, then an error: the file is cut where it stopped */
+	setup(&f, 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096), 0);
+	fake_complete(cb, 0, 1000);
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	fake_complete(cb, ENOSPC, -1);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_EQ(cb->busy, 0);
+	CHECK_U64(f.stats.failed, 1);
+	CHECK_U64(f.stats.bytes_dropped, 3096);
+	CHECK_U64(f.stats.bytes_written, 1000);
+	CHECK_U64(f.tf.bad_off, 5096);
+	CHECK_EQ(f.tf.err, ENOSPC);
+	CHECK_EQ(f.tf.inflight, 0);
+	teardown(&f);
+
+	/* a short write whose continuation is refused */
+	setup(&f, 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0), 0);
+	fake_complete(cb, 0, 96);
+	fake_refuse(EINVAL);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_EQ(cb->busy, 0);
+	CHECK_U64(f.stats.resubmitted, 1);
+	CHECK_U64(f.stats.failed, 1);
+	CHECK_U64(f.stats.bytes_dropped, 4000);
+	CHECK_U64(f.tf.bad_off, 96);
+	CHECK_EQ(f.tf.err, EINVAL);
+	teardown(&f);
+
+	/* no progress at all */
+	setup(&f, 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0), 0);
+	fake_complete(cb, 0, 0);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_EQ(nreqs, 1);
+	CHECK_U64(f.stats.failed, 1);
+	CHECK_U64(f.tf.bad_off, 0);
+	teardown(&f);
+}
+
+static void
+test_refused(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb = &f.cbs[0];
+
+	/* refused outright: not busy, counted as dropped, file cut there */
+	setup(&f, 0);
+	fake_refuse(EINVAL);
+	errno = 0;
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 12288), -1);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_EQ(cb->busy, 0);
+	CHECK_EQ(f.q.nr_busy, 0);
+	CHECK(TAILQ_EMPTY(&f.q.busy));
+	CHECK_EQ(f.tf.inflight, 0);
+	CHECK_U64(f.stats.inflight, 0);
+	CHECK_U64(f.stats.failed, 1);
+	CHECK_U64(f.stats.bytes_dropped, 4096);
+	CHECK_U64(f.tf.bad_off, 12288);
+	CHECK_EQ(f.tf.err, EINVAL);
+	/* the first failure wins: it is where the file is cut */
+	fake_refuse(EIO);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[1], &f.tf, 16384), -1);
+	CHECK_U64(f.tf.bad_off, 12288);
+	CHECK_EQ(f.tf.err, EINVAL);
+	teardown(&f);
+}
+
+/*
+ * glibc refuses with EAGAIN while it cannot queue a request; cblock waits
+ * and tries again, without reaping (a reap there would run inside
+ * cblock_reap's own walk). The request joins the busy set only once it
+ * is queued, so no reap can take its empty aiocb for a finished write.
+ */
+static void
+test_eagain(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb0 = &f.cbs[0], *cb1 = &f.cbs[1];
+
+	setup(&f, 0);
+	fake_refuse(EAGAIN);
+	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
+	CHECK_EQ(nwrite_calls, 2);
+	CHECK_EQ(cb0->busy, 1);
+	CHECK_EQ(f.q.nr_busy, 1);
+	CHECK_EQ(f.tf.inflight, 1);
+	CHECK_U64(f.stats.failed, 0);
+	CHECK_U64(f.stats.bytes_dropped, 0);
+	CHECK_U64(f.tf.bad_off, UINT64_MAX);
+	fake_complete(cb0, 0, 4096);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_U64(f.stats.completed, 1);
+	CHECK_U64(f.tf.written, 4096);
+	teardown(&f);
+
+	/* an EAGAIN leaves the other, completed, request to the next reap */
+	setup(&f, 0);
+	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
+	fake_complete(cb0, 0, 4096);
+	fake_refuse(EAGAIN);
+	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 4096), 0);
+	CHECK_EQ(cb0->busy, 1);
+	CHECK_EQ(cb1->busy, 1);
+	CHECK_EQ(f.q.nr_busy, 2);
+	CHECK_U64(f.stats.completed, 0);
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	CHECK_EQ(cb0->busy, 0);
+	CHECK_U64(f.stats.completed, 1);
+	CHECK_U64(f.stats.failed, 0);
+	CHECK_U64(f.tf.bad_off, UINT64_MAX);
+	teardown(&f);
+}
+
+static void
+test_wait(void)
+{
+	struct fixture	 f;
+
+	setup(&f, 0);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[0], &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[1], &f.tf, 4096), 0);
+	CHECK_EQ(cblock_pick(f.cbs, 2), -1);
+	cblock_wait(&f.q, f.cbs, 2);
+	CHECK(cblock_pick(f.cbs, 2) != -1);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_U64(f.stats.completed, 2);
+	CHECK_U64(f.tf.written, 8192);
+
+	/* returns at once when one is free already */
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[0], &f.tf, 8192), 0);
+	cblock_wait(&f.q, f.cbs, 2);
+	CHECK_EQ(f.cbs[0].busy, 1);
+	fake_complete(&f.cbs[0], 0, 4096);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	teardown(&f);
+}
+
+static void
+test_heap(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb;
+	uint8_t		*buf;
+
+	setup(&f, 0);
+	if ((buf = malloc(64)) == NULL)
+		abort();
+	cb = cblock_create_heap(buf, 64, &f.stats);
+	CHECK(cb != NULL);
+	if (cb == NULL)
+		return;
+	CHECK_EQ(cb->heap, 1);
+	CHECK_EQ(cb->len, 64);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0), 0);
+	CHECK_EQ(reqs[0].aio_nbytes, 64);
+	fake_complete(cb, 0, 64);
+	/* freed here: a leak checker sees the rest */
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	CHECK_U64(f.stats.completed, 1);
+	CHECK_U64(f.tf.written, 64);
+	teardown(&f);
+}
+
+int
+main(void)
+{
+	test_request();
+	test_partial();
+	test_refused();
+	test_eagain();
+	test_wait();
+	test_heap();
+	return check_exit();
+}

@@ -1,0 +1,131 @@
+/*
+ * test-cblock: the pure parts of the AIO control blocks: which one a
+ * drain takes, what a completion means, and the request priorities.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cblock.h"
+#include "check.h"
+
+static void
+test_pick(void)
+{
+	struct cblock	 cbs[4];
+
+	memset(cbs, 0, sizeof(cbs));
+	CHECK_EQ(cblock_pick(cbs, 1), 0);
+	CHECK_EQ(cblock_pick(cbs, 4), 0);
+
+	/* the first free one, not the last freed one */
+	cbs[0].busy = 1;
+	cbs[2].busy = 1;
+	CHECK_EQ(cblock_pick(cbs, 4), 1);
+	cbs[1].busy = 1;
+	CHECK_EQ(cblock_pick(cbs, 4), 3);
+	/* n bounds the search: cbs[3] is free but not among the first 3 */
+	CHECK_EQ(cblock_pick(cbs, 3), -1);
+	cbs[3].busy = 1;
+	CHECK_EQ(cblock_pick(cbs, 4), -1);
+	cbs[2].busy = 0;
+	CHECK_EQ(cblock_pick(cbs, 4), 2);
+
+	/* none at all (cblocks = 0 is the serial mode) */
+	CHECK_EQ(cblock_pick(cbs, 0), -1);
+}
+
+static void
+test_step(void)
+{
+	struct cblock	 cb;
+
+	memset(&cb, 0, sizeof(cb));
+	cb.len = 4096;
+
+	/* still queued: nothing changes */
+	CHECK_EQ(cblock_step(&cb, EINPROGRESS, 0), CBLOCK_INPROGRESS);
+	CHECK_EQ(cb.done, 0);
+	CHECK_EQ(cb.err, 0);
+
+	/* all of it at once */
+	CHECK_EQ(cblock_step(&cb, 0, 4096), CBLOCK_DONE);
+	CHECK_EQ(cb.done, 4096);
+	CHECK_EQ(cb.err, 0);
+
+	/* a partial write, then the rest */
+	memset(&cb, 0, sizeof(cb));
+	cb.len = 4096;
+	CHECK_EQ(cblock_step(&cb, 0, 1000), CBLOCK_RESUBMIT);
+	CHECK_EQ(cb.done, 1000);
+	CHECK_EQ(cblock_step(&cb, EINPROGRESS, 0), CBLOCK_INPROGRESS);
+	CHECK_EQ(cb.done, 1000);
+	CHECK_EQ(cblock_step(&cb, 0, 3000), CBLOCK_RESUBMIT);
+	CHECK_EQ(cb.done, 4000);
+	CHECK_EQ(cblock_step(&cb, 0, 96), CBLOCK_DONE);
+	CHECK_EQ(cb.done, 4096);
+	CHECK_EQ(cb.err, 0);
+
+	/* an error keeps its errno and makes no progress */
+	memset(&cb, 0, sizeof(cb));
+	cb.len = 4096;
+	CHECK_EQ(cblock_step(&cb, ENOSPC, -1), CBLOCK_FAILED);
+	CHECK_EQ(cb.err, ENOSPC);
+	CHECK_EQ(cb.done, 0);
+	memset(&cb, 0, sizeof(cb));
+	cb.len = 4096;
+	cb.done = 512;
+	CHECK_EQ(cblock_step(&cb, EIO, -1), CBLOCK_FAILED);
+	CHECK_EQ(cb.err, EIO);
+	CHECK_EQ(cb.done, 512);
+
+	/* a negative return without an errno is still a failure */
+	memset(&cb, 0, sizeof(cb));
+	cb.len = 4096;
+	CHECK_EQ(cblock_step(&cb, 0, -1), CBLOCK_FAILED);
+	CHECK(cb.err != 0);
+
+	/* 0 bytes written: resubmitting would spin, so it fails */
+	memset(&cb, 0, sizeof(cb));
+	cb.len = 4096;
+	CHECK_EQ(cblock_step(&cb, 0, 0), CBLOCK_FAILED);
+	CHECK(cb.err != 0);
+	CHECK_EQ(cb.done, 0);
+}
+
+static void
+test_init_prio(void)
+{
+	struct cblock	 cb;
+	long		 delta = sysconf(_SC_AIO_PRIO_DELTA_MAX);
+	long		 want;
+	int		 i;
+
+	CHECK(delta >= 0);
+	for (i = 0; i < 40; i++) {
+		CHECK_EQ(cblock_init(&cb, 64, i), 0);
+		want = delta - i > 0 ? delta - i : 0;
+		CHECK_EQ(cb.prio, want);
+		CHECK(cb.buf != NULL);
+		CHECK_EQ(cb.cap, 64);
+		CHECK_EQ(cb.busy, 0);
+		CHECK_EQ(cb.len, 0);
+		cblock_finish(&cb);
+		CHECK(cb.buf == NULL);
+	}
+	CHECK_EQ(cblock_init(&cb, 64, 0), 0);
+	CHECK_EQ(cb.prio, delta);
+	cblock_finish(&cb);
+
+	/* destroy functions take NULL */
+	cblock_finish(NULL);
+}
+
+int
+main(void)
+{
+	test_pick();
+	test_step();
+	test_init_prio();
+	return check_exit();
+}

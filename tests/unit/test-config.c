@@ -1,0 +1,747 @@
+/*
+ * test-config: the one validator of settings, whether they come from the
+ * config file, `start` or `configure`. Every refusal is also checked to
+ * leave the settings exactly as they were: applying is all or nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+
+static struct config_error	 err;
+
+/* Apply the JSON text s on top of *cfg; on failure also check that *cfg
+ * did not move by a byte. Returns 0 or the error code. */
+static int
+apply_changed(struct config *cfg, const char *s, enum config_origin origin,
+    json_object **changed)
+{
+	struct config	 before = *cfg;
+	json_object	*o;
+	int		 rc;
+
+	if ((o = json_tokener_parse(s)) == NULL) {
+		printf("test bug: cannot parse %s\n", s);
+		CHECK(o != NULL);
+		return -1;
+	}
+	memset(&err, 0, sizeof(err));
+	rc = config_apply(cfg, o, origin, &err, changed);
+	json_object_put(o);
+	if (rc == 0)
+		return 0;
+	CHECK(rc == -1);
+	if (memcmp(&before, cfg, sizeof(before)) != 0) {
+		printf("config changed by a refused apply of %s\n", s);
+		CHECK(memcmp(&before, cfg, sizeof(before)) == 0);
+	}
+	if (changed != NULL)
+		CHECK(*changed == NULL);
+	CHECK(err.code != PROTO_OK);
+	CHECK(err.msg[0] != '\0');
+	return (int)err.code;
+}
+
+static int
+apply(struct config *cfg, const char *s, enum config_origin origin)
+{
+	return apply_changed(cfg, s, origin, NULL);
+}
+
+/* Apply to fresh defaults: the usual single-key case. */
+static int
+apply1(struct config *cfg, const char *s)
+{
+	config_defaults(cfg);
+	return apply(cfg, s, CONFIG_FILE);
+}
+
+static void
+test_defaults(void)
+{
+	struct config	 c;
+
+	config_defaults(&c);
+	CHECK_EQ(c.nr_events, 1);
+	CHECK_STR(c.events[0], "cpu-clock");
+	CHECK_U64(c.freq, 99);
+	CHECK_U64(c.period, 0);
+	CHECK_EQ(c.callgraph, 1);
+	CHECK_U64(c.mmap_pages, 128);
+	CHECK_U64(c.cblocks, 2);
+	CHECK_U64(c.rotate_size, UINT64_C(256) << 20);
+	CHECK_U64(c.rotate_interval, 3600);
+	CHECK_EQ(c.socket_mode, 0660);
+	CHECK_STR(c.socket_group, "perfspill");
+	CHECK_EQ(c.nr_control_groups, 0);
+	CHECK(c.output_dir[0] == '/');
+	CHECK(c.socket_path[0] == '/');
+
+	/* the defaults pass their own validator */
+	CHECK_EQ(apply1(&c, "{}"), 0);
+}
+
+/* {"events":[...]} with n names of namelen letters each. */
+static void
+events(char *buf, size_t len, int n, size_t namelen)
+{
+	size_t	 off;
+	int	 i;
+
+	off = (size_t)snprintf(buf, len, "{\"events\":[");
+	for (i = 0; i < n && off + namelen + 8 < len; i++) {
+		off += (size_t)snprintf(buf + off, len - off, "%s\"",
+		    i ? "," : "");
+		memset(buf + off, 'e', namelen);
+		off += namelen;
+		off += (size_t)snprintf(buf + off, len - off, "\"");
+	}
+	snprintf(buf + off, len - off, "]}");
+}
+
+static void
+test_recording_keys(void)
+{
+	struct config	 c;
+	char		 buf[512];
+
+	/* events */
+	CHECK_EQ(apply1(&c, "{\"events\":[\"cycles\",\"instructions\"]}"), 0);
+	CHECK_EQ(c.nr_events, 2);
+	CHECK_STR(c.events[0], "cycles");
+	CHECK_STR(c.events[1], "instructions");
+	CHECK_EQ(apply1(&c, "{\"events\":[\"sched:sched_switch\"]}"), 0);
+	CHECK_STR(c.events[0], "sched:sched_switch");
+	CHECK_EQ(apply1(&c, "{\"events\":[]}"), PROTO_E_BAD_VALUE);
+	CHECK_STR(err.key, "events");
+	CHECK_EQ(apply1(&c, "{\"events\":\"cycles\"}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"events\":[1]}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"events\":[\"cycles\",\"cyc les\"]}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"events\":[\"a/b\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"events\":[\"\"]}"), PROTO_E_BAD_VALUE);
+	events(buf, sizeof(buf), CONFIG_MAX_EVENTS + 1, 1);
+	CHECK_EQ(apply1(&c, buf), PROTO_E_BAD_VALUE);
+	events(buf, sizeof(buf), CONFIG_MAX_EVENTS, 1);
+	CHECK_EQ(apply1(&c, buf), 0);
+	CHECK_EQ(c.nr_events, CONFIG_MAX_EVENTS);
+	/* a name must fit with its NUL */
+	events(buf, sizeof(buf), 1, CONFIG_EVENT_LEN);
+	CHECK_EQ(apply1(&c, buf), PROTO_E_BAD_VALUE);
+	events(buf, sizeof(buf), 1, CONFIG_EVENT_LEN - 1);
+	CHECK_EQ(apply1(&c, buf), 0);
+	CHECK_EQ(strlen(c.events[0]), CONFIG_EVENT_LEN - 1);
+
+	/* freq and period: one or the other */
+	CHECK_EQ(apply1(&c, "{\"freq\":4000}"), 0);
+	CHECK_U64(c.freq, 4000);
+	CHECK_U64(c.period, 0);
+	CHECK_EQ(apply1(&c, "{\"period\":100000}"), 0);
+	CHECK_U64(c.period, 100000);
+	CHECK_U64(c.freq, 0);
+	/* and a later freq replaces a stored period */
+	CHECK_EQ(apply(&c, "{\"freq\":10}", CONFIG_REQUEST), 0);
+	CHECK_U64(c.freq, 10);
+	CHECK_U64(c.period, 0);
+	CHECK_EQ(apply1(&c, "{\"freq\":99,\"period\":1000}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK(strstr(err.msg, "freq") != NULL &&
+	    strstr(err.msg, "period") != NULL);
+	CHECK_EQ(apply1(&c, "{\"freq\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"freq\":1000001}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"freq\":\"99\"}"), PROTO_E_BAD_TYPE);
+	CHECK_STR(err.key, "freq");
+	CHECK_EQ(apply1(&c, "{\"freq\":9.5}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"freq\":null}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"period\":0}"), PROTO_E_BAD_VALUE);
+
+	/* callgraph */
+	CHECK_EQ(apply1(&c, "{\"callgraph\":false}"), 0);
+	CHECK_EQ(c.callgraph, 0);
+	CHECK_EQ(apply1(&c, "{\"callgraph\":1}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"callgraph\":\"yes\"}"), PROTO_E_BAD_TYPE);
+
+	/* mmap_pages: a power of two in [1, 65536] */
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":1}"), 0);
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":65536}"), 0);
+	CHECK_U64(c.mmap_pages, 65536);
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":3}"), PROTO_E_BAD_VALUE);
+	CHECK_STR(err.key, "mmap_pages");
+	CHECK(strstr(err.msg, "power of two") != NULL);
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":96}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":131072}"), PROTO_E_BAD_VALUE);
+
+	CHECK_EQ(apply1(&c, "{\"wakeup_pct\":75}"), 0);
+	CHECK_U64(c.wakeup_pct, 75);
+	CHECK_EQ(apply1(&c, "{\"wakeup_pct\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"wakeup_pct\":91}"), PROTO_E_BAD_VALUE);
+
+	CHECK_EQ(apply1(&c, "{\"drain_ms\":10}"), 0);
+	CHECK_EQ(apply1(&c, "{\"drain_ms\":10000}"), 0);
+	CHECK_EQ(apply1(&c, "{\"drain_ms\":9}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"drain_ms\":10001}"), PROTO_E_BAD_VALUE);
+
+	CHECK_EQ(apply1(&c, "{\"compression\":3}"), 0);
+	CHECK_EQ(c.compression, 3);
+	CHECK_EQ(apply1(&c, "{\"compression\":0}"), 0);
+	CHECK_EQ(apply1(&c, "{\"compression\":22}"), 0);
+	CHECK_EQ(apply1(&c, "{\"compression\":23}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"compression\":-1}"), PROTO_E_BAD_VALUE);
+}
+
+static void
+test_live_keys(void)
+{
+	struct config	 c;
+
+	/* cblocks: 0 (serial) to CONFIG_CBLOCKS_MAX */
+	CHECK_EQ(apply1(&c, "{\"cblocks\":0}"), 0);
+	CHECK_U64(c.cblocks, 0);
+	CHECK_EQ(apply1(&c, "{\"cblocks\":8}"), 0);
+	CHECK_U64(c.cblocks, 8);
+	CHECK_EQ(apply1(&c, "{\"cblocks\":9}"), PROTO_E_BAD_VALUE);
+	CHECK_STR(err.key, "cblocks");
+	CHECK_EQ(apply1(&c, "{\"cblocks\":-1}"), PROTO_E_BAD_VALUE);
+	CHECK_STR(err.key, "cblocks");
+	CHECK_EQ(apply1(&c, "{\"cblocks\":18446744073709551615}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cblocks\":\"2\"}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"cblocks\":true}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"cblocks\":2.0}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"cblocks\":[2]}"), PROTO_E_BAD_TYPE);
+
+	/* rotate_size: bytes or a size string, at least 1M, 0 for off */
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"512M\"}"), 0);
+	CHECK_U64(c.rotate_size, UINT64_C(512) << 20);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"512MiB\"}"), 0);
+	CHECK_U64(c.rotate_size, UINT64_C(512) << 20);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":536870912}"), 0);
+	CHECK_U64(c.rotate_size, UINT64_C(512) << 20);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":0}"), 0);
+	CHECK_U64(c.rotate_size, 0);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"0\"}"), 0);
+	CHECK_U64(c.rotate_size, 0);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":1048576}"), 0);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":1048575}"), PROTO_E_BAD_VALUE);
+	CHECK(strstr(err.msg, "0 for off") != NULL);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"512K\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"2048T\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"1X\"}"), PROTO_E_BAD_VALUE);
+	CHECK_STR(err.key, "rotate_size");
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"-1M\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":-1}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":true}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":1.5}"), PROTO_E_BAD_TYPE);
+
+	/* rotate_interval: seconds or a duration string, 0 for off */
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":\"1h\"}"), 0);
+	CHECK_U64(c.rotate_interval, 3600);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":\"15m\"}"), 0);
+	CHECK_U64(c.rotate_interval, 900);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":600}"), 0);
+	CHECK_U64(c.rotate_interval, 600);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":0}"), 0);
+	CHECK_U64(c.rotate_interval, 0);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":\"365d\"}"), 0);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":\"366d\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":\"1w\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"rotate_interval\":\"1G\"}"), PROTO_E_BAD_VALUE);
+
+	CHECK_EQ(apply1(&c, "{\"max_files\":0}"), 0);
+	CHECK_U64(c.max_files, 0);
+	CHECK_EQ(apply1(&c, "{\"max_files\":1000000}"), 0);
+	CHECK_EQ(apply1(&c, "{\"max_files\":1000001}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"max_files\":\"10\"}"), PROTO_E_BAD_TYPE);
+
+	CHECK_EQ(apply1(&c, "{\"max_size\":\"4G\"}"), 0);
+	CHECK_U64(c.max_size, UINT64_C(4) << 30);
+	CHECK_EQ(apply1(&c, "{\"max_size\":0}"), 0);
+	CHECK_U64(c.max_size, 0);
+	CHECK_EQ(apply1(&c, "{\"max_size\":\"512K\"}"), PROTO_E_BAD_VALUE);
+
+	CHECK_EQ(apply1(&c, "{\"min_free\":0}"), 0);
+	CHECK_U64(c.min_free, 0);
+	CHECK_EQ(apply1(&c, "{\"min_free\":\"10G\"}"), 0);
+	CHECK_U64(c.min_free, UINT64_C(10) << 30);
+	CHECK_EQ(apply1(&c, "{\"min_free\":\"10GB\"}"), 0);
+	CHECK_EQ(apply1(&c, "{\"min_free\":\"10 G\"}"), PROTO_E_BAD_VALUE);
+}
+
+static void
+test_daemon_keys(void)
+{
+	struct config	 c;
+	char		 buf[1024];
+	static const char *daemon_keys[] = {
+		"{\"record_on_start\":true}",
+		"{\"output_dir\":\"/var/tmp/spill\"}",
+		"{\"socket\":\"/run/x.sock\"}",
+		"{\"socket_mode\":\"0600\"}",
+		"{\"socket_group\":\"wheel\"}",
+		"{\"control_groups\":[\"wheel\"]}",
+		"{\"max_clients\":4}",
+		"{\"client_timeout\":10}",
+	};
+	size_t		 i;
+	int		 n;
+
+	/* each is fine in the file and refused over the socket, naming the
+	 * key, whether or not the value itself is valid */
+	for (i = 0; i < sizeof(daemon_keys) / sizeof(daemon_keys[0]); i++) {
+		CHECK_EQ(apply1(&c, daemon_keys[i]), 0);
+		config_defaults(&c);
+		CHECK_EQ(apply(&c, daemon_keys[i], CONFIG_REQUEST),
+		    PROTO_E_NOT_SETTABLE);
+		CHECK(err.key[0] != '\0' &&
+		    strstr(daemon_keys[i], err.key) != NULL);
+	}
+	config_defaults(&c);
+	CHECK_EQ(apply(&c, "{\"output_dir\":\"relative\"}", CONFIG_REQUEST),
+	    PROTO_E_NOT_SETTABLE);
+	CHECK_STR(err.key, "output_dir");
+
+	CHECK_EQ(apply1(&c, "{\"record_on_start\":true}"), 0);
+	CHECK_EQ(c.record_on_start, 1);
+	CHECK_EQ(apply1(&c, "{\"record_on_start\":\"true\"}"),
+	    PROTO_E_BAD_TYPE);
+
+	/* paths: absolute, no "..", and a socket path that fits sun_path */
+	CHECK_EQ(apply1(&c, "{\"output_dir\":\"/var/tmp/spill\"}"), 0);
+	CHECK_STR(c.output_dir, "/var/tmp/spill");
+	CHECK_EQ(apply1(&c, "{\"output_dir\":\"var/tmp\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"output_dir\":\"\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"output_dir\":\"/a/../b\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"output_dir\":\"/a/..\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"output_dir\":\"/a/..b\"}"), 0);
+	CHECK_EQ(apply1(&c, "{\"output_dir\":5}"), PROTO_E_BAD_TYPE);
+	n = snprintf(buf, sizeof(buf), "{\"socket\":\"/");
+	memset(buf + n, 's', 106);
+	snprintf(buf + n + 106, sizeof(buf) - (size_t)n - 106, "\"}");
+	CHECK_EQ(apply1(&c, buf), 0);			/* 107 bytes */
+	CHECK_EQ(strlen(c.socket_path), 107);
+	memset(buf + n, 's', 107);
+	snprintf(buf + n + 107, sizeof(buf) - (size_t)n - 107, "\"}");
+	CHECK_EQ(apply1(&c, buf), PROTO_E_BAD_VALUE);	/* 108 bytes */
+	CHECK_STR(err.key, "socket");
+
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"0600\"}"), 0);
+	CHECK_EQ(c.socket_mode, 0600);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"660\"}"), 0);
+	CHECK_EQ(c.socket_mode, 0660);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"0999\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"01777\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":432}"), PROTO_E_BAD_TYPE);
+
+	CHECK_EQ(apply1(&c, "{\"socket_group\":\"wheel\"}"), 0);
+	CHECK_STR(c.socket_group, "wheel");
+	CHECK_EQ(apply1(&c, "{\"socket_group\":\"bad name\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_group\":\"\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_group\":[]}"), PROTO_E_BAD_TYPE);
+
+	CHECK_EQ(apply1(&c, "{\"control_groups\":[\"wheel\",\"adm\"]}"), 0);
+	CHECK_EQ(c.nr_control_groups, 2);
+	CHECK_STR(c.control_groups[1], "adm");
+	CHECK_EQ(apply1(&c, "{\"control_groups\":[]}"), 0);
+	CHECK_EQ(c.nr_control_groups, 0);
+	CHECK_EQ(apply1(&c, "{\"control_groups\":[\"a\",\"b\",\"c\",\"d\","
+	    "\"e\",\"f\",\"g\",\"h\",\"i\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"control_groups\":[\"a:b\"]}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"control_groups\":\"wheel\"}"),
+	    PROTO_E_BAD_TYPE);
+
+	CHECK_EQ(apply1(&c, "{\"max_clients\":4096}"), 0);
+	CHECK_EQ(apply1(&c, "{\"max_clients\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"max_clients\":4097}"), PROTO_E_BAD_VALUE);
+
+	CHECK_EQ(apply1(&c, "{\"client_timeout\":\"1m\"}"), 0);
+	CHECK_U64(c.client_timeout, 60);
+	CHECK_EQ(apply1(&c, "{\"client_timeout\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"client_timeout\":\"2h\"}"), PROTO_E_BAD_VALUE);
+}
+
+static void
+test_unknown(void)
+{
+	struct config	 c;
+
+	CHECK_EQ(apply1(&c, "{\"cblock\":2}"), PROTO_E_UNKNOWN_KEY);
+	CHECK_STR(err.key, "cblock");
+	CHECK(strstr(err.msg, "cblock") != NULL);
+	config_defaults(&c);
+	CHECK_EQ(apply(&c, "{\"bogus\":1}", CONFIG_REQUEST),
+	    PROTO_E_UNKNOWN_KEY);
+	CHECK_STR(err.key, "bogus");
+	/* keys are case sensitive */
+	CHECK_EQ(apply1(&c, "{\"CBLOCKS\":2}"), PROTO_E_UNKNOWN_KEY);
+
+	/* not an object at all */
+	CHECK_EQ(apply1(&c, "[1]"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "7"), PROTO_E_BAD_TYPE);
+}
+
+static void
+test_all_or_nothing(void)
+{
+	struct config	 c;
+	json_object	*changed;
+
+	/* a good key, then a bad one, and the other way round */
+	CHECK_EQ(apply1(&c, "{\"cblocks\":4,\"mmap_pages\":3}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_U64(c.cblocks, 2);
+	CHECK_EQ(apply1(&c, "{\"mmap_pages\":3,\"cblocks\":4}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_U64(c.cblocks, 2);
+	CHECK_EQ(apply1(&c, "{\"events\":[\"cycles\"],\"freq\":0}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_STR(c.events[0], "cpu-clock");
+	CHECK_EQ(apply1(&c, "{\"rotate_size\":\"1G\",\"bogus\":1}"),
+	    PROTO_E_UNKNOWN_KEY);
+	CHECK_U64(c.rotate_size, UINT64_C(256) << 20);
+	config_defaults(&c);
+	CHECK_EQ(apply(&c, "{\"cblocks\":4,\"output_dir\":\"/x\"}",
+	    CONFIG_REQUEST), PROTO_E_NOT_SETTABLE);
+	CHECK_U64(c.cblocks, 2);
+	/* refused after everything else was applied to the copy */
+	CHECK_EQ(apply1(&c, "{\"cblocks\":4,\"freq\":50,\"period\":5}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_U64(c.freq, 99);
+
+	/* a refusal also leaves a non-default config alone */
+	CHECK_EQ(apply1(&c, "{\"period\":5000,\"cblocks\":0,\"events\":"
+	    "[\"a\",\"b\",\"c\"],\"control_groups\":[\"adm\"]}"), 0);
+	changed = (json_object *)(uintptr_t)1;
+	CHECK_EQ(apply_changed(&c, "{\"events\":[\"x\"],\"cblocks\":99}",
+	    CONFIG_REQUEST, &changed), PROTO_E_BAD_VALUE);
+	CHECK(changed == NULL);
+	CHECK_EQ(c.nr_events, 3);
+	CHECK_U64(c.period, 5000);
+}
+
+/* The strings of array a, joined by commas. */
+static const char *
+joined(json_object *o, const char *key)
+{
+	static char	 buf[256];
+	json_object	*a;
+	size_t		 i, n = 0;
+
+	buf[0] = '\0';
+	if (!json_object_object_get_ex(o, key, &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return "(missing)";
+	for (i = 0; i < json_object_array_length(a) && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+		    i ? "," : "", json_object_get_string(
+		    json_object_array_get_idx(a, i)));
+	return buf;
+}
+
+static void
+test_changed(void)
+{
+	struct config	 c;
+	json_object	*changed = NULL;
+
+	config_defaults(&c);
+	CHECK_EQ(apply_changed(&c, "{\"cblocks\":4,\"freq\":200,"
+	    "\"rotate_size\":\"1G\",\"events\":[\"cycles\"]}", CONFIG_REQUEST,
+	    &changed), 0);
+	CHECK(changed != NULL);
+	if (changed != NULL) {
+		CHECK_EQ(json_object_object_length(changed), 2);
+		CHECK_STR(joined(changed, "live"), "cblocks,rotate_size");
+		CHECK_STR(joined(changed, "next_start"), "freq,events");
+		json_object_put(changed);
+	}
+
+	/* nothing set: both lists there, and empty */
+	changed = NULL;
+	CHECK_EQ(apply_changed(&c, "{}", CONFIG_REQUEST, &changed), 0);
+	CHECK(changed != NULL);
+	if (changed != NULL) {
+		CHECK_STR(joined(changed, "live"), "");
+		CHECK_STR(joined(changed, "next_start"), "");
+		json_object_put(changed);
+	}
+
+	/* from the file, daemon keys are in neither list */
+	changed = NULL;
+	CHECK_EQ(apply_changed(&c, "{\"socket_mode\":\"0600\",\"max_files\":1}",
+	    CONFIG_FILE, &changed), 0);
+	if (changed != NULL) {
+		CHECK_STR(joined(changed, "live"), "max_files");
+		CHECK_STR(joined(changed, "next_start"), "");
+		json_object_put(changed);
+	}
+
+	CHECK_EQ(config_key_when("cblocks"), CONFIG_LIVE);
+	CHECK_EQ(config_key_when("rotate_interval"), CONFIG_LIVE);
+	CHECK_EQ(config_key_when("freq"), CONFIG_NEXT_START);
+	CHECK_EQ(config_key_when("events"), CONFIG_NEXT_START);
+	CHECK_EQ(config_key_when("output_dir"), CONFIG_DAEMON);
+	CHECK_EQ(config_key_when("socket"), CONFIG_DAEMON);
+	/* an unknown key is treated as the most restricted kind */
+	CHECK_EQ(config_key_when("bogus"), CONFIG_DAEMON);
+}
+
+/* to_json, as text and back, then apply to fresh defaults: the same. */
+static void
+round_trip(const struct config *c, int with_daemon, enum config_origin o,
+    int line)
+{
+	struct config	 back;
+	json_object	*j, *parsed;
+	const char	*s;
+
+	j = config_to_json(c, with_daemon);
+	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_SPACED);
+	parsed = json_tokener_parse(s);
+	CHECK(parsed != NULL);
+	config_defaults(&back);
+	memset(&err, 0, sizeof(err));
+	if (parsed == NULL || config_apply(&back, parsed, o, &err, NULL) != 0)
+		printf("line %d: round trip refused: %s\n", line, err.msg);
+	else if (memcmp(&back, c, sizeof(back)) != 0)
+		printf("line %d: round trip differs:\n%s\n", line, s);
+	CHECK(memcmp(&back, c, sizeof(back)) == 0);
+	json_object_put(parsed);
+	json_object_put(j);
+}
+
+static void
+test_to_json(void)
+{
+	struct config	 c;
+	json_object	*j, *v;
+	json_object_iter it;
+	char		 order[512];
+	size_t		 n = 0;
+
+	config_defaults(&c);
+	round_trip(&c, 1, CONFIG_FILE, __LINE__);
+	round_trip(&c, 0, CONFIG_REQUEST, __LINE__);
+
+	CHECK_EQ(apply(&c, "{\"events\":[\"cycles\",\"sched:sched_switch\"],"
+	    "\"period\":100000,\"callgraph\":false,\"mmap_pages\":512,"
+	    "\"wakeup_pct\":25,\"drain_ms\":250,\"compression\":3,"
+	    "\"cblocks\":8,\"rotate_size\":0,\"rotate_interval\":\"1d\","
+	    "\"max_files\":0,\"max_size\":\"1T\",\"min_free\":0,"
+	    "\"record_on_start\":true,\"output_dir\":\"/srv/spill\","
+	    "\"socket\":\"/run/spill.sock\",\"socket_mode\":\"0600\","
+	    "\"socket_group\":\"adm\",\"control_groups\":[\"adm\",\"wheel\"],"
+	    "\"max_clients\":16,\"client_timeout\":\"5m\"}", CONFIG_FILE), 0);
+	round_trip(&c, 1, CONFIG_FILE, __LINE__);
+
+	/* every key, in schema order; the unused one of freq/period left out */
+	j = config_to_json(&c, 1);
+	json_object_object_foreachC(j, it)
+		n += (size_t)snprintf(order + n, sizeof(order) - n, "%s ",
+		    it.key);
+	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
+	    "drain_ms compression cblocks rotate_size rotate_interval "
+	    "max_files max_size min_free record_on_start output_dir socket "
+	    "socket_mode socket_group control_groups max_clients "
+	    "client_timeout ");
+	CHECK(json_object_object_get_ex(j, "socket_mode", &v) &&
+	    strcmp(json_object_get_string(v), "0600") == 0);
+	CHECK(json_object_object_get_ex(j, "rotate_size", &v) &&
+	    json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) == 0);
+	CHECK(json_object_object_get_ex(j, "max_size", &v) &&
+	    json_object_get_uint64(v) == UINT64_C(1) << 40);
+	json_object_put(j);
+
+	/* without the daemon keys: what start and configure may send back */
+	j = config_to_json(&c, 0);
+	CHECK(!json_object_object_get_ex(j, "output_dir", NULL));
+	CHECK(!json_object_object_get_ex(j, "socket", NULL));
+	CHECK(!json_object_object_get_ex(j, "control_groups", NULL));
+	CHECK(json_object_object_get_ex(j, "cblocks", NULL));
+	json_object_put(j);
+	{
+		struct config	 req;
+		json_object	*o;
+
+		/* applied over the socket onto a config with the same daemon
+		 * keys, it changes nothing */
+		req = c;
+		o = config_to_json(&c, 0);
+		CHECK_EQ(config_apply(&req, o, CONFIG_REQUEST, &err, NULL), 0);
+		CHECK(memcmp(&req, &c, sizeof(req)) == 0);
+		json_object_put(o);
+	}
+
+	/* back to freq: period is then the one left out */
+	CHECK_EQ(apply(&c, "{\"freq\":1}", CONFIG_REQUEST), 0);
+	j = config_to_json(&c, 1);
+	CHECK(json_object_object_get_ex(j, "freq", NULL));
+	CHECK(!json_object_object_get_ex(j, "period", NULL));
+	json_object_put(j);
+	round_trip(&c, 1, CONFIG_FILE, __LINE__);
+}
+
+static void
+test_cmdline(void)
+{
+	struct config	 c;
+	char		 buf[256];
+
+	config_defaults(&c);
+	config_cmdline(&c, buf, sizeof(buf));
+	CHECK_STR(buf, "perfspilld record -a -e cpu-clock -F 99 -g -m 128 "
+	    "--aio=2");
+	CHECK_EQ(apply(&c, "{\"events\":[\"cycles\",\"instructions\"],"
+	    "\"period\":4000,\"callgraph\":false,\"compression\":1,"
+	    "\"cblocks\":0}", CONFIG_REQUEST), 0);
+	config_cmdline(&c, buf, sizeof(buf));
+	CHECK_STR(buf, "perfspilld record -a -e cycles -e instructions -c 4000 "
+	    "-m 128 --aio=0 -z 1");
+	/* a short buffer is cut, not overrun */
+	memset(buf, 'x', sizeof(buf));
+	config_cmdline(&c, buf, 16);
+	CHECK(strlen(buf) == 15 && buf[16] == 'x');
+}
+
+/* Write text to a new file in dir; returns its path (static). */
+static const char *
+write_file(const char *dir, const char *name, const char *text)
+{
+	static char	 path[512];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "w")) == NULL) {
+		perror(path);
+		return path;
+	}
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static int
+load(struct config *c, const char *path)
+{
+	struct config	 before = *c;
+
+	memset(&err, 0, sizeof(err));
+	if (config_load(c, path, &err) == 0)
+		return 0;
+	CHECK(memcmp(&before, c, sizeof(before)) == 0);
+	/* an operator reads this: it must say which file */
+	if (strncmp(err.msg, path, strlen(path)) != 0)
+		printf("message does not start with the path: %s\n", err.msg);
+	CHECK(strncmp(err.msg, path, strlen(path)) == 0 &&
+	    strncmp(err.msg + strlen(path), ": ", 2) == 0);
+	/* and fits on one line of the journal */
+	if (strchr(err.msg, '\n') != NULL)
+		printf("message holds a newline: \"%s\"\n", err.msg);
+	CHECK(strchr(err.msg, '\n') == NULL);
+	return (int)err.code;
+}
+
+static void
+test_load(void)
+{
+	struct config	 c;
+	char		 dir[256];
+	const char	*tmp, *p;
+	char		 path[512];
+
+	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/perfspill-config.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		perror(dir);
+		CHECK(!"mkdtemp");
+		return;
+	}
+
+	p = write_file(dir, "good.json",
+	    "/*\n"
+	    " * perfspilld.json: comments are allowed, so that a deployed\n"
+	    " * file can say why it differs from the defaults.\n"
+	    " */\n"
+	    "{\n"
+	    "\t\"cblocks\": 4,\t\t/* more in flight for slow disks */\n"
+	    "\t\"rotate_size\": \"512M\",\n"
+	    "\t/* \"freq\": 1, */\n"
+	    "\t\"output_dir\": \"/srv/spill\"\n"
+	    "}\n");
+	config_defaults(&c);
+	CHECK_EQ(load(&c, p), 0);
+	CHECK_U64(c.cblocks, 4);
+	CHECK_U64(c.rotate_size, UINT64_C(512) << 20);
+	CHECK_U64(c.freq, 99);
+	CHECK_STR(c.output_dir, "/srv/spill");
+	unlink(p);
+
+	/* not JSON: the file is named, the config untouched */
+	p = write_file(dir, "broken.json", "{\n\t\"cblocks\": 4,\n");
+	snprintf(path, sizeof(path), "%s", p);
+	config_defaults(&c);
+	CHECK_EQ(load(&c, path), PROTO_E_BAD_JSON);
+	unlink(path);
+
+	p = write_file(dir, "empty.json", "");
+	snprintf(path, sizeof(path), "%s", p);
+	CHECK_EQ(load(&c, path), PROTO_E_BAD_JSON);
+	unlink(path);
+
+	/* valid JSON, invalid setting: named file, then the key's message */
+	p = write_file(dir, "value.json", "{ \"cblocks\": 9 }\n");
+	snprintf(path, sizeof(path), "%s", p);
+	CHECK_EQ(load(&c, path), PROTO_E_BAD_VALUE);
+	CHECK_STR(err.key, "cblocks");
+	CHECK(strstr(err.msg, "cblocks must be between") != NULL);
+	unlink(path);
+
+	p = write_file(dir, "array.json", "[ { \"cblocks\": 2 } ]\n");
+	snprintf(path, sizeof(path), "%s", p);
+	CHECK(load(&c, path) != 0);
+	unlink(path);
+
+	/* trailing bytes after the object: what follows is not silently
+	 * dropped (as the protocol refuses two objects on a line) */
+	p = write_file(dir, "trailing.json",
+	    "{ \"cblocks\": 3 }\n{ \"cblocks\": 9 }\n");
+	snprintf(path, sizeof(path), "%s", p);
+	config_defaults(&c);
+	CHECK_EQ(load(&c, path), PROTO_E_BAD_JSON);
+	unlink(path);
+
+	/* missing */
+	snprintf(path, sizeof(path), "%s/missing.json", dir);
+	CHECK(load(&c, path) != 0);
+
+	if (rmdir(dir) == -1)
+		perror(dir);
+}
+
+int
+main(void)
+{
+	test_defaults();
+	test_recording_keys();
+	test_live_keys();
+	test_daemon_keys();
+	test_unknown();
+	test_all_or_nothing();
+	test_changed();
+	test_to_json();
+	test_cmdline();
+	test_load();
+	return check_exit();
+}

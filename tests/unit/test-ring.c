@@ -1,0 +1,245 @@
+/*
+ * test-ring: the arithmetic of reading a perf ring, on hand-built data
+ * areas. The wrap cases matter most: the data area wraps every few
+ * milliseconds under load, and the 64-bit counters wrap too, if rarely.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <linux/perf_event.h>
+
+#include "check.h"
+#include "ring.h"
+
+#define SIZE	256
+
+static void
+test_span(void)
+{
+	struct ring_span	 sp;
+	uint64_t		 t;
+
+	/* empty */
+	memset(&sp, 0xff, sizeof(sp));
+	CHECK_EQ(ring_span(64, 64, SIZE, &sp), 0);
+	CHECK_EQ(sp.len[0], 0);
+	CHECK_EQ(sp.len[1], 0);
+
+	/* one span in the middle */
+	CHECK_EQ(ring_span(48, 16, SIZE, &sp), 32);
+	CHECK_EQ(sp.off[0], 16);
+	CHECK_EQ(sp.len[0], 32);
+	CHECK_EQ(sp.len[1], 0);
+
+	/* ends exactly at the end of the area: still one span */
+	CHECK_EQ(ring_span(SIZE, 200, SIZE, &sp), 56);
+	CHECK_EQ(sp.off[0], 200);
+	CHECK_EQ(sp.len[0], 56);
+	CHECK_EQ(sp.len[1], 0);
+
+	/* wraps: the tail end of the area, then its start */
+	CHECK_EQ(ring_span(SIZE + 16, 240, SIZE, &sp), 32);
+	CHECK_EQ(sp.off[0], 240);
+	CHECK_EQ(sp.len[0], 16);
+	CHECK_EQ(sp.off[1], 0);
+	CHECK_EQ(sp.len[1], 16);
+
+	/* after many laps only the offset within the area counts */
+	t = (UINT64_C(1) << 40) + 3 * SIZE + 128;
+	CHECK_EQ(ring_span(t + 200, t, SIZE, &sp), 200);
+	CHECK_EQ(sp.off[0], 128);
+	CHECK_EQ(sp.len[0], 128);
+	CHECK_EQ(sp.off[1], 0);
+	CHECK_EQ(sp.len[1], 72);
+
+	/* exactly full, aligned and not */
+	CHECK_EQ(ring_span(SIZE, 0, SIZE, &sp), SIZE);
+	CHECK_EQ(sp.off[0], 0);
+	CHECK_EQ(sp.len[0], SIZE);
+	CHECK_EQ(sp.len[1], 0);
+	CHECK_EQ(ring_span(100 + SIZE, 100, SIZE, &sp), SIZE);
+	CHECK_EQ(sp.off[0], 100);
+	CHECK_EQ(sp.len[0], SIZE - 100);
+	CHECK_EQ(sp.off[1], 0);
+	CHECK_EQ(sp.len[1], 100);
+
+	/* more than the area holds, or head behind tail: the kernel never
+	 * does this, so it is refused rather than read as garbage */
+	CHECK_EQ(ring_span(SIZE + 1, 0, SIZE, &sp), -1);
+	CHECK_EQ(ring_span(1000 + 2 * SIZE, 1000, SIZE, &sp), -1);
+	CHECK_EQ(ring_span(10, 20, SIZE, &sp), -1);
+	CHECK_EQ(ring_span(0, UINT64_MAX - SIZE - 8, SIZE, &sp), -1);
+
+	/* the 64-bit counters wrap: head < tail numerically, head - tail is
+	 * still the byte count */
+	t = UINT64_MAX - 7;		/* 2^64 - 8: offset 248 */
+	CHECK_EQ(ring_span(24, t, SIZE, &sp), 32);
+	CHECK_EQ(sp.off[0], 248);
+	CHECK_EQ(sp.len[0], 8);
+	CHECK_EQ(sp.off[1], 0);
+	CHECK_EQ(sp.len[1], 24);
+	t = UINT64_MAX - 63;		/* 2^64 - 64: offset 192 */
+	CHECK_EQ(ring_span(0, t, SIZE, &sp), 64);
+	CHECK_EQ(sp.off[0], 192);
+	CHECK_EQ(sp.len[0], 64);
+	CHECK_EQ(sp.len[1], 0);
+	CHECK_EQ(ring_span(SIZE - 64, t, SIZE, &sp), SIZE);
+}
+
+/* Store v at the ring position pos, wrapping byte by byte as the kernel's
+ * output does. */
+static void
+put(uint8_t *data, uint64_t pos, const void *v, size_t len)
+{
+	const uint8_t	*p = v;
+	size_t		 i;
+
+	for (i = 0; i < len; i++)
+		data[(pos + i) & (SIZE - 1)] = p[i];
+}
+
+/* A record of the given type and size at pos; u64 fields follow the
+ * header. Returns the position after it. */
+static uint64_t
+record(uint8_t *data, uint64_t pos, uint32_t type, uint16_t size,
+    const uint64_t *fields, size_t nfields)
+{
+	struct perf_event_header	 h;
+	size_t				 i;
+
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.size = size;
+	put(data, pos, &h, sizeof(h));
+	for (i = 0; i < nfields; i++)
+		put(data, pos + sizeof(h) + 8 * i, &fields[i], 8);
+	return pos + size;
+}
+
+static void
+test_count_wrap(void)
+{
+	uint8_t			 data[SIZE];
+	struct ring_counts	 c;
+	uint64_t		 pos, tail;
+	const uint64_t		 lost5[] = { 1, 5 };	/* id, lost */
+	const uint64_t		 lost3[] = { 2, 3 };
+	const uint64_t		 ls7[] = { 7 };		/* lost */
+
+	memset(data, 0xaa, sizeof(data));
+	tail = pos = 216;
+	pos = record(data, pos, PERF_RECORD_SAMPLE, 24, NULL, 0);
+	/* header at 240, id at 248, lost at 256: the lost field is the first
+	 * word of the area, past the wrap */
+	CHECK_EQ(pos, 240);
+	pos = record(data, pos, PERF_RECORD_LOST, 24, lost5, 2);
+	pos = record(data, pos, PERF_RECORD_LOST_SAMPLES, 16, ls7, 1);
+	pos = record(data, pos, PERF_RECORD_MMAP, 32, NULL, 0);
+	pos = record(data, pos, PERF_RECORD_SAMPLE, 48, NULL, 0);
+	pos = record(data, pos, PERF_RECORD_LOST, 24, lost3, 2);
+	CHECK_EQ(pos, 384);
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, tail, pos, &c);
+	CHECK_U64(c.records, 6);
+	CHECK_U64(c.samples, 2);
+	CHECK_U64(c.lost, 8);
+	CHECK_U64(c.lost_samples, 7);
+	CHECK_U64(c.bad, 0);
+
+	/* a LOST_SAMPLES whose header ends the area and whose lost field
+	 * starts it */
+	memset(data, 0, sizeof(data));
+	pos = record(data, SIZE - 8, PERF_RECORD_LOST_SAMPLES, 16, ls7, 1);
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, SIZE - 8, pos, &c);
+	CHECK_U64(c.records, 1);
+	CHECK_U64(c.lost_samples, 7);
+	CHECK_U64(c.bad, 0);
+
+	/* the whole area in one read, exactly full */
+	memset(data, 0, sizeof(data));
+	for (pos = 64; pos < 64 + SIZE; )
+		pos = record(data, pos, PERF_RECORD_SAMPLE, 32, NULL, 0);
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, 64, 64 + SIZE, &c);
+	CHECK_U64(c.records, SIZE / 32);
+	CHECK_U64(c.samples, SIZE / 32);
+	CHECK_U64(c.bad, 0);
+
+	/* empty */
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, 64, 64, &c);
+	CHECK_U64(c.records, 0);
+	CHECK_U64(c.bad, 0);
+}
+
+static void
+test_count_bad(void)
+{
+	uint8_t			 data[SIZE];
+	struct ring_counts	 c;
+	uint64_t		 pos;
+
+	/* a header of size 0 would loop forever: counted as bad, and
+	 * nothing after it is trusted */
+	memset(data, 0, sizeof(data));
+	pos = record(data, 0, PERF_RECORD_SAMPLE, 16, NULL, 0);
+	record(data, pos, PERF_RECORD_SAMPLE, 0, NULL, 0);
+	record(data, pos + 8, PERF_RECORD_SAMPLE, 16, NULL, 0);
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, 0, 40, &c);
+	CHECK_U64(c.records, 1);
+	CHECK_U64(c.samples, 1);
+	CHECK_U64(c.bad, 1);
+
+	/* smaller than a header */
+	memset(data, 0, sizeof(data));
+	record(data, 0, PERF_RECORD_SAMPLE, 4, NULL, 0);
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, 0, 32, &c);
+	CHECK_U64(c.records, 0);
+	CHECK_U64(c.bad, 1);
+
+	/* a record that claims more than [tail, head) holds */
+	memset(data, 0, sizeof(data));
+	pos = record(data, 0, PERF_RECORD_SAMPLE, 16, NULL, 0);
+	record(data, pos, PERF_RECORD_SAMPLE, 64, NULL, 0);
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, 0, 48, &c);
+	CHECK_U64(c.records, 1);
+	CHECK_U64(c.bad, 1);
+}
+
+static void
+test_count_counter_wrap(void)
+{
+	uint8_t			 data[SIZE];
+	struct ring_counts	 c;
+	uint64_t		 pos, tail;
+	const uint64_t		 lost5[] = { 1, 5 };
+	int			 i;
+
+	/* [tail, head) straddles 2^64: head < tail numerically, as in
+	 * ring_span, yet the records in between are all there */
+	memset(data, 0, sizeof(data));
+	tail = pos = UINT64_MAX - 39;	/* 2^64 - 40 */
+	for (i = 0; i < 4; i++)
+		pos = record(data, pos, PERF_RECORD_SAMPLE, 16, NULL, 0);
+	pos = record(data, pos, PERF_RECORD_LOST, 24, lost5, 2);
+	CHECK_U64(pos, 48);		/* wrapped past zero */
+	memset(&c, 0, sizeof(c));
+	ring_count(data, SIZE, tail, pos, &c);
+	CHECK_U64(c.records, 5);
+	CHECK_U64(c.samples, 4);
+	CHECK_U64(c.lost, 5);
+	CHECK_U64(c.bad, 0);
+}
+
+int
+main(void)
+{
+	test_span();
+	test_count_wrap();
+	test_count_bad();
+	test_count_counter_wrap();
+	return check_exit();
+}
