@@ -23,6 +23,7 @@
 #include <linux/perf_event.h>
 
 #include "cblock.h"
+#include "compress.h"
 #include "evsel.h"
 #include "log.h"
 #include "record.h"
@@ -67,6 +68,9 @@ struct record {
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
 	struct tracefile_list	 closing;
+	struct compress		*zc;		/* NULL: files are not compressed */
+	uint8_t			*zbuf;		/* serial mode's compression output */
+	size_t			 zcap;
 	struct event		*tick;
 	struct event		*aio_sig;
 	time_t			 started;
@@ -339,6 +343,13 @@ record_open_file(struct record *rec)
 	ctx.cmdline = cmdline;
 	ctx.tracefs = evsel_tracefs();
 	ctx.procfs = "/proc";
+	if (rec->zc != NULL) {
+		ctx.comp_level = rec->cfg.compression;
+		/* perf decompresses each record into a buffer of this size */
+		ctx.comp_mmap_len = (uint32_t)rec->cpus[0].ring.size;
+		/* a new file is a new zstd stream: it must decode alone */
+		compress_reset(rec->zc);
+	}
 	sbuf_init(&sb);
 	if (synth_preamble(&sb, &ctx) == -1) {
 		log_warn("cannot build the trace file preamble");
@@ -384,6 +395,10 @@ record_start(struct record *rec, const struct config *cfg,
 		    sizeof(msg)) == -1)
 			return record_fail(err, PROTO_E_EVENT, "events", "%s",
 			    msg);
+	if (cfg->compression > 0 && !compress_available())
+		return record_fail(err, PROTO_E_BAD_VALUE, "compression",
+		    "this perfspilld was built without libzstd; compression "
+		    "must be 0");
 	maxrate = evsel_max_sample_rate();
 	if (cfg->freq && maxrate && cfg->freq > maxrate)
 		return record_fail(err, PROTO_E_BAD_VALUE, "freq",
@@ -418,6 +433,12 @@ record_start(struct record *rec, const struct config *cfg,
 	}
 	free(cpus);
 	cpus = NULL;
+	if (cfg->compression > 0) {
+		rec->zcap = compress_bound(pages * (size_t)sysconf(_SC_PAGESIZE));
+		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
+		    (rec->zbuf = malloc(rec->zcap)) == NULL)
+			goto nomem;
+	}
 
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
@@ -508,7 +529,8 @@ record_ensure_cblocks(struct record *rec, struct record_cpu *c)
 	size_t	 want = rec->cfg.cblocks;
 
 	while (c->nr_cbs < want) {
-		if (cblock_init(&c->cbs[c->nr_cbs], c->ring.size + ROUND_LEN,
+		if (cblock_init(&c->cbs[c->nr_cbs], (rec->zc ? rec->zcap :
+		    c->ring.size) + ROUND_LEN,
 		    (int)c->nr_cbs) == -1)
 			return -1;
 		c->cbs[c->nr_cbs].stats = &c->aio;
@@ -534,7 +556,7 @@ record_drain_all(struct record *rec)
 	struct cblock		*cb;
 	uint64_t		 head, tail, off;
 	int64_t			 n;
-	size_t			 i, nstaged = 0, nserial = 0, ncb;
+	size_t			 i, nstaged = 0, nserial = 0, ncb, zlen;
 	int			 k;
 	struct tracefile	*tf = rec->cur;
 
@@ -571,14 +593,24 @@ record_drain_all(struct record *rec)
 		ncb = rec->cfg.cblocks;
 		if (ncb == 0 || record_ensure_cblocks(rec, c) == -1) {
 			/* serial: write straight from the ring, then release */
-			off = tracefile_reserve(tf, (size_t)n);
-			if (tracefile_pwrite(tf, off, c->ring.data + sp.off[0],
-			    sp.len[0]) == -1 || (sp.len[1] &&
-			    tracefile_pwrite(tf, off + sp.len[0], c->ring.data +
-			    sp.off[1], sp.len[1]) == -1))
-				c->aio.bytes_dropped += (uint64_t)n;
-			else
-				c->aio.bytes_written += (uint64_t)n;
+			if (rec->zc != NULL && (zlen = compress_records(rec->zc,
+			    rec->zbuf, rec->zcap, c->ring.data + sp.off[0],
+			    sp.len[0], c->ring.data + sp.off[1], sp.len[1])) > 0) {
+				off = tracefile_reserve(tf, zlen);
+				if (tracefile_pwrite(tf, off, rec->zbuf, zlen) == -1)
+					c->aio.bytes_dropped += zlen;
+				else
+					c->aio.bytes_written += zlen;
+			} else {
+				off = tracefile_reserve(tf, (size_t)n);
+				if (tracefile_pwrite(tf, off, c->ring.data +
+				    sp.off[0], sp.len[0]) == -1 || (sp.len[1] &&
+				    tracefile_pwrite(tf, off + sp.len[0],
+				    c->ring.data + sp.off[1], sp.len[1]) == -1))
+					c->aio.bytes_dropped += (uint64_t)n;
+				else
+					c->aio.bytes_written += (uint64_t)n;
+			}
 			ring_release(&c->ring, head);
 			nserial++;
 			continue;
@@ -590,8 +622,14 @@ record_drain_all(struct record *rec)
 				continue;	/* data stays in the ring */
 		}
 		cb = &c->cbs[k];
-		ring_copy(&c->ring, &sp, cb->buf);
-		cb->len = (size_t)n;
+		/* compression happens here, into the cblock: the AIO path
+		 * stays the same, it only carries fewer bytes */
+		if (rec->zc == NULL || (cb->len = compress_records(rec->zc,
+		    cb->buf, cb->cap - ROUND_LEN, c->ring.data + sp.off[0],
+		    sp.len[0], c->ring.data + sp.off[1], sp.len[1])) == 0) {
+			ring_copy(&c->ring, &sp, cb->buf);
+			cb->len = (size_t)n;
+		}
 		/* the copy is ours: give the space back to the kernel now */
 		ring_release(&c->ring, head);
 		cb->busy = 1;	/* staged: not pickable until submitted */
@@ -629,6 +667,10 @@ record_finish_stop(struct record *rec)
 	json_object_put(rec->last_totals);
 	rec->last_totals = record_totals(rec);
 	record_free_cpus(rec);
+	compress_destroy(rec->zc);
+	rec->zc = NULL;
+	free(rec->zbuf);
+	rec->zbuf = NULL;
 	if (rec->aio_sig != NULL)
 		evsignal_del(rec->aio_sig);
 	if (rec->tick != NULL)
@@ -978,6 +1020,8 @@ record_destroy(struct record *rec)
 	if (rec->tick != NULL)
 		event_free(rec->tick);
 	json_object_put(rec->last_totals);
+	compress_destroy(rec->zc);
+	free(rec->zbuf);
 	free(rec);
 }
 

@@ -17,6 +17,7 @@
 
 #define PIPE_HEADER_LEN		16
 #define REC_HEADER_TRACING_DATA	66
+#define REC_COMPRESSED		81	/* perf's -z records are not 8-aligned */
 /* record types end well below this; a larger one is garbage */
 #define REC_TYPE_MAX		128
 
@@ -36,7 +37,8 @@ salvage_valid_len(const uint8_t *buf, uint64_t len)
 	while (off + sizeof(h) <= len) {
 		memcpy(&h, buf + off, sizeof(h));
 		/* zeros: space reserved for a write that never landed */
-		if (h.size < sizeof(h) || (h.size & 7) != 0 || h.type == 0 ||
+		if (h.size < sizeof(h) || h.type == 0 ||
+		    ((h.size & 7) != 0 && h.type != REC_COMPRESSED) ||
 		    h.type >= REC_TYPE_MAX || off + h.size > len)
 			break;
 		if (h.type == REC_HEADER_TRACING_DATA) {

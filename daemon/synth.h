@@ -37,6 +37,8 @@ struct synth_ctx {
 	const char		*cmdline;	/* the settings as a command line */
 	const char		*tracefs;	/* e.g. "/sys/kernel/tracing" */
 	const char		*procfs;	/* "/proc"; tests may point elsewhere */
+	int			 comp_level;	/* >0: HEADER_COMPRESSED (zstd) */
+	uint32_t		 comp_mmap_len;	/* largest decompressed record run */
 };
 
 /* Append the whole preamble (pipe header first) to out. 0 or -1 (errno set);
