@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -15,12 +16,32 @@ static const char	*log_ident = "perfspill";
 static int		 log_verbose;
 static int		 log_prefix;	/* write <N> priority prefixes */
 
+/*
+ * Is stderr the journal? JOURNAL_STREAM is inherited by everything a
+ * service starts, so it counts only when it names stderr's own device
+ * and inode (systemd.exec(5)).
+ */
+static int
+log_to_journal(void)
+{
+	const char		*e = getenv("JOURNAL_STREAM");
+	unsigned long long	 dev, ino;
+	struct stat		 st;
+
+	if (e == NULL || sscanf(e, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
+
 void
 log_init(const char *ident, int verbose)
 {
 	log_ident = ident;
 	log_verbose = verbose;
-	log_prefix = getenv("JOURNAL_STREAM") != NULL || !isatty(STDERR_FILENO);
+	/* a file or pipe is read by a program: keep the levels there too */
+	log_prefix = log_to_journal() || !isatty(STDERR_FILENO);
 }
 
 void

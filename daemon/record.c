@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,10 +65,13 @@ struct record {
 	struct record_cpu	*cpus;
 	size_t			 nr_cpus;
 	struct cblock		**staged;	/* one pass's chunks, nr_cpus */
+	uint64_t		*ids;		/* kernel ids, [event][cpu] */
+	struct record_prep	*prep;		/* a rotation being prepared */
 	struct cblock_queue	 q;
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
 	struct tracefile_list	 closing;
+	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	struct compress		*zc;		/* NULL: files are not compressed */
 	uint8_t			*zbuf;		/* serial mode's compression output */
 	size_t			 zcap;
@@ -88,6 +92,7 @@ static void	record_drain_all(struct record *);
 static void	record_reap(struct record *);
 static void	record_pause(struct record *, int err);
 static void	record_check(struct record *);
+static void	record_rotate_async(struct record *, const char *);
 static json_object *record_totals(struct record *);
 
 struct record *
@@ -248,6 +253,8 @@ record_free_cpus(struct record *rec)
 	free(rec->cpus);
 	rec->cpus = NULL;
 	rec->nr_cpus = 0;
+	free(rec->ids);
+	rec->ids = NULL;
 }
 
 static void
@@ -295,83 +302,148 @@ record_write_extra(struct record *rec, uint8_t *buf, size_t len)
 	return cblock_submit(&rec->q, cb, rec->cur, off);
 }
 
-static int
-record_open_file(struct record *rec)
-{
+/*
+ * A preamble in the making. Everything synth reads from the daemon is
+ * copied in here, so that a rotation can build it on a thread while the
+ * loop keeps draining the rings into the old file: reading /proc takes
+ * tens of milliseconds, longer than a small ring lasts at a high rate.
+ */
+struct record_prep {
+	struct record		*rec;
 	struct synth_event	 sev[CONFIG_MAX_EVENTS];
 	struct synth_ctx	 ctx;
-	struct sbuf		 sb;
 	uint64_t		*ids;
 	int			*cpus;
 	char			 cmdline[512];
-	size_t			 i, j, len;
-	uint8_t			*buf;
-	int			 rc = -1;
+	struct sbuf		 sb;
+	int			 rc;
+	int			 err;
+	const char		*why;
+	pthread_t		 th;
+	int			 pipe[2];
+	struct event		*ev;
+};
 
+static void
+record_prep_free(struct record_prep *p)
+{
+	if (p == NULL)
+		return;
+	if (p->ev != NULL)
+		event_free(p->ev);
+	if (p->pipe[0] != -1)
+		close(p->pipe[0]);
+	if (p->pipe[1] != -1)
+		close(p->pipe[1]);
+	sbuf_finish(&p->sb);
+	free(p->ids);
+	free(p->cpus);
+	free(p);
+}
+
+static struct record_prep *
+record_prep_create(struct record *rec)
+{
+	struct record_prep	*p;
+	size_t			 i, j;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->rec = rec;
+	p->pipe[0] = p->pipe[1] = -1;
+	sbuf_init(&p->sb);
+	p->ids = calloc(rec->nr_evs * rec->nr_cpus, sizeof(*p->ids));
+	p->cpus = calloc(rec->nr_cpus, sizeof(*p->cpus));
+	if (p->ids == NULL || p->cpus == NULL) {
+		record_prep_free(p);
+		return NULL;
+	}
+	memcpy(p->ids, rec->ids, rec->nr_evs * rec->nr_cpus * sizeof(*p->ids));
+	for (i = 0; i < rec->nr_evs; i++) {
+		p->sev[i].attr = rec->evs[i].attr;
+		p->sev[i].name = rec->evs[i].name;
+		p->sev[i].tp_system = rec->evs[i].tp_system[0] ?
+		    rec->evs[i].tp_system : NULL;
+		p->sev[i].tp_name = rec->evs[i].tp_name[0] ?
+		    rec->evs[i].tp_name : NULL;
+		p->sev[i].ids = &p->ids[i * rec->nr_cpus];
+		p->sev[i].nr_ids = rec->nr_cpus;
+	}
+	for (j = 0; j < rec->nr_cpus; j++)
+		p->cpus[j] = rec->cpus[j].cpu;
+	config_cmdline(&rec->cfg, p->cmdline, sizeof(p->cmdline));
+	p->ctx.events = p->sev;
+	p->ctx.nr_events = rec->nr_evs;
+	p->ctx.cpus = p->cpus;
+	p->ctx.nr_cpus = rec->nr_cpus;
+	p->ctx.cmdline = p->cmdline;
+	p->ctx.tracefs = evsel_tracefs();
+	p->ctx.procfs = "/proc";
+	p->ctx.kernel_text = rec->ktext;
+	p->ctx.kernel_etext = rec->ketext;
+	if (rec->zc != NULL) {
+		p->ctx.comp_level = rec->cfg.compression;
+		/* perf decompresses each record into a buffer of this size */
+		p->ctx.comp_mmap_len = (uint32_t)rec->cpus[0].ring.size;
+	}
+	return p;
+}
+
+/* Touches nothing but p: runs on the rotation thread. */
+static void
+record_prep_run(struct record_prep *p)
+{
+	p->rc = synth_preamble(&p->sb, &p->ctx);
+	p->err = errno;
+}
+
+/* Make p's preamble the start of a new current file. */
+static int
+record_install(struct record *rec, struct record_prep *p)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if (p->rc == -1) {
+		errno = p->err;
+		log_warn("cannot build the trace file preamble");
+		return -1;
+	}
 	if ((rec->cur = tracefile_open(rec->dirfd, rec->host, &rec->seq)) ==
 	    NULL) {
 		log_warn("cannot create a trace file in the output directory");
 		return -1;
 	}
-	ids = calloc(rec->nr_evs * rec->nr_cpus, sizeof(*ids));
-	cpus = calloc(rec->nr_cpus, sizeof(*cpus));
-	if (ids == NULL || cpus == NULL)
-		goto out;
-	for (i = 0; i < rec->nr_evs; i++) {
-		sev[i].attr = rec->evs[i].attr;
-		sev[i].name = rec->evs[i].name;
-		sev[i].tp_system = rec->evs[i].tp_system[0] ?
-		    rec->evs[i].tp_system : NULL;
-		sev[i].tp_name = rec->evs[i].tp_name[0] ?
-		    rec->evs[i].tp_name : NULL;
-		for (j = 0; j < rec->nr_cpus; j++) {
-			if (ioctl(rec->cpus[j].fds[i], PERF_EVENT_IOC_ID,
-			    &ids[i * rec->nr_cpus + j]) == -1)
-				log_warn("PERF_EVENT_IOC_ID");
-		}
-		sev[i].ids = &ids[i * rec->nr_cpus];
-		sev[i].nr_ids = rec->nr_cpus;
-	}
-	for (j = 0; j < rec->nr_cpus; j++)
-		cpus[j] = rec->cpus[j].cpu;
-	config_cmdline(&rec->cfg, cmdline, sizeof(cmdline));
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.events = sev;
-	ctx.nr_events = rec->nr_evs;
-	ctx.cpus = cpus;
-	ctx.nr_cpus = rec->nr_cpus;
-	ctx.cmdline = cmdline;
-	ctx.tracefs = evsel_tracefs();
-	ctx.procfs = "/proc";
-	if (rec->zc != NULL) {
-		ctx.comp_level = rec->cfg.compression;
-		/* perf decompresses each record into a buffer of this size */
-		ctx.comp_mmap_len = (uint32_t)rec->cpus[0].ring.size;
-		/* a new file is a new zstd stream: it must decode alone */
+	/* a new file is a new zstd stream: it must decode alone */
+	if (rec->zc != NULL)
 		compress_reset(rec->zc);
-	}
-	sbuf_init(&sb);
-	if (synth_preamble(&sb, &ctx) == -1) {
-		log_warn("cannot build the trace file preamble");
-		sbuf_finish(&sb);
-		goto out;
-	}
-	buf = sbuf_take(&sb, &len);
+	buf = sbuf_take(&p->sb, &len);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
-	rc = record_write_extra(rec, buf, len);
-	if (rc == -1)
+	if ((rc = record_write_extra(rec, buf, len)) == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
-out:
-	free(ids);
-	free(cpus);
-	if (rc == -1) {
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
 		tracefile_close(rec->cur, NULL, NULL);
 		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
 		rec->cur = NULL;
 	}
+	return rc;
+}
+
+/* Build and install a file here, in the loop (start, resume, command). */
+static int
+record_open_file(struct record *rec)
+{
+	struct record_prep	*p;
+	int			 rc;
+
+	if ((p = record_prep_create(rec)) == NULL)
+		return -1;
+	record_prep_run(p);
+	rc = record_install(rec, p);
+	record_prep_free(p);
 	return rc;
 }
 
@@ -433,6 +505,8 @@ record_start(struct record *rec, const struct config *cfg,
 	}
 	free(cpus);
 	cpus = NULL;
+	if (synth_kernel_range("/proc", &rec->ktext, &rec->ketext) == -1)
+		goto nomem;
 	if (cfg->compression > 0) {
 		rec->zcap = compress_bound(pages * (size_t)sysconf(_SC_PAGESIZE));
 		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
@@ -483,6 +557,19 @@ record_start(struct record *rec, const struct config *cfg,
 			goto nomem;
 	}
 
+	/* the kernel's ids tie samples to events in every file's attrs */
+	free(rec->ids);
+	if ((rec->ids = calloc(rec->nr_evs * rec->nr_cpus,
+	    sizeof(*rec->ids))) == NULL)
+		goto nomem;
+	for (i = 0; i < rec->nr_evs; i++)
+		for (j = 0; j < rec->nr_cpus; j++)
+			if (ioctl(rec->cpus[j].fds[i], PERF_EVENT_IOC_ID,
+			    &rec->ids[i * rec->nr_cpus + j]) == -1) {
+				record_fail(err, PROTO_E_SYSTEM, NULL,
+				    "PERF_EVENT_IOC_ID: %s", strerror(errno));
+				goto error;
+			}
 	if (record_open_file(rec) == -1) {
 		record_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
 		    "file in the output directory: %s", strerror(errno));
@@ -655,7 +742,7 @@ record_drain_all(struct record *rec)
 	if (tf->bad_off != UINT64_MAX)
 		record_pause(rec, tf->err);
 	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
-		record_rotate(rec, "size");
+		record_rotate_async(rec, "size");
 }
 
 static void
@@ -717,6 +804,16 @@ record_retire_file(struct record *rec)
 	rec->cur = NULL;
 }
 
+/* The new file is ready: switch to it, then finish the old one. */
+static void
+record_switch(struct record *rec, struct tracefile *old, const char *why)
+{
+	tracefile_close(old, record_file_done, rec);
+	TAILQ_INSERT_TAIL(&rec->closing, old, entry);
+	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
+	record_reap(rec);
+}
+
 int
 record_rotate(struct record *rec, const char *why)
 {
@@ -724,6 +821,8 @@ record_rotate(struct record *rec, const char *why)
 
 	if (rec->state != RECORD_RUNNING || old == NULL)
 		return -1;
+	if (rec->prep != NULL)
+		return 0;	/* one is already being built: it will do */
 	/*
 	 * The new file is whole-ready (preamble queued) before the old one
 	 * stops taking data, so the rings never wait: every record drained
@@ -734,11 +833,75 @@ record_rotate(struct record *rec, const char *why)
 		rec->cur = old;
 		return -1;
 	}
-	tracefile_close(old, record_file_done, rec);
-	TAILQ_INSERT_TAIL(&rec->closing, old, entry);
-	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
-	record_reap(rec);
+	record_switch(rec, old, why);
 	return 0;
+}
+
+static void *
+record_prep_thread(void *arg)
+{
+	struct record_prep	*p = arg;
+	char			 c = 1;
+
+	record_prep_run(p);
+	/* wake the loop; it joins us */
+	if (write(p->pipe[1], &c, 1) != 1)
+		p->rc = -1;
+	return NULL;
+}
+
+static void
+record_prep_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct record_prep	*p = arg;
+	struct record		*rec = p->rec;
+	struct tracefile	*old = rec->cur;
+
+	pthread_join(p->th, NULL);
+	rec->prep = NULL;
+	/* paused or stopped meanwhile: the preamble is not wanted now */
+	if (rec->state == RECORD_RUNNING && old != NULL) {
+		rec->cur = NULL;
+		if (record_install(rec, p) == 0)
+			record_switch(rec, old, p->why);
+		else
+			rec->cur = old;
+	}
+	record_prep_free(p);
+}
+
+/* Rotation by size or age: the preamble is built off the loop. */
+static void
+record_rotate_async(struct record *rec, const char *why)
+{
+	struct record_prep	*p;
+
+	if (rec->prep != NULL || rec->cur == NULL)
+		return;
+	if ((p = record_prep_create(rec)) == NULL)
+		return;
+	p->why = why;
+	if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, record_prep_done,
+	    p)) == NULL || event_add(p->ev, NULL) == -1 ||
+	    pthread_create(&p->th, NULL, record_prep_thread, p) != 0) {
+		log_warn("cannot start a rotation thread; rotating in the loop");
+		record_prep_free(p);
+		record_rotate(rec, why);
+		return;
+	}
+	rec->prep = p;
+}
+
+/* A pending rotation's thread is joined and its work dropped. */
+static void
+record_prep_cancel(struct record *rec)
+{
+	if (rec->prep == NULL)
+		return;
+	pthread_join(rec->prep->th, NULL);
+	record_prep_free(rec->prep);
+	rec->prep = NULL;
 }
 
 static void
@@ -792,7 +955,7 @@ record_check(struct record *rec)
 	}
 	if (rec->cfg.rotate_interval && rec->cur != NULL &&
 	    time(NULL) - rec->cur->opened >= (time_t)rec->cfg.rotate_interval)
-		record_rotate(rec, "age");
+		record_rotate_async(rec, "age");
 	if (rec->cfg.min_free && retain_free_bytes(rec->dirfd, &avail) == 0 &&
 	    avail < rec->cfg.min_free) {
 		retain_enforce(rec->dirfd, rec->cfg.max_files,
@@ -828,6 +991,7 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
+	record_prep_cancel(rec);
 	for (i = 0; i < rec->nr_cpus; i++)
 		for (j = 0; j < rec->nr_evs; j++)
 			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_DISABLE, 0);
@@ -1002,6 +1166,7 @@ record_destroy(struct record *rec)
 
 	if (rec == NULL)
 		return;
+	record_prep_cancel(rec);
 	/* wait out everything in flight: its buffers are about to go */
 	while (rec->q.nr_busy > 0) {
 		cblock_reap(&rec->q);

@@ -30,12 +30,15 @@
 #define FEAT_CMDLINE		11
 #define FEAT_EVENT_DESC		12
 #define FEAT_CLOCKID		23
+#define FEAT_COMPRESSED		27
 #define FEAT_CLOCK_DATA		29
 /*
  * HEADER_LAST_FEATURE of perf 6.1. Later perf added features after
  * HEADER_PMU_CAPS (31) and moved this id; see docs/file-format.md.
  */
 #define FEAT_LAST		32
+
+#define FEAT_COMP_ZSTD		1	/* perf's PERF_COMP_ZSTD */
 
 /* perf pads feature strings to NAME_ALIGN. */
 #define FEAT_NAME_ALIGN		64
@@ -47,7 +50,8 @@
 /* A fill function returns 0 when it wrote the payload, 1 to skip. */
 struct synth_feature {
 	uint64_t	 id;
-	int		(*fill)(struct synth_rec *, const struct synth_ctx *);
+	int		(*fill)(struct synth_rec *,
+			    const struct synth_ctx *);
 };
 
 static int	synth_feature_hostname(struct synth_rec *,
@@ -72,6 +76,8 @@ static int	synth_feature_event_desc(struct synth_rec *,
 		    const struct synth_ctx *);
 static int	synth_feature_clockid(struct synth_rec *,
 		    const struct synth_ctx *);
+static int	synth_feature_compressed(struct synth_rec *,
+		    const struct synth_ctx *);
 static int	synth_feature_clock_data(struct synth_rec *,
 		    const struct synth_ctx *);
 
@@ -88,6 +94,7 @@ static const struct synth_feature synth_feature_table[] = {
 	{ FEAT_CMDLINE,		synth_feature_cmdline },
 	{ FEAT_EVENT_DESC,	synth_feature_event_desc },
 	{ FEAT_CLOCKID,		synth_feature_clockid },
+	{ FEAT_COMPRESSED,	synth_feature_compressed },
 	{ FEAT_CLOCK_DATA,	synth_feature_clock_data },
 };
 
@@ -410,5 +417,25 @@ synth_feature_clock_data(struct synth_rec *r, const struct synth_ctx *ctx)
 	synth_rec_u32(r, attr->clockid);
 	synth_rec_u64(r, (uint64_t)tod.tv_sec * 1000000000 + tod.tv_nsec);
 	synth_rec_u64(r, (uint64_t)ref.tv_sec * 1000000000 + ref.tv_nsec);
+	return 0;
+}
+
+/*
+ * perf decompresses each PERF_RECORD_COMPRESSED into a buffer of
+ * comp_mmap_len bytes (plus what was left of a record cut by the
+ * previous one), so the writer must never put more than that in one.
+ * Version and ratio are what perf record writes in pipe mode: it
+ * cannot know the ratio before the end, and no reader checks either.
+ */
+static int
+synth_feature_compressed(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	if (ctx->comp_level <= 0)
+		return 1;
+	synth_rec_u32(r, 0);			/* comp_ver */
+	synth_rec_u32(r, FEAT_COMP_ZSTD);
+	synth_rec_u32(r, ctx->comp_level);
+	synth_rec_u32(r, 0);			/* comp_ratio */
+	synth_rec_u32(r, ctx->comp_mmap_len);
 	return 0;
 }

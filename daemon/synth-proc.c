@@ -68,7 +68,7 @@ static pid_t	synth_proc_number(const char *);
  * _etext, as perf's own kernel map does.
  */
 int
-synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
+synth_kernel_range(const char *procfs, uint64_t *textp, uint64_t *etextp)
 {
 	FILE		*f;
 	char		 path[4096], *line = NULL, *p, *name;
@@ -76,9 +76,12 @@ synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
 	uint64_t	 addr, text = 0, etext = 0;
 	int		 saved;
 
-	snprintf(path, sizeof path, "%s/kallsyms", synth_procfs(ctx));
+	*textp = *etextp = 0;
+	snprintf(path, sizeof path, "%s/kallsyms", procfs ? procfs : "/proc");
 	if ((f = fopen(path, "re")) == NULL)
-		return synth_proc_modules(out, ctx);
+		return errno == ENOMEM ? -1 : 0;
+	/* getline() fails with ENOMEM or ends with errno untouched. */
+	errno = 0;
 	while (getline(&line, &cap, f) != -1) {
 		addr = strtoull(line, &p, 16);
 		/* "ffffffff81000000 T _text": skip the type letter. */
@@ -93,14 +96,27 @@ synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
 		if (text != 0 && etext != 0)
 			break;
 	}
-	saved = ferror(f) ? errno : 0;
+	saved = errno;
 	free(line);
 	fclose(f);
 	if (saved == ENOMEM) {
 		errno = saved;
 		return -1;
 	}
+	*textp = text;
+	*etextp = etext;
+	return 0;
+}
 
+int
+synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
+{
+	uint64_t	 text = ctx->kernel_text, etext = ctx->kernel_etext;
+
+	/* the whole of kallsyms is read only when the caller has no cache */
+	if (text == 0 && synth_kernel_range(synth_procfs(ctx), &text,
+	    &etext) == -1)
+		return -1;
 	/* Zero addresses: kptr_restrict hides them; a map would be wrong. */
 	if (text != 0) {
 		if (synth_proc_kmap(out, synth_trailer(ctx), SYNTH_PROC_KERNEL,
@@ -177,7 +193,7 @@ synth_proc_tasks(struct sbuf *out, const struct synth_ctx *ctx)
 	p.trailer = synth_trailer(ctx);
 
 	if ((d = opendir(p.procfs)) == NULL)
-		return 0;
+		return errno == ENOMEM ? -1 : 0;
 	while ((de = readdir(d)) != NULL) {
 		if ((pid = synth_proc_number(de->d_name)) == -1)
 			continue;
@@ -208,7 +224,7 @@ synth_proc_process(struct synth_proc *p, pid_t pid)
 
 	snprintf(path, sizeof path, "%s/%d/task", p->procfs, (int)pid);
 	if ((d = opendir(path)) == NULL)
-		return 0;
+		return errno == ENOMEM ? -1 : 0;
 	while ((de = readdir(d)) != NULL) {
 		if ((tid = synth_proc_number(de->d_name)) == -1)
 			continue;
@@ -233,7 +249,8 @@ static int
 synth_proc_thread(struct synth_proc *p, pid_t pid, pid_t tid)
 {
 	struct synth_rec	 r;
-	char			 path[4096], *buf, *s, comm[SYNTH_PROC_COMM_MAX + 1];
+	char			 path[4096], *buf, *s;
+	char			 comm[SYNTH_PROC_COMM_MAX + 1];
 	size_t			 len;
 	long			 tgid = -1, ppid = 0;
 	int			 user;
@@ -489,7 +506,8 @@ synth_proc_notes(const uint8_t *notes, size_t size, size_t align,
 			break;
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 		    memcmp(notes + off + sizeof nh, "GNU", 4) == 0) {
-			if (nh.n_descsz == 0 || nh.n_descsz > SYNTH_PROC_BID_MAX)
+			if (nh.n_descsz == 0 ||
+			    nh.n_descsz > SYNTH_PROC_BID_MAX)
 				return -1;
 			memcpy(b->id, notes + desc, nh.n_descsz);
 			b->size = nh.n_descsz;

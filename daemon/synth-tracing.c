@@ -31,6 +31,7 @@ static int	synth_tracing_system(struct synth_rec *,
 		    const struct synth_ctx *, size_t);
 static int	synth_tracing_seen(const struct synth_ctx *, size_t, int);
 static int	synth_tracing_is_tp(const struct synth_event *);
+static int	synth_tracing_is_ftrace(const struct synth_event *);
 
 int
 synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
@@ -87,8 +88,8 @@ synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
 	/* ftrace's own events go in a list of their own, without a name. */
 	for (nr = 0, i = 0; i < ctx->nr_events; i++) {
 		ev = &ctx->events[i];
-		if (synth_tracing_is_tp(ev) && strcmp(ev->tp_system, "ftrace") ==
-		    0 && !synth_tracing_seen(ctx, i, 0))
+		if (synth_tracing_is_tp(ev) && synth_tracing_is_ftrace(ev) &&
+		    !synth_tracing_seen(ctx, i, 0))
 			nr++;
 	}
 	synth_rec_u32(&r, nr);
@@ -98,15 +99,14 @@ synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
 	/* One entry per system, in the order the events first use them. */
 	for (nr = 0, i = 0; i < ctx->nr_events; i++) {
 		ev = &ctx->events[i];
-		if (synth_tracing_is_tp(ev) && strcmp(ev->tp_system, "ftrace") !=
-		    0 && !synth_tracing_seen(ctx, i, 1))
+		if (synth_tracing_is_tp(ev) && !synth_tracing_is_ftrace(ev) &&
+		    !synth_tracing_seen(ctx, i, 1))
 			nr++;
 	}
 	synth_rec_u32(&r, nr);
 	for (i = 0; i < ctx->nr_events; i++) {
 		ev = &ctx->events[i];
-		if (!synth_tracing_is_tp(ev) ||
-		    strcmp(ev->tp_system, "ftrace") == 0 ||
+		if (!synth_tracing_is_tp(ev) || synth_tracing_is_ftrace(ev) ||
 		    synth_tracing_seen(ctx, i, 1))
 			continue;
 		synth_rec_str(&r, ev->tp_system, 1);
@@ -149,6 +149,12 @@ static int
 synth_tracing_is_tp(const struct synth_event *ev)
 {
 	return ev->attr.type == PERF_TYPE_TRACEPOINT || ev->tp_system != NULL;
+}
+
+static int
+synth_tracing_is_ftrace(const struct synth_event *ev)
+{
+	return strcmp(ev->tp_system, "ftrace") == 0;
 }
 
 /*

@@ -10,6 +10,11 @@
  * the kernel mmap, and COMM/MMAP2 of every task that exists now (from
  * /proc), then FINISHED_INIT. Every file of a rotation series gets its own
  * preamble, so any single file can be read alone.
+ *
+ * The attrs are written at this build's sizeof(struct perf_event_attr):
+ * perf 6.1 reads the ids after its own attr size (128 bytes, the uapi of
+ * Debian 12). Build against the uapi headers of the perf that reads the
+ * files.
  */
 #ifndef PERFSPILL_SYNTH_H
 #define PERFSPILL_SYNTH_H
@@ -37,6 +42,8 @@ struct synth_ctx {
 	const char		*cmdline;	/* the settings as a command line */
 	const char		*tracefs;	/* e.g. "/sys/kernel/tracing" */
 	const char		*procfs;	/* "/proc"; tests may point elsewhere */
+	uint64_t		 kernel_text;	/* _text, _etext; 0: read kallsyms */
+	uint64_t		 kernel_etext;
 	int			 comp_level;	/* >0: HEADER_COMPRESSED (zstd) */
 	uint32_t		 comp_mmap_len;	/* largest decompressed record run */
 };
@@ -48,6 +55,10 @@ int	synth_preamble(struct sbuf *out, const struct synth_ctx *ctx);
 /* Size of the sample_id trailer that non-sample records carry for this
  * sample_type when sample_id_all is set (perf's id_hdr_size). */
 size_t	synth_id_hdr_size(uint64_t sample_type);
+
+/* _text and _etext from procfs/kallsyms (0 when hidden), read once per
+ * recording: the scan is most of a preamble's cost. 0 or -1 (ENOMEM). */
+int	synth_kernel_range(const char *procfs, uint64_t *text, uint64_t *etext);
 
 /* Append one PERF_RECORD_FINISHED_ROUND. */
 int	synth_finished_round(struct sbuf *out);

@@ -7,9 +7,11 @@
  * command exits.
  *
  * usage: synth-dump out [-g] [-k] [-F freq] [-m pages] [-P procfs]
- *	      [-t tracefs] [-e event]... -- command [arg ...]
+ *	      [-t tracefs] [-z level] [-e event]... -- command [arg ...]
  * An event is cpu-clock or a tracepoint sys:name; -P reads the tasks
- * of the preamble from another procfs (a fake one, in tests).
+ * of the preamble from another procfs (a fake one, in tests); -z
+ * writes the ring data as PERF_RECORD_COMPRESSED (built with
+ * -DDUMP_ZSTD -lzstd).
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -29,25 +31,99 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef DUMP_ZSTD
+#include <zstd.h>
+#endif
+
 #include "../daemon/synth.h"
 
 #define DUMP_MAX_EVENTS	8
 #define DUMP_MAX_FREQ	5000	/* this VM stalls at higher rates */
+#define DUMP_COMPRESSED	81	/* PERF_RECORD_COMPRESSED */
 
 struct dump_ring {
 	int		 fd;
 	void		*base;
-	size_t		 size;		/* data area, a power of two */
+	size_t		 size;	/* data area, a power of two */
 	size_t		 page;
 };
 
 static void	dump_fatal(const char *, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
 static int	dump_online(int **);
-static int	dump_event(const char *, const char *, struct perf_event_attr *,
-		    char **, char **);
+static int	dump_event(const char *, const char *,
+		    struct perf_event_attr *, char **, char **);
 static void	dump_write(int, const void *, size_t);
 static size_t	dump_drain(struct dump_ring *, int);
+static int	dump_zstd_init(int);
+static void	dump_emit(int, const void *, size_t);
+
+#ifdef DUMP_ZSTD
+/* One zstd stream for the whole file, as perf reads it. */
+static ZSTD_CStream	*dump_zstd;
+
+static int
+dump_zstd_init(int level)
+{
+	if ((dump_zstd = ZSTD_createCStream()) == NULL)
+		return -1;
+	return ZSTD_isError(ZSTD_initCStream(dump_zstd, level)) ? -1 : 0;
+}
+
+/*
+ * Ring bytes as COMPRESSED records of at most 64K, flushed completely
+ * before returning, so no record holds more than this call's input:
+ * perf decompresses one record into a buffer of comp_mmap_len.
+ */
+static void
+dump_emit(int out, const void *p, size_t n)
+{
+	static unsigned char		 buf[65535];
+	struct perf_event_header	 h;
+	ZSTD_inBuffer			 in = { p, n, 0 };
+	ZSTD_outBuffer			 o;
+	size_t				 rc;
+
+	if (dump_zstd == NULL) {
+		dump_write(out, p, n);
+		return;
+	}
+	do {
+		o.dst = buf + sizeof h;
+		o.size = sizeof buf - sizeof h - 1;
+		o.pos = 0;
+		if (in.pos < in.size) {
+			rc = ZSTD_compressStream(dump_zstd, &o, &in);
+			if (ZSTD_isError(rc))
+				dump_fatal("zstd: %s", ZSTD_getErrorName(rc));
+		}
+		rc = ZSTD_flushStream(dump_zstd, &o);
+		if (ZSTD_isError(rc))
+			dump_fatal("zstd: %s", ZSTD_getErrorName(rc));
+		if (o.pos == 0)
+			continue;
+		memset(&h, 0, sizeof h);
+		h.type = DUMP_COMPRESSED;
+		h.size = sizeof h + o.pos;
+		memcpy(buf, &h, sizeof h);
+		dump_write(out, buf, h.size);
+	} while (in.pos < in.size || rc != 0);
+}
+#else
+static int
+dump_zstd_init(int level)
+{
+	(void)level;
+	errno = ENOTSUP;
+	return -1;
+}
+
+static void
+dump_emit(int out, const void *p, size_t n)
+{
+	dump_write(out, p, n);
+}
+#endif
 
 static void
 dump_fatal(const char *fmt, ...)
@@ -94,8 +170,8 @@ dump_online(int **cpus)
 }
 
 static int
-dump_event(const char *name, const char *tracefs, struct perf_event_attr *attr,
-    char **sys, char **tp)
+dump_event(const char *name, const char *tracefs,
+    struct perf_event_attr *attr, char **sys, char **tp)
 {
 	char	path[4096], *colon;
 	FILE	*f;
@@ -162,9 +238,9 @@ dump_drain(struct dump_ring *r, int out)
 	n = head - tail;
 	off = tail & (r->size - 1);
 	first = n < r->size - off ? n : r->size - off;
-	dump_write(out, data + off, first);
+	dump_emit(out, data + off, first);
 	if (first < n)
-		dump_write(out, data, n - first);
+		dump_emit(out, data, n - first);
 	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
 	return n;
 }
@@ -185,6 +261,7 @@ main(int argc, char **argv)
 	size_t			 len, pages = 64, copied;
 	long			 freq = 1000;
 	int			 nr_events = 0, callchain = 0, clockid = 0;
+	int			 level = 0;
 	int			 ch, i, c, nr_cpus, *cpus, *fds, out, fd;
 	int			 status = 0;
 	int			 go[2], done = 0, exited = 0, rv = 0;
@@ -204,7 +281,7 @@ main(int argc, char **argv)
 		strcat(cmdline, argv[i]);
 	}
 
-	while ((ch = getopt(argc, argv, "e:F:gkm:P:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "e:F:gkm:P:t:z:")) != -1) {
 		switch (ch) {
 		case 'e':
 			if (nr_events == DUMP_MAX_EVENTS)
@@ -233,9 +310,14 @@ main(int argc, char **argv)
 		case 't':
 			tracefs = optarg;
 			break;
+		case 'z':
+			level = strtol(optarg, NULL, 10);
+			if (level < 1 || dump_zstd_init(level) == -1)
+				dump_fatal("-z %s", optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: synth-dump out [-gk] [-F freq] "
-			    "[-m pages] [-P procfs] [-t tracefs] "
+			    "[-m pages] [-P procfs] [-t tracefs] [-z level] "
 			    "[-e event]... -- command [arg ...]\n");
 			return 2;
 		}
@@ -351,6 +433,9 @@ main(int argc, char **argv)
 	ctx.cmdline = cmdline;
 	ctx.tracefs = tracefs;
 	ctx.procfs = procfs;
+	ctx.comp_level = level;
+	/* perf record's choice: a whole ring mapping, control page too. */
+	ctx.comp_mmap_len = (pages + 1) * rings[0].page;
 	sbuf_init(&sb);
 	if (synth_preamble(&sb, &ctx) == -1)
 		dump_fatal("synth_preamble");

@@ -22,7 +22,8 @@ cleanup() {
 	[ -n "$SPINNER" ] && kill "$SPINNER" 2>/dev/null
 	rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 fail() {
 	echo "FAIL: $*"
@@ -81,6 +82,12 @@ if ! $CC $CFLAGS -o "$TMP/synth-dump" "$TOP"/daemon/synth*.c \
 	cat "$TMP/cc.err"
 	echo "FAIL: build synth-dump"
 	exit 1
+fi
+# With libzstd, a second build that can write PERF_RECORD_COMPRESSED.
+ZDUMP=
+if $CC $CFLAGS -DDUMP_ZSTD -o "$TMP/synth-dump-z" "$TOP"/daemon/synth*.c \
+    "$TOP/daemon/sbuf.c" "$TOP/tests/synth-dump.c" -lzstd 2>/dev/null; then
+	ZDUMP=$TMP/synth-dump-z
 fi
 cat >"$TMP/spin.c" <<'EOF'
 #include <stdlib.h>
@@ -194,7 +201,12 @@ if perf_run schedhdr "$TMP/sched.data" report --header-only; then
 	    "header: tracepoint event desc"
 fi
 # Not --stats: perf 6.1 skips the tracing data in that mode and then
-# fails on it, on the pipe files of perf record as well.
+# fails on it, on the pipe files of perf record as well. report -D ends
+# with the same counts.
+if perf_run schedD "$TMP/sched.data" report -D; then
+	expect schedD 'TRACING_DATA events: +1 ' "report -D: tracing data"
+	expect schedD '^sched:sched_switch stats:' "report -D: tracepoint stats"
+fi
 if perf_run schedreport "$TMP/sched.data" report --stdio; then
 	expect schedreport "^# Samples: [0-9]+[KMG]? +of event 'sched:sched_switch'" \
 	    "report: tracepoint samples"
@@ -213,6 +225,90 @@ if perf_run clockhdr "$TMP/clock.data" report --header-only; then
 fi
 perf_run clockscript "$TMP/clock.data" script &&
     expect clockscript 'perfspill_spin\+0x' "script: call chains"
+
+# 5. Ring data as zstd PERF_RECORD_COMPRESSED: perf needs the
+# compressed feature to decode it.
+if [ -z "$ZDUMP" ]; then
+	echo "skip: compressed ring data (no libzstd to build with)"
+elif ! "$ZDUMP" "$TMP/zstd.data" -z 3 -F 1000 -e cpu-clock \
+    -e sched:sched_switch -- "$TMP/childspin" 0.5; then
+	fail "synth-dump -z"
+else
+	if perf_run zhdr "$TMP/zstd.data" report --header-only; then
+		expect zhdr '^# compressed : Zstd, level = 3, ' \
+		    "header: compressed"
+	fi
+	if perf_run zscript "$TMP/zstd.data" script; then
+		expect zscript '^ *childspin +[0-9]+ .* cpu-clock: .* perfspill_spin\+0x' \
+		    "script: compressed samples, by name and function"
+		expect zscript 'sched:sched_switch: prev_comm=' \
+		    "script: compressed tracepoint samples"
+	fi
+fi
+
+# 6. A fake procfs: a module, a process with a thread, one thread and
+# one process that vanished, a kernel thread; the records perf sees.
+P=$TMP/proc
+# The pids are above any pid_max, so that no live task can match them.
+mkdir -p "$P/3999999/task/3999999" "$P/3999999/task/3999998" \
+    "$P/3999999/task/3999997" "$P/3999996" "$P/3999990/task/3999990" \
+    "$P/self"
+grep -w -e _text -e _etext /proc/kallsyms >"$P/kallsyms"
+cat >"$P/modules" <<'EOF'
+perfspill_fake 16384 0 - Live 0xffffffffc0000000
+perfspill_gone 16384 0 - Unloading 0xffffffffc0010000
+EOF
+printf 'Name:\tfakeproc\nState:\tR (running)\nTgid:\t3999999\nPid:\t3999999\nPPid:\t1\nVmPeak:\t    1000 kB\nThreads:\t2\n' \
+    >"$P/3999999/task/3999999/status"
+printf 'Name:\tfakethread\nState:\tS (sleeping)\nTgid:\t3999999\nPid:\t3999998\nPPid:\t1\nVmPeak:\t    1000 kB\nThreads:\t2\n' \
+    >"$P/3999999/task/3999998/status"
+printf 'Name:\tkfake\nState:\tI (idle)\nTgid:\t3999990\nPid:\t3999990\nPPid:\t2\nThreads:\t1\n' \
+    >"$P/3999990/task/3999990/status"
+dev=$((0x$(stat -c %D "$TMP/spinner")))
+ino=$(stat -c %i "$TMP/spinner")
+mm=$(printf '%02x:%02x' $(((dev >> 8) & 0xfff)) \
+    $(((dev & 0xff) | ((dev >> 12) & 0xfff00))))
+cat >"$P/3999999/maps" <<EOF
+55d000000000-55d000001000 r--p 00000000 $mm $ino                    $TMP/spinner
+55d000001000-55d000002000 r-xp 00001000 $mm $ino                    $TMP/spinner
+7f0000000000-7f0000001000 r-xp 00000000 00:00 0 
+7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                          [vdso]
+EOF
+echo '400000-401000 r-xp 00000000 00:00 0 ' >"$P/3999990/maps"
+bid=$(readelf -n "$TMP/spinner" 2>/dev/null | awk '/Build ID/ { print $3 }')
+
+if ! "$TMP/synth-dump" "$TMP/fake.data" -P "$P" -F 100 -e cpu-clock -- \
+    true; then
+	fail "synth-dump -P"
+fi
+if perf_run fake "$TMP/fake.data" script -D; then
+	expect fake 'PERF_RECORD_MMAP -1/0: \[0xffffffff[0-9a-f]+\(0x[0-9a-f]+\) @ 0xffffffff[0-9a-f]+\]: x \[kernel\.kallsyms\]_text' \
+	    "fake procfs: kernel map"
+	expect fake 'PERF_RECORD_MMAP -1/0: \[0xffffffffc0000000\(0x4000\) @ 0\]: x \[perfspill_fake\]' \
+	    "fake procfs: module map"
+	expect fake 'PERF_RECORD_FORK\(3999999:3999999\):\(1:1\)' "fake procfs: process fork"
+	expect fake 'PERF_RECORD_COMM: fakeproc:3999999/3999999' "fake procfs: process comm"
+	expect fake 'PERF_RECORD_FORK\(3999999:3999998\):\(3999999:3999999\)' "fake procfs: thread fork"
+	expect fake 'PERF_RECORD_COMM: fakethread:3999999/3999998' "fake procfs: thread comm"
+	expect fake 'PERF_RECORD_COMM: kfake:3999990/3999990' "fake procfs: kernel thread comm"
+	expect fake "PERF_RECORD_MMAP2 3999999/3999999: \\[0x55d000001000\\(0x1000\\) @ 0x1000 <$bid>\\]: r-xp $TMP/spinner\$" \
+	    "fake procfs: mmap2 with the build-id"
+	expect fake 'PERF_RECORD_MMAP2 3999999/3999999: \[0x7f0000000000\(0x1000\) @ 0 00:00 0 0\]: r-xp //anon$' \
+	    "fake procfs: anonymous exec mapping"
+	expect fake 'PERF_RECORD_MMAP2 3999999/3999999: \[0x7ffd00000000\(0x2000\) @ 0 00:00 0 0\]: r-xp \[vdso\]$' \
+	    "fake procfs: vdso"
+	if [ "$(count fake 'PERF_RECORD_MMAP2 3999999/')" -eq 3 ]; then
+		pass "fake procfs: exec mappings only"
+	else
+		fail "fake procfs: want 3 MMAP2 of 3999999"
+	fi
+	if [ "$(count fake 'perfspill_gone|3999997|3999996|MMAP2 3999990/')" \
+	    -eq 0 ]; then
+		pass "fake procfs: nothing of unloading modules, vanished tasks, kernel thread maps"
+	else
+		fail "fake procfs: records of what should be skipped"
+	fi
+fi
 
 if [ $FAILED -ne 0 ]; then
 	echo "test-synth: $FAILED check(s) failed"
