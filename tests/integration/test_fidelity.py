@@ -1,0 +1,154 @@
+"""Trace files as good as perf record's: tracepoint fields, callchains,
+build-ids, the header, zstd compression, and the same profile as perf."""
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import Daemon, perf, perf_stats, perf_valid, spinner, Skip
+
+
+def record(d, *args, load=1.0):
+    d.ctl("start", *args)
+    sp = spinner(load)
+    sp.wait()
+    rc, rep = d.ctl("stop")
+    return rep["data"]["path"], rep["data"]["totals"]
+
+
+def shares(path):
+    """Symbol -> share (%) of the spinner's own samples."""
+    out = perf("report", "--stdio", "--no-children", "--comm", "spinner",
+               "--percentage", "relative", "--sort", "sym", "-g", "none",
+               "-i", path).stdout
+    res = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+        if m:
+            res[m.group(2)] = float(m.group(1))
+    return res
+
+
+def test_tracepoint_fields_by_name():
+    harness.ensure_tracefs()
+    if not os.path.isdir("/sys/kernel/tracing/events/sched/sched_switch"):
+        raise Skip("no sched_switch tracepoint")
+    with Daemon() as d:
+        d.ctl("start", "-e", "sched:sched_switch")
+        subprocess.run(["sh", "-c", "for i in 1 2 3; do sleep 0.05; done"])
+        rc, rep = d.ctl("stop")
+        out = perf("script", "-i", rep["data"]["path"]).stdout
+        lines = [l for l in out.splitlines() if "sched:sched_switch" in l]
+        assert lines, out[:500]
+        for field in ("prev_comm=", "prev_pid=", "prev_state=", "next_comm=",
+                      "next_pid="):
+            assert field in lines[0], lines[0]
+
+
+def test_callchains_resolved():
+    with Daemon() as d:
+        path, _ = record(d, "-F", "997", "-g")
+        out = perf("report", "--stdio", "--no-children", "-g",
+                   "caller", "--comm", "spinner", "-i", path).stdout
+        # user space: the leaf and its callers up to main
+        assert re.search(r"spin_alpha[\s\S]*main", out), out[:2000]
+        out = perf("script", "-i", path).stdout
+        # kernel frames are named too
+        assert re.search(r"ffffffff[0-9a-f]+ \w+\+0x[0-9a-f]+ "
+                         r"\(\[kernel\.kallsyms\]\)", out), out[:2000]
+
+
+def test_build_ids_in_file():
+    with Daemon() as d:
+        path, _ = record(d, "-F", "499")
+        out = perf("buildid-list", "-i", path).stdout
+        note = subprocess.run(["readelf", "-n", harness.SPINNER],
+                              capture_output=True, text=True).stdout
+        m = re.search(r"Build ID: ([0-9a-f]+)", note)
+        if not m:
+            raise Skip("the spinner was built without a build-id note")
+        assert m.group(1) + " " + os.path.realpath(harness.SPINNER) in out \
+            or m.group(1) in out, out
+
+
+def test_header_only():
+    with Daemon() as d:
+        path, _ = record(d, "-F", "499", "-g", "--cblocks", "3", load=0.2)
+        out = perf("report", "--header-only", "-i", path).stdout
+        assert "# hostname : " + os.uname().nodename in out, out
+        assert "# os release : " + os.uname().release in out
+        assert "# nrcpus online : %d" % os.cpu_count() in out
+        assert re.search(r"# cmdline : .*-e cpu-clock -F 499 -g .*--aio=3",
+                         out), out
+        assert re.search(r"# event : name = cpu-clock", out), out
+
+
+def test_same_profile_as_perf_record():
+    """The same known program under perf record and under perfspilld:
+    the same functions, with shares within a few points."""
+    tmp = tempfile.mkdtemp(prefix="perfspill-cmp-")
+    ref = os.path.join(tmp, "perf.data")
+    p = subprocess.run(["perf", "record", "-q", "-a", "-F", "997", "-g",
+                        "-o", ref, "--", harness.SPINNER, "1.5"],
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr
+    theirs = shares(ref)
+    with Daemon() as d:
+        path, _ = record(d, "-F", "997", "-g", load=1.5)
+        ours = shares(path)
+    subprocess.run(["rm", "-rf", tmp])
+    for sym in ("spin_alpha", "spin_beta"):
+        assert sym in ours and sym in theirs, (ours, theirs)
+        assert abs(ours[sym] - theirs[sym]) < 8.0, (sym, ours, theirs)
+
+
+def test_compression_smaller_and_readable():
+    harness.ensure_tracefs()
+    with Daemon() as d:
+        st = d.status()
+        plain, t1 = record(d, "-e", "sched:sched_switch,cpu-clock", "-F",
+                           "499", "-g", load=1.0)
+        rc, rep = d.ctl("start", "-e", "sched:sched_switch,cpu-clock", "-F",
+                        "499", "-g", "-z", "3", check=False)
+        if rc != 0 and "without libzstd" in str(rep):
+            raise Skip("perfspilld was built without libzstd")
+        sp = spinner(1.0)
+        sp.wait()
+        rc, rep = d.ctl("stop")
+        packed = rep["data"]["path"]
+        t2 = rep["data"]["totals"]
+        # per sample, the compressed file is smaller, and the ring data
+        # in it (the preamble is not compressed) much smaller
+        r_plain = os.path.getsize(plain) / max(t1["samples"], 1)
+        r_packed = os.path.getsize(packed) / max(t2["samples"], 1)
+        assert r_packed < r_plain, (r_plain, r_packed)
+        assert t2["bytes_written"] * 3 < t2["bytes"], t2
+        for f, t in ((plain, t1), (packed, t2)):
+            counts, err = perf_stats(f)
+            # perf 6.1 reads compressed pipe files with report and script
+            # (its --stats cannot, perf's own -z files included)
+            out = perf("report", "--stdio", "--no-children", "--comm",
+                       "spinner", "-i", f)
+            # loss on a busy machine is fine only when status counted it
+            harness.assert_perf_clean(out.stderr, "perf report %s %s" % (
+                f, t), allow_lost=t["lost"] + t["lost_samples"] > 0)
+            assert "spin_alpha" in out.stdout, out.stdout[:1500]
+            s = perf("script", "-G", "-F", "event", "-i", f)
+            harness.assert_perf_clean(s.stderr, "perf script " + f,
+                                      t["lost"] + t["lost_samples"] > 0)
+            n = sum(1 for l in s.stdout.splitlines() if l.strip())
+            assert n == t["samples"], (f, n, t)
+        h = perf("report", "--header-only", "-i", packed).stdout
+        assert "compressed : Zstd, level = 3" in h, h
+
+
+def test_compression_level_validated():
+    with Daemon() as d:
+        rc, rep = d.ctl("start", "-z", "23", check=False)
+        assert rc == 1 and rep["error"]["key"] == "compression"
+
+
+if __name__ == "__main__":
+    harness.main(globals())
