@@ -72,6 +72,56 @@ usage(FILE *f)
 "3 cannot reach the daemon.\n", PERFSPILL_SOCKET);
 }
 
+/* Per-command help: perfspillctl COMMAND --help. */
+static const struct {
+	const char	*name;
+	const char	*text;
+} cmd_help[] = {
+	{ "status", "usage: perfspillctl status [--watch [SECS]] [--json]\n"
+	    "State, settings in force, totals and per-CPU counters (bytes,\n"
+	    "samples, lost, AIO in flight/completed/resubmitted/failed), the\n"
+	    "current file, finished files and free disk. --watch refreshes\n"
+	    "every SECS (default 1) and shows rates since the last refresh.\n" },
+	{ "start", "usage: perfspillctl start [-e EVENT]... [-F HZ | -c N] "
+	    "[-g] [-m PAGES]\n"
+	    "       [--cblocks N] [--rotate-size SIZE] [--rotate-interval T]\n"
+	    "       [--max-files N] [--max-size SIZE] [--min-free SIZE] "
+	    "[-z LEVEL]\n"
+	    "Start recording. Options override the daemon's settings and are\n"
+	    "kept for later starts; see perfspillctl --help for each one.\n" },
+	{ "stop", "usage: perfspillctl stop\n"
+	    "Stop recording. Returns once every write is synced and the last\n"
+	    "file has its final name, and prints that file.\n" },
+	{ "rotate", "usage: perfspillctl rotate\n"
+	    "Finish the current file and continue in a new one.\n" },
+	{ "configure", "usage: perfspillctl configure KEY=VALUE...\n"
+	    "Change settings (keys of perfspilld.json(5), '-' or '_').\n"
+	    "cblocks, rotation and retention apply at once, the others at\n"
+	    "the next start; the reply says which. Lists are comma separated:\n"
+	    "  perfspillctl configure cblocks=4 max_size=8G\n"
+	    "  perfspillctl configure events=cpu-clock,sched:sched_switch\n" },
+	{ "reload", "usage: perfspillctl reload\n"
+	    "Make the daemon re-read its config file (as SIGHUP does).\n" },
+	{ "ping", "usage: perfspillctl ping\nIs the daemon there?\n" },
+	{ "version", "usage: perfspillctl version\n"
+	    "The daemon's version and protocol.\n" },
+};
+
+static int
+ctl_cmd_help(const char *cmd)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(cmd_help) / sizeof(cmd_help[0]); i++) {
+		if (strcmp(cmd_help[i].name, cmd) == 0) {
+			fputs(cmd_help[i].text, stdout);
+			return 0;
+		}
+	}
+	usage(stdout);
+	return 0;
+}
+
 static int
 ctl_connect(struct ctl *ctl)
 {
@@ -482,6 +532,10 @@ main(int argc, char *argv[])
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || (strcmp(argv[i], "-h") == 0 &&
+		    strcmp(cmd, "start") != 0))
+			return ctl_cmd_help(cmd);
 	args = json_object_new_object();
 	if (strcmp(cmd, "start") == 0) {
 		if (ctl_start_args(argc, argv, args) == -1) {

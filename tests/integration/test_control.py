@@ -220,6 +220,14 @@ def test_client_help_and_usage_errors():
     ctl = harness.PERFSPILLCTL
     p = subprocess.run([ctl, "--help"], capture_output=True, text=True)
     assert p.returncode == 0 and "start" in p.stdout
+    for cmd in ("status", "start", "stop", "rotate", "configure", "reload",
+                "ping", "version"):
+        p = subprocess.run([ctl, cmd, "--help"], capture_output=True,
+                           text=True)
+        assert p.returncode == 0 and "perfspillctl " in p.stdout, cmd
+    p = subprocess.run([ctl, "configure", "--help"], capture_output=True,
+                       text=True)
+    assert "KEY=VALUE" in p.stdout and "next start" in p.stdout
     p = subprocess.run([ctl, "frobnicate"], capture_output=True, text=True)
     assert p.returncode == 2
     p = subprocess.run([ctl, "configure", "novalue"], capture_output=True,
