@@ -120,11 +120,7 @@ config_key_when(const char *name)
 	return k ? k->when : CONFIG_DAEMON;
 }
 
-static int
-config_fail(struct config_error *err, enum proto_err code, const char *key,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int
+int
 config_fail(struct config_error *err, enum proto_err code, const char *key,
     const char *fmt, ...)
 {

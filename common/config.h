@@ -73,6 +73,11 @@ struct config_error {
 
 void	config_defaults(struct config *);
 
+/* Fill *err (code, key or NULL, message); returns -1 for "return". */
+int	config_fail(struct config_error *err, enum proto_err code,
+	    const char *key, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+
 /*
  * Apply the keys of obj on top of *cfg. All or nothing: returns 0 when
  * every key was valid (and *cfg now holds them), -1 with *err filled and

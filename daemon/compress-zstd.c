@@ -72,6 +72,19 @@ compress_bound(size_t len)
 	return b + (b / REC_MAX + 4) * sizeof(struct perf_event_header) + 64;
 }
 
+/* Close the record whose payload (n bytes) follows the header at rec. */
+static size_t
+compress_emit(uint8_t *rec, size_t n)
+{
+	struct perf_event_header h;
+
+	h.type = REC_COMPRESSED;
+	h.misc = 0;
+	h.size = (uint16_t)(sizeof(h) + n);
+	memcpy(rec, &h, sizeof(h));
+	return sizeof(h) + n;
+}
+
 static size_t
 compress_span(struct compress *z, uint8_t *dst, size_t cap, const void *src,
     size_t len)
@@ -96,13 +109,8 @@ compress_span(struct compress *z, uint8_t *dst, size_t cap, const void *src,
 		flushed = (int)ZSTD_flushStream(z->cs, &out);
 		if (ZSTD_isError((size_t)flushed))
 			return 0;
-		if (out.pos == 0)
-			continue;
-		h.type = REC_COMPRESSED;
-		h.misc = 0;
-		h.size = (uint16_t)(sizeof(h) + out.pos);
-		memcpy(dst + used, &h, sizeof(h));
-		used += sizeof(h) + out.pos;
+		if (out.pos > 0)
+			used += compress_emit(dst + used, out.pos);
 	}
 	/* what the last flush could not place goes in more records */
 	for (;;) {
@@ -115,13 +123,8 @@ compress_span(struct compress *z, uint8_t *dst, size_t cap, const void *src,
 		rc = ZSTD_flushStream(z->cs, &out);
 		if (ZSTD_isError(rc))
 			return 0;
-		if (out.pos > 0) {
-			h.type = REC_COMPRESSED;
-			h.misc = 0;
-			h.size = (uint16_t)(sizeof(h) + out.pos);
-			memcpy(dst + used, &h, sizeof(h));
-			used += sizeof(h) + out.pos;
-		}
+		if (out.pos > 0)
+			used += compress_emit(dst + used, out.pos);
 		if (rc == 0)
 			break;
 	}

@@ -124,24 +124,6 @@ record_state(const struct record *rec)
 	return rec->state;
 }
 
-static int
-record_fail(struct config_error *err, enum proto_err code, const char *key,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int
-record_fail(struct config_error *err, enum proto_err code, const char *key,
-    const char *fmt, ...)
-{
-	va_list	 ap;
-
-	err->code = code;
-	snprintf(err->key, sizeof(err->key), "%s", key ? key : "");
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Online CPUs from sysfs: "0-3,6,8-9". Never assume 0..N-1. */
 static int
 record_online_cpus(int **out, size_t *nr)
@@ -200,21 +182,21 @@ record_open_fail(struct config_error *err, const struct evsel *ev, int cpu,
 				paranoid = -9;
 			fclose(f);
 		}
-		return record_fail(err, PROTO_E_SYSTEM, "events",
+		return config_fail(err, PROTO_E_SYSTEM, "events",
 		    "event '%s' on cpu %d: permission denied (perfspilld needs "
 		    "root or CAP_PERFMON; kernel.perf_event_paranoid=%d)",
 		    ev->name, cpu, paranoid);
 	}
 	if (ev->attr.type == PERF_TYPE_HARDWARE &&
 	    (e == ENOENT || e == EOPNOTSUPP || e == ENODEV))
-		return record_fail(err, PROTO_E_EVENT, "events",
+		return config_fail(err, PROTO_E_EVENT, "events",
 		    "event '%s': not supported by this machine's PMU (%s)",
 		    ev->name, strerror(e));
 	if (e == EMFILE || e == ENFILE)
-		return record_fail(err, PROTO_E_SYSTEM, "events",
+		return config_fail(err, PROTO_E_SYSTEM, "events",
 		    "event '%s' on cpu %d: out of file descriptors (%s)",
 		    ev->name, cpu, strerror(e));
-	return record_fail(err, PROTO_E_EVENT, "events",
+	return config_fail(err, PROTO_E_EVENT, "events",
 	    "event '%s' on cpu %d: perf_event_open: %s", ev->name, cpu,
 	    strerror(e));
 }
@@ -459,21 +441,21 @@ record_start(struct record *rec, const struct config *cfg,
 	char			 msg[256];
 
 	if (rec->state != RECORD_IDLE)
-		return record_fail(err, PROTO_E_STATE, NULL,
+		return config_fail(err, PROTO_E_STATE, NULL,
 		    rec->state == RECORD_RUNNING ? "already recording" :
 		    "still finishing the previous recording");
 	for (i = 0; i < cfg->nr_events; i++)
 		if (evsel_parse(&rec->evs[i], cfg->events[i], msg,
 		    sizeof(msg)) == -1)
-			return record_fail(err, PROTO_E_EVENT, "events", "%s",
+			return config_fail(err, PROTO_E_EVENT, "events", "%s",
 			    msg);
 	if (cfg->compression > 0 && !compress_available())
-		return record_fail(err, PROTO_E_BAD_VALUE, "compression",
+		return config_fail(err, PROTO_E_BAD_VALUE, "compression",
 		    "this perfspilld was built without libzstd; compression "
 		    "must be 0");
 	maxrate = evsel_max_sample_rate();
 	if (cfg->freq && maxrate && cfg->freq > maxrate)
-		return record_fail(err, PROTO_E_BAD_VALUE, "freq",
+		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
 		    "freq %" PRIu64 " Hz is above the kernel's limit "
 		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
 	rec->cfg = *cfg;
@@ -485,14 +467,14 @@ record_start(struct record *rec, const struct config *cfg,
 	    pages * (size_t)sysconf(_SC_PAGESIZE));
 
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
-		return record_fail(err, PROTO_E_SYSTEM, NULL,
+		return config_fail(err, PROTO_E_SYSTEM, NULL,
 		    "cannot read the online CPUs: %s", strerror(errno));
 	free(rec->staged);
 	rec->staged = calloc(rec->nr_cpus, sizeof(*rec->staged));
 	if (rec->staged == NULL ||
 	    (rec->cpus = calloc(rec->nr_cpus, sizeof(*rec->cpus))) == NULL) {
 		free(cpus);
-		return record_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 	}
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
@@ -534,7 +516,7 @@ record_start(struct record *rec, const struct config *cfg,
 			c->fds[j] = fd;
 			if (j == 0) {
 				if (ring_map(&c->ring, fd, pages) == -1) {
-					record_fail(err, PROTO_E_SYSTEM,
+					config_fail(err, PROTO_E_SYSTEM,
 					    "mmap_pages", "cannot map a ring of "
 					    "%zu pages on cpu %d: %s (raise "
 					    "LimitMEMLOCK or "
@@ -544,7 +526,7 @@ record_start(struct record *rec, const struct config *cfg,
 				}
 			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
 			    c->fds[0]) == -1) {
-				record_fail(err, PROTO_E_SYSTEM, "events",
+				config_fail(err, PROTO_E_SYSTEM, "events",
 				    "cannot redirect event '%s' into the ring "
 				    "of cpu %d: %s", rec->evs[j].name, c->cpu,
 				    strerror(errno));
@@ -566,12 +548,12 @@ record_start(struct record *rec, const struct config *cfg,
 		for (j = 0; j < rec->nr_cpus; j++)
 			if (ioctl(rec->cpus[j].fds[i], PERF_EVENT_IOC_ID,
 			    &rec->ids[i * rec->nr_cpus + j]) == -1) {
-				record_fail(err, PROTO_E_SYSTEM, NULL,
+				config_fail(err, PROTO_E_SYSTEM, NULL,
 				    "PERF_EVENT_IOC_ID: %s", strerror(errno));
 				goto error;
 			}
 	if (record_open_file(rec) == -1) {
-		record_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
+		config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
 		    "file in the output directory: %s", strerror(errno));
 		goto error;
 	}
@@ -598,7 +580,7 @@ record_start(struct record *rec, const struct config *cfg,
 	return 0;
 
 nomem:
-	record_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+	config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 error:
 	free(cpus);
 	record_close_cpus(rec);
