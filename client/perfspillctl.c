@@ -540,21 +540,21 @@ main(int argc, char *argv[])
 	if (strcmp(cmd, "start") == 0) {
 		if (ctl_start_args(argc, argv, args) == -1) {
 			fprintf(stderr, "see 'perfspillctl --help'\n");
-			return EXIT_USAGE;
+			rc = EXIT_USAGE;
+			goto out;
 		}
 	} else if (strcmp(cmd, "configure") == 0) {
 		if (argc < 2) {
 			fprintf(stderr, "perfspillctl: configure needs "
 			    "KEY=VALUE...\n");
-			return EXIT_USAGE;
+			rc = EXIT_USAGE;
+			goto out;
 		}
 		for (i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--help") == 0) {
-				usage(stdout);
-				return 0;
+			if (ctl_add_kv(args, argv[i]) == -1) {
+				rc = EXIT_USAGE;
+				goto out;
 			}
-			if (ctl_add_kv(args, argv[i]) == -1)
-				return EXIT_USAGE;
 		}
 	} else if (strcmp(cmd, "status") == 0) {
 		for (i = 1; i < argc; i++) {
@@ -568,37 +568,45 @@ main(int argc, char *argv[])
 			else {
 				fprintf(stderr, "perfspillctl: status: unknown "
 				    "option '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				rc = EXIT_USAGE;
+				goto out;
 			}
 		}
 	} else if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "ping") == 0 ||
 	    strcmp(cmd, "version") == 0 || strcmp(cmd, "rotate") == 0 ||
 	    strcmp(cmd, "reload") == 0) {
 		if (argc > 1) {
-			if (strcmp(argv[1], "--help") == 0 ||
-			    strcmp(argv[1], "-h") == 0) {
-				usage(stdout);
-				return 0;
-			}
 			fprintf(stderr, "perfspillctl: %s takes no arguments\n",
 			    cmd);
-			return EXIT_USAGE;
+			rc = EXIT_USAGE;
+			goto out;
 		}
 	} else {
 		fprintf(stderr, "perfspillctl: unknown command '%s'\n", cmd);
 		usage(stderr);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out;
 	}
-	if (ctl_connect(&ctl) == -1)
-		return EXIT_CONNECT;
+	if (ctl_connect(&ctl) == -1) {
+		rc = EXIT_CONNECT;
+		goto out;
+	}
 	if (watch > 0) {
-		json_object_put(args);
-		return ctl_watch(&ctl, watch);
+		rc = ctl_watch(&ctl, watch);
+		goto out;
 	}
-	if ((rep = ctl_call(&ctl, cmd, args)) == NULL)
-		return EXIT_CONNECT;
+	/* ctl_call takes args into the request */
+	rep = ctl_call(&ctl, cmd, args);
+	args = NULL;
+	if (rep == NULL) {
+		rc = EXIT_CONNECT;
+		goto out;
+	}
 	rc = ctl_print(&ctl, cmd, rep, NULL, 0);
 	json_object_put(rep);
-	close(ctl.fd);
+out:
+	json_object_put(args);
+	if (ctl.fd != -1)
+		close(ctl.fd);
 	return rc;
 }

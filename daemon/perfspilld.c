@@ -213,6 +213,7 @@ main(int argc, char *argv[])
 	struct event		*sigs[4];
 	static const int	 signos[4] = { SIGTERM, SIGINT, SIGHUP, SIGUSR2 };
 	struct aioinit		 ai;
+	sigset_t		 block;
 	int			 ch, foreground = 0, check = 0, verbose = 0;
 	int			 ready_fd = -1, i;
 	char			 zero = 0;
@@ -318,6 +319,15 @@ main(int argc, char *argv[])
 
 	event_base_dispatch(d.base);
 
+	/*
+	 * The last file is whole; what remains is freeing. A second SIGTERM
+	 * now must not kill us with its default action once the loop's
+	 * handlers are gone: block them, the exit status stays 0.
+	 */
+	sigemptyset(&block);
+	for (i = 0; i < 4; i++)
+		sigaddset(&block, signos[i]);
+	sigprocmask(SIG_BLOCK, &block, NULL);
 	log_info("exiting");
 	control_destroy(d.ctl);
 	record_destroy(d.rec);
