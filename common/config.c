@@ -52,6 +52,7 @@ static const struct config_key config_keys[] = {
 	K("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct, 1, 90, 0),
 	K("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms, 10, 10000, 0),
 	K("compression", T_UINT, CONFIG_NEXT_START, compression, 0, 22, 0),
+	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
 	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
 	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
 	    UINT64_C(1) << 50, F_ZERO_OK),
@@ -85,6 +86,7 @@ config_defaults(struct config *cfg)
 	cfg->wakeup_pct = 50;
 	cfg->drain_ms = 1000;
 	cfg->cblocks = 2;
+	cfg->exclude_self = 1;
 	cfg->rotate_size = UINT64_C(256) << 20;
 	cfg->rotate_interval = 3600;
 	cfg->max_files = 168;

@@ -72,11 +72,14 @@ struct record {
 	struct tracefile	*cur;
 	struct tracefile_list	 closing;
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
+	uint32_t		 self_pid;	/* our samples are not written... */
+	size_t			 pid_off;	/* ...found here; 0: keep them */
+	uint8_t			*xbuf;		/* a drain without our samples */
+	struct event		*reaper;	/* polls completions while closing */
 	struct compress		*zc;		/* NULL: files are not compressed */
 	uint8_t			*zbuf;		/* serial mode's compression output */
 	size_t			 zcap;
 	struct event		*tick;
-	struct event		*aio_sig;
 	time_t			 started;
 	uint64_t		 files_done;
 	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
@@ -106,7 +109,9 @@ record_create(struct event_base *base, int dirfd)
 	rec->base = base;
 	rec->dirfd = dirfd;
 	TAILQ_INIT(&rec->closing);
-	cblock_queue_init(&rec->q, SIGRTMIN + 1);
+	/* SIGEV_NONE: completions are polled at every drain and by the
+	 * reaper; a signal per write would cost the syscalls we record */
+	cblock_queue_init(&rec->q, 0);
 	if (gethostname(rec->host, sizeof(rec->host)) == -1)
 		snprintf(rec->host, sizeof(rec->host), "localhost");
 	rec->host[sizeof(rec->host) - 1] = '\0';
@@ -259,7 +264,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-record_aio_cb(evutil_socket_t sig, short what, void *arg)
+record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
 	record_reap(arg);
 }
@@ -489,6 +494,20 @@ record_start(struct record *rec, const struct config *cfg,
 	cpus = NULL;
 	if (synth_kernel_range("/proc", &rec->ktext, &rec->ketext) == -1)
 		goto nomem;
+	/* our own samples (the writes of the drain, the AIO threads) stay
+	 * out of the trace: the pid of a sample follows its id and ip */
+	rec->self_pid = (uint32_t)getpid();
+	rec->pid_off = 0;
+	if (cfg->exclude_self &&
+	    (rec->evs[0].attr.sample_type & PERF_SAMPLE_TID))
+		rec->pid_off = sizeof(struct perf_event_header) +
+		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
+		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
+		    8 : 0);
+	free(rec->xbuf);
+	if ((rec->xbuf = malloc(pages * (size_t)sysconf(_SC_PAGESIZE))) ==
+	    NULL)
+		goto nomem;
 	if (cfg->compression > 0) {
 		rec->zcap = compress_bound(pages * (size_t)sysconf(_SC_PAGESIZE));
 		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
@@ -557,15 +576,13 @@ record_start(struct record *rec, const struct config *cfg,
 		    "file in the output directory: %s", strerror(errno));
 		goto error;
 	}
-	if (rec->aio_sig == NULL)
-		rec->aio_sig = evsignal_new(rec->base, SIGRTMIN + 1,
-		    record_aio_cb, rec);
+	if (rec->reaper == NULL)
+		rec->reaper = evtimer_new(rec->base, record_reaper_cb, rec);
 	if (rec->tick == NULL)
 		rec->tick = event_new(rec->base, -1, EV_PERSIST, record_tick_cb,
 		    rec);
-	if (rec->aio_sig == NULL || rec->tick == NULL)
+	if (rec->reaper == NULL || rec->tick == NULL)
 		goto nomem;
-	evsignal_add(rec->aio_sig, NULL);
 	tv.tv_sec = (time_t)(cfg->drain_ms / 1000);
 	tv.tv_usec = (suseconds_t)(cfg->drain_ms % 1000) * 1000;
 	event_add(rec->tick, &tv);
@@ -625,12 +642,15 @@ record_drain_all(struct record *rec)
 	struct cblock		*cb;
 	uint64_t		 head, tail, off;
 	int64_t			 n;
-	size_t			 i, nstaged = 0, nserial = 0, ncb, zlen;
+	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
+	const uint8_t		*src[2];
 	int			 k;
 	struct tracefile	*tf = rec->cur;
 
 	if (rec->state != RECORD_RUNNING)
 		return;
+	/* completions are polled: aio_error reads memory, no system call */
+	cblock_reap(&rec->q);
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
 		if (c->ring.base == NULL)
@@ -647,7 +667,8 @@ record_drain_all(struct record *rec)
 			continue;
 		}
 		before = c->counts;
-		ring_count(c->ring.data, c->ring.size, tail, head, &c->counts);
+		ring_count_excl(c->ring.data, c->ring.size, tail, head,
+		    &c->counts, rec->self_pid, rec->pid_off);
 		c->bytes += (uint64_t)n;
 		if (tf == NULL) {
 			/* paused: keep the ring moving, count what is dropped */
@@ -659,27 +680,42 @@ record_drain_all(struct record *rec)
 		tf->samples += c->counts.samples - before.samples;
 		tf->lost += c->counts.lost - before.lost;
 
+		/* what goes to the file: the ring's spans, or a copy without
+		 * our own samples when there were any */
+		src[0] = c->ring.data + sp.off[0];
+		l[0] = sp.len[0];
+		src[1] = c->ring.data + sp.off[1];
+		l[1] = sp.len[1];
+		if (c->counts.self != before.self) {
+			l[0] = ring_copy_excl(&c->ring, tail, head, rec->xbuf,
+			    rec->self_pid, rec->pid_off);
+			src[0] = rec->xbuf;
+			l[1] = 0;
+			if (l[0] == 0) {
+				/* only our own samples: nothing to write */
+				ring_release(&c->ring, head);
+				continue;
+			}
+		}
+
 		ncb = rec->cfg.cblocks;
 		if (ncb == 0 || record_ensure_cblocks(rec, c) == -1) {
-			/* serial: write straight from the ring, then release */
-			if (rec->zc != NULL && (zlen = compress_records(rec->zc,
-			    rec->zbuf, rec->zcap, c->ring.data + sp.off[0],
-			    sp.len[0], c->ring.data + sp.off[1], sp.len[1])) > 0) {
-				off = tracefile_reserve(tf, zlen);
-				if (tracefile_pwrite(tf, off, rec->zbuf, zlen) == -1)
-					c->aio.bytes_dropped += zlen;
-				else
-					c->aio.bytes_written += zlen;
-			} else {
-				off = tracefile_reserve(tf, (size_t)n);
-				if (tracefile_pwrite(tf, off, c->ring.data +
-				    sp.off[0], sp.len[0]) == -1 || (sp.len[1] &&
-				    tracefile_pwrite(tf, off + sp.len[0],
-				    c->ring.data + sp.off[1], sp.len[1]) == -1))
-					c->aio.bytes_dropped += (uint64_t)n;
-				else
-					c->aio.bytes_written += (uint64_t)n;
+			/* serial: write from the ring, then release it */
+			if (rec->zc != NULL && (len = compress_records(rec->zc,
+			    rec->zbuf, rec->zcap, src[0], l[0], src[1],
+			    l[1])) > 0) {
+				src[0] = rec->zbuf;
+				l[0] = len;
+				l[1] = 0;
 			}
+			len = l[0] + l[1];
+			off = tracefile_reserve(tf, len);
+			if (tracefile_pwrite(tf, off, src[0], l[0]) == -1 ||
+			    (l[1] && tracefile_pwrite(tf, off + l[0], src[1],
+			    l[1]) == -1))
+				c->aio.bytes_dropped += len;
+			else
+				c->aio.bytes_written += len;
 			ring_release(&c->ring, head);
 			nserial++;
 			continue;
@@ -694,10 +730,12 @@ record_drain_all(struct record *rec)
 		/* compression happens here, into the cblock: the AIO path
 		 * stays the same, it only carries fewer bytes */
 		if (rec->zc == NULL || (cb->len = compress_records(rec->zc,
-		    cb->buf, cb->cap - ROUND_LEN, c->ring.data + sp.off[0],
-		    sp.len[0], c->ring.data + sp.off[1], sp.len[1])) == 0) {
-			ring_copy(&c->ring, &sp, cb->buf);
-			cb->len = (size_t)n;
+		    cb->buf, cb->cap - ROUND_LEN, src[0], l[0], src[1],
+		    l[1])) == 0) {
+			memcpy(cb->buf, src[0], l[0]);
+			if (l[1])
+				memcpy(cb->buf + l[0], src[1], l[1]);
+			cb->len = l[0] + l[1];
 		}
 		/* the copy is ours: give the space back to the kernel now */
 		ring_release(&c->ring, head);
@@ -740,8 +778,8 @@ record_finish_stop(struct record *rec)
 	rec->zc = NULL;
 	free(rec->zbuf);
 	rec->zbuf = NULL;
-	if (rec->aio_sig != NULL)
-		evsignal_del(rec->aio_sig);
+	if (rec->reaper != NULL)
+		event_del(rec->reaper);
 	if (rec->tick != NULL)
 		event_del(rec->tick);
 	rec->state = RECORD_IDLE;
@@ -761,8 +799,9 @@ record_file_done(struct tracefile *tf, void *arg)
 	if (tf->bad_off != UINT64_MAX)
 		rec->bytes_cut += tf->reserved - tf->bad_off;
 	if (tf->removed) {
-		log_warnx("%s: nothing recorded could be written; removed",
-		    tf->partial);
+		log_warnx("%s: nothing recorded could be written (%s at "
+		    "offset %" PRIu64 "); removed", tf->partial,
+		    strerror(tf->err), tf->bad_off);
 		return;
 	}
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
@@ -964,6 +1003,12 @@ record_reap(struct record *rec)
 	if (rec->state == RECORD_STOPPING && TAILQ_EMPTY(&rec->closing) &&
 	    rec->q.nr_busy == 0)
 		record_finish_stop(rec);
+	else if (rec->reaper != NULL && !TAILQ_EMPTY(&rec->closing)) {
+		/* a file is being finished: look again soon, not at the tick */
+		struct timeval	 tv = { 0, 5000 };
+
+		event_add(rec->reaper, &tv);
+	}
 }
 
 int
@@ -1021,7 +1066,7 @@ record_totals(struct record *rec)
 {
 	json_object		*t = json_object_new_object();
 	struct record_cpu	*rc;
-	uint64_t		 v[8] = { 0 };
+	uint64_t		 v[9] = { 0 };
 	size_t			 i;
 
 	for (i = 0; i < rec->nr_cpus; i++) {
@@ -1034,6 +1079,7 @@ record_totals(struct record *rec)
 		v[5] += rc->aio.bytes_dropped;
 		v[6] += rc->aio.inflight;
 		v[7] += rc->aio.bytes_written;
+		v[8] += rc->counts.self;
 	}
 	record_add_u64(t, "bytes", v[0]);
 	record_add_u64(t, "records", v[1]);
@@ -1043,6 +1089,7 @@ record_totals(struct record *rec)
 	record_add_u64(t, "bytes_written", v[7]);
 	/* dropped: never written (paused, failed) or cut off a failed file */
 	record_add_u64(t, "bytes_dropped", v[5] + rec->bytes_cut);
+	record_add_u64(t, "self_excluded", v[8]);
 	record_add_u64(t, "aio_inflight", v[6] + rec->heap_stats.inflight);
 	record_add_u64(t, "files_finished", rec->files_done);
 	return t;
@@ -1162,13 +1209,14 @@ record_destroy(struct record *rec)
 		tracefile_free(tf);
 	}
 	tracefile_free(rec->cur);
-	if (rec->aio_sig != NULL)
-		event_free(rec->aio_sig);
+	if (rec->reaper != NULL)
+		event_free(rec->reaper);
 	if (rec->tick != NULL)
 		event_free(rec->tick);
 	json_object_put(rec->last_totals);
 	compress_destroy(rec->zc);
 	free(rec->zbuf);
+	free(rec->xbuf);
 	free(rec);
 }
 

@@ -46,6 +46,32 @@ void
 ring_count(const uint8_t *data, size_t size, uint64_t tail, uint64_t head,
     struct ring_counts *c)
 {
+	ring_count_excl(data, size, tail, head, c, 0, 0);
+}
+
+static uint32_t
+ring_u32_at(const uint8_t *data, size_t size, uint64_t pos)
+{
+	uint32_t	 v;
+
+	/* 4-byte aligned inside an 8-byte field: never split either */
+	memcpy(&v, data + (pos & (size - 1)), sizeof(v));
+	return v;
+}
+
+static int
+ring_is_self(const uint8_t *data, size_t size, uint64_t pos,
+    const struct perf_event_header *h, uint32_t pid, size_t pid_off)
+{
+	return pid_off != 0 && h->type == PERF_RECORD_SAMPLE &&
+	    h->size >= pid_off + 4 &&
+	    ring_u32_at(data, size, pos + pid_off) == pid;
+}
+
+void
+ring_count_excl(const uint8_t *data, size_t size, uint64_t tail,
+    uint64_t head, struct ring_counts *c, uint32_t pid, size_t pid_off)
+{
 	struct perf_event_header	 h;
 	uint64_t			 pos, raw;
 
@@ -56,6 +82,10 @@ ring_count(const uint8_t *data, size_t size, uint64_t tail, uint64_t head,
 		if (h.size < sizeof(h) || h.size > head - pos) {
 			c->bad++;
 			return;
+		}
+		if (ring_is_self(data, size, pos, &h, pid, pid_off)) {
+			c->self++;
+			continue;
 		}
 		c->records++;
 		switch (h.type) {
@@ -130,4 +160,29 @@ ring_copy(const struct ring *r, const struct ring_span *sp, uint8_t *dst)
 	memcpy(dst, r->data + sp->off[0], sp->len[0]);
 	if (sp->len[1])
 		memcpy(dst + sp->len[0], r->data + sp->off[1], sp->len[1]);
+}
+
+size_t
+ring_copy_excl(const struct ring *r, uint64_t tail, uint64_t head,
+    uint8_t *dst, uint32_t pid, size_t pid_off)
+{
+	struct perf_event_header	 h;
+	uint64_t			 pos, raw;
+	size_t				 out = 0, off, first;
+
+	for (pos = tail; pos != head; pos += h.size) {
+		raw = ring_u64_at(r->data, r->size, pos);
+		memcpy(&h, &raw, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - pos)
+			break;
+		if (ring_is_self(r->data, r->size, pos, &h, pid, pid_off))
+			continue;
+		off = (size_t)(pos & (r->size - 1));
+		first = r->size - off < h.size ? r->size - off : h.size;
+		memcpy(dst + out, r->data + off, first);
+		if (first < h.size)
+			memcpy(dst + out + first, r->data, h.size - first);
+		out += h.size;
+	}
+	return out;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ring;
+
 struct ring_span {
 	size_t	off[2];		/* offsets into the data area */
 	size_t	len[2];		/* len[1] is 0 unless the data wraps */
@@ -31,9 +33,18 @@ struct ring_counts {
 	uint64_t	lost;		/* sum of PERF_RECORD_LOST.lost */
 	uint64_t	lost_samples;	/* sum of PERF_RECORD_LOST_SAMPLES.lost */
 	uint64_t	bad;		/* a record header of size 0 or too big */
+	uint64_t	self;		/* samples of the excluded pid, not kept */
 };
 void	ring_count(const uint8_t *data, size_t size, uint64_t tail,
 	    uint64_t head, struct ring_counts *);
+/* The same, with the samples of pid (its u32 at pid_off in a sample)
+ * counted as self instead of as records and samples. */
+void	ring_count_excl(const uint8_t *data, size_t size, uint64_t tail,
+	    uint64_t head, struct ring_counts *, uint32_t pid, size_t pid_off);
+/* Copy [tail, head) to dst without the samples of pid; returns the bytes
+ * copied. Records stay whole and in order. */
+size_t	ring_copy_excl(const struct ring *, uint64_t tail, uint64_t head,
+	    uint8_t *dst, uint32_t pid, size_t pid_off);
 
 struct ring {
 	void		*base;		/* metadata page, then data */

@@ -193,6 +193,34 @@ def test_already_running_task_is_named():
         assert lines and any("spin_alpha" in l for l in lines), out[:2000]
 
 
+def test_own_samples_excluded():
+    """The daemon's own system calls (drain, AIO threads) stay out of a
+    syscall trace, and are counted; with exclude_self off they are in."""
+    harness.ensure_tracefs()
+    if not os.path.isdir("/sys/kernel/tracing/events/raw_syscalls"):
+        raise Skip("no raw_syscalls tracepoints")
+    with Daemon() as d:
+        pid = str(d.proc.pid)
+        for exclude in (True, False):
+            d.ctl("configure", "exclude_self=%s" % str(exclude).lower())
+            d.ctl("start", "-e", "raw_syscalls:sys_enter", "--no-callgraph",
+                  "--cblocks", "2", "-m", "256")
+            subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+                            "count=20000"], stderr=subprocess.DEVNULL)
+            time.sleep(1.2)
+            rc, rep = d.ctl("stop")
+            pids = perf("script", "-F", "pid", "-i",
+                        rep["data"]["path"]).stdout.split()
+            ours = pids.count(pid)
+            if exclude:
+                assert ours == 0, ours
+                assert rep["data"]["totals"]["self_excluded"] > 0
+                assert len(pids) == rep["data"]["totals"]["samples"]
+            else:
+                assert ours > 0
+                assert rep["data"]["totals"]["self_excluded"] == 0
+
+
 def test_client_errors_when_daemon_absent():
     p = subprocess.run([harness.PERFSPILLCTL, "-s", "/nonexistent/sock",
                         "status"], capture_output=True, text=True)

@@ -1154,7 +1154,7 @@ def test_cap_sys_admin_is_only_needed_by_old_kernels():
                  "--bounding-set=-all," + ",".join(
                      "+" + c[4:].lower() for c in caps), "--no-new-privs",
                  PERFSPILLD, "-f", "-c", conf],
-                stdout=logf, stderr=subprocess.STDOUT, env=env)
+                stdout=logf, stderr=subprocess.STDOUT)
         wait_for(lambda: os.path.exists(cfg["socket"]) or
                  proc.poll() is not None, what="the control socket")
         rc, rep = ctl(cfg["socket"], "status")

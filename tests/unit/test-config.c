@@ -550,7 +550,7 @@ test_to_json(void)
 		n += (size_t)snprintf(order + n, sizeof(order) - n, "%s ",
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
-	    "drain_ms compression cblocks rotate_size rotate_interval "
+	    "drain_ms compression exclude_self cblocks rotate_size rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout ");
