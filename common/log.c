@@ -15,6 +15,7 @@
 static const char	*log_ident = "perfspill";
 static int		 log_verbose;
 static int		 log_prefix;	/* write <N> priority prefixes */
+static int		 log_syslog;	/* backgrounded: stderr is gone */
 
 /*
  * Is stderr the journal? JOURNAL_STREAM is inherited by everything a
@@ -45,6 +46,13 @@ log_init(const char *ident, int verbose)
 }
 
 void
+log_use_syslog(void)
+{
+	openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	log_syslog = 1;
+}
+
+void
 log_setverbose(int verbose)
 {
 	log_verbose = verbose;
@@ -57,7 +65,10 @@ log_vmsg(int pri, const char *fmt, va_list ap, const char *suffix)
 	int	 saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (log_prefix)
+	if (log_syslog)
+		syslog(pri, "%s%s%s", msg, suffix ? ": " : "",
+		    suffix ? suffix : "");
+	else if (log_prefix)
 		fprintf(stderr, "<%d>%s%s%s\n", pri, msg,
 		    suffix ? ": " : "", suffix ? suffix : "");
 	else

@@ -12,6 +12,8 @@
 
 void	log_init(const char *, int verbose);
 void	log_setverbose(int);
+/* From now on to syslog (LOG_DAEMON): for a daemon without a terminal. */
+void	log_use_syslog(void);
 void	log_warn(const char *, ...) LOG_ATTR(1, 2);	/* appends strerror(errno) */
 void	log_warnx(const char *, ...) LOG_ATTR(1, 2);
 void	log_info(const char *, ...) LOG_ATTR(1, 2);

@@ -215,7 +215,7 @@ main(int argc, char *argv[])
 	struct aioinit		 ai;
 	sigset_t		 block;
 	int			 ch, foreground = 0, check = 0, verbose = 0;
-	int			 ready_fd = -1, i;
+	int			 ready_fd = -1, i, nullfd;
 	char			 zero = 0;
 	json_object		*o;
 
@@ -313,8 +313,17 @@ main(int argc, char *argv[])
 		if (write(ready_fd, &zero, 1) != 1)
 			log_warn("signalling readiness");
 		close(ready_fd);
-		if (freopen("/dev/null", "r", stdin) == NULL)
-			log_warn("/dev/null");
+		/* detach from the terminal or pipe that started us, so that a
+		 * shell waiting for its output is not held open: syslog now */
+		log_info("running in the background; logging to syslog");
+		log_use_syslog();
+		if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+			dup2(nullfd, STDIN_FILENO);
+			dup2(nullfd, STDOUT_FILENO);
+			dup2(nullfd, STDERR_FILENO);
+			if (nullfd > STDERR_FILENO)
+				close(nullfd);
+		}
 	}
 
 	event_base_dispatch(d.base);
