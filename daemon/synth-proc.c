@@ -61,6 +61,7 @@ static void	synth_proc_elf(int, struct synth_proc_bid *);
 static int	synth_proc_notes(const uint8_t *, size_t, size_t,
 		    struct synth_proc_bid *);
 static pid_t	synth_proc_number(const char *);
+static int	synth_proc_kernel_bid(struct sbuf *, const struct synth_ctx *);
 
 /*
  * perf takes "_text" as the reference symbol: pgoff holds its address
@@ -123,7 +124,47 @@ synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
 		    text, etext > text ? etext - text : 0 - text, text) == -1)
 			return -1;
 	}
+	if (synth_proc_kernel_bid(out, ctx) == -1)
+		return -1;
 	return synth_proc_modules(out, ctx);
+}
+
+/*
+ * The running kernel's build-id, from /sys/kernel/notes, as a
+ * PERF_RECORD_HEADER_BUILD_ID for "[kernel.kallsyms]" (pid -1, the host
+ * kernel): with it, a file read on another machine is symbolized against
+ * the right vmlinux. perf's own pipe files carry it the same way.
+ */
+static int
+synth_proc_kernel_bid(struct sbuf *out, const struct synth_ctx *ctx)
+{
+	static const char	 name[] = "[kernel.kallsyms]";
+	struct synth_proc_bid	 b;
+	struct synth_rec	 r;
+	char			*notes;
+	size_t			 len;
+	uint8_t			 id[24];
+
+	(void)ctx;
+	memset(&b, 0, sizeof(b));
+	if (synth_slurp("/sys/kernel/notes", &notes, &len) == -1)
+		return errno == ENOMEM ? -1 : 0;
+	if (synth_proc_notes((const uint8_t *)notes, len, 4, &b) == -1) {
+		free(notes);
+		return 0;
+	}
+	free(notes);
+	memset(id, 0, sizeof(id));
+	memcpy(id, b.id, b.size > 20 ? 20 : b.size);
+	id[20] = b.size > 20 ? 20 : b.size;
+	/* misc: the kernel, and "the size byte is valid" (1 << 15) */
+	synth_rec_begin(&r, out, SYNTH_HEADER_BUILD_ID,
+	    PERF_RECORD_MISC_KERNEL | (1 << 15));
+	synth_rec_u32(&r, (uint32_t)-1);
+	synth_rec_put(&r, id, sizeof(id));
+	/* perf aligns the name to 64 bytes (NAME_ALIGN) */
+	synth_rec_str(&r, name, 64);
+	return synth_rec_end(&r, 0);
 }
 
 /*

@@ -71,6 +71,10 @@ def test_build_ids_in_file():
             raise Skip("the spinner was built without a build-id note")
         assert m.group(1) + " " + os.path.realpath(harness.SPINNER) in out \
             or m.group(1) in out, out
+        # the running kernel's too, as perf itself reads it
+        k = perf("buildid-list", "-k", check=False).stdout.strip()
+        if k:
+            assert k + " [kernel.kallsyms]" in out, (k, out)
 
 
 def test_header_only():
