@@ -48,7 +48,7 @@ def wait_for(pred, timeout=20.0, what="condition"):
 
 class Daemon:
     def __init__(self, config=None, extra_args=(), env=None, outdir=None,
-                 start=True):
+                 start=True, wrapper=()):
         self.dir = tempfile.mkdtemp(prefix="perfspill-test-")
         self.sock = os.path.join(self.dir, "control.sock")
         self.out = outdir or os.path.join(self.dir, "out")
@@ -60,13 +60,15 @@ class Daemon:
                 json.dump(config, f) if not isinstance(config, str) \
                     else f.write(config)
         self.extra = list(extra_args)
+        self.wrapper = list(wrapper)
         self.env = env
         self.proc = None
         if start:
             self.start()
 
     def argv(self):
-        a = [PERFSPILLD, "-f", "--socket", self.sock, "--output-dir", self.out]
+        a = self.wrapper + [PERFSPILLD, "-f", "--socket", self.sock,
+                            "--output-dir", self.out]
         if self.config:
             a += ["-c", self.config]
         else:

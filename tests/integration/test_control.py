@@ -144,6 +144,39 @@ def test_too_many_clients_get_busy():
                  what="a slot after clients left")
 
 
+def test_out_of_fds_backs_off():
+    """With its descriptors used up the daemon stops accepting for a
+    moment instead of spinning, stays up, and serves again later."""
+    with Daemon(wrapper=["prlimit", "--nofile=24:24"],
+                config={"max_clients": 100}) as d:
+        d.ctl("start", "-F", "99")
+        held = []
+        for _ in range(30):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.setblocking(False)
+            try:
+                s.connect(d.sock)
+            except (BlockingIOError, OSError):
+                pass
+            held.append(s)
+        wait_for(lambda: "pausing for 1s" in d.read_log(),
+                 what="the accept back-off")
+        cpu0 = sum(int(x) for x in open("/proc/%d/stat" % d.proc.pid)
+                   .read().rsplit(")", 1)[1].split()[11:13])
+        time.sleep(1.0)
+        cpu1 = sum(int(x) for x in open("/proc/%d/stat" % d.proc.pid)
+                   .read().rsplit(")", 1)[1].split()[11:13])
+        # not spinning: well under half a core over that second
+        assert cpu1 - cpu0 < os.sysconf("SC_CLK_TCK") // 2, (cpu0, cpu1)
+        for s in held:
+            s.close()
+        wait_for(lambda: d.request({"v": 1, "cmd": "ping"})["ok"],
+                 what="service after descriptors came back")
+        assert d.alive()
+        rc, rep = d.ctl("stop")
+        perf_valid(rep["data"]["path"])
+
+
 def make_group(name):
     try:
         return grp.getgrnam(name).gr_gid
