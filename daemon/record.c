@@ -1239,8 +1239,9 @@ record_summary(struct record *rec, char *buf, size_t len)
 		dropped += rec->cpus[i].aio.bytes_dropped;
 	}
 	up = time(NULL) - rec->started;
-	snprintf(buf, len, "%s: %" PRIu64 " samples (%.0f/s), %" PRIu64
-	    " lost, %.1f MiB%s", rec->state == RECORD_RUNNING ? "recording" :
-	    "stopping", samples, up > 0 ? (double)samples / (double)up : 0.0,
-	    lost, (double)bytes / 1048576.0, dropped ? ", dropping" : "");
+	snprintf(buf, len, "%s%s: %" PRIu64 " samples (%.0f/s), %" PRIu64
+	    " lost, %.1f MiB%s", rec->state == RECORD_RUNNING ? (rec->paused[0] ?
+	    "paused, " : "recording") : "stopping", rec->paused, samples,
+	    up > 0 ? (double)samples / (double)up : 0.0, lost,
+	    (double)bytes / 1048576.0, dropped ? ", dropping" : "");
 }
