@@ -93,41 +93,26 @@ compress_span(struct compress *z, uint8_t *dst, size_t cap, const void *src,
 	ZSTD_outBuffer		 out;
 	struct perf_event_header h;
 	size_t			 used = 0, rc, room;
-	int			 flushed;
 
-	while (in.pos < in.size) {
+	/* each pass fills one record: feed what fits, then flush so that
+	 * the record decodes without the next; go on until the input is in
+	 * and the flush has nothing left */
+	do {
 		if (cap - used <= sizeof(h))
 			return 0;
 		room = cap - used - sizeof(h);
 		out.dst = dst + used + sizeof(h);
 		out.size = room > REC_MAX ? REC_MAX : room;
 		out.pos = 0;
-		rc = ZSTD_compressStream(z->cs, &out, &in);
-		if (ZSTD_isError(rc))
+		if (in.pos < in.size &&
+		    ZSTD_isError(ZSTD_compressStream(z->cs, &out, &in)))
 			return 0;
-		/* flush so that this record decodes without the next */
-		flushed = (int)ZSTD_flushStream(z->cs, &out);
-		if (ZSTD_isError((size_t)flushed))
-			return 0;
-		if (out.pos > 0)
-			used += compress_emit(dst + used, out.pos);
-	}
-	/* what the last flush could not place goes in more records */
-	for (;;) {
-		if (cap - used <= sizeof(h))
-			return 0;
-		room = cap - used - sizeof(h);
-		out.dst = dst + used + sizeof(h);
-		out.size = room > REC_MAX ? REC_MAX : room;
-		out.pos = 0;
 		rc = ZSTD_flushStream(z->cs, &out);
 		if (ZSTD_isError(rc))
 			return 0;
 		if (out.pos > 0)
 			used += compress_emit(dst + used, out.pos);
-		if (rc == 0)
-			break;
-	}
+	} while (in.pos < in.size || rc != 0);
 	return used;
 }
 

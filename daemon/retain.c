@@ -29,6 +29,20 @@ retain_cmp(const void *a, const void *b)
 	    ((const struct retain_file *)b)->name);
 }
 
+DIR *
+retain_opendir(int dirfd)
+{
+	DIR	*dir;
+	int	 fd;
+
+	/* a private fd: readdir must not move the daemon's dirfd */
+	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((dir = fdopendir(fd)) == NULL)
+		close(fd);
+	return dir;
+}
+
 int
 retain_scan(int dirfd, struct retain_list *l)
 {
@@ -37,16 +51,10 @@ retain_scan(int dirfd, struct retain_list *l)
 	struct stat		 st;
 	struct retain_file	*tmp;
 	size_t			 cap = 0;
-	int			 fd;
 
 	memset(l, 0, sizeof(*l));
-	/* a private fd: readdir must not move the daemon's dirfd */
-	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+	if ((dir = retain_opendir(dirfd)) == NULL)
 		return -1;
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
 	while ((de = readdir(dir)) != NULL) {
 		if (!retain_is_trace(de->d_name) ||
 		    strlen(de->d_name) >= sizeof(l->files[0].name))

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 
 struct retain_file {
 	char		name[256];
@@ -22,6 +23,8 @@ struct retain_list {
 };
 
 int	retain_scan(int dirfd, struct retain_list *);
+/* dirfd's entries on a descriptor of its own; NULL with errno. */
+DIR	*retain_opendir(int dirfd);
 void	retain_list_free(struct retain_list *);
 /* Free bytes for unprivileged writers on the directory's filesystem. */
 int	retain_free_bytes(int dirfd, uint64_t *);

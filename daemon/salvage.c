@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 
 #include "log.h"
+#include "retain.h"
 #include "salvage.h"
 
 #define PIPE_HEADER_LEN		16
@@ -123,14 +124,10 @@ salvage_dir(int dirfd)
 	struct dirent	*de;
 	char		**names = NULL, **tmp;
 	size_t		 nr = 0, i, len;
-	int		 fd, saved = 0;
+	int		 saved = 0;
 
-	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+	if ((dir = retain_opendir(dirfd)) == NULL)
 		return -1;
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
 	/* collect first: renaming while readdir runs may show names twice */
 	while ((de = readdir(dir)) != NULL) {
 		len = strlen(de->d_name);
