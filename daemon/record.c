@@ -667,9 +667,14 @@ record_drain_all(struct record *rec)
 			continue;
 		}
 		before = c->counts;
-		ring_count_excl(c->ring.data, c->ring.size, tail, head,
-		    &c->counts, rec->self_pid, rec->pid_off);
 		c->bytes += (uint64_t)n;
+		ncb = rec->cfg.cblocks;
+		if (tf == NULL || ncb == 0 ||
+		    record_ensure_cblocks(rec, c) == -1) {
+			/* paused or serial: read the records in the ring */
+			ring_count_excl(c->ring.data, c->ring.size, tail, head,
+			    &c->counts, rec->self_pid, rec->pid_off);
+		}
 		if (tf == NULL) {
 			/* paused: keep the ring moving, count what is dropped */
 			c->aio.bytes_dropped += (uint64_t)n;
@@ -677,33 +682,22 @@ record_drain_all(struct record *rec)
 			ring_release(&c->ring, head);
 			continue;
 		}
-		tf->samples += c->counts.samples - before.samples;
-		tf->lost += c->counts.lost - before.lost;
-
-		/* what goes to the file: the ring's spans, or a copy without
-		 * our own samples when there were any */
-		src[0] = c->ring.data + sp.off[0];
-		l[0] = sp.len[0];
-		src[1] = c->ring.data + sp.off[1];
-		l[1] = sp.len[1];
-		if (c->counts.self != before.self) {
-			l[0] = ring_copy_excl(&c->ring, tail, head, rec->xbuf,
-			    rec->self_pid, rec->pid_off);
-			src[0] = rec->xbuf;
-			l[1] = 0;
-			if (l[0] == 0) {
-				/* only our own samples: nothing to write */
-				ring_release(&c->ring, head);
-				continue;
+		if (ncb == 0 || c->nr_cbs < ncb) {
+			/* serial: write from the ring (or a copy without our
+			 * own samples), then release it */
+			src[0] = c->ring.data + sp.off[0];
+			l[0] = sp.len[0];
+			src[1] = c->ring.data + sp.off[1];
+			l[1] = sp.len[1];
+			if (c->counts.self != before.self) {
+				l[0] = ring_copy_excl(&c->ring, tail, head,
+				    rec->xbuf, rec->self_pid, rec->pid_off);
+				src[0] = rec->xbuf;
+				l[1] = 0;
 			}
-		}
-
-		ncb = rec->cfg.cblocks;
-		if (ncb == 0 || record_ensure_cblocks(rec, c) == -1) {
-			/* serial: write from the ring, then release it */
-			if (rec->zc != NULL && (len = compress_records(rec->zc,
-			    rec->zbuf, rec->zcap, src[0], l[0], src[1],
-			    l[1])) > 0) {
+			if (rec->zc != NULL && l[0] + l[1] > 0 &&
+			    (len = compress_records(rec->zc, rec->zbuf,
+			    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
 				src[0] = rec->zbuf;
 				l[0] = len;
 				l[1] = 0;
@@ -717,28 +711,42 @@ record_drain_all(struct record *rec)
 			else
 				c->aio.bytes_written += len;
 			ring_release(&c->ring, head);
+			tf->samples += c->counts.samples - before.samples;
+			tf->lost += c->counts.lost - before.lost;
 			nserial++;
 			continue;
 		}
 		/* take a free cblock; wait only when all are in flight */
 		if ((k = cblock_pick(c->cbs, ncb)) == -1) {
 			cblock_wait(&rec->q, c->cbs, ncb);
-			if ((k = cblock_pick(c->cbs, ncb)) == -1)
-				continue;	/* data stays in the ring */
+			if ((k = cblock_pick(c->cbs, ncb)) == -1) {
+				/* the data stays in the ring for next time */
+				c->bytes -= (uint64_t)n;
+				continue;
+			}
 		}
 		cb = &c->cbs[k];
-		/* compression happens here, into the cblock: the AIO path
-		 * stays the same, it only carries fewer bytes */
-		if (rec->zc == NULL || (cb->len = compress_records(rec->zc,
-		    cb->buf, cb->cap - ROUND_LEN, src[0], l[0], src[1],
-		    l[1])) == 0) {
-			memcpy(cb->buf, src[0], l[0]);
-			if (l[1])
-				memcpy(cb->buf + l[0], src[1], l[1]);
-			cb->len = l[0] + l[1];
-		}
+		/*
+		 * Copy first, then count and drop our own samples in the copy
+		 * while it is in the cache; compression happens here too, into
+		 * the cblock: the AIO path stays the same, with fewer bytes.
+		 */
+		ring_copy(&c->ring, &sp, rec->zc ? rec->xbuf : cb->buf);
 		/* the copy is ours: give the space back to the kernel now */
 		ring_release(&c->ring, head);
+		len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
+		    &c->counts, rec->self_pid, rec->pid_off);
+		tf->samples += c->counts.samples - before.samples;
+		tf->lost += c->counts.lost - before.lost;
+		if (len == 0)
+			continue;	/* only our own samples */
+		cb->len = len;
+		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
+		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
+		    0)) == 0) {
+			memcpy(cb->buf, rec->xbuf, len);
+			cb->len = len;
+		}
 		cb->busy = 1;	/* staged: not pickable until submitted */
 		staged[nstaged++] = cb;
 	}

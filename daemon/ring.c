@@ -186,3 +186,57 @@ ring_copy_excl(const struct ring *r, uint64_t tail, uint64_t head,
 	}
 	return out;
 }
+
+size_t
+ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *c, uint32_t pid,
+    size_t pid_off)
+{
+	struct perf_event_header	 h;
+	size_t				 pos, out = 0, run = 0, run_len = 0;
+	uint32_t			 p;
+	uint64_t			 v;
+
+	/*
+	 * One pass over a copy that is still in the cache: count, and move
+	 * runs of kept records down over our own samples. Runs, not records:
+	 * most drains keep everything and move nothing.
+	 */
+	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
+		memcpy(&h, buf + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos) {
+			c->bad++;
+			break;
+		}
+		if (h.type == PERF_RECORD_SAMPLE && pid_off != 0 &&
+		    h.size >= pid_off + 4) {
+			memcpy(&p, buf + pos + pid_off, sizeof(p));
+			if (p == pid) {
+				c->self++;
+				if (run_len > 0 && run != out)
+					memmove(buf + out, buf + run, run_len);
+				out += run_len;
+				run = pos + h.size;
+				run_len = 0;
+				continue;
+			}
+		}
+		run_len += h.size;
+		c->records++;
+		switch (h.type) {
+		case PERF_RECORD_SAMPLE:
+			c->samples++;
+			break;
+		case PERF_RECORD_LOST:
+			memcpy(&v, buf + pos + 16, sizeof(v));
+			c->lost += v;
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			memcpy(&v, buf + pos + 8, sizeof(v));
+			c->lost_samples += v;
+			break;
+		}
+	}
+	if (run_len > 0 && run != out)
+		memmove(buf + out, buf + run, run_len);
+	return out + run_len;
+}

@@ -41,6 +41,10 @@ void	ring_count(const uint8_t *data, size_t size, uint64_t tail,
  * counted as self instead of as records and samples. */
 void	ring_count_excl(const uint8_t *data, size_t size, uint64_t tail,
 	    uint64_t head, struct ring_counts *, uint32_t pid, size_t pid_off);
+/* Count the whole records of buf[0..len) (a drained copy) and squeeze
+ * out the samples of pid in place; returns the length kept. */
+size_t	ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *,
+	    uint32_t pid, size_t pid_off);
 /* Copy [tail, head) to dst without the samples of pid; returns the bytes
  * copied. Records stay whole and in order. */
 size_t	ring_copy_excl(const struct ring *, uint64_t tail, uint64_t head,
