@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""plot.py RESULTS.json OUT.png: lost share against ring size, both
+recorders, from the sweep of bench/run (needs matplotlib)."""
+import json
+import statistics
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt     # noqa: E402
+
+
+def main():
+    res = json.load(open(sys.argv[1]))
+    S = res["sweep"]
+    cells = {}
+    for r in S["runs"]:
+        if r["recorder"] == "none" or r.get("error") or \
+                r.get("lost_share") is None:
+            continue
+        cells.setdefault(r["config"], {}).setdefault(r["pages"], []).append(
+            100.0 * r["lost_share"])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
+    groups = [("perfspilld", [c for c in cells if c.startswith("perfspilld")]),
+              ("perf record", [c for c in cells if c.startswith("perf ")])]
+
+    def order(c):
+        if c.endswith("serial"):
+            return -1
+        return int(c.rsplit("c", 1)[1]) if c.startswith("perfspilld") \
+            else int(c.rsplit("=", 1)[1])
+    allv = []
+    for ax, (title, confs) in zip(axes, groups):
+        confs.sort(key=order)
+        cmap = plt.get_cmap("viridis", max(len(confs), 2))
+        for i, c in enumerate(confs):
+            xs = sorted(cells[c])
+            ys = [statistics.median(cells[c][x]) for x in xs]
+            allv += ys
+            lab = c
+            if c.startswith("perfspilld c"):
+                n = int(c.rsplit("c", 1)[1])
+                lab = "cblocks %d%s" % (n, " (serial pwrite)" if n == 0
+                                        else "")
+            ax.plot(xs, ys, marker="o", color=cmap(i), label=lab)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(S["rings"])
+        ax.set_xticklabels(["%d\n(%s KiB)" % (p, p * 4) for p in S["rings"]])
+        ax.set_xlabel("ring size per CPU, pages (-m / mmap_pages)")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="upper right",
+                  ncol=2 if len(confs) > 5 else 1)
+    axes[0].set_ylabel("lost events, % of all events (linear below 0.01 %)")
+    # small losses matter too: a log scale above 0.01 %, linear below
+    for ax in axes:
+        ax.set_yscale("symlog", linthresh=0.01)
+    if allv and max(allv) > 0:
+        axes[0].set_ylim(bottom=0, top=max(allv) * 1.5)
+    m = res["machine"]
+    fig.suptitle("syscall storm (raw_syscalls:sys_enter, %s x %d), %s, %d "
+                 "CPUs; median of %d run(s) per point" % (
+                     S["unit"], S["batch"], m["kernel"], m["nproc"],
+                     res["args"]["sweep_runs"]), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(sys.argv[2], dpi=100)
+
+
+if __name__ == "__main__":
+    main()
