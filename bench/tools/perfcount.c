@@ -38,6 +38,19 @@ static struct attr	 attrs[MAX_ATTRS];
 static size_t		 nr_attrs;
 static uint64_t		 types[256];
 static uint64_t		 lost, lost_samples, pid_samples, bad;
+static uint64_t		 first_time = UINT64_MAX, last_time;
+static uint64_t		 lost_early, lost_first_time = UINT64_MAX, lost_last_time;
+static int		 times_ok = 1;
+#define EARLY_NS	500000000ull	/* "early": the first 0.5 s */
+#define SID_BITS	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+			 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
+			 PERF_SAMPLE_IDENTIFIER)
+
+struct lost_at {
+	uint64_t	 time, n;
+};
+static struct lost_at	*losts;
+static size_t		 nr_losts, cap_losts;
 static uint32_t		 pids[MAX_PIDS];
 static size_t		 nr_pids;
 
@@ -64,7 +77,75 @@ add_attr(const uint8_t *a, size_t len)
 {
 	if (nr_attrs == MAX_ATTRS || len < 32)
 		return;
-	attrs[nr_attrs++].sample_type = rd64(a + 24);
+	attrs[nr_attrs].sample_type = rd64(a + 24);
+	/* times of LOST records need one sample_id layout for all events */
+	if (nr_attrs > 0 && (attrs[nr_attrs].sample_type & SID_BITS) !=
+	    (attrs[0].sample_type & SID_BITS))
+		times_ok = 0;
+	nr_attrs++;
+}
+
+static int
+sample_time(const uint8_t *rec, size_t len, uint64_t *t)
+{
+	uint64_t	 st;
+	size_t		 off = 8;
+
+	if (nr_attrs == 0 || !times_ok)
+		return -1;
+	st = attrs[0].sample_type;
+	if (!(st & PERF_SAMPLE_TIME))
+		return -1;
+	off += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	off += (st & PERF_SAMPLE_IP) ? 8 : 0;
+	off += (st & PERF_SAMPLE_TID) ? 8 : 0;
+	if (off + 8 > len)
+		return -1;
+	*t = rd64(rec + off);
+	return 0;
+}
+
+/* The time in the sample_id trailer of a non-sample record. */
+static int
+trailer_time(const uint8_t *rec, size_t len, size_t body, uint64_t *t)
+{
+	uint64_t	 st;
+	size_t		 sid = 0, off;
+
+	if (nr_attrs == 0 || !times_ok)
+		return -1;
+	st = attrs[0].sample_type;
+	if (!(st & PERF_SAMPLE_TIME))
+		return -1;
+	sid += (st & PERF_SAMPLE_TID) ? 8 : 0;
+	sid += 8;
+	sid += (st & PERF_SAMPLE_ID) ? 8 : 0;
+	sid += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	sid += (st & PERF_SAMPLE_CPU) ? 8 : 0;
+	sid += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	if (len < body + sid)
+		return -1;
+	off = len - sid + ((st & PERF_SAMPLE_TID) ? 8 : 0);
+	*t = rd64(rec + off);
+	return 0;
+}
+
+static void
+note_lost(const uint8_t *rec, size_t len, size_t body, uint64_t n)
+{
+	uint64_t	 t;
+	struct lost_at	*tmp;
+
+	if (trailer_time(rec, len, body, &t) == -1)
+		return;
+	if (nr_losts == cap_losts) {
+		cap_losts = cap_losts ? 2 * cap_losts : 64;
+		if ((tmp = realloc(losts, cap_losts * sizeof(*losts))) == NULL)
+			return;
+		losts = tmp;
+	}
+	losts[nr_losts].time = t;
+	losts[nr_losts++].n = n;
 }
 
 /* The pid of a sample: after IDENTIFIER and IP, if present. */
@@ -95,11 +176,18 @@ static void
 count(const uint8_t *rec, size_t len)
 {
 	uint32_t	 type = rd32(rec), pid;
+	uint64_t	 t;
 	size_t		 i;
 
 	types[type < 256 ? type : 255]++;
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
+		if (sample_time(rec, len, &t) == 0) {
+			if (t < first_time)
+				first_time = t;
+			if (t > last_time)
+				last_time = t;
+		}
 		if (nr_pids && sample_pid(rec, len, &pid) == 0)
 			for (i = 0; i < nr_pids; i++)
 				if (pids[i] == pid) {
@@ -108,8 +196,10 @@ count(const uint8_t *rec, size_t len)
 				}
 		break;
 	case PERF_RECORD_LOST:
-		if (len >= 24)
+		if (len >= 24) {
 			lost += rd64(rec + 16);
+			note_lost(rec, len, 24, rd64(rec + 16));
+		}
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (len >= 16)
@@ -206,6 +296,18 @@ main(int argc, char **argv)
 			add_attr(m + a_off + j, (size_t)(attr_size - 16));
 		walk(m + d_off, m + d_off + d_size, 0);
 	}
+	/* where in the recording the kernel dropped records (LOST, by time;
+	 * perf's LOST_SAMPLES written at exit carry no useful time) */
+	for (j = 0; j < nr_losts && first_time != UINT64_MAX; j++) {
+		uint64_t	 lt = losts[j].time;
+
+		if (lt < lost_first_time)
+			lost_first_time = lt;
+		if (lt > lost_last_time)
+			lost_last_time = lt;
+		if (lt < first_time + EARLY_NS)
+			lost_early += losts[j].n;
+	}
 	printf("{\"format\": \"%s\", \"bytes\": %lld, \"records\": {",
 	    pipe ? "pipe" : "file", (long long)st.st_size);
 	for (i = 0, j = 0; i < 256; i++)
@@ -213,7 +315,19 @@ main(int argc, char **argv)
 			printf("%s\"%d\": %" PRIu64, j++ ? ", " : "", i, types[i]);
 	printf("}, \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
 	    ", \"lost_samples\": %" PRIu64 ", \"pid_samples\": %" PRIu64
-	    ", \"bad\": %" PRIu64 "}\n", types[PERF_RECORD_SAMPLE], lost,
+	    ", \"bad\": %" PRIu64, types[PERF_RECORD_SAMPLE], lost,
 	    lost_samples, pid_samples, bad);
+	if (first_time != UINT64_MAX && times_ok) {
+		printf(", \"span_s\": %.6f", (double)(last_time - first_time) /
+		    1e9);
+		if (nr_losts)
+			printf(", \"lost_timed\": %zu, \"lost_early\": %" PRIu64
+			    ", \"first_lost_s\": %.6f, \"last_lost_s\": %.6f",
+			    nr_losts, lost_early,
+			    (double)((int64_t)(lost_first_time - first_time)) /
+			    1e9, (double)((int64_t)(lost_last_time -
+			    first_time)) / 1e9);
+	}
+	printf("}\n");
 	return 0;
 }
