@@ -234,9 +234,67 @@ test_count_counter_wrap(void)
 	CHECK_U64(c.bad, 0);
 }
 
+/* A sample record of 32 bytes: header, id, ip, pid/tid. */
+static size_t
+put_sample(uint8_t *buf, size_t off, uint32_t pid, uint64_t tag)
+{
+	struct perf_event_header	 h = { PERF_RECORD_SAMPLE, 0, 32 };
+	uint32_t			 pt[2] = { pid, pid };
+
+	memset(buf + off, 0, 32);
+	memcpy(buf + off, &h, sizeof(h));
+	memcpy(buf + off + 8, &tag, sizeof(tag));
+	memcpy(buf + off + 24, pt, sizeof(pt));
+	return off + 32;
+}
+
+/*
+ * ring_filter_buf: our own samples (pid 77) leave the copy, the others
+ * stay whole and in order, and the counts say which is which.
+ */
+static void
+test_filter_buf(void)
+{
+	uint8_t			 buf[512];
+	struct ring_counts	 c;
+	size_t			 len = 0, out, i;
+	uint64_t		 tag;
+	static const uint32_t	 pids[] = { 77, 5, 6, 77, 77, 7, 77 };
+
+	for (i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
+		len = put_sample(buf, len, pids[i], 100 + i);
+	memset(&c, 0, sizeof(c));
+	out = ring_filter_buf(buf, len, &c, 77, 24);
+	CHECK_U64(out, 3 * 32);
+	CHECK_U64(c.samples, 3);
+	CHECK_U64(c.records, 3);
+	CHECK_U64(c.self, 4);
+	memcpy(&tag, buf + 8, 8);
+	CHECK_U64(tag, 101);
+	memcpy(&tag, buf + 32 + 8, 8);
+	CHECK_U64(tag, 102);
+	memcpy(&tag, buf + 64 + 8, 8);
+	CHECK_U64(tag, 105);
+
+	/* pid_off 0 keeps everything and moves nothing */
+	len = 0;
+	for (i = 0; i < 3; i++)
+		len = put_sample(buf, len, 77, i);
+	memset(&c, 0, sizeof(c));
+	CHECK_U64(ring_filter_buf(buf, len, &c, 77, 0), len);
+	CHECK_U64(c.self, 0);
+	CHECK_U64(c.samples, 3);
+
+	/* only our own: nothing is left */
+	memset(&c, 0, sizeof(c));
+	CHECK_U64(ring_filter_buf(buf, len, &c, 77, 24), 0);
+	CHECK_U64(c.self, 3);
+}
+
 int
 main(void)
 {
+	test_filter_buf();
 	test_span();
 	test_count_wrap();
 	test_count_bad();
