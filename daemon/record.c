@@ -96,6 +96,7 @@ static void	record_reap(struct record *);
 static void	record_pause(struct record *, int err);
 static void	record_check(struct record *);
 static void	record_rotate_async(struct record *, const char *);
+static int	record_ensure_cblocks(struct record *, struct record_cpu *);
 static json_object *record_totals(struct record *);
 
 struct record *
@@ -508,6 +509,7 @@ record_start(struct record *rec, const struct config *cfg,
 	if ((rec->xbuf = malloc(pages * (size_t)sysconf(_SC_PAGESIZE))) ==
 	    NULL)
 		goto nomem;
+	memset(rec->xbuf, 0, pages * (size_t)sysconf(_SC_PAGESIZE));
 	if (cfg->compression > 0) {
 		rec->zcap = compress_bound(pages * (size_t)sysconf(_SC_PAGESIZE));
 		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
@@ -558,6 +560,10 @@ record_start(struct record *rec, const struct config *cfg,
 			goto nomem;
 	}
 
+	/* the buffers exist before the first drain, not during it */
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (record_ensure_cblocks(rec, &rec->cpus[i]) == -1)
+			goto nomem;
 	/* the kernel's ids tie samples to events in every file's attrs */
 	free(rec->ids);
 	if ((rec->ids = calloc(rec->nr_evs * rec->nr_cpus,
