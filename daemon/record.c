@@ -83,7 +83,6 @@ struct record {
 	time_t			 started;
 	uint64_t		 files_done;
 	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
-	uint64_t		 bytes_paused;	/* drained while paused, not written */
 	char			 paused[128];	/* why recording is paused, or "" */
 	json_object		*last_totals;	/* of the previous recording */
 	char			 last_file[NAME_MAX + 1];
@@ -467,7 +466,7 @@ record_start(struct record *rec, const struct config *cfg,
 	rec->cfg = *cfg;
 	rec->nr_evs = cfg->nr_events;
 	rec->paused[0] = '\0';
-	rec->bytes_cut = rec->bytes_paused = 0;
+	rec->bytes_cut = 0;
 	rec->files_done = 0;
 	evsel_config(rec->evs, rec->nr_evs, cfg,
 	    pages * (size_t)sysconf(_SC_PAGESIZE));
@@ -684,7 +683,6 @@ record_drain_all(struct record *rec)
 		if (tf == NULL) {
 			/* paused: keep the ring moving, count what is dropped */
 			c->aio.bytes_dropped += (uint64_t)n;
-			rec->bytes_paused += (uint64_t)n;
 			ring_release(&c->ring, head);
 			continue;
 		}
@@ -718,7 +716,6 @@ record_drain_all(struct record *rec)
 				c->aio.bytes_written += len;
 			ring_release(&c->ring, head);
 			tf->samples += c->counts.samples - before.samples;
-			tf->lost += c->counts.lost - before.lost;
 			nserial++;
 			continue;
 		}
@@ -743,7 +740,6 @@ record_drain_all(struct record *rec)
 		len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
 		    &c->counts, rec->self_pid, rec->pid_off);
 		tf->samples += c->counts.samples - before.samples;
-		tf->lost += c->counts.lost - before.lost;
 		if (len == 0)
 			continue;	/* only our own samples */
 		cb->len = len;
@@ -1046,15 +1042,6 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	record_retire_file(rec);
 	record_reap(rec);
 	return 0;
-}
-
-void
-record_forget(struct record *rec, void *arg)
-{
-	if (rec->stop_arg == arg) {
-		rec->stop_cb = NULL;
-		rec->stop_arg = NULL;
-	}
 }
 
 void

@@ -34,8 +34,6 @@ int	record_start(struct record *, const struct config *cfg,
 	    struct config_error *err);
 /* Stop: disable, drain, finish every file, then cb. 0, or -1 when idle. */
 int	record_stop(struct record *, record_stop_cb cb, void *arg);
-/* Forget a stop waiter whose client went away. */
-void	record_forget(struct record *, void *arg);
 /* Finish the current file and continue in a new one; why is logged.
  * 0, or -1 when not recording (or no new file could be made). */
 int	record_rotate(struct record *, const char *why);

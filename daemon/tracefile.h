@@ -39,7 +39,6 @@ struct tracefile {
 	int			 removed;	/* failed inside the preamble */
 	time_t			 opened;
 	uint64_t		 samples;	/* ring samples placed in this file */
-	uint64_t		 lost;
 	struct aiocb		 sync;
 	tracefile_done_cb	 done;
 	void			*done_arg;
