@@ -2,11 +2,11 @@
  * record: the recording session (see record.h).
  *
  * Every fd of the session lives in the one event loop: a read event per
- * ring (the kernel wakes it at the watermark), a periodic tick that drains
- * even when no watermark is reached, and a real-time signal that glibc's
- * AIO raises on completion. A completion signal can be lost at the
- * rt-signal queue limit, so it is only a hint: every wakeup rescans the
- * whole in-flight set.
+ * ring (the kernel wakes it at the watermark) and a periodic tick that
+ * drains even when no watermark is reached. AIO completions raise no
+ * signal (SIGEV_NONE): every drain pass polls the in-flight set first,
+ * and a short reaper timer runs only while a finished file still waits
+ * for its last writes.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -9,6 +9,8 @@
  * Prints one JSON object: the number of records of each type, the sum of
  * the `lost` fields of PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES, and
  * with --pid the number of SAMPLE records whose pid is one of PIDs.
+ * Records inside PERF_RECORD_COMPRESSED (perf -z, perfspilld -z) are
+ * decompressed and counted as what they carry, as perf report does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,12 +24,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <zstd.h>
 
 #define MAX_ATTRS	64
 #define MAX_PIDS	16
 #define REC_HEADER_ATTR		64
 #define REC_HEADER_TRACING_DATA	66
 #define REC_AUXTRACE		71
+#define REC_COMPRESSED		81
 
 struct attr {
 	uint64_t	 sample_type;
@@ -53,6 +57,15 @@ static struct lost_at	*losts;
 static size_t		 nr_losts, cap_losts;
 static uint32_t		 pids[MAX_PIDS];
 static size_t		 nr_pids;
+/* the decompressed stream: one zstd stream runs through all COMPRESSED
+ * records of a file, and a record may be split between two of them */
+static ZSTD_DStream	*zd;
+static uint8_t		*zbuf;
+static size_t		 zlen, zcap;
+static uint64_t		 zbytes;
+
+static size_t	walk_some(const uint8_t *, const uint8_t *, int);
+static void	decompress(const uint8_t *, size_t);
 
 static uint64_t
 rd64(const uint8_t *p)
@@ -208,14 +221,56 @@ count(const uint8_t *rec, size_t len)
 	case REC_HEADER_ATTR:
 		add_attr(rec + 8, len - 8);
 		break;
+	case REC_COMPRESSED:
+		decompress(rec + 8, len - 8);
+		break;
 	}
 }
 
-/* Walk records in [p, end); in the pipe format some records carry a
- * payload after them (tracing data, auxtrace) that must be skipped. */
 static void
-walk(const uint8_t *p, const uint8_t *end, int pipe)
+decompress(const uint8_t *src, size_t len)
 {
+	ZSTD_inBuffer	 in = { src, len, 0 };
+	ZSTD_outBuffer	 out;
+	size_t		 r, used;
+	uint8_t		*tmp;
+
+	if (zd == NULL && (zd = ZSTD_createDStream()) == NULL) {
+		bad++;
+		return;
+	}
+	while (in.pos < in.size) {
+		if (zcap - zlen < 65536) {
+			zcap = zcap ? 2 * zcap : 1 << 20;
+			if ((tmp = realloc(zbuf, zcap)) == NULL) {
+				bad++;
+				return;
+			}
+			zbuf = tmp;
+		}
+		out = (ZSTD_outBuffer){ zbuf, zcap, zlen };
+		r = ZSTD_decompressStream(zd, &out, &in);
+		if (ZSTD_isError(r)) {
+			fprintf(stderr, "perfcount: zstd: %s\n",
+			    ZSTD_getErrorName(r));
+			bad++;
+			return;
+		}
+		zbytes += out.pos - zlen;
+		zlen = out.pos;
+		used = walk_some(zbuf, zbuf + zlen, 0);
+		memmove(zbuf, zbuf + used, zlen - used);
+		zlen -= used;
+	}
+}
+
+/* Count the whole records in [start, end) and return how many bytes they
+ * take; in the pipe format some records carry a payload after them
+ * (tracing data, auxtrace) that must be skipped. */
+static size_t
+walk_some(const uint8_t *start, const uint8_t *end, int pipe)
+{
+	const uint8_t	*p = start;
 	uint16_t	 size;
 	uint32_t	 type;
 	uint64_t	 extra;
@@ -223,23 +278,27 @@ walk(const uint8_t *p, const uint8_t *end, int pipe)
 	while (p + 8 <= end) {
 		type = rd32(p);
 		size = (uint16_t)(rd64(p) >> 48);
-		if (size < 8 || p + size > end) {
+		if (size < 8) {
 			bad++;
-			return;
+			return (size_t)(end - start);
 		}
-		count(p, size);
 		extra = 0;
 		if (pipe && type == REC_HEADER_TRACING_DATA && size >= 12)
 			extra = (rd32(p + 8) + 7u) & ~7u;
 		else if (type == REC_AUXTRACE && size >= 16)
 			extra = rd64(p + 8);
-		if ((uint64_t)(end - p) < size + extra) {
-			bad++;
-			return;
-		}
+		if ((uint64_t)(end - p) < size + extra)
+			break;
+		count(p, size);
 		p += size + extra;
 	}
-	if (p != end)
+	return (size_t)(p - start);
+}
+
+static void
+walk(const uint8_t *p, const uint8_t *end, int pipe)
+{
+	if (walk_some(p, end, pipe) != (size_t)(end - p))
 		bad++;
 }
 
@@ -313,7 +372,10 @@ main(int argc, char **argv)
 	for (i = 0, j = 0; i < 256; i++)
 		if (types[i])
 			printf("%s\"%d\": %" PRIu64, j++ ? ", " : "", i, types[i]);
-	printf("}, \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
+	if (zlen != 0)
+		bad++;		/* a record cut inside the compressed stream */
+	printf("}, \"decompressed_bytes\": %" PRIu64, zbytes);
+	printf(", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
 	    ", \"lost_samples\": %" PRIu64 ", \"pid_samples\": %" PRIu64
 	    ", \"bad\": %" PRIu64, types[PERF_RECORD_SAMPLE], lost,
 	    lost_samples, pid_samples, bad);
