@@ -62,6 +62,7 @@ usage(FILE *f)
 "      --max-size SIZE       keep at most SIZE of finished files\n"
 "      --min-free SIZE       leave SIZE free on the filesystem\n"
 "  -z, --compression-level N zstd level, 0 for none\n"
+"  -r, --realtime PRIO       drain at SCHED_FIFO priority PRIO (1-99), 0 off\n"
 "\n"
 "Options:\n"
 "  -s, --socket PATH  control socket (default $PERFSPILL_SOCKET or %s)\n"
@@ -399,6 +400,7 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		{ "max-size", required_argument, NULL, 'M' },
 		{ "min-free", required_argument, NULL, 'f' },
 		{ "compression-level", required_argument, NULL, 'z' },
+		{ "realtime", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -407,13 +409,14 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		['b'] = "cblocks", ['R'] = "rotate_size",
 		['I'] = "rotate_interval", ['N'] = "max_files",
 		['M'] = "max_size", ['f'] = "min_free", ['z'] = "compression",
+		['r'] = "realtime",
 	};
 	json_object	*events = NULL;
 	char		 kv[256], *copy, *tok, *save;
 	int		 ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "e:F:c:gm:z:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "e:F:c:gm:z:r:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'e':
 			if (events == NULL) {

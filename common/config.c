@@ -53,6 +53,7 @@ static const struct config_key config_keys[] = {
 	K("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms, 10, 10000, 0),
 	K("compression", T_UINT, CONFIG_NEXT_START, compression, 0, 22, 0),
 	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
+	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
 	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
 	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
 	    UINT64_C(1) << 50, F_ZERO_OK),

@@ -34,6 +34,7 @@ struct config {
 	uint64_t	drain_ms;	/* periodic drain even without a wakeup */
 	int		compression;	/* 0 off, 1..22 zstd level */
 	int		exclude_self;	/* keep perfspilld's own samples out */
+	uint64_t	realtime;	/* SCHED_FIFO priority while recording */
 	/* live: applied while recording */
 	uint64_t	cblocks;	/* 0 serial write, 1..CONFIG_CBLOCKS_MAX AIO */
 	uint64_t	rotate_size;	/* bytes; 0 off */

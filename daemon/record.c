@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,6 +76,7 @@ struct record {
 	uint32_t		 self_pid;	/* our samples are not written... */
 	size_t			 pid_off;	/* ...found here; 0: keep them */
 	uint8_t			*xbuf;		/* a drain without our samples */
+	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	struct event		*reaper;	/* polls completions while closing */
 	struct compress		*zc;		/* NULL: files are not compressed */
 	uint8_t			*zbuf;		/* serial mode's compression output */
@@ -96,6 +98,7 @@ static void	record_pause(struct record *, int err);
 static void	record_check(struct record *);
 static void	record_rotate_async(struct record *, const char *);
 static int	record_ensure_cblocks(struct record *, struct record_cpu *);
+static int	record_sched(struct record *, uint64_t);
 static json_object *record_totals(struct record *);
 
 struct record *
@@ -463,6 +466,11 @@ record_start(struct record *rec, const struct config *cfg,
 		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
 		    "freq %" PRIu64 " Hz is above the kernel's limit "
 		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
+	if (record_sched(rec, cfg->realtime) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, "realtime",
+		    "cannot run the drain at SCHED_FIFO priority %" PRIu64
+		    ": %s (needs CAP_SYS_NICE; under systemd also "
+		    "RestrictRealtime=no)", cfg->realtime, strerror(errno));
 	rec->cfg = *cfg;
 	rec->nr_evs = cfg->nr_events;
 	rec->paused[0] = '\0';
@@ -605,6 +613,7 @@ nomem:
 	config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 error:
 	free(cpus);
+	record_sched(rec, 0);
 	record_close_cpus(rec);
 	if (rec->cur == NULL && TAILQ_EMPTY(&rec->closing)) {
 		free(rec->cpus);
@@ -612,6 +621,29 @@ error:
 		rec->nr_cpus = 0;
 	}
 	return -1;
+}
+
+/*
+ * The loop's scheduling while recording. At a high event rate a ring
+ * fills in milliseconds; the kernel wakes the loop at the watermark, but
+ * under CFS the woken loop may wait behind the very threads that fill the
+ * ring, and the ring overflows. SCHED_FIFO runs it at once (perf record
+ * -r does the same). glibc's AIO threads, created by this thread, inherit
+ * it. Priority 0: back to SCHED_OTHER.
+ */
+static int
+record_sched(struct record *rec, uint64_t prio)
+{
+	struct sched_param	 sp;
+
+	if (prio == rec->sched_prio)
+		return 0;
+	memset(&sp, 0, sizeof(sp));
+	sp.sched_priority = (int)prio;
+	if (sched_setscheduler(0, prio ? SCHED_FIFO : SCHED_OTHER, &sp) == -1)
+		return -1;
+	rec->sched_prio = prio;
+	return 0;
 }
 
 static int
@@ -784,6 +816,7 @@ record_finish_stop(struct record *rec)
 	json_object_put(rec->last_totals);
 	rec->last_totals = record_totals(rec);
 	record_free_cpus(rec);
+	record_sched(rec, 0);
 	compress_destroy(rec->zc);
 	rec->zc = NULL;
 	free(rec->zbuf);
@@ -901,6 +934,27 @@ record_prep_done(evutil_socket_t fd, short what, void *arg)
 	record_prep_free(p);
 }
 
+/* The preamble's /proc walk takes tens of milliseconds: never at the
+ * loop's real-time priority, which would hold off everything else. */
+static int
+record_prep_spawn(struct record_prep *p)
+{
+	pthread_attr_t		 attr;
+	struct sched_param	 sp;
+	int			 rc;
+
+	memset(&sp, 0, sizeof(sp));
+	if ((rc = pthread_attr_init(&attr)) != 0)
+		return rc;
+	if ((rc = pthread_attr_setinheritsched(&attr,
+	    PTHREAD_EXPLICIT_SCHED)) == 0 &&
+	    (rc = pthread_attr_setschedpolicy(&attr, SCHED_OTHER)) == 0 &&
+	    (rc = pthread_attr_setschedparam(&attr, &sp)) == 0)
+		rc = pthread_create(&p->th, &attr, record_prep_thread, p);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
 /* Rotation by size or age: the preamble is built off the loop. */
 static void
 record_rotate_async(struct record *rec, const char *why)
@@ -915,7 +969,7 @@ record_rotate_async(struct record *rec, const char *why)
 	if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
 	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, record_prep_done,
 	    p)) == NULL || event_add(p->ev, NULL) == -1 ||
-	    pthread_create(&p->th, NULL, record_prep_thread, p) != 0) {
+	    record_prep_spawn(p) != 0) {
 		log_warn("cannot start a rotation thread; rotating in the loop");
 		record_prep_free(p);
 		record_rotate(rec, why);

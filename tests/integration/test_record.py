@@ -221,6 +221,56 @@ def test_own_samples_excluded():
                 assert rep["data"]["totals"]["self_excluded"] == 0
 
 
+def sched_policies(pid):
+    """{tid: scheduling policy} of every thread (0 OTHER, 1 FIFO)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue            # an AIO thread that just ended
+        out[int(tid)] = int(fields[38])     # field 41: policy
+    return out
+
+
+def test_realtime_drain_while_recording_only():
+    """realtime N runs the loop (and the AIO threads it starts) at
+    SCHED_FIFO N while recording, the normal scheduler before and after;
+    without CAP_SYS_NICE the start fails with a clear error and the daemon
+    stays up."""
+    with Daemon() as d:
+        pid = d.proc.pid
+        assert sched_policies(pid)[pid] == 0
+        rc, rep = d.ctl("start", "--realtime", "100", check=False)
+        assert rc == 1 and rep["error"]["code"] == "bad-value", rep
+        d.ctl("start", "-r", "1", "-F", "997", "--cblocks", "2")
+        pol = sched_policies(pid)
+        assert pol[pid] == 1, pol
+        sp = spinner(1.5)
+        assert sp.stdout.readline().strip() == b"ready"
+        sp.wait()
+        # the AIO threads (idle ones live on for a second) were started
+        # by the loop: FIFO too
+        pol = sched_policies(pid)
+        assert len(pol) > 1 and all(p == 1 for p in pol.values()), pol
+        rc, rep = d.ctl("stop")
+        assert sched_policies(pid)[pid] == 0
+        perf_valid(rep["data"]["path"])
+    with Daemon(wrapper=["setpriv", "--bounding-set=-sys_nice",
+                         "--inh-caps=-sys_nice", "--"]) as d:
+        rc, rep = d.ctl("start", "-r", "1", check=False)
+        assert rc == 1, rep
+        assert rep["error"]["code"] == "system-error", rep
+        assert rep["error"].get("key") == "realtime", rep
+        assert "CAP_SYS_NICE" in rep["error"]["message"], rep
+        assert d.status()["state"] == "idle"
+        # and without realtime it records
+        d.ctl("start")
+        rc, rep = d.ctl("stop")
+        perf_valid(rep["data"]["path"])
+
+
 def test_client_errors_when_daemon_absent():
     p = subprocess.run([harness.PERFSPILLCTL, "-s", "/nonexistent/sock",
                         "status"], capture_output=True, text=True)

@@ -193,6 +193,12 @@ test_recording_keys(void)
 	CHECK_EQ(apply1(&c, "{\"compression\":22}"), 0);
 	CHECK_EQ(apply1(&c, "{\"compression\":23}"), PROTO_E_BAD_VALUE);
 	CHECK_EQ(apply1(&c, "{\"compression\":-1}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"realtime\":1}"), 0);
+	CHECK_EQ(c.realtime, 1);
+	CHECK_EQ(apply1(&c, "{\"realtime\":99}"), 0);
+	CHECK_EQ(apply1(&c, "{\"realtime\":100}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"realtime\":true}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"realtime\":0}"), 0);
 }
 
 static void
@@ -550,7 +556,8 @@ test_to_json(void)
 		n += (size_t)snprintf(order + n, sizeof(order) - n, "%s ",
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
-	    "drain_ms compression exclude_self cblocks rotate_size rotate_interval "
+	    "drain_ms compression exclude_self realtime cblocks rotate_size "
+	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout ");
