@@ -56,6 +56,8 @@ usage(FILE *f)
 "  -g, --callgraph           record callchains   (--no-callgraph: don't)\n"
 "  -m, --mmap-pages N        ring size per CPU in pages (power of two)\n"
 "      --cblocks N           AIO buffers per ring, 0 (serial write) to 8\n"
+"      --mmap-flush SIZE     least a woken ring must hold to be drained\n"
+"                            (default a quarter of the ring)\n"
 "      --rotate-size SIZE    rotate when a file reaches SIZE (e.g. 256M)\n"
 "      --rotate-interval T   rotate after T (e.g. 3600, 1h)\n"
 "      --max-files N         keep at most N finished files\n"
@@ -401,6 +403,7 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		{ "min-free", required_argument, NULL, 'f' },
 		{ "compression-level", required_argument, NULL, 'z' },
 		{ "realtime", required_argument, NULL, 'r' },
+		{ "mmap-flush", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -409,7 +412,7 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		['b'] = "cblocks", ['R'] = "rotate_size",
 		['I'] = "rotate_interval", ['N'] = "max_files",
 		['M'] = "max_size", ['f'] = "min_free", ['z'] = "compression",
-		['r'] = "realtime",
+		['r'] = "realtime", ['L'] = "mmap_flush",
 	};
 	json_object	*events = NULL;
 	char		 kv[256], *copy, *tok, *save;

@@ -51,6 +51,8 @@ static const struct config_key config_keys[] = {
 	K("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages, 1, 65536, F_POW2),
 	K("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct, 1, 90, 0),
 	K("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms, 10, 10000, 0),
+	K("mmap_flush", T_SIZE, CONFIG_NEXT_START, mmap_flush, 0,
+	    UINT64_C(1) << 32, 0),
 	K("compression", T_UINT, CONFIG_NEXT_START, compression, 0, 22, 0),
 	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
 	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),

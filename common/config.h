@@ -35,6 +35,7 @@ struct config {
 	int		compression;	/* 0 off, 1..22 zstd level */
 	int		exclude_self;	/* keep perfspilld's own samples out */
 	uint64_t	realtime;	/* SCHED_FIFO priority while recording */
+	uint64_t	mmap_flush;	/* least bytes a wakeup drains; 0: ring/4 */
 	/* live: applied while recording */
 	uint64_t	cblocks;	/* 0 serial write, 1..CONFIG_CBLOCKS_MAX AIO */
 	uint64_t	rotate_size;	/* bytes; 0 off */

@@ -199,6 +199,13 @@ test_recording_keys(void)
 	CHECK_EQ(apply1(&c, "{\"realtime\":100}"), PROTO_E_BAD_VALUE);
 	CHECK_EQ(apply1(&c, "{\"realtime\":true}"), PROTO_E_BAD_TYPE);
 	CHECK_EQ(apply1(&c, "{\"realtime\":0}"), 0);
+	CHECK_EQ(apply1(&c, "{\"mmap_flush\":\"64K\"}"), 0);
+	CHECK_EQ(c.mmap_flush, 65536);
+	CHECK_EQ(apply1(&c, "{\"mmap_flush\":1}"), 0);
+	CHECK_EQ(c.mmap_flush, 1);
+	CHECK_EQ(apply1(&c, "{\"mmap_flush\":\"8G\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"mmap_flush\":-1}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"mmap_flush\":0}"), 0);
 }
 
 static void
@@ -556,7 +563,8 @@ test_to_json(void)
 		n += (size_t)snprintf(order + n, sizeof(order) - n, "%s ",
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
-	    "drain_ms compression exclude_self realtime cblocks rotate_size "
+	    "drain_ms mmap_flush compression exclude_self realtime cblocks "
+	    "rotate_size "
 	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
