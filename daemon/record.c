@@ -78,6 +78,7 @@ struct record {
 	uint8_t			*xbuf;		/* a drain without our samples */
 	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
+	int			 switching;	/* record_take_over's last drain */
 	struct event		*reaper;	/* polls completions while closing */
 	struct compress		*zc;		/* NULL: files are not compressed */
 	uint8_t			*zbuf;		/* serial mode's compression output */
@@ -100,6 +101,8 @@ static void	record_check(struct record *);
 static void	record_rotate_async(struct record *, const char *);
 static int	record_ensure_cblocks(struct record *, struct record_cpu *);
 static int	record_sched(struct record *, uint64_t);
+static int	record_take_over(struct record *, struct record_prep *,
+		    const char *);
 static json_object *record_totals(struct record *);
 
 struct record *
@@ -308,6 +311,7 @@ struct record_prep {
 	int			*cpus;
 	char			 cmdline[512];
 	struct sbuf		 sb;
+	struct compress		*zc;		/* the stream the tasks began */
 	int			 rc;
 	int			 err;
 	const char		*why;
@@ -328,6 +332,7 @@ record_prep_free(struct record_prep *p)
 	if (p->pipe[1] != -1)
 		close(p->pipe[1]);
 	sbuf_finish(&p->sb);
+	compress_destroy(p->zc);
 	free(p->ids);
 	free(p->cpus);
 	free(p);
@@ -381,12 +386,64 @@ record_prep_create(struct record *rec)
 	return p;
 }
 
+/*
+ * With compression the tasks' records, most of a preamble, go compressed
+ * too, into a stream of the preamble's own that the new file's ring data
+ * then continues (record_install adopts it): one file, one zstd stream,
+ * as perf reads it. perf decompresses each record into a buffer of the
+ * file's mmap_len, so the input goes in pieces no larger. Any failure
+ * leaves the records plain, and the file starts a fresh stream.
+ */
+static void
+record_prep_compress(struct record_prep *p, const struct synth_span *tasks)
+{
+	struct sbuf	 out;
+	uint8_t		*buf;
+	size_t		 cap, n, off, piece, used = 0;
+
+	if (p->ctx.comp_level <= 0 || tasks->len == 0 ||
+	    (p->zc = compress_create(p->ctx.comp_level)) == NULL)
+		return;
+	cap = compress_bound(tasks->len) + tasks->len / p->ctx.comp_mmap_len *
+	    compress_bound(0);
+	sbuf_init(&out);
+	if ((buf = malloc(cap)) == NULL)
+		goto fail;
+	for (off = 0; off < tasks->len; off += piece) {
+		piece = tasks->len - off;
+		if (piece > p->ctx.comp_mmap_len)
+			piece = p->ctx.comp_mmap_len;
+		if ((n = compress_records(p->zc, buf + used, cap - used,
+		    p->sb.data + tasks->off + off, piece, NULL, 0)) == 0)
+			goto fail;
+		used += n;
+	}
+	if (sbuf_append(&out, p->sb.data, tasks->off) == NULL ||
+	    sbuf_append(&out, buf, used) == NULL ||
+	    sbuf_append(&out, p->sb.data + tasks->off + tasks->len,
+	    p->sb.len - tasks->off - tasks->len) == NULL)
+		goto fail;
+	sbuf_finish(&p->sb);
+	p->sb = out;
+	free(buf);
+	return;
+fail:
+	sbuf_finish(&out);
+	free(buf);
+	compress_destroy(p->zc);
+	p->zc = NULL;
+}
+
 /* Touches nothing but p: runs on the rotation thread. */
 static void
 record_prep_run(struct record_prep *p)
 {
-	p->rc = synth_preamble(&p->sb, &p->ctx);
+	struct synth_span	 tasks;
+
+	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
 	p->err = errno;
+	if (p->rc == 0)
+		record_prep_compress(p, &tasks);
 }
 
 /* Make p's preamble the start of a new current file. */
@@ -407,8 +464,13 @@ record_install(struct record *rec, struct record_prep *p)
 		log_warn("cannot create a trace file in the output directory");
 		return -1;
 	}
-	/* a new file is a new zstd stream: it must decode alone */
-	if (rec->zc != NULL)
+	/* a new file is a new zstd stream: it must decode alone; the
+	 * preamble's compressed tasks are its beginning */
+	if (p->zc != NULL) {
+		compress_destroy(rec->zc);
+		rec->zc = p->zc;
+		p->zc = NULL;
+	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
 	buf = sbuf_take(&p->sb, &len);
 	/* a file cut inside its preamble holds nothing worth keeping */
@@ -905,18 +967,40 @@ int
 record_rotate(struct record *rec, const char *why)
 {
 	struct tracefile	*old = rec->cur;
+	struct record_prep	*p;
+	int			 rc;
 
 	if (rec->state != RECORD_RUNNING || old == NULL)
 		return -1;
 	if (rec->prep != NULL)
 		return 0;	/* one is already being built: it will do */
-	/*
-	 * The new file is whole-ready (preamble queued) before the old one
-	 * stops taking data, so the rings never wait: every record drained
-	 * from now on goes to the new file, none to both.
-	 */
+	if ((p = record_prep_create(rec)) == NULL)
+		return -1;
+	record_prep_run(p);
+	rc = record_take_over(rec, p, why);
+	record_prep_free(p);
+	return rc;
+}
+
+/*
+ * Switch to a new file whose preamble p holds. What the rings hold now
+ * goes to the old file first: it happened before the new preamble's walk
+ * of /proc ended, and a task that has exited since is named only in the
+ * old file. The new file is whole-ready (preamble queued) before the old
+ * one stops taking data: every record goes to one file, none to both.
+ */
+static int
+record_take_over(struct record *rec, struct record_prep *p, const char *why)
+{
+	struct tracefile	*old = rec->cur;
+
+	rec->switching = 1;	/* no size rotation from this drain */
+	record_drain_all(rec, 0);
+	rec->switching = 0;
+	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL)
+		return -1;	/* paused by that drain: no file to leave */
 	rec->cur = NULL;
-	if (record_open_file(rec) == -1) {
+	if (record_install(rec, p) == -1) {
 		rec->cur = old;
 		return -1;
 	}
@@ -942,18 +1026,12 @@ record_prep_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct record_prep	*p = arg;
 	struct record		*rec = p->rec;
-	struct tracefile	*old = rec->cur;
 
 	pthread_join(p->th, NULL);
 	rec->prep = NULL;
 	/* paused or stopped meanwhile: the preamble is not wanted now */
-	if (rec->state == RECORD_RUNNING && old != NULL) {
-		rec->cur = NULL;
-		if (record_install(rec, p) == 0)
-			record_switch(rec, old, p->why);
-		else
-			rec->cur = old;
-	}
+	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
+		record_take_over(rec, p, p->why);
 	record_prep_free(p);
 }
 
@@ -984,7 +1062,7 @@ record_rotate_async(struct record *rec, const char *why)
 {
 	struct record_prep	*p;
 
-	if (rec->prep != NULL || rec->cur == NULL)
+	if (rec->prep != NULL || rec->cur == NULL || rec->switching)
 		return;
 	if ((p = record_prep_create(rec)) == NULL)
 		return;

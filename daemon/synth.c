@@ -25,9 +25,10 @@ static int	synth_names(struct sbuf *, const struct synth_ctx *);
 static int	synth_empty(struct sbuf *, uint32_t);
 
 int
-synth_preamble(struct sbuf *out, const struct synth_ctx *ctx)
+synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
+    struct synth_span *tasks)
 {
-	size_t	len = out->len;
+	size_t	len = out->len, off;
 	int	saved;
 
 	if (ctx->nr_events == 0) {
@@ -53,8 +54,13 @@ synth_preamble(struct sbuf *out, const struct synth_ctx *ctx)
 		goto error;
 	if (synth_proc_kernel(out, ctx) == -1)
 		goto error;
+	off = out->len;
 	if (synth_proc_tasks(out, ctx) == -1)
 		goto error;
+	if (tasks != NULL) {
+		tasks->off = off;
+		tasks->len = out->len - off;
+	}
 	if (synth_empty(out, SYNTH_FINISHED_INIT) == -1)
 		goto error;
 	return 0;

@@ -49,8 +49,15 @@ struct synth_ctx {
 };
 
 /* Append the whole preamble (pipe header first) to out. 0 or -1 (errno set);
- * a task that vanishes while /proc is read is skipped, not an error. */
-int	synth_preamble(struct sbuf *out, const struct synth_ctx *ctx);
+ * a task that vanishes while /proc is read is skipped, not an error. With
+ * tasks, where the records of the tasks lie in out: the bulk of the
+ * preamble, plain kernel-type records that may go compressed. */
+struct synth_span {
+	size_t	 off;
+	size_t	 len;
+};
+int	synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
+	    struct synth_span *tasks);
 
 /* Size of the sample_id trailer that non-sample records carry for this
  * sample_type when sample_id_all is set (perf's id_hdr_size). */

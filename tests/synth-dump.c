@@ -437,7 +437,7 @@ main(int argc, char **argv)
 	/* perf record's choice: a whole ring mapping, control page too. */
 	ctx.comp_mmap_len = (pages + 1) * rings[0].page;
 	sbuf_init(&sb);
-	if (synth_preamble(&sb, &ctx) == -1)
+	if (synth_preamble(&sb, &ctx, NULL) == -1)
 		dump_fatal("synth_preamble");
 
 	if ((out = open(out_path, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC,

@@ -71,6 +71,33 @@ def test_each_rotated_file_names_user_symbols():
             assert "spin_alpha" in out, (f, out[:1500])
 
 
+def test_task_that_exited_before_a_rotation_keeps_its_name():
+    """A program that ends just before a rotation: its last samples may
+    still be in the rings, and must go to the file whose preamble names
+    it, not to the new one (whose /proc walk no longer sees it). Plain
+    and compressed (the new file's tasks are then compressed too)."""
+    for extra in ((), ("-z", "1")):
+        with Daemon() as d:
+            d.ctl("start", "-F", "997", *extra)
+            sp = harness.spinner(0.6)
+            assert sp.stdout.readline().strip() == b"ready"
+            sp.wait()
+            d.ctl("rotate")
+            d.ctl("stop")
+            files = d.finished_files()
+            assert len(files) == 2, files
+            spins = 0
+            for f in files:
+                out = perf("script", "-G", "-F", "comm,tid", "-i", f).stdout
+                # a sample whose task perf cannot name shows as ":TID"
+                unnamed = [l for l in out.splitlines()
+                           if re.match(r"\s*:\d+\s", l)]
+                assert not unnamed, (f, extra, unnamed[:5])
+                spins += sum(1 for l in out.splitlines()
+                             if l.split()[0] == "spinner")
+            assert spins > 200, (extra, spins)
+
+
 def test_age_rotation():
     with Daemon() as d:
         d.ctl("start", "-F", "99", "--rotate-interval", "1")
