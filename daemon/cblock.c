@@ -10,17 +10,37 @@
 #include "log.h"
 #include "tracefile.h"
 
+/*
+ * Fault the pages in now: touched first by a drain, they cost tens of
+ * milliseconds of page faults while the rings fill (lost events at the
+ * start of a recording). Not memset(0): the compiler turns malloc and
+ * memset(0) into calloc, which leaves fresh pages untouched.
+ */
+uint8_t *
+cblock_buffer(size_t len)
+{
+	volatile uint8_t	*v;
+	uint8_t			*buf;
+	size_t			 i, psz = (size_t)sysconf(_SC_PAGESIZE);
+
+	if ((buf = malloc(len)) == NULL)
+		return NULL;
+	v = buf;
+	for (i = 0; i < len; i += psz)
+		v[i] = 0;
+	if (len > 0)
+		v[len - 1] = 0;
+	return buf;
+}
+
 int
 cblock_init(struct cblock *cb, size_t cap, int index)
 {
 	long	 delta;
 
 	memset(cb, 0, sizeof(*cb));
-	if ((cb->buf = malloc(cap)) == NULL)
+	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
-	/* fault the pages in now: touched first by a drain, they cost
-	 * milliseconds while the rings fill (seen as lost events at start) */
-	memset(cb->buf, 0, cap);
 	cb->cap = cap;
 	/*
 	 * The seed's rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0). POSIX's

@@ -56,6 +56,8 @@ struct cblock_queue {
 	size_t			 nr_busy;
 };
 
+/* A drain buffer of len bytes, its pages already faulted in. */
+uint8_t	*cblock_buffer(size_t len);
 int	 cblock_init(struct cblock *, size_t cap, int index);
 void	 cblock_finish(struct cblock *);
 struct cblock *cblock_create_heap(uint8_t *buf, size_t len,

@@ -598,14 +598,13 @@ record_start(struct record *rec, const struct config *cfg,
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
 	free(rec->xbuf);
-	if ((rec->xbuf = malloc(pages * (size_t)sysconf(_SC_PAGESIZE))) ==
-	    NULL)
+	rec->xbuf = cblock_buffer(pages * (size_t)sysconf(_SC_PAGESIZE));
+	if (rec->xbuf == NULL)
 		goto nomem;
-	memset(rec->xbuf, 0, pages * (size_t)sysconf(_SC_PAGESIZE));
 	if (cfg->compression > 0) {
 		rec->zcap = compress_bound(pages * (size_t)sysconf(_SC_PAGESIZE));
 		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
-		    (rec->zbuf = malloc(rec->zcap)) == NULL)
+		    (rec->zbuf = cblock_buffer(rec->zcap)) == NULL)
 			goto nomem;
 	}
 
