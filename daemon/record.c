@@ -510,6 +510,7 @@ record_start(struct record *rec, const struct config *cfg,
 	uint64_t		 wake;
 	int			*cpus = NULL, fd, e;
 	size_t			 i, j, pages = cfg->mmap_pages;
+	size_t			 ring_bytes;
 	struct timeval		 tv;
 	char			 msg[256];
 
@@ -531,18 +532,14 @@ record_start(struct record *rec, const struct config *cfg,
 		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
 		    "freq %" PRIu64 " Hz is above the kernel's limit "
 		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
-	wake = pages * (uint64_t)sysconf(_SC_PAGESIZE) * cfg->wakeup_pct / 100;
+	ring_bytes = pages * (size_t)sysconf(_SC_PAGESIZE);
+	wake = (uint64_t)ring_bytes * cfg->wakeup_pct / 100;
 	if (cfg->mmap_flush > wake)
 		return config_fail(err, PROTO_E_BAD_VALUE, "mmap_flush",
 		    "mmap_flush %" PRIu64 " is above the wakeup watermark, "
 		    "%" PRIu64 " bytes (wakeup_pct %" PRIu64 " %% of the ring): "
 		    "a woken ring would be left to overflow", cfg->mmap_flush,
 		    wake, cfg->wakeup_pct);
-	if (record_sched(rec, cfg->realtime) == -1)
-		return config_fail(err, PROTO_E_SYSTEM, "realtime",
-		    "cannot run the drain at SCHED_FIFO priority %" PRIu64
-		    ": %s (needs CAP_SYS_NICE; under systemd also "
-		    "RestrictRealtime=no)", cfg->realtime, strerror(errno));
 	rec->cfg = *cfg;
 	/*
 	 * perf's --mmap-flush: a watermark wakeup drains the rings that hold
@@ -553,7 +550,7 @@ record_start(struct record *rec, const struct config *cfg,
 	 */
 	rec->min_chunk = cfg->mmap_flush;
 	if (rec->min_chunk == 0) {
-		rec->min_chunk = pages * (uint64_t)sysconf(_SC_PAGESIZE) / 4;
+		rec->min_chunk = ring_bytes / 4;
 		if (rec->min_chunk > wake)
 			rec->min_chunk = wake;
 	}
@@ -561,8 +558,7 @@ record_start(struct record *rec, const struct config *cfg,
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
 	rec->files_done = 0;
-	evsel_config(rec->evs, rec->nr_evs, cfg,
-	    pages * (size_t)sysconf(_SC_PAGESIZE));
+	evsel_config(rec->evs, rec->nr_evs, cfg, ring_bytes);
 
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL,
@@ -585,6 +581,14 @@ record_start(struct record *rec, const struct config *cfg,
 	}
 	free(cpus);
 	cpus = NULL;
+	/* from here every failure goes through error:, which undoes it */
+	if (record_sched(rec, cfg->realtime) == -1) {
+		config_fail(err, PROTO_E_SYSTEM, "realtime",
+		    "cannot run the drain at SCHED_FIFO priority %" PRIu64
+		    ": %s (needs CAP_SYS_NICE; under systemd also "
+		    "RestrictRealtime=no)", cfg->realtime, strerror(errno));
+		goto error;
+	}
 	if (synth_kernel_range("/proc", &rec->ktext, &rec->ketext) == -1)
 		goto nomem;
 	/* our own samples (the writes of the drain, the AIO threads) stay
@@ -598,11 +602,11 @@ record_start(struct record *rec, const struct config *cfg,
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
 	free(rec->xbuf);
-	rec->xbuf = cblock_buffer(pages * (size_t)sysconf(_SC_PAGESIZE));
+	rec->xbuf = cblock_buffer(ring_bytes);
 	if (rec->xbuf == NULL)
 		goto nomem;
 	if (cfg->compression > 0) {
-		rec->zcap = compress_bound(pages * (size_t)sysconf(_SC_PAGESIZE));
+		rec->zcap = compress_bound(ring_bytes);
 		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
 		    (rec->zbuf = cblock_buffer(rec->zcap)) == NULL)
 			goto nomem;
