@@ -98,16 +98,24 @@ add_attr(const uint8_t *a, size_t len)
 	nr_attrs++;
 }
 
+/* The sample_type that dates records: one layout shared by every attr,
+ * with PERF_SAMPLE_TIME in it. 0, or -1 when records carry no usable time. */
+static int
+time_sample_type(uint64_t *st)
+{
+	if (nr_attrs == 0 || !times_ok)
+		return -1;
+	*st = attrs[0].sample_type;
+	return (*st & PERF_SAMPLE_TIME) ? 0 : -1;
+}
+
 static int
 sample_time(const uint8_t *rec, size_t len, uint64_t *t)
 {
 	uint64_t	 st;
 	size_t		 off = 8;
 
-	if (nr_attrs == 0 || !times_ok)
-		return -1;
-	st = attrs[0].sample_type;
-	if (!(st & PERF_SAMPLE_TIME))
+	if (time_sample_type(&st) == -1)
 		return -1;
 	off += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
 	off += (st & PERF_SAMPLE_IP) ? 8 : 0;
@@ -125,10 +133,7 @@ trailer_time(const uint8_t *rec, size_t len, size_t body, uint64_t *t)
 	uint64_t	 st;
 	size_t		 sid = 0, off;
 
-	if (nr_attrs == 0 || !times_ok)
-		return -1;
-	st = attrs[0].sample_type;
-	if (!(st & PERF_SAMPLE_TIME))
+	if (time_sample_type(&st) == -1)
 		return -1;
 	sid += (st & PERF_SAMPLE_TID) ? 8 : 0;
 	sid += 8;
