@@ -6,6 +6,10 @@
  *
  *   perfcount [--pid PID]... FILE
  *
+ * FILE may also be the directory that `perf record --threads` writes:
+ * its header file `data` (PERFILE2) and the record streams data.N of the
+ * writer threads are counted together.
+ *
  * Prints one JSON object: the number of records of each type, the sum of
  * the `lost` fields of PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES, and
  * with --pid the number of SAMPLE records whose pid is one of PIDs.
@@ -13,6 +17,7 @@
  * decompressed and counted as what they carry, as perf report does.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -307,12 +312,68 @@ walk(const uint8_t *p, const uint8_t *end, int pipe)
 		bad++;
 }
 
+/* Map a whole file read-only; NULL on error (said on stderr). */
+static const uint8_t *
+map_file(int dirfd, const char *path, size_t *len)
+{
+	struct stat	 st;
+	const uint8_t	*m;
+	int		 fd;
+
+	if ((fd = openat(dirfd, path, O_RDONLY)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		fprintf(stderr, "perfcount: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	if (*len == 0) {
+		close(fd);
+		return (const uint8_t *)"";
+	}
+	m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "perfcount: mmap %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	madvise((void *)m, *len, MADV_SEQUENTIAL);
+	return m;
+}
+
+/* perf record --threads: every data.N beside the header file */
+static int
+walk_thread_files(int dirfd, long long *bytes)
+{
+	DIR		*d;
+	struct dirent	*e;
+	const uint8_t	*m;
+	size_t		 len;
+	int		 fd;
+
+	if ((fd = dup(dirfd)) == -1 || (d = fdopendir(fd)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "data.", 5) != 0)
+			continue;
+		if ((m = map_file(dirfd, e->d_name, &len)) == NULL) {
+			closedir(d);
+			return -1;
+		}
+		*bytes += (long long)len;
+		walk(m, m + len, 0);
+	}
+	closedir(d);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct stat	 st;
 	const uint8_t	*m, *h;
-	int		 fd, i, pipe;
+	int		 dirfd, i, pipe;
+	size_t		 len;
+	long long	 total;
 	uint64_t	 attr_size, a_off, a_size, d_off, d_size, j;
 
 	for (i = 1; i + 1 < argc && strcmp(argv[i], "--pid") == 0; i += 2)
@@ -322,20 +383,18 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: perfcount [--pid PID]... FILE\n");
 		return 2;
 	}
-	if ((fd = open(argv[i], O_RDONLY)) == -1 || fstat(fd, &st) == -1) {
-		fprintf(stderr, "perfcount: %s: %s\n", argv[i], strerror(errno));
+	if ((dirfd = open(argv[i], O_RDONLY | O_DIRECTORY)) != -1) {
+		/* perf record --threads */
+		if ((m = map_file(dirfd, "data", &len)) == NULL)
+			return 1;
+	} else if ((m = map_file(AT_FDCWD, argv[i], &len)) == NULL)
 		return 1;
-	}
+	st.st_size = (off_t)len;
+	total = (long long)len;
 	if (st.st_size < 16) {
 		fprintf(stderr, "perfcount: %s: too short\n", argv[i]);
 		return 1;
 	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED) {
-		fprintf(stderr, "perfcount: mmap: %s\n", strerror(errno));
-		return 1;
-	}
-	madvise((void *)m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	if (memcmp(m, "PERFILE2", 8) != 0) {
 		fprintf(stderr, "perfcount: %s: not a perf.data file\n", argv[i]);
 		return 1;
@@ -359,6 +418,11 @@ main(int argc, char **argv)
 		for (j = 0; j + attr_size <= a_size; j += attr_size)
 			add_attr(m + a_off + j, (size_t)(attr_size - 16));
 		walk(m + d_off, m + d_off + d_size, 0);
+		if (dirfd != -1 && walk_thread_files(dirfd, &total) == -1) {
+			fprintf(stderr, "perfcount: %s: %s\n", argv[i],
+			    strerror(errno));
+			return 1;
+		}
 	}
 	/* where in the recording the kernel dropped records (LOST, by time;
 	 * perf's LOST_SAMPLES written at exit carry no useful time) */
@@ -373,7 +437,7 @@ main(int argc, char **argv)
 			lost_early += losts[j].n;
 	}
 	printf("{\"format\": \"%s\", \"bytes\": %lld, \"records\": {",
-	    pipe ? "pipe" : "file", (long long)st.st_size);
+	    pipe ? "pipe" : dirfd != -1 ? "directory" : "file", total);
 	for (i = 0, j = 0; i < 256; i++)
 		if (types[i])
 			printf("%s\"%d\": %" PRIu64, j++ ? ", " : "", i, types[i]);
