@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "command.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -16,13 +17,8 @@
 #include "proto.h"
 #include "record.h"
 
-struct cmd_entry {
-	const char	*name;
-	void		(*exec)(struct daemon *, struct control_client *,
-			    json_object *);
-	int		 privileged;	/* changes state: root or control group */
-	int		 takes_args;	/* accepts settings in args */
-};
+typedef void (*cmd_exec)(struct daemon *, struct control_client *,
+    json_object *);
 
 static void	cmd_ping(struct daemon *, struct control_client *, json_object *);
 static void	cmd_version(struct daemon *, struct control_client *,
@@ -39,16 +35,21 @@ static void	cmd_reload(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_rotate(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_shutdown(struct daemon *, struct control_client *,
+		    json_object *);
 
-static const struct cmd_entry cmd_table[] = {
-	{ "ping",	cmd_ping,	0, 0 },
-	{ "version",	cmd_version,	0, 0 },
-	{ "status",	cmd_status,	0, 0 },
-	{ "start",	cmd_start,	1, 1 },
-	{ "stop",	cmd_stop,	1, 0 },
-	{ "configure",	cmd_configure,	1, 1 },
-	{ "rotate",	cmd_rotate,	1, 0 },
-	{ "reload",	cmd_reload,	1, 0 },
+/* The handlers of common/command.c's table: names, privilege and args
+ * are there, shared with perfspillctl. */
+static const cmd_exec cmd_handlers[COMMAND__COUNT] = {
+	[COMMAND_PING] = cmd_ping,
+	[COMMAND_VERSION] = cmd_version,
+	[COMMAND_STATUS] = cmd_status,
+	[COMMAND_START] = cmd_start,
+	[COMMAND_STOP] = cmd_stop,
+	[COMMAND_CONFIGURE] = cmd_configure,
+	[COMMAND_ROTATE] = cmd_rotate,
+	[COMMAND_RELOAD] = cmd_reload,
+	[COMMAND_SHUTDOWN] = cmd_shutdown,
 };
 
 static void
@@ -79,16 +80,11 @@ void
 cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
     json_object *args)
 {
-	const struct cmd_entry	*e = NULL;
-	size_t			 i;
+	const struct command	*e;
 
-	for (i = 0; i < sizeof(cmd_table) / sizeof(cmd_table[0]); i++)
-		if (strcmp(cmd_table[i].name, name) == 0)
-			e = &cmd_table[i];
-	if (e == NULL) {
+	if ((e = command_find(name)) == NULL) {
 		cmd_error(c, PROTO_E_UNKNOWN_COMMAND, NULL, "unknown command "
-		    "'%.64s' (ping, version, status, start, stop, configure, "
-		    "rotate, reload)", name);
+		    "'%.64s' (%s)", name, command_names());
 		return;
 	}
 	if (e->privileged && !control_client_privileged(c)) {
@@ -99,7 +95,8 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		    "%d is neither)", e->name, (int)control_client_uid(c));
 		return;
 	}
-	if (!e->takes_args && json_object_object_length(args) > 0) {
+	if (e->args == COMMAND_ARGS_NONE &&
+	    json_object_object_length(args) > 0) {
 		struct lh_entry	*first = json_object_get_object(args)->head;
 		const char	*key = first ? (const char *)first->k : "?";
 
@@ -107,7 +104,7 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		    "arguments (got '%.64s')", e->name, key);
 		return;
 	}
-	e->exec(d, c, args);
+	cmd_handlers[e->id](d, c, args);
 }
 
 void
@@ -156,27 +153,88 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_object_add(o, "clients",
 	    json_object_new_int(control_nclients(d->ctl)));
 	json_object_object_add(o, "config", config_to_json(&d->cfg, 0));
+	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE)
+		json_object_object_add(o, "overrides",
+		    json_object_get(d->overrides));
 	control_client_reply(c, proto_reply_ok(o));
 }
 
+void
+cmd_settings(const struct daemon *d, struct config *out)
+{
+	struct config_error	 err;
+
+	*out = d->cfg;
+	/* all or nothing: on a (not expected) refusal out stays cfg */
+	if (d->overrides != NULL &&
+	    config_apply(out, d->overrides, CONFIG_REQUEST, &err, NULL) == -1)
+		log_warnx("the start's settings no longer apply: %s", err.msg);
+}
+
+void
+cmd_settings_changed(struct daemon *d)
+{
+	struct config	 eff;
+
+	if (record_state(d->rec) != RECORD_RUNNING)
+		return;
+	cmd_settings(d, &eff);
+	record_update(d->rec, &eff);
+}
+
+/*
+ * Start. The settings in args apply on top of the configured ones; with
+ * "persist": false (what perfspillctl sends) they apply to this recording
+ * only, as perf record's options do; without it, as protocol clients
+ * before it expect, they are also kept as the configured settings.
+ */
 static void
 cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct config		 tmp = d->cfg;
 	struct config_error	 err;
-	json_object		*o;
+	json_object		*settings, *o;
+	json_object_iter	 it;
+	int			 persist = 1;
 
-	if (config_apply(&tmp, args, CONFIG_REQUEST, &err, NULL) == -1) {
+	settings = json_object_new_object();
+	json_object_object_foreachC(args, it) {
+		if (strcmp(it.key, "persist") != 0) {
+			json_object_object_add(settings, it.key,
+			    json_object_get(it.val));
+			continue;
+		}
+		if (!json_object_is_type(it.val, json_type_boolean)) {
+			json_object_put(settings);
+			cmd_error(c, PROTO_E_BAD_TYPE, "persist", "persist must "
+			    "be true or false");
+			return;
+		}
+		persist = json_object_get_boolean(it.val);
+	}
+	if (config_apply(&tmp, settings, CONFIG_REQUEST, &err, NULL) == -1) {
+		json_object_put(settings);
 		cmd_config_error(c, &err);
 		return;
 	}
 	if (record_start(d->rec, &tmp, &err) == -1) {
+		json_object_put(settings);
 		log_warnx("start refused: %s", err.msg);
 		cmd_config_error(c, &err);
 		return;
 	}
-	d->cfg = tmp;
+	json_object_put(d->overrides);
+	d->overrides = NULL;
+	if (persist)
+		d->cfg = tmp;
+	if (!persist && json_object_object_length(settings) > 0)
+		d->overrides = settings;
+	else
+		json_object_put(settings);
 	o = record_status(d->rec);
+	if (d->overrides != NULL)
+		json_object_object_add(o, "overrides",
+		    json_object_get(d->overrides));
 	control_client_reply(c, proto_reply_ok(o));
 }
 
@@ -203,6 +261,9 @@ cmd_stopped(struct record *rec, const char *file, void *arg)
 		control_client_reply(d->stop_waiters[--d->nr_stop_waiters],
 		    proto_reply_ok(o));
 	}
+	/* they were this recording's */
+	json_object_put(d->overrides);
+	d->overrides = NULL;
 	if (d->exiting)
 		event_base_loopexit(d->base, NULL);
 }
@@ -227,6 +288,28 @@ cmd_stop(struct daemon *d, struct control_client *c, json_object *args)
 		record_stop(d->rec, cmd_stopped, d);
 }
 
+/* A setting configured now replaces the start's one-off value of it: the
+ * later, explicit word wins. freq and period are one choice. */
+static void
+cmd_drop_overrides(struct daemon *d, json_object *args)
+{
+	json_object_iter	 it;
+
+	if (d->overrides == NULL)
+		return;
+	json_object_object_foreachC(args, it) {
+		json_object_object_del(d->overrides, it.key);
+		if (strcmp(it.key, "freq") == 0 || strcmp(it.key, "period") == 0) {
+			json_object_object_del(d->overrides, "freq");
+			json_object_object_del(d->overrides, "period");
+		}
+	}
+	if (json_object_object_length(d->overrides) == 0) {
+		json_object_put(d->overrides);
+		d->overrides = NULL;
+	}
+}
+
 static void
 cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 {
@@ -244,8 +327,8 @@ cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	d->cfg = tmp;
-	if (record_state(d->rec) == RECORD_RUNNING)
-		record_update(d->rec, &d->cfg);
+	cmd_drop_overrides(d, args);
+	cmd_settings_changed(d);
 	o = json_object_new_object();
 	json_object_object_add(o, "recording", json_object_new_boolean(
 	    record_state(d->rec) == RECORD_RUNNING));
@@ -272,19 +355,54 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 static void
 cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 {
-	json_object	*o;
+	json_object	*o, *f;
+	char		 old[NAME_MAX + 1], path[CONFIG_PATH_LEN + NAME_MAX + 2];
+	const char	*cur;
 
 	if (record_state(d->rec) != RECORD_RUNNING) {
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
 		return;
 	}
+	cur = record_file_name(d->rec);
+	snprintf(old, sizeof(old), "%s", cur ? cur : "");
 	if (record_rotate(d->rec, "command") == -1) {
 		cmd_error(c, PROTO_E_SYSTEM, NULL, "cannot rotate now (paused, "
 		    "or no new file could be created; see the daemon log)");
 		return;
 	}
+	/* the new current file, as before; then the one being finished */
 	o = record_status(d->rec);
-	control_client_reply(c, proto_reply_ok(json_object_get(
-	    json_object_object_get(o, "file"))));
+	f = json_object_get(json_object_object_get(o, "file"));
 	json_object_put(o);
+	if (f == NULL)
+		f = json_object_new_object();
+	if (old[0] != '\0') {
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, old);
+		json_object_object_add(f, "finished",
+		    json_object_new_string(old));
+		json_object_object_add(f, "finished_path",
+		    json_object_new_string(path));
+	}
+	control_client_reply(c, proto_reply_ok(f));
+}
+
+/*
+ * End the daemon as SIGTERM does. The reply goes out first; the client
+ * then waits for the connection to close, which happens at the exit,
+ * once the last file is whole.
+ */
+static void
+cmd_shutdown(struct daemon *d, struct control_client *c, json_object *args)
+{
+	json_object	*o = json_object_new_object();
+
+	log_info("shutdown requested by uid %d", (int)control_client_uid(c));
+	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "recording", json_object_new_boolean(
+	    record_state(d->rec) != RECORD_IDLE));
+	control_client_reply(c, proto_reply_ok(o));
+	/* no more requests from it; kept past idle timeouts until the exit */
+	control_client_defer(c);
+	if (!d->exiting)
+		daemon_shutdown(d);
 }

@@ -16,6 +16,14 @@ void	cmd_dispatch(struct daemon *, struct control_client *,
 /* The client is going away: drop anything that would answer it later. */
 void	cmd_client_gone(struct daemon *, struct control_client *);
 
+struct config;
+/* The settings the recording in progress uses: cfg with the start's
+ * one-off overrides on top. */
+void	cmd_settings(const struct daemon *, struct config *);
+/* The configured settings changed (configure, reload): hand the live
+ * ones, with the overrides on top, to the recording in progress. */
+void	cmd_settings_changed(struct daemon *);
+
 struct record;
 /* record_stop callback: answers the clients waiting for the stop and
  * leaves the loop when the daemon is shutting down. arg is the daemon. */

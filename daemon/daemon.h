@@ -17,7 +17,10 @@ struct control_client;
 
 struct daemon {
 	struct event_base	*base;
-	struct config		 cfg;		/* settings in force */
+	struct config		 cfg;		/* the configured settings */
+	/* the running recording's one-off start settings, or NULL: it
+	 * records with cfg and these on top (cmd_settings) */
+	json_object		*overrides;
 	const char		*config_path;	/* NULL: built-in defaults */
 	/* what the command line fixed: reload keeps these */
 	const char		*cli_socket;

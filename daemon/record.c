@@ -1202,6 +1202,12 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	return 0;
 }
 
+const char *
+record_file_name(const struct record *rec)
+{
+	return rec->cur != NULL ? rec->cur->name : NULL;
+}
+
 void
 record_update(struct record *rec, const struct config *cfg)
 {

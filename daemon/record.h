@@ -37,6 +37,8 @@ int	record_stop(struct record *, record_stop_cb cb, void *arg);
 /* Finish the current file and continue in a new one; why is logged.
  * 0, or -1 when not recording (or no new file could be made). */
 int	record_rotate(struct record *, const char *why);
+/* The final name of the file being written now, or NULL. */
+const char *record_file_name(const struct record *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */
