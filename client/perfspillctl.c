@@ -381,8 +381,6 @@ print_status(json_object *d, json_object *prev, double dt)
 		brate = up > 0 ? (double)ju64(t, "bytes") / up : 0;
 	}
 	printf("uptime:     %" PRIu64 " s\n", ju64(d, "uptime"));
-	printf("events:     %s\n", json_object_to_json_string_ext(
-	    jget(jget(d, "settings"), "events"), JSON_C_TO_STRING_PLAIN));
 	printf("samples:    %" PRIu64 " (%.0f/s)   records %" PRIu64 "\n",
 	    ju64(t, "samples"), rate, ju64(t, "records"));
 	printf("data:       %s (%s/s)\n", size_format(ju64(t, "bytes"), b1,
