@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -33,8 +34,9 @@ pidfile_create(const char *path, long *other)
 {
 	struct pidfile	*pf;
 	char		 buf[32];
+	struct stat	 a, b;
 	ssize_t		 n;
-	int		 saved;
+	int		 saved, tries;
 
 	*other = 0;
 	if ((pf = calloc(1, sizeof(*pf))) == NULL)
@@ -42,17 +44,32 @@ pidfile_create(const char *path, long *other)
 	pf->fd = -1;
 	if ((pf->path = strdup(path)) == NULL)
 		goto error;
-	if ((pf->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0644)) == -1)
-		goto error;
-	if (flock(pf->fd, LOCK_EX | LOCK_NB) == -1) {
-		if (errno == EWOULDBLOCK) {
-			n = pread(pf->fd, buf, sizeof(buf) - 1, 0);
-			buf[n > 0 ? n : 0] = '\0';
-			*other = strtol(buf, NULL, 10);
-			errno = EEXIST;
+	for (tries = 0;; tries++) {
+		if ((pf->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW, 0644)) == -1)
+			goto error;
+		if (flock(pf->fd, LOCK_EX | LOCK_NB) == -1) {
+			if (errno == EWOULDBLOCK) {
+				n = pread(pf->fd, buf, sizeof(buf) - 1, 0);
+				buf[n > 0 ? n : 0] = '\0';
+				*other = strtol(buf, NULL, 10);
+				errno = EEXIST;
+			}
+			goto error;
 		}
-		goto error;
+		/* the owner may have removed the file between our open and
+		 * our lock: then the lock is on a file nobody will read */
+		if (fstat(pf->fd, &a) == -1)
+			goto error;
+		if (stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			break;
+		close(pf->fd);
+		pf->fd = -1;
+		if (tries == 3) {
+			errno = EAGAIN;
+			goto error;
+		}
 	}
 	n = pread(pf->fd, buf, sizeof(buf) - 1, 0);
 	if (n > 0) {
