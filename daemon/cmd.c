@@ -1,5 +1,6 @@
 /*
- * cmd: the control command table and its handlers (see cmd.h).
+ * cmd: the handlers of the control commands (see cmd.h); which commands
+ * exist, who may run them and whether they take args is common/command.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -82,7 +83,8 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 {
 	const struct command	*e;
 
-	if ((e = command_find(name)) == NULL) {
+	/* a row without a handler (a client-only command) is unknown here */
+	if ((e = command_find(name)) == NULL || cmd_handlers[e->id] == NULL) {
 		cmd_error(c, PROTO_E_UNKNOWN_COMMAND, NULL, "unknown command "
 		    "'%.64s' (%s)", name, command_names());
 		return;

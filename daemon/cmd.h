@@ -1,6 +1,7 @@
 /*
- * cmd: the control commands, a table of {name, handler, needs privilege}.
- * Adding a command is one handler and one table line.
+ * cmd: the daemon's side of the control commands: a handler for each row
+ * of common/command.c's table, indexed by its id. Adding a command is one
+ * row there and one handler here.
  */
 #ifndef PERFSPILL_CMD_H
 #define PERFSPILL_CMD_H
