@@ -37,6 +37,7 @@ BUILD = os.path.abspath(harness.BUILD)
 PERFSPILLD = os.path.abspath(harness.PERFSPILLD)
 PERFSPILLCTL = os.path.abspath(harness.PERFSPILLCTL)
 SHIPPED_CONFIG = os.path.join(SRC, "conf", "perfspilld.json")
+EMPTY_CONFIG = os.path.join(SRC, "tests", "integration", "empty.json")
 
 # cpu-clock at a low rate: this VM stalls at high system-wide rates
 TEST_FREQ = 199
@@ -230,6 +231,12 @@ def test_install_puts_every_file_where_the_units_expect_it():
     statedir = unit_value(svc, "Service", "StateDirectory")
     assert cfg["output_dir"] == os.path.join("/var/lib", statedir), \
         "output_dir %s is not StateDirectory=%s" % (cfg["output_dir"], statedir)
+    # and so is the daemon's built-in default, used when the config file
+    # names none (a plain meson setup once gave /var/local/lib)
+    builtin = normalised_config(EMPTY_CONFIG, staged(daemon))
+    assert builtin["output_dir"] == cfg["output_dir"], \
+        "built-in output_dir %s, the unit's %s" % (builtin["output_dir"],
+                                                   cfg["output_dir"])
 
     # sysusers.d: creates the socket's group
     sysusers = staged(os.path.join(pkgconfig_dir(
