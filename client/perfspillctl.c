@@ -288,14 +288,50 @@ jget(json_object *o, const char *k)
 }
 
 
-/* A setting's value as text: strings bare, lists comma separated. */
+/* A size or duration as one would type it (256M, 1h), exactly. */
 static void
-ctl_value(json_object *v, char *buf, size_t len)
+ctl_unit(uint64_t n, enum config_kind kind, char *buf, size_t len)
 {
-	size_t	 i, n = 0;
-	int	 r;
+	static const char	 sizes[] = "KMGT";
+	static const struct {
+		uint64_t	 secs;
+		char		 c;
+	} t[] = { { 86400, 'd' }, { 3600, 'h' }, { 60, 'm' } };
+	uint64_t		 u;
+	int			 i;
+
+	for (i = 4; n != 0 && kind == CONFIG_KIND_SIZE && i > 0; i--) {
+		u = UINT64_C(1) << (10 * i);
+		if (n % u == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", n / u, sizes[i - 1]);
+			return;
+		}
+	}
+	for (i = 0; n != 0 && kind == CONFIG_KIND_SECS && i < 3; i++) {
+		if (n % t[i].secs == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", n / t[i].secs,
+			    t[i].c);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, n);
+}
+
+/* A setting's value as text: strings bare, lists comma separated, sizes
+ * and durations with their unit. */
+static void
+ctl_value(const char *key, json_object *v, char *buf, size_t len)
+{
+	enum config_kind	 kind = ctl_key_kind(key);
+	size_t			 i, n = 0;
+	int			 r;
 
 	buf[0] = '\0';
+	if ((kind == CONFIG_KIND_SIZE || kind == CONFIG_KIND_SECS) &&
+	    json_object_is_type(v, json_type_int)) {
+		ctl_unit(json_object_get_uint64(v), kind, buf, len);
+		return;
+	}
 	if (!json_object_is_type(v, json_type_array)) {
 		snprintf(buf, len, "%s", json_object_get_string(v));
 		return;
@@ -322,7 +358,7 @@ print_settings(const char *label, json_object *s, json_object *mark)
 		return;
 	printf("%-12s", label);
 	json_object_object_foreachC(s, it) {
-		ctl_value(it.val, v, sizeof(v));
+		ctl_value(it.key, it.val, v, sizeof(v));
 		snprintf(word, sizeof(word), "%s=%s%s", it.key, v,
 		    jget(mark, it.key) ? "*" : "");
 		w = strlen(word);
@@ -340,18 +376,34 @@ print_settings(const char *label, json_object *s, json_object *mark)
 	putchar('\n');
 }
 
-/* Which settings the recording in progress uses, and the configured ones. */
+/* Which settings the recording in progress uses, and where the
+ * configured ones differ (all of them when idle). */
 static void
 print_status_settings(json_object *d)
 {
-	json_object	*over = jget(d, "overrides");
+	json_object		*over = jget(d, "overrides");
+	json_object		*run = jget(d, "settings"), *cfg = jget(d, "config");
+	json_object		*diff;
+	json_object_iter	 it;
 
-	if (jget(d, "settings") != NULL) {
-		print_settings("recording:", jget(d, "settings"), over);
-		if (over != NULL)
-			printf("%-12s(* one-off: this recording only)\n", "");
+	if (run == NULL) {
+		print_settings("configured:", cfg, NULL);
+		return;
 	}
-	print_settings("configured:", jget(d, "config"), NULL);
+	print_settings("recording:", run, over);
+	if (over != NULL)
+		printf("%-12s(* one-off: this recording only)\n", "");
+	diff = json_object_new_object();
+	json_object_object_foreachC(cfg, it) {
+		if (!json_object_equal(it.val, jget(run, it.key)))
+			json_object_object_add(diff, it.key,
+			    json_object_get(it.val));
+	}
+	if (json_object_object_length(diff) > 0)
+		print_settings("configured:", diff, NULL);
+	else
+		printf("%-12s%s\n", "configured:", "the same");
+	json_object_put(diff);
 }
 
 static void
@@ -367,10 +419,10 @@ print_status(json_object *d, json_object *prev, double dt)
 	if (*jstr(d, "paused"))
 		printf("paused:     %s\n", jstr(d, "paused"));
 	printf("output dir: %s\n", jstr(d, "output_dir"));
-	print_status_settings(d);
 	if (t == NULL) {
 		if (*jstr(d, "last_file"))
 			printf("last file:  %s\n", jstr(d, "last_file"));
+		print_status_settings(d);
 		return;
 	}
 	if (pt != NULL && dt > 0) {
@@ -408,6 +460,8 @@ print_status(json_object *d, json_object *prev, double dt)
 		    ju64(c, "aio_completed"), ju64(c, "aio_resubmitted"),
 		    ju64(c, "aio_failed"));
 	}
+	putchar('\n');
+	print_status_settings(d);
 }
 
 /* Print a reply; returns the exit code. */
@@ -489,7 +543,7 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		break;
 	default:
 		json_object_object_foreachC(d, it) {
-			ctl_value(it.val, v, sizeof(v));
+			ctl_value(it.key, it.val, v, sizeof(v));
 			printf("%s: %s\n", it.key, v);
 		}
 		break;

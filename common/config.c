@@ -137,7 +137,8 @@ config_key_at(size_t i, struct config_keyinfo *info)
 	info->when = k->when;
 	info->kind = k->type == T_BOOL ? CONFIG_KIND_BOOL :
 	    k->type == T_EVENTS || k->type == T_GROUPS ? CONFIG_KIND_LIST :
-	    CONFIG_KIND_VALUE;
+	    k->type == T_SIZE ? CONFIG_KIND_SIZE :
+	    k->type == T_SECS ? CONFIG_KIND_SECS : CONFIG_KIND_VALUE;
 	return 0;
 }
 

@@ -105,7 +105,9 @@ enum config_when config_key_when(const char *key);
 
 /* What a client needs to present key i of the schema (start's options). */
 enum config_kind {
-	CONFIG_KIND_VALUE,	/* a number, size, duration or name */
+	CONFIG_KIND_VALUE,	/* a number or name */
+	CONFIG_KIND_SIZE,	/* bytes */
+	CONFIG_KIND_SECS,	/* seconds */
 	CONFIG_KIND_BOOL,
 	CONFIG_KIND_LIST,	/* an array of names */
 };

@@ -97,6 +97,10 @@ def test_start_options_apply_to_one_recording():
         out = ctl_text(d, "status").stdout
         assert "events=sched:sched_switch*" in out and \
             "configured: events=cpu-clock" in out, out
+        # sizes as they are typed, and only what differs is repeated
+        assert "rotate_size=64M*" in out and "rotate_size=256M" in out, out
+        assert "max_files=168" in out.split("configured:")[0], out
+        assert "max_files" not in out.split("configured:")[1], out
         # configure while recording: the configured value replaces the
         # one-off one, also for the recording in progress (a live key)
         d.ctl("configure", "rotate_size=128M")
