@@ -260,7 +260,7 @@ main(int argc, char *argv[])
 	long			 other;
 	sigset_t		 block;
 	int			 ch, foreground = 0, check = 0, verbose = 0;
-	int			 ready_fd = -1, i;
+	int			 ready_fd = -1, i, saved;
 	char			 zero = 0;
 	json_object		*o;
 
@@ -338,7 +338,6 @@ main(int argc, char *argv[])
 
 	if ((d.dirfd = daemon_output_dir(d.cfg.output_dir)) == -1)
 		fatal("output directory %s", d.cfg.output_dir);
-
 	/* a crash left .partial files: make them whole before anything new */
 	salvage_dir(d.dirfd);
 	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free);
@@ -359,6 +358,9 @@ main(int argc, char *argv[])
 		pidpath = pidbuf;
 	}
 	if ((pf = pidfile_create(pidpath, &other)) == NULL) {
+		saved = errno;
+		control_destroy(d.ctl);
+		errno = saved;
 		if (errno == EEXIST)
 			fatalx("%s: another perfspilld (pid %ld) runs with this "
 			    "pid file", pidpath, other);
@@ -372,12 +374,13 @@ main(int argc, char *argv[])
 	notify_send(d.notify, "READY=1");
 	notify_status(d.notify);
 	if (ready_fd != -1) {
+		/* detach from the terminal or pipe that started us, so that a
+		 * shell waiting for its output is not held open; where the log
+		 * goes is said while the parent still waits */
+		daemon_detach(&d);
 		if (write(ready_fd, &zero, 1) != 1)
 			log_warn("signalling readiness");
 		close(ready_fd);
-		/* detach from the terminal or pipe that started us, so that a
-		 * shell waiting for its output is not held open */
-		daemon_detach(&d);
 	}
 
 	event_base_dispatch(d.base);

@@ -247,6 +247,8 @@ def test_pid_file_written_locked_removed_and_stale_taken_over():
         assert "another perfspilld (pid %d)" % d.proc.pid in p.stderr, \
             p.stderr
         assert d.alive() and open(pf).read() == "%d\n" % d.proc.pid
+        # and leaves no socket of its own behind
+        assert not os.path.exists(other)
         assert d.stop_daemon() == 0
         assert not os.path.exists(pf)
     with Daemon(start=False) as d:
