@@ -523,8 +523,11 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		    "at the next start:", jget(d, "next_start"));
 		break;
 	case COMMAND_ROTATE:
-		if (*jstr(d, "finished_path"))
+		if (json_object_get_boolean(jget(d, "finished_whole")))
 			printf("finished:    %s\n", jstr(d, "finished_path"));
+		else if (*jstr(d, "finished_path"))
+			printf("finishing:   %s (not whole yet)\n",
+			    jstr(d, "finished_path"));
 		printf("now writing: %s\n", jstr(d, "name"));
 		break;
 	case COMMAND_RELOAD:

@@ -43,9 +43,9 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "  perfspillctl configure events=cpu-clock,sched:sched_switch\n" },
 	{ COMMAND_ROTATE, "rotate", 1, COMMAND_ARGS_NONE, "",
 	    "finish the current file, start the next",
-	    "Finish the current file and continue in a new one. Prints the\n"
-	    "finished file (it gets its final name once its last writes are\n"
-	    "synced, moments later) and the new current file.\n" },
+	    "Finish the current file and continue in a new one. Returns once\n"
+	    "the finished file is whole (every write synced, renamed), as\n"
+	    "stop does, and prints it and the new current file.\n" },
 	{ COMMAND_RELOAD, "reload", 1, COMMAND_ARGS_NONE, "",
 	    "re-read the daemon's config file",
 	    "Make the daemon re-read its config file (as SIGHUP does); the\n"

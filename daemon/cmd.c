@@ -109,6 +109,28 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 	cmd_handlers[e->id](d, c, args);
 }
 
+static size_t
+cmd_find_rotate_waiter(struct daemon *d, struct control_client *c)
+{
+	size_t	 i;
+
+	for (i = 0; i < d->nr_rotate_waiters; i++)
+		if (d->rotate_waiters[i].c == c)
+			break;
+	return i;
+}
+
+static void
+cmd_drop_rotate_waiter(struct daemon *d, struct control_client *c)
+{
+	size_t	 i = cmd_find_rotate_waiter(d, c);
+
+	if (i == d->nr_rotate_waiters)
+		return;
+	json_object_put(d->rotate_waiters[i].reply);
+	d->rotate_waiters[i] = d->rotate_waiters[--d->nr_rotate_waiters];
+}
+
 void
 cmd_client_gone(struct daemon *d, struct control_client *c)
 {
@@ -119,6 +141,34 @@ cmd_client_gone(struct daemon *d, struct control_client *c)
 			continue;
 		d->stop_waiters[i] = d->stop_waiters[--d->nr_stop_waiters];
 		break;
+	}
+	cmd_drop_rotate_waiter(d, c);
+}
+
+void
+cmd_file_done(const char *file, int whole, void *arg)
+{
+	struct daemon	*d = arg;
+	json_object	*o;
+	size_t		 i = 0;
+
+	while (i < d->nr_rotate_waiters) {
+		if (strcmp(d->rotate_waiters[i].file, file) != 0) {
+			i++;
+			continue;
+		}
+		if ((o = d->rotate_waiters[i].reply) == NULL) {
+			/* within record_rotate: cmd_rotate answers */
+			d->rotate_waiters[i].done = 1;
+			d->rotate_waiters[i].whole = whole;
+			i++;
+			continue;
+		}
+		json_object_object_add(o, "finished_whole",
+		    json_object_new_boolean(whole));
+		control_client_reply(d->rotate_waiters[i].c,
+		    proto_reply_ok(o));
+		d->rotate_waiters[i] = d->rotate_waiters[--d->nr_rotate_waiters];
 	}
 }
 
@@ -354,20 +404,40 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 	control_client_reply(c, proto_reply_ok(config_to_json(&d->cfg, 1)));
 }
 
+/*
+ * Rotate answers as stop does, once the file it finished is whole (every
+ * write synced, renamed), so that the name it prints can be opened at
+ * once. The waiter is registered before the rotation: a file with no
+ * write in flight is finished within it.
+ */
 static void
 cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 {
 	json_object	*o, *f;
-	char		 old[NAME_MAX + 1], path[CONFIG_PATH_LEN + NAME_MAX + 2];
+	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
 	const char	*cur;
+	size_t		 w = d->nr_rotate_waiters;
+	int		 wait;
 
 	if (record_state(d->rec) != RECORD_RUNNING) {
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
 		return;
 	}
 	cur = record_file_name(d->rec);
-	snprintf(old, sizeof(old), "%s", cur ? cur : "");
+	/* too many waiting: the reply names the file without waiting */
+	wait = cur != NULL && strlen(cur) < sizeof(d->rotate_waiters[0].file) &&
+	    w < sizeof(d->rotate_waiters) / sizeof(d->rotate_waiters[0]);
+	if (wait) {
+		d->rotate_waiters[w].c = c;
+		d->rotate_waiters[w].reply = NULL;
+		d->rotate_waiters[w].done = 0;
+		snprintf(d->rotate_waiters[w].file,
+		    sizeof(d->rotate_waiters[w].file), "%s", cur);
+		d->nr_rotate_waiters++;
+	}
 	if (record_rotate(d->rec, "command") == -1) {
+		if (wait)
+			cmd_drop_rotate_waiter(d, c);
 		cmd_error(c, PROTO_E_SYSTEM, NULL, "cannot rotate now (paused, "
 		    "or no new file could be created; see the daemon log)");
 		return;
@@ -378,14 +448,31 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_put(o);
 	if (f == NULL)
 		f = json_object_new_object();
-	if (old[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, old);
-		json_object_object_add(f, "finished",
-		    json_object_new_string(old));
-		json_object_object_add(f, "finished_path",
-		    json_object_new_string(path));
+	if (!wait) {
+		control_client_reply(c, proto_reply_ok(f));
+		return;
 	}
-	control_client_reply(c, proto_reply_ok(f));
+	w = cmd_find_rotate_waiter(d, c);
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir,
+	    d->rotate_waiters[w].file);
+	json_object_object_add(f, "finished",
+	    json_object_new_string(d->rotate_waiters[w].file));
+	json_object_object_add(f, "finished_path",
+	    json_object_new_string(path));
+	cur = record_file_name(d->rec);
+	if (d->rotate_waiters[w].done || (cur != NULL &&
+	    strcmp(cur, d->rotate_waiters[w].file) == 0)) {
+		/* whole already; or a switch being prepared will finish it
+		 * later, and nobody should wait for that */
+		json_object_object_add(f, "finished_whole",
+		    json_object_new_boolean(d->rotate_waiters[w].done &&
+		    d->rotate_waiters[w].whole));
+		cmd_drop_rotate_waiter(d, c);
+		control_client_reply(c, proto_reply_ok(f));
+		return;
+	}
+	d->rotate_waiters[w].reply = f;
+	control_client_defer(c);
 }
 
 /*

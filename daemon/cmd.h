@@ -25,6 +25,9 @@ void	cmd_settings(const struct daemon *, struct config *);
  * ones, with the overrides on top, to the recording in progress. */
 void	cmd_settings_changed(struct daemon *);
 
+/* record_on_file_done callback: answers the rotates waiting for file. */
+void	cmd_file_done(const char *file, int whole, void *arg);
+
 struct record;
 /* record_stop callback: answers the clients waiting for the stop and
  * leaves the loop when the daemon is shutting down. arg is the daemon. */

@@ -33,6 +33,15 @@ struct daemon {
 	/* clients waiting for the running stop to finish */
 	struct control_client	*stop_waiters[16];
 	size_t			 nr_stop_waiters;
+	/* clients waiting for the file their rotate finished */
+	struct {
+		struct control_client	*c;
+		json_object		*reply;
+		char			 file[256];
+		int			 done;	/* finished within the rotate */
+		int			 whole;
+	}			 rotate_waiters[16];
+	size_t			 nr_rotate_waiters;
 };
 
 /* Re-read the config file; 0, or -1 with err filled (nothing changed). */

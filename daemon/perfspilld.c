@@ -350,6 +350,7 @@ main(int argc, char *argv[])
 	}
 	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
 		fatal("record_create");
+	record_on_file_done(d.rec, cmd_file_done, &d);
 	if ((d.ctl = control_create(&d)) == NULL)
 		fatalx("cannot open the control socket %s", d.cfg.socket_path);
 	/* after the socket, whose directory exists now */

@@ -54,7 +54,8 @@ def test_every_command_prints_text_and_json():
                if l.startswith("finished:")]
         assert len(fin) == 1 and fin[0].endswith(".data"), rot
         assert fin[0].startswith(d.out + "/"), rot
-        wait_for(lambda: os.path.exists(fin[0]), what=fin[0])
+        # rotate returns once that file is whole, as stop does
+        assert os.path.exists(fin[0]), (fin[0], os.listdir(d.out))
         perf_valid(fin[0], allow_lost=True)
         assert "now writing:" in rot and ".partial" in rot.split(
             "now writing:")[1], rot
@@ -73,9 +74,38 @@ def test_every_command_prints_text_and_json():
                 assert rep2["data"]["state"] == rep["data"]["state"]
             if args == ["rotate"]:
                 assert rep["data"]["finished"].endswith(".data"), rep
+                assert rep["data"]["finished_whole"] is True, rep
+                assert os.path.exists(rep["data"]["finished_path"])
                 assert rep["data"]["name"].endswith(".partial"), rep
         # paths are not escaped for scripts either
         assert "\\/" not in ctl_text(d, "--json", "reload").stdout
+
+
+def test_rotate_waiters_that_leave_or_crowd():
+    """rotate waits for its file as stop does: a client that leaves while
+    waiting, and many at once, leave the daemon answering."""
+    with Daemon() as d:
+        d.ctl("start", "-F", "499", "--cblocks", "1")
+        for _ in range(5):
+            d.raw(b'{"v":1,"cmd":"rotate"}\n', read=False)
+        procs = [subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
+                                   "--json", "rotate"],
+                                  stdout=subprocess.PIPE, text=True)
+                 for _ in range(20)]
+        for p in procs:
+            out = p.communicate(timeout=120)[0]
+            assert p.wait() == 0, out
+            rep = json.loads(out)["data"]
+            # each names a file; whole unless another rotation was
+            # already finishing it
+            assert rep["finished"].endswith(".data"), rep
+            if rep["finished_whole"]:
+                assert os.path.exists(rep["finished_path"]), rep
+        assert d.status()["state"] == "recording"
+        d.ctl("stop")
+        for f in d.finished_files():
+            perf_valid(f, allow_lost=True)
+        assert d.stop_daemon() == 0
 
 
 def test_start_options_apply_to_one_recording():
