@@ -1,7 +1,8 @@
 /*
  * perfspillctl: the control client of perfspilld. Turns a command line
  * into one JSON request (docs/protocol.md), prints the reply for people
- * or, with --json, as JSON for scripts.
+ * or, with --json, as JSON for scripts. The commands, their usage and
+ * help come from common/command.c; start's options from the config keys.
  *
  * Exit codes: 0 ok, 1 the daemon refused the request, 2 usage error,
  * 3 cannot reach the daemon.
@@ -18,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command.h"
+#include "config.h"
 #include "paths.h"
 #include "proto.h"
 #include "size.h"
@@ -33,38 +36,116 @@ struct ctl {
 	int		 fd;
 };
 
+/*
+ * start's options, one per request key of the config schema: the long
+ * name is the key with '-' for '_', booleans also take --no-KEY; the short
+ * letter, another long name and the help come from command_opts.
+ */
+struct ctl_opt {
+	struct config_keyinfo		 key;
+	const struct command_opt	*pres;		/* NULL: none */
+	char				 lname[CONFIG_NAME_LEN];
+};
+
+#define CTL_MAX_OPTS	64
+#define CTL_OPT_ON	0x100	/* getopt values: key index + these */
+#define CTL_OPT_OFF	0x200
+
+static size_t
+ctl_opts(struct ctl_opt *out, size_t max)
+{
+	struct config_keyinfo	 k;
+	size_t			 i, n = 0;
+	char			*s;
+
+	for (i = 0; config_key_at(i, &k) == 0 && n < max; i++) {
+		if (k.when == CONFIG_DAEMON)
+			continue;
+		out[n].key = k;
+		out[n].pres = command_opt_find(k.name);
+		snprintf(out[n].lname, sizeof(out[n].lname), "%s", k.name);
+		for (s = out[n].lname; *s; s++)
+			if (*s == '_')
+				*s = '-';
+		n++;
+	}
+	return n;
+}
+
+/* What kind of value a settings key takes; VALUE for unknown keys (the
+ * daemon names those). */
+static enum config_kind
+ctl_key_kind(const char *key)
+{
+	struct config_keyinfo	 k;
+	size_t			 i;
+
+	for (i = 0; config_key_at(i, &k) == 0; i++)
+		if (strcmp(k.name, key) == 0)
+			return k.kind;
+	return CONFIG_KIND_VALUE;
+}
+
+static void
+ctl_print_opts(FILE *f)
+{
+	struct ctl_opt		 o[CTL_MAX_OPTS];
+	const struct command_opt *p;
+	const char		*h, *nl;
+	char			 left[96];
+	size_t			 i, n = ctl_opts(o, CTL_MAX_OPTS);
+	int			 w;
+
+	for (i = 0; i < n; i++) {
+		p = o[i].pres;
+		w = snprintf(left, sizeof(left), "  %s%c%s--%s%s%s%s%s",
+		    p && p->shortopt ? "-" : " ", p && p->shortopt ?
+		    p->shortopt : ' ', p && p->shortopt ? ", " : "  ",
+		    o[i].lname, p && p->alias ? ", --" : "",
+		    p && p->alias ? p->alias : "",
+		    o[i].key.kind == CONFIG_KIND_BOOL ? "" : " ",
+		    o[i].key.kind == CONFIG_KIND_BOOL ? "" :
+		    p && p->metavar ? p->metavar : "VALUE");
+		h = p ? p->help : "see perfspilld.json(5)";
+		for (;;) {
+			nl = strchr(h, '\n');
+			if (w > 30) {
+				fprintf(f, "%s\n", left);
+				left[0] = '\0';
+				w = 0;
+			}
+			fprintf(f, "%-30s %.*s\n", left,
+			    nl ? (int)(nl - h) : (int)strlen(h), h);
+			left[0] = '\0';
+			w = 0;
+			if (nl == NULL)
+				break;
+			h = nl + 1;
+		}
+	}
+}
+
 static void
 usage(FILE *f)
 {
+	const struct command	*c;
+	char			 left[64];
+	size_t			 i;
+
+	fprintf(f, "usage: perfspillctl [-s PATH] [--json] COMMAND [ARGS]\n"
+	    "\nCommands (perfspillctl COMMAND --help for each):\n");
+	for (i = 0; i < COMMAND__COUNT; i++) {
+		c = &command_table[i];
+		snprintf(left, sizeof(left), "  %s %s", c->name, c->usage);
+		if (strlen(left) > 28)
+			fprintf(f, "%s\n%-28s %s\n", left, "", c->summary);
+		else
+			fprintf(f, "%-28s %s\n", left, c->summary);
+	}
+	fprintf(f, "\nStart options (one-off: this recording only; the keys "
+	    "of configure):\n");
+	ctl_print_opts(f);
 	fprintf(f,
-"usage: perfspillctl [-s PATH] [--json] COMMAND [ARGS]\n"
-"\n"
-"Commands:\n"
-"  status [--watch [SECS]]   state, settings, per-CPU counters, files\n"
-"  start [OPTIONS]           start recording (options below)\n"
-"  stop                      stop; returns when the last file is whole\n"
-"  rotate                    finish the current file, start the next\n"
-"  configure KEY=VALUE...    change settings (see perfspilld.json(5))\n"
-"  reload                    re-read the daemon's config file\n"
-"  ping | version\n"
-"\n"
-"Start options (the same settings as configure):\n"
-"  -e, --event E             event, repeatable or comma separated\n"
-"                            (cpu-clock, context-switches, sched:sched_switch)\n"
-"  -F, --freq HZ             sampling frequency\n"
-"  -c, --period N            sample every N events (instead of -F)\n"
-"  -g, --callgraph           record callchains   (--no-callgraph: don't)\n"
-"  -m, --mmap-pages N        ring size per CPU in pages (power of two)\n"
-"      --cblocks N           AIO buffers per ring, 0 (serial write) to 8\n"
-"      --mmap-flush SIZE     least a woken ring must hold to be drained\n"
-"                            (default a quarter of the ring)\n"
-"      --rotate-size SIZE    rotate when a file reaches SIZE (e.g. 256M)\n"
-"      --rotate-interval T   rotate after T (e.g. 3600, 1h)\n"
-"      --max-files N         keep at most N finished files\n"
-"      --max-size SIZE       keep at most SIZE of finished files\n"
-"      --min-free SIZE       leave SIZE free on the filesystem\n"
-"  -z, --compression-level N zstd level, 0 for none\n"
-"  -r, --realtime PRIO       drain at SCHED_FIFO priority PRIO (1-99), 0 off\n"
 "\n"
 "Options:\n"
 "  -s, --socket PATH  control socket (default $PERFSPILL_SOCKET or %s)\n"
@@ -76,52 +157,15 @@ usage(FILE *f)
 }
 
 /* Per-command help: perfspillctl COMMAND --help. */
-static const struct {
-	const char	*name;
-	const char	*text;
-} cmd_help[] = {
-	{ "status", "usage: perfspillctl status [--watch [SECS]] [--json]\n"
-	    "State, settings in force, totals and per-CPU counters (bytes,\n"
-	    "samples, lost, AIO in flight/completed/resubmitted/failed), the\n"
-	    "current file, finished files and free disk. --watch refreshes\n"
-	    "every SECS (default 1) and shows rates since the last refresh.\n" },
-	{ "start", "usage: perfspillctl start [-e EVENT]... [-F HZ | -c N] "
-	    "[-g] [-m PAGES]\n"
-	    "       [--cblocks N] [--rotate-size SIZE] [--rotate-interval T]\n"
-	    "       [--max-files N] [--max-size SIZE] [--min-free SIZE] "
-	    "[-z LEVEL]\n"
-	    "Start recording. Options override the daemon's settings and are\n"
-	    "kept for later starts; see perfspillctl --help for each one.\n" },
-	{ "stop", "usage: perfspillctl stop\n"
-	    "Stop recording. Returns once every write is synced and the last\n"
-	    "file has its final name, and prints that file.\n" },
-	{ "rotate", "usage: perfspillctl rotate\n"
-	    "Finish the current file and continue in a new one.\n" },
-	{ "configure", "usage: perfspillctl configure KEY=VALUE...\n"
-	    "Change settings (keys of perfspilld.json(5), '-' or '_').\n"
-	    "cblocks, rotation and retention apply at once, the others at\n"
-	    "the next start; the reply says which. Lists are comma separated:\n"
-	    "  perfspillctl configure cblocks=4 max_size=8G\n"
-	    "  perfspillctl configure events=cpu-clock,sched:sched_switch\n" },
-	{ "reload", "usage: perfspillctl reload\n"
-	    "Make the daemon re-read its config file (as SIGHUP does).\n" },
-	{ "ping", "usage: perfspillctl ping\nIs the daemon there?\n" },
-	{ "version", "usage: perfspillctl version\n"
-	    "The daemon's version and protocol.\n" },
-};
-
 static int
-ctl_cmd_help(const char *cmd)
+ctl_cmd_help(const struct command *c)
 {
-	size_t	 i;
-
-	for (i = 0; i < sizeof(cmd_help) / sizeof(cmd_help[0]); i++) {
-		if (strcmp(cmd_help[i].name, cmd) == 0) {
-			fputs(cmd_help[i].text, stdout);
-			return 0;
-		}
+	printf("usage: perfspillctl %s%s%s\n%s", c->name, *c->usage ? " " : "",
+	    c->usage, c->help);
+	if (c->id == COMMAND_START) {
+		printf("\nOptions:\n");
+		ctl_print_opts(stdout);
 	}
-	usage(stdout);
 	return 0;
 }
 
@@ -243,6 +287,125 @@ jget(json_object *o, const char *k)
 	return NULL;
 }
 
+
+/* A size or duration as one would type it (256M, 1h), exactly. */
+static void
+ctl_unit(uint64_t n, enum config_kind kind, char *buf, size_t len)
+{
+	static const char	 sizes[] = "KMGT";
+	static const struct {
+		uint64_t	 secs;
+		char		 c;
+	} t[] = { { 86400, 'd' }, { 3600, 'h' }, { 60, 'm' } };
+	uint64_t		 u;
+	int			 i;
+
+	for (i = 4; n != 0 && kind == CONFIG_KIND_SIZE && i > 0; i--) {
+		u = UINT64_C(1) << (10 * i);
+		if (n % u == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", n / u, sizes[i - 1]);
+			return;
+		}
+	}
+	for (i = 0; n != 0 && kind == CONFIG_KIND_SECS && i < 3; i++) {
+		if (n % t[i].secs == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", n / t[i].secs,
+			    t[i].c);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, n);
+}
+
+/* A setting's value as text: strings bare, lists comma separated, sizes
+ * and durations with their unit. */
+static void
+ctl_value(const char *key, json_object *v, char *buf, size_t len)
+{
+	enum config_kind	 kind = ctl_key_kind(key);
+	size_t			 i, n = 0;
+	int			 r;
+
+	buf[0] = '\0';
+	if ((kind == CONFIG_KIND_SIZE || kind == CONFIG_KIND_SECS) &&
+	    json_object_is_type(v, json_type_int)) {
+		ctl_unit(json_object_get_uint64(v), kind, buf, len);
+		return;
+	}
+	if (!json_object_is_type(v, json_type_array)) {
+		snprintf(buf, len, "%s", json_object_get_string(v));
+		return;
+	}
+	for (i = 0; i < json_object_array_length(v); i++) {
+		r = snprintf(buf + n, len - n, "%s%s", i ? "," : "",
+		    json_object_get_string(json_object_array_get_idx(v, i)));
+		if (r < 0 || (size_t)r >= len - n)
+			break;
+		n += (size_t)r;
+	}
+}
+
+/* "label KEY=VALUE KEY=VALUE ..." wrapped; keys in mark get a '*'. */
+static void
+print_settings(const char *label, json_object *s, json_object *mark)
+{
+	json_object_iter	 it;
+	char			 v[512], word[640];
+	size_t			 col = 12, w;
+	int			 first = 1;
+
+	if (s == NULL)
+		return;
+	printf("%-12s", label);
+	json_object_object_foreachC(s, it) {
+		ctl_value(it.key, it.val, v, sizeof(v));
+		snprintf(word, sizeof(word), "%s=%s%s", it.key, v,
+		    jget(mark, it.key) ? "*" : "");
+		w = strlen(word);
+		if (!first && col + 1 + w > 78) {
+			printf("\n%-12s", "");
+			col = 12;
+		} else if (!first) {
+			putchar(' ');
+			col++;
+		}
+		fputs(word, stdout);
+		col += w;
+		first = 0;
+	}
+	putchar('\n');
+}
+
+/* Which settings the recording in progress uses, and where the
+ * configured ones differ (all of them when idle). */
+static void
+print_status_settings(json_object *d)
+{
+	json_object		*over = jget(d, "overrides");
+	json_object		*run = jget(d, "settings"), *cfg = jget(d, "config");
+	json_object		*diff;
+	json_object_iter	 it;
+
+	if (run == NULL) {
+		print_settings("configured:", cfg, NULL);
+		return;
+	}
+	print_settings("recording:", run, over);
+	if (over != NULL)
+		printf("%-12s(* one-off: this recording only)\n", "");
+	diff = json_object_new_object();
+	json_object_object_foreachC(cfg, it) {
+		if (!json_object_equal(it.val, jget(run, it.key)))
+			json_object_object_add(diff, it.key,
+			    json_object_get(it.val));
+	}
+	if (json_object_object_length(diff) > 0)
+		print_settings("configured:", diff, NULL);
+	else
+		printf("%-12s%s\n", "configured:", "the same");
+	json_object_put(diff);
+}
+
 static void
 print_status(json_object *d, json_object *prev, double dt)
 {
@@ -259,6 +422,7 @@ print_status(json_object *d, json_object *prev, double dt)
 	if (t == NULL) {
 		if (*jstr(d, "last_file"))
 			printf("last file:  %s\n", jstr(d, "last_file"));
+		print_status_settings(d);
 		return;
 	}
 	if (pt != NULL && dt > 0) {
@@ -269,8 +433,6 @@ print_status(json_object *d, json_object *prev, double dt)
 		brate = up > 0 ? (double)ju64(t, "bytes") / up : 0;
 	}
 	printf("uptime:     %" PRIu64 " s\n", ju64(d, "uptime"));
-	printf("events:     %s\n", json_object_to_json_string_ext(
-	    jget(jget(d, "settings"), "events"), JSON_C_TO_STRING_PLAIN));
 	printf("samples:    %" PRIu64 " (%.0f/s)   records %" PRIu64 "\n",
 	    ju64(t, "samples"), rate, ju64(t, "records"));
 	printf("data:       %s (%s/s)\n", size_format(ju64(t, "bytes"), b1,
@@ -298,44 +460,97 @@ print_status(json_object *d, json_object *prev, double dt)
 		    ju64(c, "aio_completed"), ju64(c, "aio_resubmitted"),
 		    ju64(c, "aio_failed"));
 	}
+	putchar('\n');
+	print_status_settings(d);
+}
+
+/* Print a reply; returns the exit code. */
+
+static void
+print_keys(const char *label, json_object *a)
+{
+	size_t	 i, n = a ? json_object_array_length(a) : 0;
+
+	if (n == 0)
+		return;
+	printf("%s", label);
+	for (i = 0; i < n; i++)
+		printf("%s%s", i ? ", " : " ", json_object_get_string(
+		    json_object_array_get_idx(a, i)));
+	putchar('\n');
 }
 
 /* Print a reply; returns the exit code. */
 static int
-ctl_print(struct ctl *ctl, const char *cmd, json_object *rep,
+ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
     json_object *prev, double dt)
 {
 	json_object	*err = jget(rep, "error"), *d = jget(rep, "data");
+	json_object_iter it;
+	char		 v[512];
 
 	if (ctl->json) {
 		printf("%s\n", json_object_to_json_string_ext(rep,
-		    JSON_C_TO_STRING_PLAIN));
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		return err ? EXIT_REFUSED : 0;
 	}
 	if (err != NULL || !json_object_get_boolean(jget(rep, "ok"))) {
-		fprintf(stderr, "perfspillctl: %s refused: %s [%s%s%s]\n", cmd,
-		    jstr(err, "message"), jstr(err, "code"),
+		fprintf(stderr, "perfspillctl: %s refused: %s [%s%s%s]\n",
+		    c->name, jstr(err, "message"), jstr(err, "code"),
 		    *jstr(err, "key") ? ", key " : "", jstr(err, "key"));
 		return EXIT_REFUSED;
 	}
-	if (strcmp(cmd, "status") == 0)
+	switch (c->id) {
+	case COMMAND_STATUS:
 		print_status(d, prev, dt);
-	else if (strcmp(cmd, "stop") == 0) {
+		break;
+	case COMMAND_STOP:
 		if (*jstr(d, "path"))
 			printf("stopped; trace file: %s\nread it with: perf "
 			    "report -i %s\n", jstr(d, "path"), jstr(d, "path"));
 		else
 			printf("stopped; no file was finished\n");
-	} else if (strcmp(cmd, "start") == 0)
+		break;
+	case COMMAND_START:
 		printf("recording into %s\n", jstr(jget(d, "file"), "name"));
-	else if (strcmp(cmd, "ping") == 0)
+		if (jget(d, "overrides") != NULL)
+			print_settings("one-off:", jget(d, "overrides"), NULL);
+		break;
+	case COMMAND_CONFIGURE:
+		print_keys("applied now:", jget(d, "applied"));
+		print_keys(json_object_get_boolean(jget(d, "recording")) ?
+		    "at the next start (not this recording):" :
+		    "at the next start:", jget(d, "next_start"));
+		break;
+	case COMMAND_ROTATE:
+		if (json_object_get_boolean(jget(d, "finished_whole")))
+			printf("finished:    %s\n", jstr(d, "finished_path"));
+		else if (*jstr(d, "finished_path"))
+			printf("finishing:   %s (not whole yet)\n",
+			    jstr(d, "finished_path"));
+		printf("now writing: %s\n", jstr(d, "name"));
+		break;
+	case COMMAND_RELOAD:
+		printf("reloaded the config file\n");
+		print_settings("settings:", d, NULL);
+		break;
+	case COMMAND_SHUTDOWN:
+		/* ctl_shutdown says when it has exited */
+		break;
+	case COMMAND_PING:
 		printf("pong\n");
-	else if (strcmp(cmd, "version") == 0)
+		break;
+	case COMMAND_VERSION:
 		printf("perfspilld %s (protocol %" PRIu64 ")\n",
 		    jstr(d, "version"), ju64(d, "protocol"));
-	else
-		printf("%s\n", json_object_to_json_string_ext(d,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+		break;
+	default:
+		json_object_object_foreachC(d, it) {
+			ctl_value(it.key, it.val, v, sizeof(v));
+			printf("%s: %s\n", it.key, v);
+		}
+		break;
+	}
 	return 0;
 }
 
@@ -360,15 +575,18 @@ ctl_add_kv(json_object *args, const char *kv)
 		if (*end == '-')
 			*end = '_';
 	v = eq + 1;
-	if (strcmp(key, "events") == 0 || strcmp(key, "control_groups") == 0) {
-		a = json_object_new_array();
+	if (ctl_key_kind(key) == CONFIG_KIND_LIST) {
+		/* repeated (-e A -e B) or comma separated: one list */
+		if (!json_object_object_get_ex(args, key, &a)) {
+			a = json_object_new_array();
+			json_object_object_add(args, key, a);
+		}
 		if ((copy = strdup(v)) == NULL)
 			return -1;
 		for (tok = strtok_r(copy, ",", &save); tok;
 		    tok = strtok_r(NULL, ",", &save))
 			json_object_array_add(a, json_object_new_string(tok));
 		free(copy);
-		json_object_object_add(args, key, a);
 		return 0;
 	}
 	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
@@ -385,77 +603,116 @@ ctl_add_kv(json_object *args, const char *kv)
 	return 0;
 }
 
+/* start's options into args, as one-off settings ("persist": false). */
 static int
 ctl_start_args(int argc, char **argv, json_object *args)
 {
-	static const struct option opts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "period", required_argument, NULL, 'c' },
-		{ "callgraph", no_argument, NULL, 'g' },
-		{ "no-callgraph", no_argument, NULL, 'G' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "cblocks", required_argument, NULL, 'b' },
-		{ "rotate-size", required_argument, NULL, 'R' },
-		{ "rotate-interval", required_argument, NULL, 'I' },
-		{ "max-files", required_argument, NULL, 'N' },
-		{ "max-size", required_argument, NULL, 'M' },
-		{ "min-free", required_argument, NULL, 'f' },
-		{ "compression-level", required_argument, NULL, 'z' },
-		{ "realtime", required_argument, NULL, 'r' },
-		{ "mmap-flush", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	static const char *keys[128] = {
-		['F'] = "freq", ['c'] = "period", ['m'] = "mmap_pages",
-		['b'] = "cblocks", ['R'] = "rotate_size",
-		['I'] = "rotate_interval", ['N'] = "max_files",
-		['M'] = "max_size", ['f'] = "min_free", ['z'] = "compression",
-		['r'] = "realtime", ['L'] = "mmap_flush",
-	};
-	json_object	*events = NULL;
-	char		 kv[256], *copy, *tok, *save;
-	int		 ch;
+	struct ctl_opt	 o[CTL_MAX_OPTS];
+	struct option	 lo[3 * CTL_MAX_OPTS + 2];
+	char		 shorts[3 * CTL_MAX_OPTS + 2], kv[256];
+	char		 noname[CTL_MAX_OPTS][CONFIG_NAME_LEN + 3];
+	size_t		 i, n = ctl_opts(o, CTL_MAX_OPTS), nl = 0, ns = 0;
+	int		 ch, k;
+
+	for (i = 0; i < n; i++) {
+		const struct command_opt *p = o[i].pres;
+		int	 arg = o[i].key.kind == CONFIG_KIND_BOOL ?
+			    no_argument : required_argument;
+
+		lo[nl++] = (struct option){ o[i].lname, arg, NULL,
+		    CTL_OPT_ON + (int)i };
+		if (p && p->alias)
+			lo[nl++] = (struct option){ p->alias, arg, NULL,
+			    CTL_OPT_ON + (int)i };
+		if (arg == no_argument) {
+			snprintf(noname[i], sizeof(noname[i]), "no-%s",
+			    o[i].lname);
+			lo[nl++] = (struct option){ noname[i], no_argument,
+			    NULL, CTL_OPT_OFF + (int)i };
+		}
+		if (p && p->shortopt) {
+			shorts[ns++] = (char)p->shortopt;
+			if (arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	lo[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[nl] = (struct option){ NULL, 0, NULL, 0 };
+	shorts[ns++] = 'h';
+	shorts[ns] = '\0';
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "e:F:c:gm:z:r:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'e':
-			if (events == NULL) {
-				events = json_object_new_array();
-				json_object_object_add(args, "events", events);
-			}
-			if ((copy = strdup(optarg)) == NULL)
-				return -1;
-			save = NULL;
-			for (tok = strtok_r(copy, ",", &save); tok;
-			    tok = strtok_r(NULL, ",", &save))
-				json_object_array_add(events,
-				    json_object_new_string(tok));
-			free(copy);
-			break;
-		case 'g':
-		case 'G':
-			json_object_object_add(args, "callgraph",
-			    json_object_new_boolean(ch == 'g'));
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case '?':
+	while ((ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (ch == '?')
 			return -1;
-		default:
-			snprintf(kv, sizeof(kv), "%s=%s", keys[ch], optarg);
-			if (ctl_add_kv(args, kv) == -1)
-				return -1;
-			break;
+		if (ch == 'h') {
+			ctl_cmd_help(&command_table[COMMAND_START]);
+			exit(0);
 		}
+		k = -1;
+		if (ch >= CTL_OPT_ON && ch < CTL_OPT_ON + (int)n)
+			k = ch - CTL_OPT_ON;
+		else if (ch >= CTL_OPT_OFF && ch < CTL_OPT_OFF + (int)n)
+			k = ch - CTL_OPT_OFF;
+		else
+			for (i = 0; i < n; i++)
+				if (o[i].pres && o[i].pres->shortopt == ch)
+					k = (int)i;
+		if (k == -1)
+			return -1;
+		if (o[k].key.kind == CONFIG_KIND_BOOL) {
+			json_object_object_add(args, o[k].key.name,
+			    json_object_new_boolean(ch < CTL_OPT_OFF));
+			continue;
+		}
+		snprintf(kv, sizeof(kv), "%s=%s", o[k].key.name, optarg);
+		if (ctl_add_kv(args, kv) == -1)
+			return -1;
 	}
 	if (optind != argc) {
 		fprintf(stderr, "perfspillctl: start: unexpected argument "
 		    "'%s'\n", argv[optind]);
 		return -1;
+	}
+	json_object_object_add(args, "persist", json_object_new_boolean(0));
+	return 0;
+}
+
+/* status [--watch [SECS]] [-w [SECS]] [--watch=SECS]; *watch 0: once. */
+static int
+ctl_status_args(int argc, char **argv, double *watch)
+{
+	const char	*v;
+	char		*end;
+	int		 i;
+
+	for (i = 1; i < argc; i++) {
+		v = NULL;
+		if (strncmp(argv[i], "--watch=", 8) == 0)
+			v = argv[i] + 8;
+		else if (strcmp(argv[i], "--watch") == 0 ||
+		    strcmp(argv[i], "-w") == 0) {
+			*watch = 1;
+			/* an optional value: the next word unless an option */
+			if (i + 1 < argc && (argv[i + 1][0] != '-' ||
+			    (argv[i + 1][1] >= '0' && argv[i + 1][1] <= '9')))
+				v = argv[++i];
+		} else {
+			fprintf(stderr, "perfspillctl: status: unknown option "
+			    "'%s'\n", argv[i]);
+			return -1;
+		}
+		if (v == NULL)
+			continue;
+		errno = 0;
+		*watch = strtod(v, &end);
+		if (*v == '\0' || *end != '\0' || errno != 0 ||
+		    !(*watch > 0 && *watch <= 86400)) {
+			fprintf(stderr, "perfspillctl: status: --watch takes "
+			    "the seconds between refreshes, a number above 0 "
+			    "and at most 86400 (got '%s')\n", v);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -466,7 +723,7 @@ ctl_watch(struct ctl *ctl, double secs)
 	json_object		*rep, *prev = NULL;
 	struct timespec		 t0, t1;
 	double			 dt = 0;
-	int			 rc;
+	int			 rc, tty = isatty(STDOUT_FILENO), n = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -476,9 +733,14 @@ ctl_watch(struct ctl *ctl, double secs)
 		dt = (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		t0 = t1;
-		if (!ctl->json)
+		/* redraw a terminal; a pipe or file gets plain reports */
+		if (!ctl->json && tty)
 			printf("\033[H\033[2J");
-		rc = ctl_print(ctl, "status", rep, jget(prev, "data"), dt);
+		else if (!ctl->json && n > 0)
+			putchar('\n');
+		rc = ctl_print(ctl, &command_table[COMMAND_STATUS], rep,
+		    jget(prev, "data"), dt);
+		n++;
 		fflush(stdout);
 		json_object_put(prev);
 		prev = rep;
@@ -488,6 +750,43 @@ ctl_watch(struct ctl *ctl, double secs)
 	}
 	json_object_put(prev);
 	return rc;
+}
+
+/*
+ * shutdown: the daemon answers, then exits; its end closes our
+ * connection, so that returning means it is gone.
+ */
+static int
+ctl_shutdown(struct ctl *ctl)
+{
+	json_object	*rep;
+	char		 c;
+	ssize_t		 n;
+	int		 rc, busy;
+	long		 pid;
+
+	if ((rep = ctl_call(ctl, "shutdown", NULL)) == NULL)
+		return EXIT_CONNECT;
+	rc = ctl_print(ctl, &command_table[COMMAND_SHUTDOWN], rep, NULL, 0);
+	pid = (long)ju64(jget(rep, "data"), "pid");
+	busy = json_object_get_boolean(jget(jget(rep, "data"), "recording"));
+	json_object_put(rep);
+	if (rc != 0)
+		return rc;
+	if (!ctl->json)
+		printf("perfspilld (pid %ld) is shutting down%s\n", pid,
+		    busy ? ": finishing the last file" : "");
+	fflush(stdout);
+	while ((n = read(ctl->fd, &c, 1)) == -1 && errno == EINTR)
+		;
+	if (n != 0) {
+		fprintf(stderr, "perfspillctl: the daemon did not close the "
+		    "connection as it should at its exit\n");
+		return EXIT_CONNECT;
+	}
+	if (!ctl->json)
+		printf("perfspilld (pid %ld) has exited\n", pid);
+	return 0;
 }
 
 int
@@ -500,11 +799,11 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ctl	 ctl;
-	json_object	*args, *rep;
-	const char	*cmd;
-	int		 ch, rc, i;
-	double		 watch = 0;
+	struct ctl		 ctl;
+	const struct command	*c;
+	json_object		*args = NULL, *rep;
+	int			 ch, rc, i, j;
+	double			 watch = 0;
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.fd = -1;
@@ -535,63 +834,55 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	cmd = argv[optind];
+	if ((c = command_find(argv[optind])) == NULL) {
+		fprintf(stderr, "perfspillctl: unknown command '%s' (%s)\n",
+		    argv[optind], command_names());
+		return EXIT_USAGE;
+	}
 	argc -= optind;
 	argv += optind;
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || (strcmp(argv[i], "-h") == 0 &&
-		    strcmp(cmd, "start") != 0))
-			return ctl_cmd_help(cmd);
+	/* --json and --help after the command too; the rest is its own */
+	for (i = j = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			ctl.json = 1;
+		else if (strcmp(argv[i], "--help") == 0 ||
+		    (strcmp(argv[i], "-h") == 0 && c->id != COMMAND_START))
+			return ctl_cmd_help(c);
+		else
+			argv[j++] = argv[i];
+	}
+	argc = j;
+	argv[argc] = NULL;
 	args = json_object_new_object();
-	if (strcmp(cmd, "start") == 0) {
+	rc = EXIT_USAGE;
+	switch (c->id) {
+	case COMMAND_START:
 		if (ctl_start_args(argc, argv, args) == -1) {
-			fprintf(stderr, "see 'perfspillctl --help'\n");
-			rc = EXIT_USAGE;
+			fprintf(stderr, "see 'perfspillctl start --help'\n");
 			goto out;
 		}
-	} else if (strcmp(cmd, "configure") == 0) {
+		break;
+	case COMMAND_CONFIGURE:
 		if (argc < 2) {
 			fprintf(stderr, "perfspillctl: configure needs "
 			    "KEY=VALUE...\n");
-			rc = EXIT_USAGE;
 			goto out;
 		}
-		for (i = 1; i < argc; i++) {
-			if (ctl_add_kv(args, argv[i]) == -1) {
-				rc = EXIT_USAGE;
+		for (i = 1; i < argc; i++)
+			if (ctl_add_kv(args, argv[i]) == -1)
 				goto out;
-			}
-		}
-	} else if (strcmp(cmd, "status") == 0) {
-		for (i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--watch") == 0 ||
-			    strcmp(argv[i], "-w") == 0) {
-				watch = 1;
-				if (i + 1 < argc && atof(argv[i + 1]) > 0)
-					watch = atof(argv[++i]);
-			} else if (strcmp(argv[i], "--json") == 0)
-				ctl.json = 1;
-			else {
-				fprintf(stderr, "perfspillctl: status: unknown "
-				    "option '%s'\n", argv[i]);
-				rc = EXIT_USAGE;
-				goto out;
-			}
-		}
-	} else if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "ping") == 0 ||
-	    strcmp(cmd, "version") == 0 || strcmp(cmd, "rotate") == 0 ||
-	    strcmp(cmd, "reload") == 0) {
+		break;
+	case COMMAND_STATUS:
+		if (ctl_status_args(argc, argv, &watch) == -1)
+			goto out;
+		break;
+	default:
 		if (argc > 1) {
 			fprintf(stderr, "perfspillctl: %s takes no arguments\n",
-			    cmd);
-			rc = EXIT_USAGE;
+			    c->name);
 			goto out;
 		}
-	} else {
-		fprintf(stderr, "perfspillctl: unknown command '%s'\n", cmd);
-		usage(stderr);
-		rc = EXIT_USAGE;
-		goto out;
+		break;
 	}
 	if (ctl_connect(&ctl) == -1) {
 		rc = EXIT_CONNECT;
@@ -601,14 +892,18 @@ main(int argc, char *argv[])
 		rc = ctl_watch(&ctl, watch);
 		goto out;
 	}
+	if (c->id == COMMAND_SHUTDOWN) {
+		rc = ctl_shutdown(&ctl);
+		goto out;
+	}
 	/* ctl_call takes args into the request */
-	rep = ctl_call(&ctl, cmd, args);
+	rep = ctl_call(&ctl, c->name, args);
 	args = NULL;
 	if (rep == NULL) {
 		rc = EXIT_CONNECT;
 		goto out;
 	}
-	rc = ctl_print(&ctl, cmd, rep, NULL, 0);
+	rc = ctl_print(&ctl, c, rep, NULL, 0);
 	json_object_put(rep);
 out:
 	json_object_put(args);

@@ -126,6 +126,23 @@ config_key_when(const char *name)
 }
 
 int
+config_key_at(size_t i, struct config_keyinfo *info)
+{
+	const struct config_key	*k;
+
+	if (i >= NKEYS)
+		return -1;
+	k = &config_keys[i];
+	info->name = k->name;
+	info->when = k->when;
+	info->kind = k->type == T_BOOL ? CONFIG_KIND_BOOL :
+	    k->type == T_EVENTS || k->type == T_GROUPS ? CONFIG_KIND_LIST :
+	    k->type == T_SIZE ? CONFIG_KIND_SIZE :
+	    k->type == T_SECS ? CONFIG_KIND_SECS : CONFIG_KIND_VALUE;
+	return 0;
+}
+
+int
 config_fail(struct config_error *err, enum proto_err code, const char *key,
     const char *fmt, ...)
 {

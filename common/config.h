@@ -103,4 +103,20 @@ void	config_cmdline(const struct config *, char *, size_t);
 
 enum config_when config_key_when(const char *key);
 
+/* What a client needs to present key i of the schema (start's options). */
+enum config_kind {
+	CONFIG_KIND_VALUE,	/* a number or name */
+	CONFIG_KIND_SIZE,	/* bytes */
+	CONFIG_KIND_SECS,	/* seconds */
+	CONFIG_KIND_BOOL,
+	CONFIG_KIND_LIST,	/* an array of names */
+};
+struct config_keyinfo {
+	const char		*name;
+	enum config_when	 when;
+	enum config_kind	 kind;
+};
+/* 0 and *info filled for key i, -1 past the last key. */
+int	config_key_at(size_t i, struct config_keyinfo *info);
+
 #endif

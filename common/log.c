@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@ static const char	*log_ident = "perfspill";
 static int		 log_verbose;
 static int		 log_prefix;	/* write <N> priority prefixes */
 static int		 log_syslog;	/* backgrounded: stderr is gone */
+static int		 log_file;	/* backgrounded: stderr is our log file */
 
 /*
  * Is stderr the journal? JOURNAL_STREAM is inherited by everything a
@@ -45,11 +47,23 @@ log_init(const char *ident, int verbose)
 	log_prefix = log_to_journal() || !isatty(STDERR_FILENO);
 }
 
-void
+int
 log_use_syslog(void)
 {
+	struct stat	 st;
+
+	/* without a syslog daemon (or journald) the messages would vanish */
+	if (stat(_PATH_LOG, &st) == -1 || !S_ISSOCK(st.st_mode))
+		return -1;
 	openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	log_syslog = 1;
+	return 0;
+}
+
+void
+log_use_file(void)
+{
+	log_file = 1;
 }
 
 void
@@ -68,6 +82,17 @@ log_vmsg(int pri, const char *fmt, va_list ap, const char *suffix)
 	if (log_syslog)
 		syslog(pri, "%s%s%s", msg, suffix ? ": " : "",
 		    suffix ? suffix : "");
+	else if (log_file) {
+		time_t		 now = time(NULL);
+		struct tm	 tm;
+		char		 ts[32];
+
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ",
+		    gmtime_r(&now, &tm));
+		fprintf(stderr, "%s %s[%ld]: %s%s%s\n", ts, log_ident,
+		    (long)getpid(), msg, suffix ? ": " : "",
+		    suffix ? suffix : "");
+	}
 	else if (log_prefix)
 		fprintf(stderr, "<%d>%s%s%s\n", pri, msg,
 		    suffix ? ": " : "", suffix ? suffix : "");

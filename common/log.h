@@ -12,8 +12,12 @@
 
 void	log_init(const char *, int verbose);
 void	log_setverbose(int);
-/* From now on to syslog (LOG_DAEMON): for a daemon without a terminal. */
-void	log_use_syslog(void);
+/* From now on to syslog (LOG_DAEMON): for a daemon without a terminal.
+ * -1 when there is no syslog socket to take the messages. */
+int	log_use_syslog(void);
+/* From now on time-stamped lines on stderr, which the caller has made a
+ * log file. */
+void	log_use_file(void);
 void	log_warn(const char *, ...) LOG_ATTR(1, 2);	/* appends strerror(errno) */
 void	log_warnx(const char *, ...) LOG_ATTR(1, 2);
 void	log_info(const char *, ...) LOG_ATTR(1, 2);

@@ -1,5 +1,6 @@
 /*
- * cmd: the control command table and its handlers (see cmd.h).
+ * cmd: the handlers of the control commands (see cmd.h); which commands
+ * exist, who may run them and whether they take args is common/command.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "command.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -16,13 +18,8 @@
 #include "proto.h"
 #include "record.h"
 
-struct cmd_entry {
-	const char	*name;
-	void		(*exec)(struct daemon *, struct control_client *,
-			    json_object *);
-	int		 privileged;	/* changes state: root or control group */
-	int		 takes_args;	/* accepts settings in args */
-};
+typedef void (*cmd_exec)(struct daemon *, struct control_client *,
+    json_object *);
 
 static void	cmd_ping(struct daemon *, struct control_client *, json_object *);
 static void	cmd_version(struct daemon *, struct control_client *,
@@ -39,16 +36,21 @@ static void	cmd_reload(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_rotate(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_shutdown(struct daemon *, struct control_client *,
+		    json_object *);
 
-static const struct cmd_entry cmd_table[] = {
-	{ "ping",	cmd_ping,	0, 0 },
-	{ "version",	cmd_version,	0, 0 },
-	{ "status",	cmd_status,	0, 0 },
-	{ "start",	cmd_start,	1, 1 },
-	{ "stop",	cmd_stop,	1, 0 },
-	{ "configure",	cmd_configure,	1, 1 },
-	{ "rotate",	cmd_rotate,	1, 0 },
-	{ "reload",	cmd_reload,	1, 0 },
+/* The handlers of common/command.c's table: names, privilege and args
+ * are there, shared with perfspillctl. */
+static const cmd_exec cmd_handlers[COMMAND__COUNT] = {
+	[COMMAND_PING] = cmd_ping,
+	[COMMAND_VERSION] = cmd_version,
+	[COMMAND_STATUS] = cmd_status,
+	[COMMAND_START] = cmd_start,
+	[COMMAND_STOP] = cmd_stop,
+	[COMMAND_CONFIGURE] = cmd_configure,
+	[COMMAND_ROTATE] = cmd_rotate,
+	[COMMAND_RELOAD] = cmd_reload,
+	[COMMAND_SHUTDOWN] = cmd_shutdown,
 };
 
 static void
@@ -79,16 +81,12 @@ void
 cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
     json_object *args)
 {
-	const struct cmd_entry	*e = NULL;
-	size_t			 i;
+	const struct command	*e;
 
-	for (i = 0; i < sizeof(cmd_table) / sizeof(cmd_table[0]); i++)
-		if (strcmp(cmd_table[i].name, name) == 0)
-			e = &cmd_table[i];
-	if (e == NULL) {
+	/* a row without a handler (a client-only command) is unknown here */
+	if ((e = command_find(name)) == NULL || cmd_handlers[e->id] == NULL) {
 		cmd_error(c, PROTO_E_UNKNOWN_COMMAND, NULL, "unknown command "
-		    "'%.64s' (ping, version, status, start, stop, configure, "
-		    "rotate, reload)", name);
+		    "'%.64s' (%s)", name, command_names());
 		return;
 	}
 	if (e->privileged && !control_client_privileged(c)) {
@@ -99,7 +97,8 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		    "%d is neither)", e->name, (int)control_client_uid(c));
 		return;
 	}
-	if (!e->takes_args && json_object_object_length(args) > 0) {
+	if (e->args == COMMAND_ARGS_NONE &&
+	    json_object_object_length(args) > 0) {
 		struct lh_entry	*first = json_object_get_object(args)->head;
 		const char	*key = first ? (const char *)first->k : "?";
 
@@ -107,7 +106,29 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		    "arguments (got '%.64s')", e->name, key);
 		return;
 	}
-	e->exec(d, c, args);
+	cmd_handlers[e->id](d, c, args);
+}
+
+static size_t
+cmd_find_rotate_waiter(struct daemon *d, struct control_client *c)
+{
+	size_t	 i;
+
+	for (i = 0; i < d->nr_rotate_waiters; i++)
+		if (d->rotate_waiters[i].c == c)
+			break;
+	return i;
+}
+
+static void
+cmd_drop_rotate_waiter(struct daemon *d, struct control_client *c)
+{
+	size_t	 i = cmd_find_rotate_waiter(d, c);
+
+	if (i == d->nr_rotate_waiters)
+		return;
+	json_object_put(d->rotate_waiters[i].reply);
+	d->rotate_waiters[i] = d->rotate_waiters[--d->nr_rotate_waiters];
 }
 
 void
@@ -120,6 +141,34 @@ cmd_client_gone(struct daemon *d, struct control_client *c)
 			continue;
 		d->stop_waiters[i] = d->stop_waiters[--d->nr_stop_waiters];
 		break;
+	}
+	cmd_drop_rotate_waiter(d, c);
+}
+
+void
+cmd_file_done(const char *file, int whole, void *arg)
+{
+	struct daemon	*d = arg;
+	json_object	*o;
+	size_t		 i = 0;
+
+	while (i < d->nr_rotate_waiters) {
+		if (strcmp(d->rotate_waiters[i].file, file) != 0) {
+			i++;
+			continue;
+		}
+		if ((o = d->rotate_waiters[i].reply) == NULL) {
+			/* within record_rotate: cmd_rotate answers */
+			d->rotate_waiters[i].done = 1;
+			d->rotate_waiters[i].whole = whole;
+			i++;
+			continue;
+		}
+		json_object_object_add(o, "finished_whole",
+		    json_object_new_boolean(whole));
+		control_client_reply(d->rotate_waiters[i].c,
+		    proto_reply_ok(o));
+		d->rotate_waiters[i] = d->rotate_waiters[--d->nr_rotate_waiters];
 	}
 }
 
@@ -156,27 +205,88 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_object_add(o, "clients",
 	    json_object_new_int(control_nclients(d->ctl)));
 	json_object_object_add(o, "config", config_to_json(&d->cfg, 0));
+	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE)
+		json_object_object_add(o, "overrides",
+		    json_object_get(d->overrides));
 	control_client_reply(c, proto_reply_ok(o));
 }
 
+void
+cmd_settings(const struct daemon *d, struct config *out)
+{
+	struct config_error	 err;
+
+	*out = d->cfg;
+	/* all or nothing: on a (not expected) refusal out stays cfg */
+	if (d->overrides != NULL &&
+	    config_apply(out, d->overrides, CONFIG_REQUEST, &err, NULL) == -1)
+		log_warnx("the start's settings no longer apply: %s", err.msg);
+}
+
+void
+cmd_settings_changed(struct daemon *d)
+{
+	struct config	 eff;
+
+	if (record_state(d->rec) != RECORD_RUNNING)
+		return;
+	cmd_settings(d, &eff);
+	record_update(d->rec, &eff);
+}
+
+/*
+ * Start. The settings in args apply on top of the configured ones; with
+ * "persist": false (what perfspillctl sends) they apply to this recording
+ * only, as perf record's options do; without it, as protocol clients
+ * before it expect, they are also kept as the configured settings.
+ */
 static void
 cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct config		 tmp = d->cfg;
 	struct config_error	 err;
-	json_object		*o;
+	json_object		*settings, *o;
+	json_object_iter	 it;
+	int			 persist = 1;
 
-	if (config_apply(&tmp, args, CONFIG_REQUEST, &err, NULL) == -1) {
+	settings = json_object_new_object();
+	json_object_object_foreachC(args, it) {
+		if (strcmp(it.key, "persist") != 0) {
+			json_object_object_add(settings, it.key,
+			    json_object_get(it.val));
+			continue;
+		}
+		if (!json_object_is_type(it.val, json_type_boolean)) {
+			json_object_put(settings);
+			cmd_error(c, PROTO_E_BAD_TYPE, "persist", "persist must "
+			    "be true or false");
+			return;
+		}
+		persist = json_object_get_boolean(it.val);
+	}
+	if (config_apply(&tmp, settings, CONFIG_REQUEST, &err, NULL) == -1) {
+		json_object_put(settings);
 		cmd_config_error(c, &err);
 		return;
 	}
 	if (record_start(d->rec, &tmp, &err) == -1) {
+		json_object_put(settings);
 		log_warnx("start refused: %s", err.msg);
 		cmd_config_error(c, &err);
 		return;
 	}
-	d->cfg = tmp;
+	json_object_put(d->overrides);
+	d->overrides = NULL;
+	if (persist)
+		d->cfg = tmp;
+	if (!persist && json_object_object_length(settings) > 0)
+		d->overrides = settings;
+	else
+		json_object_put(settings);
 	o = record_status(d->rec);
+	if (d->overrides != NULL)
+		json_object_object_add(o, "overrides",
+		    json_object_get(d->overrides));
 	control_client_reply(c, proto_reply_ok(o));
 }
 
@@ -203,6 +313,9 @@ cmd_stopped(struct record *rec, const char *file, void *arg)
 		control_client_reply(d->stop_waiters[--d->nr_stop_waiters],
 		    proto_reply_ok(o));
 	}
+	/* they were this recording's */
+	json_object_put(d->overrides);
+	d->overrides = NULL;
 	if (d->exiting)
 		event_base_loopexit(d->base, NULL);
 }
@@ -227,6 +340,28 @@ cmd_stop(struct daemon *d, struct control_client *c, json_object *args)
 		record_stop(d->rec, cmd_stopped, d);
 }
 
+/* A setting configured now replaces the start's one-off value of it: the
+ * later, explicit word wins. freq and period are one choice. */
+static void
+cmd_drop_overrides(struct daemon *d, json_object *args)
+{
+	json_object_iter	 it;
+
+	if (d->overrides == NULL)
+		return;
+	json_object_object_foreachC(args, it) {
+		json_object_object_del(d->overrides, it.key);
+		if (strcmp(it.key, "freq") == 0 || strcmp(it.key, "period") == 0) {
+			json_object_object_del(d->overrides, "freq");
+			json_object_object_del(d->overrides, "period");
+		}
+	}
+	if (json_object_object_length(d->overrides) == 0) {
+		json_object_put(d->overrides);
+		d->overrides = NULL;
+	}
+}
+
 static void
 cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 {
@@ -244,8 +379,8 @@ cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	d->cfg = tmp;
-	if (record_state(d->rec) == RECORD_RUNNING)
-		record_update(d->rec, &d->cfg);
+	cmd_drop_overrides(d, args);
+	cmd_settings_changed(d);
 	o = json_object_new_object();
 	json_object_object_add(o, "recording", json_object_new_boolean(
 	    record_state(d->rec) == RECORD_RUNNING));
@@ -269,22 +404,94 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 	control_client_reply(c, proto_reply_ok(config_to_json(&d->cfg, 1)));
 }
 
+/*
+ * Rotate answers as stop does, once the file it finished is whole (every
+ * write synced, renamed), so that the name it prints can be opened at
+ * once. The waiter is registered before the rotation: a file with no
+ * write in flight is finished within it.
+ */
 static void
 cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 {
-	json_object	*o;
+	json_object	*o, *f;
+	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
+	const char	*cur;
+	size_t		 w = d->nr_rotate_waiters;
+	int		 wait;
 
 	if (record_state(d->rec) != RECORD_RUNNING) {
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
 		return;
 	}
+	cur = record_file_name(d->rec);
+	/* too many waiting: the reply names the file without waiting */
+	wait = cur != NULL && strlen(cur) < sizeof(d->rotate_waiters[0].file) &&
+	    w < sizeof(d->rotate_waiters) / sizeof(d->rotate_waiters[0]);
+	if (wait) {
+		d->rotate_waiters[w].c = c;
+		d->rotate_waiters[w].reply = NULL;
+		d->rotate_waiters[w].done = 0;
+		snprintf(d->rotate_waiters[w].file,
+		    sizeof(d->rotate_waiters[w].file), "%s", cur);
+		d->nr_rotate_waiters++;
+	}
 	if (record_rotate(d->rec, "command") == -1) {
+		if (wait)
+			cmd_drop_rotate_waiter(d, c);
 		cmd_error(c, PROTO_E_SYSTEM, NULL, "cannot rotate now (paused, "
 		    "or no new file could be created; see the daemon log)");
 		return;
 	}
+	/* the new current file, as before; then the one being finished */
 	o = record_status(d->rec);
-	control_client_reply(c, proto_reply_ok(json_object_get(
-	    json_object_object_get(o, "file"))));
+	f = json_object_get(json_object_object_get(o, "file"));
 	json_object_put(o);
+	if (f == NULL)
+		f = json_object_new_object();
+	if (!wait) {
+		control_client_reply(c, proto_reply_ok(f));
+		return;
+	}
+	w = cmd_find_rotate_waiter(d, c);
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir,
+	    d->rotate_waiters[w].file);
+	json_object_object_add(f, "finished",
+	    json_object_new_string(d->rotate_waiters[w].file));
+	json_object_object_add(f, "finished_path",
+	    json_object_new_string(path));
+	cur = record_file_name(d->rec);
+	if (d->rotate_waiters[w].done || (cur != NULL &&
+	    strcmp(cur, d->rotate_waiters[w].file) == 0)) {
+		/* whole already; or a switch being prepared will finish it
+		 * later, and nobody should wait for that */
+		json_object_object_add(f, "finished_whole",
+		    json_object_new_boolean(d->rotate_waiters[w].done &&
+		    d->rotate_waiters[w].whole));
+		cmd_drop_rotate_waiter(d, c);
+		control_client_reply(c, proto_reply_ok(f));
+		return;
+	}
+	d->rotate_waiters[w].reply = f;
+	control_client_defer(c);
+}
+
+/*
+ * End the daemon as SIGTERM does. The reply goes out first; the client
+ * then waits for the connection to close, which happens at the exit,
+ * once the last file is whole.
+ */
+static void
+cmd_shutdown(struct daemon *d, struct control_client *c, json_object *args)
+{
+	json_object	*o = json_object_new_object();
+
+	log_info("shutdown requested by uid %d", (int)control_client_uid(c));
+	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "recording", json_object_new_boolean(
+	    record_state(d->rec) != RECORD_IDLE));
+	control_client_reply(c, proto_reply_ok(o));
+	/* no more requests from it; kept past idle timeouts until the exit */
+	control_client_defer(c);
+	if (!d->exiting)
+		daemon_shutdown(d);
 }

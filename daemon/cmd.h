@@ -1,6 +1,7 @@
 /*
- * cmd: the control commands, a table of {name, handler, needs privilege}.
- * Adding a command is one handler and one table line.
+ * cmd: the daemon's side of the control commands: a handler for each row
+ * of common/command.c's table, indexed by its id. Adding a command is one
+ * row there and one handler here.
  */
 #ifndef PERFSPILL_CMD_H
 #define PERFSPILL_CMD_H
@@ -15,6 +16,17 @@ void	cmd_dispatch(struct daemon *, struct control_client *,
 	    const char *cmd, json_object *args);
 /* The client is going away: drop anything that would answer it later. */
 void	cmd_client_gone(struct daemon *, struct control_client *);
+
+struct config;
+/* The settings the recording in progress uses: cfg with the start's
+ * one-off overrides on top. */
+void	cmd_settings(const struct daemon *, struct config *);
+/* The configured settings changed (configure, reload): hand the live
+ * ones, with the overrides on top, to the recording in progress. */
+void	cmd_settings_changed(struct daemon *);
+
+/* record_on_file_done callback: answers the rotates waiting for file. */
+void	cmd_file_done(const char *file, int whole, void *arg);
 
 struct record;
 /* record_stop callback: answers the clients waiting for the stop and

@@ -17,7 +17,10 @@ struct control_client;
 
 struct daemon {
 	struct event_base	*base;
-	struct config		 cfg;		/* settings in force */
+	struct config		 cfg;		/* the configured settings */
+	/* the running recording's one-off start settings, or NULL: it
+	 * records with cfg and these on top (cmd_settings) */
+	json_object		*overrides;
 	const char		*config_path;	/* NULL: built-in defaults */
 	/* what the command line fixed: reload keeps these */
 	const char		*cli_socket;
@@ -30,6 +33,15 @@ struct daemon {
 	/* clients waiting for the running stop to finish */
 	struct control_client	*stop_waiters[16];
 	size_t			 nr_stop_waiters;
+	/* clients waiting for the file their rotate finished */
+	struct {
+		struct control_client	*c;
+		json_object		*reply;
+		char			 file[256];
+		int			 done;	/* finished within the rotate */
+		int			 whole;
+	}			 rotate_waiters[16];
+	size_t			 nr_rotate_waiters;
 };
 
 /* Re-read the config file; 0, or -1 with err filled (nothing changed). */

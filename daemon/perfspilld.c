@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -23,6 +24,7 @@
 #include "log.h"
 #include "notify.h"
 #include "paths.h"
+#include "pidfile.h"
 #include "record.h"
 #include "retain.h"
 #include "salvage.h"
@@ -32,6 +34,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 "usage: perfspilld [-fnv] [-c FILE] [--socket PATH] [--output-dir DIR]\n"
+"                  [--pid-file PATH]\n"
 "\n"
 "Always-on profiling recorder: keeps a perf ring per CPU and spills it\n"
 "through multi-block POSIX AIO into rotating trace files that perf reads.\n"
@@ -42,6 +45,8 @@ usage(FILE *f)
 "  -f, --foreground      stay in the foreground (systemd, terminals)\n"
 "      --socket PATH     control socket (default %s)\n"
 "      --output-dir DIR  where trace files go (default %s)\n"
+"      --pid-file PATH   where the pid goes (default perfspilld.pid\n"
+"                        next to the socket)\n"
 "  -n, --check-config    validate the config, print it normalised, exit\n"
 "  -v, --verbose         debug messages\n"
 "  -h, --help            this help\n"
@@ -89,8 +94,7 @@ daemon_reload(struct daemon *d, struct config_error *err)
 	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
 	memcpy(cfg.output_dir, d->cfg.output_dir, sizeof(cfg.output_dir));
 	d->cfg = cfg;
-	if (record_state(d->rec) == RECORD_RUNNING)
-		record_update(d->rec, &d->cfg);
+	cmd_settings_changed(d);
 	log_info("configuration reloaded");
 	notify_send(d->notify, "READY=1");
 	notify_status(d->notify);
@@ -193,6 +197,42 @@ daemon_background(int *ready_fd)
 	return 0;
 }
 
+/*
+ * Without a terminal the messages go to syslog; where nothing listens on
+ * /dev/log (no systemd, no syslog daemon) to a file in the state
+ * directory rather than nowhere. The first message says where.
+ */
+static void
+daemon_detach(struct daemon *d)
+{
+	char	 path[CONFIG_PATH_LEN + 32];
+	int	 nullfd, logfd = -1;
+
+	snprintf(path, sizeof(path), "%s/perfspilld.log", d->cfg.output_dir);
+	if (log_use_syslog() == 0)
+		log_info("running in the background; logging to syslog");
+	else if ((logfd = openat(d->dirfd, "perfspilld.log", O_WRONLY |
+	    O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)) == -1)
+		log_warn("no syslog at %s and cannot open %s; messages go "
+		    "nowhere", _PATH_LOG, path);
+	else
+		log_info("running in the background; no syslog at %s, "
+		    "logging to %s", _PATH_LOG, path);
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+		dup2(nullfd, STDIN_FILENO);
+		dup2(nullfd, STDOUT_FILENO);
+		dup2(logfd != -1 ? logfd : nullfd, STDERR_FILENO);
+		if (nullfd > STDERR_FILENO)
+			close(nullfd);
+	}
+	if (logfd != -1) {
+		if (logfd > STDERR_FILENO)
+			close(logfd);
+		log_use_file();
+		log_info("perfspilld %s logging here", PERFSPILL_VERSION);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -201,6 +241,7 @@ main(int argc, char *argv[])
 		{ "foreground",	  no_argument,	     NULL, 'f' },
 		{ "socket",	  required_argument, NULL, 'S' },
 		{ "output-dir",	  required_argument, NULL, 'O' },
+		{ "pid-file",	  required_argument, NULL, 'P' },
 		{ "check-config", no_argument,	     NULL, 'n' },
 		{ "verbose",	  no_argument,	     NULL, 'v' },
 		{ "help",	  no_argument,	     NULL, 'h' },
@@ -213,9 +254,13 @@ main(int argc, char *argv[])
 	struct event		*sigs[4];
 	static const int	 signos[4] = { SIGTERM, SIGINT, SIGHUP, SIGUSR2 };
 	struct aioinit		 ai;
+	struct pidfile		*pf;
+	const char		*pidpath = NULL;
+	char			 pidbuf[CONFIG_PATH_LEN + 16];
+	long			 other;
 	sigset_t		 block;
 	int			 ch, foreground = 0, check = 0, verbose = 0;
-	int			 ready_fd = -1, i, nullfd;
+	int			 ready_fd = -1, i, saved;
 	char			 zero = 0;
 	json_object		*o;
 
@@ -234,6 +279,9 @@ main(int argc, char *argv[])
 			break;
 		case 'O':
 			d.cli_output_dir = optarg;
+			break;
+		case 'P':
+			pidpath = optarg;
 			break;
 		case 'n':
 			check = 1;
@@ -261,6 +309,8 @@ main(int argc, char *argv[])
 	log_init("perfspilld", verbose);
 	if (d.cli_output_dir != NULL && d.cli_output_dir[0] != '/')
 		fatalx("--output-dir must be an absolute path");
+	if (pidpath != NULL && pidpath[0] != '/')
+		fatalx("--pid-file must be an absolute path");
 	if (d.cli_socket != NULL && (d.cli_socket[0] != '/' ||
 	    strlen(d.cli_socket) >= 108))
 		fatalx("--socket must be an absolute path under 108 bytes");
@@ -300,8 +350,23 @@ main(int argc, char *argv[])
 	}
 	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
 		fatal("record_create");
+	record_on_file_done(d.rec, cmd_file_done, &d);
 	if ((d.ctl = control_create(&d)) == NULL)
 		fatalx("cannot open the control socket %s", d.cfg.socket_path);
+	/* after the socket, whose directory exists now */
+	if (pidpath == NULL) {
+		pidfile_default(d.cfg.socket_path, pidbuf, sizeof(pidbuf));
+		pidpath = pidbuf;
+	}
+	if ((pf = pidfile_create(pidpath, &other)) == NULL) {
+		saved = errno;
+		control_destroy(d.ctl);
+		errno = saved;
+		if (errno == EEXIST)
+			fatalx("%s: another perfspilld (pid %ld) runs with this "
+			    "pid file", pidpath, other);
+		fatal("pid file %s", pidpath);
+	}
 	d.notify = notify_create(d.base, daemon_status_line, &d);
 	log_info("perfspilld %s started; trace files go to %s",
 	    PERFSPILL_VERSION, d.cfg.output_dir);
@@ -310,23 +375,18 @@ main(int argc, char *argv[])
 	notify_send(d.notify, "READY=1");
 	notify_status(d.notify);
 	if (ready_fd != -1) {
+		/* detach from the terminal or pipe that started us, so that a
+		 * shell waiting for its output is not held open; where the log
+		 * goes is said while the parent still waits */
+		daemon_detach(&d);
 		if (write(ready_fd, &zero, 1) != 1)
 			log_warn("signalling readiness");
 		close(ready_fd);
-		/* detach from the terminal or pipe that started us, so that a
-		 * shell waiting for its output is not held open: syslog now */
-		log_info("running in the background; logging to syslog");
-		log_use_syslog();
-		if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
-			dup2(nullfd, STDIN_FILENO);
-			dup2(nullfd, STDOUT_FILENO);
-			dup2(nullfd, STDERR_FILENO);
-			if (nullfd > STDERR_FILENO)
-				close(nullfd);
-		}
 	}
 
 	event_base_dispatch(d.base);
+	/* the last callbacks queued replies (stop, shutdown): send them */
+	event_base_loop(d.base, EVLOOP_NONBLOCK);
 
 	/*
 	 * The last file is whole; what remains is freeing. A second SIGTERM
@@ -345,5 +405,6 @@ main(int argc, char *argv[])
 		event_free(sigs[i]);
 	event_base_free(d.base);
 	close(d.dirfd);
+	pidfile_destroy(pf);
 	return 0;
 }

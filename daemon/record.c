@@ -92,6 +92,8 @@ struct record {
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
 	void			*stop_arg;
+	record_file_cb		 file_cb;	/* each file finished */
+	void			*file_arg;
 };
 
 static void	record_drain_all(struct record *, uint64_t);
@@ -933,6 +935,8 @@ record_file_done(struct tracefile *tf, void *arg)
 		log_warnx("%s: nothing recorded could be written (%s at "
 		    "offset %" PRIu64 "); removed", tf->partial,
 		    strerror(tf->err), tf->bad_off);
+		if (rec->file_cb != NULL)
+			rec->file_cb(tf->name, 0, rec->file_arg);
 		return;
 	}
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
@@ -943,6 +947,8 @@ record_file_done(struct tracefile *tf, void *arg)
 	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
 	    rec->cfg.min_free) == -1)
 		log_warn("retention: cannot scan the output directory");
+	if (rec->file_cb != NULL)
+		rec->file_cb(tf->name, 1, rec->file_arg);
 }
 
 /* Put the current file on the closing list; its writes finish there. */
@@ -1200,6 +1206,19 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	record_retire_file(rec);
 	record_reap(rec);
 	return 0;
+}
+
+void
+record_on_file_done(struct record *rec, record_file_cb cb, void *arg)
+{
+	rec->file_cb = cb;
+	rec->file_arg = arg;
+}
+
+const char *
+record_file_name(const struct record *rec)
+{
+	return rec->cur != NULL ? rec->cur->name : NULL;
 }
 
 void

@@ -24,7 +24,12 @@ enum record_state {
  * the last finished file (or NULL when none could be finished). */
 typedef void (*record_stop_cb)(struct record *, const char *file, void *);
 
+/* Called for every file that got its final name (whole 1), or that was
+ * removed because nothing of it could be written (whole 0). */
+typedef void (*record_file_cb)(const char *file, int whole, void *);
+
 struct record	*record_create(struct event_base *, int dirfd);
+void		 record_on_file_done(struct record *, record_file_cb, void *);
 void		 record_destroy(struct record *);
 
 enum record_state record_state(const struct record *);
@@ -37,6 +42,8 @@ int	record_stop(struct record *, record_stop_cb cb, void *arg);
 /* Finish the current file and continue in a new one; why is logged.
  * 0, or -1 when not recording (or no new file could be made). */
 int	record_rotate(struct record *, const char *why);
+/* The final name of the file being written now, or NULL. */
+const char *record_file_name(const struct record *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */

@@ -1,0 +1,358 @@
+"""perfspillctl as a perf user meets it: text for people and JSON for
+scripts from every command, start options that apply to one recording,
+validated option values, per-command help from the one command table; and
+the daemon's pid file, shutdown command and log file without syslog."""
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import tempfile
+
+import harness
+from harness import Daemon, perf, perf_valid, wait_for, Skip
+
+
+def ctl_text(d, *args, check=True):
+    """Run perfspillctl ARGS without --json; return the finished process."""
+    p = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    if check and p.returncode != 0:
+        raise AssertionError("perfspillctl %s failed (%d): %s %s" % (
+            " ".join(args), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def assert_text(out, what):
+    """People's output: no JSON objects, no JSON escapes."""
+    assert out.strip(), what + ": no output"
+    assert "{" not in out and '"' not in out and "\\/" not in out, \
+        "%s printed JSON:\n%s" % (what, out)
+
+
+def evlist(path):
+    """The events a trace file's samples carry, as the stock perf names
+    them (perf 6.1's evlist names no tracepoint of a pipe-format file)."""
+    out = perf("script", "-G", "-i", path).stdout
+    return sorted(set(re.findall(r"\]\s+[\d.]+:\s+(?:\d+\s+)?([\w:-]+):",
+                                 out)))
+
+
+def test_every_command_prints_text_and_json():
+    with Daemon() as d:
+        for args in (["ping"], ["version"], ["status"],
+                     ["configure", "max_files=50", "freq=199"],
+                     ["reload"], ["start"], ["status"], ["rotate"],
+                     ["stop"]):
+            p = ctl_text(d, *args)
+            assert_text(p.stdout, " ".join(args))
+            if args[0] == "rotate":
+                rot = p.stdout
+        # the file rotate finished, by its final name, not the new .partial
+        fin = [l.split(None, 1)[1] for l in rot.splitlines()
+               if l.startswith("finished:")]
+        assert len(fin) == 1 and fin[0].endswith(".data"), rot
+        assert fin[0].startswith(d.out + "/"), rot
+        # rotate returns once that file is whole, as stop does
+        assert os.path.exists(fin[0]), (fin[0], os.listdir(d.out))
+        perf_valid(fin[0], allow_lost=True)
+        assert "now writing:" in rot and ".partial" in rot.split(
+            "now writing:")[1], rot
+        out = ctl_text(d, "configure", "max_size=2G").stdout
+        assert "applied now: max_size" in out, out
+        # the same commands for scripts: one JSON reply each
+        for args in (["ping"], ["version"], ["status"], ["reload"],
+                     ["configure", "cblocks=1"], ["start"], ["rotate"],
+                     ["stop"]):
+            p = ctl_text(d, "--json", *args)
+            rep = json.loads(p.stdout)
+            assert rep["ok"] is True, (args, rep)
+            # --json after the command as well
+            if args == ["status"]:
+                rep2 = json.loads(ctl_text(d, "status", "--json").stdout)
+                assert rep2["data"]["state"] == rep["data"]["state"]
+            if args == ["rotate"]:
+                assert rep["data"]["finished"].endswith(".data"), rep
+                assert rep["data"]["finished_whole"] is True, rep
+                assert os.path.exists(rep["data"]["finished_path"])
+                assert rep["data"]["name"].endswith(".partial"), rep
+        # paths are not escaped for scripts either
+        assert "\\/" not in ctl_text(d, "--json", "reload").stdout
+
+
+def test_rotate_waiters_that_leave_or_crowd():
+    """rotate waits for its file as stop does: a client that leaves while
+    waiting, and many at once, leave the daemon answering."""
+    with Daemon() as d:
+        d.ctl("start", "-F", "499", "--cblocks", "1")
+        for _ in range(5):
+            d.raw(b'{"v":1,"cmd":"rotate"}\n', read=False)
+        procs = [subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
+                                   "--json", "rotate"],
+                                  stdout=subprocess.PIPE, text=True)
+                 for _ in range(20)]
+        for p in procs:
+            out = p.communicate(timeout=120)[0]
+            assert p.wait() == 0, out
+            rep = json.loads(out)["data"]
+            # each names a file; whole unless another rotation was
+            # already finishing it
+            assert rep["finished"].endswith(".data"), rep
+            if rep["finished_whole"]:
+                assert os.path.exists(rep["finished_path"]), rep
+        assert d.status()["state"] == "recording"
+        d.ctl("stop")
+        for f in d.finished_files():
+            perf_valid(f, allow_lost=True)
+        assert d.stop_daemon() == 0
+
+
+def test_start_options_apply_to_one_recording():
+    harness.ensure_tracefs()
+    if not os.path.isdir("/sys/kernel/tracing/events/sched/sched_switch"):
+        raise Skip("no sched_switch tracepoint")
+    with Daemon() as d:
+        rc, rep = d.ctl("start", "-e", "sched:sched_switch", "-F", "199",
+                        "--rotate-size", "64M")
+        assert rep["data"]["overrides"]["events"] == ["sched:sched_switch"]
+        st = d.status()
+        # status: the recording's settings and the configured ones apart
+        assert st["settings"]["events"] == ["sched:sched_switch"]
+        assert st["settings"]["rotate_size"] == 64 << 20
+        assert st["config"]["events"] == ["cpu-clock"], st["config"]
+        assert st["config"]["freq"] == 99 and \
+            st["config"]["rotate_size"] == 256 << 20
+        assert set(st["overrides"]) == {"events", "freq", "rotate_size"}
+        out = ctl_text(d, "status").stdout
+        assert "events=sched:sched_switch*" in out and \
+            "configured: events=cpu-clock" in out, out
+        # sizes as they are typed, and only what differs is repeated
+        assert "rotate_size=64M*" in out and "rotate_size=256M" in out, out
+        assert "max_files=168" in out.split("configured:")[0], out
+        assert "max_files" not in out.split("configured:")[1], out
+        # configure while recording: the configured value replaces the
+        # one-off one, also for the recording in progress (a live key)
+        d.ctl("configure", "rotate_size=128M")
+        st = d.status()
+        assert st["settings"]["rotate_size"] == 128 << 20
+        assert "rotate_size" not in st["overrides"]
+        subprocess.run(["sh", "-c", "for i in 1 2 3; do sleep 0.05; done"])
+        harness.spinner(0.2).wait()
+        first = d.ctl("stop")[1]["data"]["path"]
+        assert d.status().get("overrides") is None
+        # a plain start records what is configured, as perf record would
+        rc, rep = d.ctl("start")
+        harness.spinner(0.3).wait()
+        assert "overrides" not in rep["data"]
+        assert rep["data"]["settings"]["events"] == ["cpu-clock"]
+        assert rep["data"]["settings"]["freq"] == 99
+        second = d.ctl("stop")[1]["data"]["path"]
+        # the stock perf is the judge of what each file recorded
+        assert evlist(first) == ["sched:sched_switch"], evlist(first)
+        assert evlist(second) == ["cpu-clock"], evlist(second)
+        # configure is how the settings change for later starts
+        d.ctl("configure", "events=context-switches")
+        d.ctl("start")
+        subprocess.run(["sh", "-c", "for i in 1 2 3; do sleep 0.05; done"])
+        third = d.ctl("stop")[1]["data"]["path"]
+        assert evlist(third) == ["context-switches"], evlist(third)
+
+
+def test_old_clients_start_keeps_its_settings():
+    """A request without "persist" means what it meant before."""
+    with Daemon() as d:
+        rep = d.request({"v": 1, "cmd": "start", "args": {"freq": 199}})
+        assert rep["ok"] and "overrides" not in rep["data"], rep
+        assert d.status()["config"]["freq"] == 199
+        d.ctl("stop")
+        rep = d.request({"v": 1, "cmd": "start",
+                         "args": {"freq": 299, "persist": False}})
+        assert rep["ok"] and d.status()["config"]["freq"] == 199
+        d.ctl("stop")
+        rep = d.request({"v": 1, "cmd": "start", "args": {"persist": 1}})
+        assert rep["ok"] is False and rep["error"]["code"] == "bad-type"
+        assert rep["error"]["key"] == "persist"
+
+
+def test_watch_values_checked_and_no_escapes_in_a_pipe():
+    with Daemon() as d:
+        for bad in (["--watch", "0"], ["--watch", "abc"], ["--watch=-1"],
+                    ["-w", "-2"], ["--watch", "1e9"], ["--watch", "nan"]):
+            p = ctl_text(d, "status", *bad, check=False)
+            assert p.returncode == 2, (bad, p.returncode, p.stdout)
+            assert "--watch takes" in p.stderr and "unknown option" not \
+                in p.stderr, (bad, p.stderr)
+            assert p.stdout == "", p.stdout
+        d.ctl("start")
+        w = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock, "status",
+                              "--watch", "0.1"], stdout=subprocess.PIPE)
+        # read until two reports have come; no clock involved
+        buf = b""
+        while buf.count(b"state:") < 3:
+            chunk = w.stdout.read1(65536)
+            assert chunk, "watch ended early"
+            buf += chunk
+        w.terminate()
+        w.communicate()
+        assert b"\033" not in buf, buf[:200]
+        d.ctl("stop")
+
+
+def test_help_lists_every_start_option():
+    """Every setting a request may carry is a start option, listed."""
+    p = subprocess.run([harness.PERFSPILLD, "-n", "-c",
+                        os.path.join(os.path.dirname(__file__),
+                                     "empty.json")],
+                       capture_output=True, text=True, check=True)
+    keys = set(json.loads(p.stdout))
+    daemon_keys = {"record_on_start", "output_dir", "socket", "socket_mode",
+                   "socket_group", "control_groups", "max_clients",
+                   "client_timeout"}
+    assert daemon_keys <= keys
+    h = subprocess.run([harness.PERFSPILLCTL, "start", "--help"],
+                       capture_output=True, text=True, check=True).stdout
+    top = subprocess.run([harness.PERFSPILLCTL, "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    for k in sorted(keys - daemon_keys) + ["period"]:
+        opt = "--" + k.replace("_", "-")
+        assert opt in h, (opt, h)
+        assert opt in top, (opt, top)
+    for short in ("-e,", "-F,", "-c,", "-g,", "-m,", "-z,", "-r,"):
+        assert short in h, short
+    # each listed option is accepted by the parser (usage errors are 2,
+    # an unreachable daemon 3: parsing went through)
+    for opt, val in (("--mmap-flush", "64K"), ("-r", "0"),
+                     ("--wakeup-pct", "40"), ("--no-exclude-self", None),
+                     ("--drain-ms", "500"), ("--compression-level", "1")):
+        argv = [harness.PERFSPILLCTL, "-s", "/nonexistent/sock", "start",
+                opt] + ([val] if val else [])
+        assert subprocess.run(argv, capture_output=True).returncode == 3, \
+            opt
+    for cmd in ("ping", "version", "status", "start", "stop", "configure",
+                "rotate", "reload", "shutdown"):
+        p = subprocess.run([harness.PERFSPILLCTL, cmd, "--help"],
+                           capture_output=True, text=True)
+        assert p.returncode == 0 and p.stdout.startswith(
+            "usage: perfspillctl " + cmd), (cmd, p.stdout)
+        assert cmd in top
+
+
+def test_shutdown_finishes_the_file_and_exits():
+    with Daemon() as d:
+        d.ctl("start", "-F", "499")
+        sp = harness.spinner(0.3)
+        sp.wait()
+        pid = d.proc.pid
+        p = ctl_text(d, "shutdown")
+        assert "pid %d" % pid in p.stdout and "has exited" in p.stdout, \
+            p.stdout
+        # it returns when the connection closes at the exit
+        assert d.proc.wait(60) == 0
+        files = d.finished_files()
+        assert len(files) == 1, os.listdir(d.out)
+        assert not [f for f in os.listdir(d.out) if f.endswith(".partial")]
+        assert perf_valid(files[0], allow_lost=True) > 0
+        assert not os.path.exists(os.path.join(d.dir, "perfspilld.pid"))
+    with Daemon() as d:
+        # idle: the reply still gets out before the exit
+        rc, rep = d.ctl("shutdown")
+        assert rep["ok"] and rep["data"]["recording"] is False
+        assert d.proc.wait(60) == 0
+
+
+def test_pid_file_written_locked_removed_and_stale_taken_over():
+    with Daemon() as d:
+        pf = os.path.join(d.dir, "perfspilld.pid")
+        # next to the socket by default
+        assert open(pf).read() == "%d\n" % d.proc.pid
+        # a second daemon with the same pid file is refused, clearly
+        other = os.path.join(d.dir, "other.sock")
+        p = subprocess.run([harness.PERFSPILLD, "-f", "--socket", other,
+                            "--output-dir", d.out + "2", "--pid-file", pf,
+                            "-c", os.path.join(os.path.dirname(__file__),
+                                               "empty.json")],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0
+        assert "another perfspilld (pid %d)" % d.proc.pid in p.stderr, \
+            p.stderr
+        assert d.alive() and open(pf).read() == "%d\n" % d.proc.pid
+        # and leaves no socket of its own behind
+        assert not os.path.exists(other)
+        assert d.stop_daemon() == 0
+        assert not os.path.exists(pf)
+    with Daemon(start=False) as d:
+        # a file nobody holds, left by a crash: taken over
+        pf = os.path.join(d.dir, "my.pid")
+        with open(pf, "w") as f:
+            f.write("999999999\n")
+        d.extra = ["--pid-file", pf]
+        d.start()
+        assert open(pf).read() == "%d\n" % d.proc.pid
+        assert "stale pid file (pid 999999999)" in d.read_log()
+        d.ctl("shutdown")
+        assert d.proc.wait(60) == 0
+        assert not os.path.exists(pf)
+
+
+def test_background_logs_to_a_file_without_syslog():
+    """No systemd, no /dev/log: the log goes to the state directory, and
+    the daemon says so before it leaves the terminal."""
+    tmp = tempfile.mkdtemp(prefix="perfspill-test-")
+    sock = os.path.join(tmp, "control.sock")
+    out = os.path.join(tmp, "out")
+    argv = [harness.PERFSPILLD, "--socket", sock, "--output-dir", out, "-c",
+            os.path.join(os.path.dirname(__file__), "empty.json")]
+    try:
+        st = os.stat("/dev/log")
+        has_syslog = stat.S_ISSOCK(st.st_mode)
+    except FileNotFoundError:
+        has_syslog = False
+    if has_syslog:
+        # hide it in a private mount namespace: a file over the socket
+        blank = os.path.join(tmp, "blank")
+        open(blank, "w").close()
+        argv = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                'mount --bind "$0" /dev/log && exec "$@"', blank] + argv
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    env.pop("JOURNAL_STREAM", None)
+    # returns once the background daemon is ready
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                       env=env)
+    try:
+        if has_syslog and p.returncode != 0 and "mount" in p.stderr:
+            raise Skip("cannot hide /dev/log: " + p.stderr.strip())
+        assert p.returncode == 0, p.stderr
+        log = os.path.join(out, "perfspilld.log")
+        assert "logging to " + log in p.stderr, p.stderr
+        pid = int(open(os.path.join(tmp, "perfspilld.pid")).read())
+        subprocess.run([harness.PERFSPILLCTL, "-s", sock, "ping"],
+                       check=True, capture_output=True)
+        subprocess.run([harness.PERFSPILLCTL, "-s", sock, "stop"],
+                       capture_output=True)
+        text = open(log).read()
+        assert "perfspilld[%d]: " % pid in text, text
+        assert "logging here" in text, text
+        p = subprocess.run([harness.PERFSPILLCTL, "-s", sock, "shutdown"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        wait_for(lambda: not os.path.exists("/proc/%d" % pid) or
+                 open("/proc/%d/stat" % pid).read().split()[2] == "Z",
+                 what="the daemon's exit")
+        assert "exiting" in open(log).read()
+        assert not os.path.exists(os.path.join(tmp, "perfspilld.pid"))
+    finally:
+        # ours only: the daemon named by this test's private socket
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if sock.encode() in f.read().split(b"\0"):
+                        os.kill(int(pid), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+        subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    harness.main(globals())
