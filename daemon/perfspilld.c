@@ -89,6 +89,7 @@ daemon_reload(struct daemon *d, struct config_error *err)
 	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
 	memcpy(cfg.output_dir, d->cfg.output_dir, sizeof(cfg.output_dir));
 	d->cfg = cfg;
+	control_update(d->ctl, &d->cfg);
 	if (record_state(d->rec) == RECORD_RUNNING)
 		record_update(d->rec, &d->cfg);
 	log_info("configuration reloaded");
