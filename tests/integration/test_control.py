@@ -113,11 +113,13 @@ def test_hundred_clients_and_a_stalled_one():
             s.connect(d.sock)
             socks.append(s)
         for s in socks:
-            s.sendall(b'{"v":1,"cmd":"ping"}')
+            s.sendall(b'{"v":1,"cmd":"ping"}\n')
         for s in socks:
             buf = b""
             while not buf.endswith(b"\n"):
-                buf += s.recv(4096)
+                chunk = s.recv(4096)
+                assert chunk, "closed before the reply"
+                buf += chunk
             assert json.loads(buf)["ok"]
             s.close()
         s1 = d.status()["totals"]["samples"]
@@ -137,7 +139,7 @@ def test_too_many_clients_get_busy():
             s.connect(d.sock)
             held.append(s)
         time.sleep(0.2)
-        rep = json.loads(d.raw(b'{"v":1,"cmd":"ping"}'))
+        rep = json.loads(d.raw(b'{"v":1,"cmd":"ping"}\n'))
         assert err(rep) == "busy"
         for s in held:
             s.close()
