@@ -188,12 +188,14 @@ control_listen_path(struct control *ctl, const struct config *cfg)
 	}
 	umask(old);
 	ctl->owns_path = 1;
-	control_socket_access(ctl, cfg);
+	/* listening before the mode is widened: a client that sees the file
+	 * can connect (no ECONNREFUSED window), and until then only root can */
 	if (listen(fd, 64) == -1) {
 		log_warn("listen %s", ctl->path);
 		close(fd);
 		return -1;
 	}
+	control_socket_access(ctl, cfg);
 	return fd;
 }
 
