@@ -267,6 +267,8 @@ control_client_partial(struct control_client *c, int done)
 {
 	struct timeval	 tv;
 
+	if (c->lost_why != NULL)
+		return;		/* dropped: the free is already on its way */
 	if (done || c->deferred || c->throttled || c->closing ||
 	    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0)
 		evtimer_del(c->lost);
