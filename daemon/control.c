@@ -266,15 +266,17 @@ static void
 control_client_partial(struct control_client *c, int done)
 {
 	struct timeval	 tv;
+	int		 partial;
 
 	if (c->lost_why != NULL)
 		return;		/* dropped: the free is already on its way */
-	if (done || c->deferred || c->throttled || c->closing ||
-	    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0)
+	/* while we do not read (stop pending, replies unread) the peer is
+	 * not the one who is slow */
+	partial = !c->deferred && !c->throttled && !c->closing &&
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) > 0;
+	if (done || !partial)
 		evtimer_del(c->lost);
-	if (c->deferred || c->throttled || c->closing ||
-	    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 ||
-	    evtimer_pending(c->lost, NULL))
+	if (!partial || evtimer_pending(c->lost, NULL))
 		return;
 	tv.tv_sec = (time_t)c->ctl->d->cfg.client_timeout;
 	tv.tv_usec = 0;
