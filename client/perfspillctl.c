@@ -208,6 +208,7 @@ ctl_call(struct ctl *ctl, const char *cmd, json_object *args)
 	char		*msg, *buf = NULL, *nl;
 	size_t		 len, have = 0, cap = 0;
 	ssize_t		 n;
+	int		 send_errno = 0;
 
 	msg = proto_serialize(req, &len);
 	json_object_put(req);
@@ -219,9 +220,15 @@ ctl_call(struct ctl *ctl, const char *cmd, json_object *args)
 		return NULL;
 	}
 	if (send(ctl->fd, msg, len, MSG_NOSIGNAL) != (ssize_t)len) {
-		fprintf(stderr, "perfspillctl: send: %s\n", strerror(errno));
-		free(msg);
-		return NULL;
+		/* a daemon that cannot serve us (busy) answers and closes
+		 * before reading: its answer is still there to read */
+		send_errno = errno;
+		if (send_errno != EPIPE && send_errno != ECONNRESET) {
+			fprintf(stderr, "perfspillctl: send: %s\n",
+			    strerror(send_errno));
+			free(msg);
+			return NULL;
+		}
 	}
 	free(msg);
 	for (;;) {
@@ -236,10 +243,14 @@ ctl_call(struct ctl *ctl, const char *cmd, json_object *args)
 		n = read(ctl->fd, buf + have, cap - have - 1);
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n <= 0) {
+		if (n <= 0 && send_errno != 0)
+			fprintf(stderr, "perfspillctl: send: %s\n",
+			    strerror(send_errno));
+		else if (n <= 0)
 			fprintf(stderr, "perfspillctl: the daemon closed the "
 			    "connection%s%s\n", n ? ": " : "",
 			    n ? strerror(errno) : "");
+		if (n <= 0) {
 			free(buf);
 			return NULL;
 		}

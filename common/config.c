@@ -5,15 +5,19 @@
  * normalised JSON that `perfspilld -n` prints.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "paths.h"
 #include "config.h"
+#include "jcheck.h"
 #include "size.h"
 
 enum config_type {
@@ -333,8 +337,10 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 			    "%s must be %s", k->name, config_type_name(k->type));
 		s = json_object_get_string(v);
 		errno = 0;
+		/* octal digits only: strtoul would take "-0", "+660", " 660" */
 		mode = strtoul(s, &end, 8);
-		if (*s == '\0' || *end != '\0' || errno != 0 || mode > 0777)
+		if (*s == '\0' || strspn(s, "01234567") != strlen(s) ||
+		    *end != '\0' || errno != 0 || mode > 0777)
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s: '%.16s' is not an octal mode up to 0777",
 			    k->name, s);
@@ -415,54 +421,127 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 /* A config file larger than this is a mistake, not a config. */
 #define CONFIG_FILE_MAX	(1024 * 1024)
 
-static json_object *
-config_parse_file(const char *path, struct config_error *err)
+/*
+ * The file's text, NUL-terminated. Opened without blocking and checked to
+ * be a regular file before a byte is read: a FIFO or a device given by
+ * mistake is refused at once instead of hanging start-up or a reload.
+ */
+static char *
+config_read_file(const char *path, size_t *lenp, struct config_error *err)
 {
-	FILE			*f;
-	char			*buf;
-	size_t			 len;
-	json_tokener		*tok;
-	json_object		*obj;
-	enum json_tokener_error	 jerr;
-	size_t			 end;
+	struct stat	 st;
+	char		*buf = NULL;
+	size_t		 len = 0;
+	ssize_t		 n;
+	int		 fd;
 
-	if ((f = fopen(path, "re")) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
 		config_fail(err, PROTO_E_BAD_JSON, NULL, "%s: %s", path,
 		    strerror(errno));
 		return NULL;
 	}
+	if (fstat(fd, &st) == -1) {
+		config_fail(err, PROTO_E_SYSTEM, NULL, "%s: %s", path,
+		    strerror(errno));
+		goto error;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		config_fail(err, PROTO_E_BAD_JSON, NULL, "%s: not a regular "
+		    "file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" :
+		    S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+		goto error;
+	}
 	if ((buf = malloc(CONFIG_FILE_MAX + 1)) == NULL) {
-		fclose(f);
+		config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+		goto error;
+	}
+	while (len <= CONFIG_FILE_MAX) {
+		n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			config_fail(err, PROTO_E_SYSTEM, NULL, "%s: %s", path,
+			    strerror(errno));
+			goto error;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > CONFIG_FILE_MAX) {
+		config_fail(err, PROTO_E_TOO_BIG, NULL, "%s: larger than %d "
+		    "bytes", path, CONFIG_FILE_MAX);
+		goto error;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*lenp = len;
+	return buf;
+error:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+/* "FILE:LINE:COL: message" as compilers say it, so that editors jump
+ * there; err->msg already holds the message. */
+static void
+config_locate(struct config_error *err, const char *path, const char *buf,
+    size_t off)
+{
+	char	 msg[sizeof(err->msg)];
+	size_t	 line, col;
+	int	 n;
+
+	memcpy(msg, err->msg, sizeof(msg));
+	if (buf != NULL) {
+		jcheck_line_col(buf, off, &line, &col);
+		n = snprintf(err->msg, sizeof(err->msg), "%s:%zu:%zu: ", path,
+		    line, col);
+	} else
+		n = snprintf(err->msg, sizeof(err->msg), "%s: ", path);
+	/* cut to fit */
+	if (n > 0 && (size_t)n < sizeof(err->msg))
+		memcpy(err->msg + n, msg, sizeof(err->msg) - (size_t)n - 1);
+	err->msg[sizeof(err->msg) - 1] = '\0';
+}
+
+static json_object *
+config_parse(const char *path, const char *buf, size_t len,
+    struct config_error *err)
+{
+	json_tokener		*tok;
+	json_object		*obj;
+	enum json_tokener_error	 jerr;
+	size_t			 end;
+	char			 msg[128];
+
+	/* not strict: the config may carry comments */
+	if ((tok = json_tokener_new()) == NULL) {
 		config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 		return NULL;
 	}
-	len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
-	fclose(f);
-	if (len > CONFIG_FILE_MAX) {
-		free(buf);
-		config_fail(err, PROTO_E_TOO_BIG, NULL, "%s: larger than %d "
-		    "bytes", path, CONFIG_FILE_MAX);
-		return NULL;
-	}
-	buf[len] = '\0';
-	/* not strict: the config may carry comments */
-	tok = json_tokener_new();
-	obj = tok ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
-	jerr = tok ? json_tokener_get_error(tok) : json_tokener_error_depth;
-	end = tok ? json_tokener_get_parse_end(tok) : 0;
-	if (tok)
-		json_tokener_free(tok);
+	obj = json_tokener_parse_ex(tok, buf, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
 	if (obj != NULL && jerr == json_tokener_success)
 		while (end < len && (buf[end] == ' ' || buf[end] == '\t' ||
 		    buf[end] == '\n' || buf[end] == '\r'))
 			end++;
-	free(buf);
 	if (obj == NULL || jerr != json_tokener_success || end != len) {
 		/* the same words the protocol uses for the same mistake */
-		config_fail(err, PROTO_E_BAD_JSON, NULL, "%s: malformed JSON: %s",
-		    path, obj != NULL && jerr == json_tokener_success ?
+		config_fail(err, PROTO_E_BAD_JSON, NULL, "malformed JSON: %s",
+		    obj != NULL && jerr == json_tokener_success ?
 		    "text after the object" : jerr == json_tokener_continue ?
 		    "incomplete object" : json_tokener_error_desc(jerr));
+		config_locate(err, path, buf, end);
+		json_object_put(obj);
+		return NULL;
+	}
+	if (jcheck_text(buf, len, &end, msg, sizeof(msg)) == -1) {
+		config_fail(err, PROTO_E_BAD_JSON, NULL, "%s", msg);
+		config_locate(err, path, buf, end);
 		json_object_put(obj);
 		return NULL;
 	}
@@ -473,23 +552,26 @@ int
 config_load(struct config *cfg, const char *path, struct config_error *err)
 {
 	json_object	*obj;
+	char		*buf;
+	size_t		 len, off;
 	int		 rc;
 
-	if ((obj = config_parse_file(path, err)) == NULL)
+	if ((buf = config_read_file(path, &len, err)) == NULL)
 		return -1;
+	if ((obj = config_parse(path, buf, len, err)) == NULL) {
+		free(buf);
+		return -1;
+	}
 	rc = config_apply(cfg, obj, CONFIG_FILE, err, NULL);
 	json_object_put(obj);
 	if (rc == -1) {
-		char	 msg[sizeof(err->msg)];
-		int	 n;
-
-		/* "FILE: message", cut to fit */
-		memcpy(msg, err->msg, sizeof(msg));
-		n = snprintf(err->msg, sizeof(err->msg), "%s: ", path);
-		if (n > 0 && (size_t)n < sizeof(err->msg))
-			memcpy(err->msg + n, msg, sizeof(err->msg) - (size_t)n - 1);
-		err->msg[sizeof(err->msg) - 1] = '\0';
+		if (err->key[0] != '\0' &&
+		    jcheck_key_offset(buf, len, err->key, &off) == 0)
+			config_locate(err, path, buf, off);
+		else
+			config_locate(err, path, NULL, 0);
 	}
+	free(buf);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jcheck.h"
 #include "proto.h"
 
 static const char *proto_err_names[PROTO_E__COUNT] = {
@@ -61,6 +62,8 @@ proto_parse_request(const char *line, size_t len, json_object **req,
 	enum json_tokener_error	 jerr;
 	enum proto_err		 rc;
 	json_object_iter	 it;
+	size_t			 off;
+	char			 msg[128];
 
 	*req = NULL;
 	if (len >= PROTO_MAX_MSG) {
@@ -89,6 +92,13 @@ proto_parse_request(const char *line, size_t len, json_object **req,
 		    json_tokener_error_desc(jerr));
 		json_object_put(obj);
 		return PROTO_E_BAD_JSON;
+	}
+	/* what json-c would silently reinterpret: a second "cmd" winning
+	 * over the first, "status\u0000junk" read as "status" */
+	if (jcheck_text(line, len, &off, msg, sizeof(msg)) == -1) {
+		snprintf(err, errlen, "refused JSON at byte %zu: %s", off, msg);
+		rc = PROTO_E_BAD_JSON;
+		goto error;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
 		snprintf(err, errlen, "a request must be a JSON object");

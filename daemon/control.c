@@ -27,14 +27,34 @@
 
 #define CONTROL_MAX_GROUPS	64
 
+/*
+ * Replies a peer has not read yet. Above HIGH the daemon takes no more
+ * requests from it (a status-only peer that pipelines status and never
+ * reads would otherwise grow us without bound); below LOW it takes them
+ * again. HIGH is checked before each request, so one reply at most goes
+ * past it; MAX is the backstop for a reply that comes without a request
+ * (stop's), past which the peer is dropped.
+ */
+#define CONTROL_OUT_HIGH	(256 * 1024)
+#define CONTROL_OUT_LOW		(64 * 1024)
+#define CONTROL_OUT_MAX		(16 * 1024 * 1024)
+
 struct control_client {
 	struct control		*ctl;
 	struct bufferevent	*bev;
+	/* a message not finished in time, or a peer dropped from inside a
+	 * callback that still uses it: freed from here */
+	struct event		*lost;
+	const char		*lost_why;
 	pid_t			 pid;
 	uid_t			 uid;
 	gid_t			 gid;
+	gid_t			 groups[CONTROL_MAX_GROUPS];
+	size_t			 ngroups;
 	int			 privileged;
+	uint64_t		 active;	/* ctl->seq at its last request */
 	int			 deferred;	/* a reply is still to come */
+	int			 throttled;	/* replies unread: not reading */
 	int			 closing;	/* close once the reply is out */
 	TAILQ_ENTRY(control_client) entry;
 };
@@ -48,6 +68,7 @@ struct control {
 	gid_t			 ctl_gids[CONFIG_MAX_GROUPS];
 	size_t			 nr_ctl_gids;
 	int			 nclients;
+	uint64_t		 seq;		/* counts accepts and requests */
 	TAILQ_HEAD(, control_client) clients;
 };
 
@@ -85,12 +106,47 @@ control_mkdir_parent(const char *path)
 	return 0;
 }
 
+/* The socket file's group and mode: who may connect at all. */
+static void
+control_socket_access(struct control *ctl, const struct config *cfg)
+{
+	struct group	*gr;
+
+	if ((gr = getgrnam(cfg->socket_group)) != NULL) {
+		if (chown(ctl->path, 0, gr->gr_gid) == -1)
+			log_warn("chown %s to group %s", ctl->path,
+			    cfg->socket_group);
+	} else
+		log_warnx("group '%s' does not exist; %s stays in root's "
+		    "group (create it with systemd-sysusers)",
+		    cfg->socket_group, ctl->path);
+	if (chmod(ctl->path, cfg->socket_mode) == -1)
+		log_warn("chmod %s", ctl->path);
+}
+
+/* The gids of control_groups; a group that does not exist is skipped. */
+static void
+control_groups(struct control *ctl, const struct config *cfg)
+{
+	struct group	*gr;
+	size_t		 i;
+
+	ctl->nr_ctl_gids = 0;
+	for (i = 0; i < cfg->nr_control_groups; i++) {
+		if ((gr = getgrnam(cfg->control_groups[i])) == NULL) {
+			log_warnx("control group '%s' does not exist; ignored",
+			    cfg->control_groups[i]);
+			continue;
+		}
+		ctl->ctl_gids[ctl->nr_ctl_gids++] = gr->gr_gid;
+	}
+}
+
 static int
 control_listen_path(struct control *ctl, const struct config *cfg)
 {
 	struct sockaddr_un	 sun;
 	struct stat		 st;
-	struct group		*gr;
 	mode_t			 old;
 	int			 fd;
 
@@ -132,32 +188,23 @@ control_listen_path(struct control *ctl, const struct config *cfg)
 	}
 	umask(old);
 	ctl->owns_path = 1;
-	if ((gr = getgrnam(cfg->socket_group)) != NULL) {
-		if (chown(ctl->path, 0, gr->gr_gid) == -1)
-			log_warn("chown %s to group %s", ctl->path,
-			    cfg->socket_group);
-	} else
-		log_warnx("group '%s' does not exist; %s stays in root's "
-		    "group (create it with systemd-sysusers)",
-		    cfg->socket_group, ctl->path);
-	if (chmod(ctl->path, cfg->socket_mode) == -1)
-		log_warn("chmod %s", ctl->path);
+	/* listening before the mode is widened: a client that sees the file
+	 * can connect (no ECONNREFUSED window), and until then only root can */
 	if (listen(fd, 64) == -1) {
 		log_warn("listen %s", ctl->path);
 		close(fd);
 		return -1;
 	}
+	control_socket_access(ctl, cfg);
 	return fd;
 }
 
 static void
-control_peer_identify(struct control *ctl, struct control_client *c, int fd)
+control_peer_identify(struct control_client *c, int fd)
 {
 	struct ucred	 cred;
 	socklen_t	 len = sizeof(cred);
-	gid_t		 groups[CONTROL_MAX_GROUPS];
-	socklen_t	 glen = sizeof(groups);
-	size_t		 i, j, ng = 0;
+	socklen_t	 glen = sizeof(c->groups);
 
 	c->uid = (uid_t)-1;
 	c->gid = (gid_t)-1;
@@ -166,17 +213,74 @@ control_peer_identify(struct control *ctl, struct control_client *c, int fd)
 		c->uid = cred.uid;
 		c->gid = cred.gid;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
-		ng = glen / sizeof(gid_t);
-	/* changing anything needs root or a configured control group */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &glen) == 0)
+		c->ngroups = glen / sizeof(gid_t);
+}
+
+/* Changing anything needs root or a configured control group. Run at
+ * accept and again when a reload changes the groups. */
+static void
+control_peer_authorize(struct control *ctl, struct control_client *c)
+{
+	size_t	 i, j;
+
 	c->privileged = c->uid == 0;
 	for (i = 0; i < ctl->nr_ctl_gids && !c->privileged; i++) {
 		if (c->gid == ctl->ctl_gids[i])
 			c->privileged = 1;
-		for (j = 0; j < ng; j++)
-			if (groups[j] == ctl->ctl_gids[i])
+		for (j = 0; j < c->ngroups; j++)
+			if (c->groups[j] == ctl->ctl_gids[i])
 				c->privileged = 1;
 	}
+}
+
+/* Drop c from a callback that may still use it: the free runs from the
+ * loop, and nothing more is read from or written to c meanwhile. */
+static void
+control_client_drop(struct control_client *c, const char *why)
+{
+	c->closing = 1;
+	c->lost_why = why;
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	event_active(c->lost, EV_TIMEOUT, 0);
+}
+
+static void
+control_lost_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control_client	*c = arg;
+
+	log_info("client pid %d uid %d: %s; closing", (int)c->pid,
+	    (int)c->uid, c->lost_why != NULL ? c->lost_why :
+	    "message not finished within client_timeout");
+	control_client_free(c);
+}
+
+/*
+ * A partial message is timed from its first byte: more bytes of it do not
+ * restart the clock (the idle timeout would, so a peer dripping a byte at
+ * a time could hold a slot for ever). done says a whole message was taken
+ * since the last call, so what is left began after it.
+ */
+static void
+control_client_partial(struct control_client *c, int done)
+{
+	struct timeval	 tv;
+	int		 partial;
+
+	if (c->lost_why != NULL)
+		return;		/* dropped: the free is already on its way */
+	/* while we do not read (stop pending, replies unread) the peer is
+	 * not the one who is slow */
+	partial = !c->deferred && !c->throttled && !c->closing &&
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) > 0;
+	if (done || !partial)
+		evtimer_del(c->lost);
+	if (!partial || evtimer_pending(c->lost, NULL))
+		return;
+	tv.tv_sec = (time_t)c->ctl->d->cfg.client_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(c->lost, &tv);
 }
 
 static void
@@ -190,15 +294,23 @@ control_read_cb(struct bufferevent *bev, void *arg)
 	char			 err[256], *line;
 	size_t			 len, n;
 	enum proto_err		 rc;
+	int			 done = 0;
 
 	while (!c->deferred && !c->closing) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) >
+		    CONTROL_OUT_HIGH) {
+			/* the write callback resumes once the peer reads */
+			c->throttled = 1;
+			bufferevent_disable(bev, EV_READ);
+			break;
+		}
 		len = evbuffer_get_length(in);
 		if (len == 0)
-			return;
+			break;
 		eol = evbuffer_search_eol(in, NULL, &n, EVBUFFER_EOL_LF);
 		if (eol.pos == -1 || (size_t)eol.pos >= PROTO_MAX_MSG) {
 			if (len < PROTO_MAX_MSG && eol.pos == -1)
-				return;		/* wait for the rest */
+				break;		/* wait for the rest */
 			snprintf(err, sizeof(err), "message exceeds the limit of "
 			    "%d bytes", PROTO_MAX_MSG);
 			c->closing = 1;
@@ -214,6 +326,8 @@ control_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_remove(in, line, len);
 		evbuffer_drain(in, n);
 		line[len] = '\0';
+		done = 1;
+		c->active = ++c->ctl->seq;
 		rc = proto_parse_request(line, len, &req, &cmd, &args, err,
 		    sizeof(err));
 		free(line);
@@ -227,16 +341,28 @@ control_read_cb(struct bufferevent *bev, void *arg)
 		if (c->deferred)
 			bufferevent_disable(bev, EV_READ);
 	}
+	control_client_partial(c, done);
 }
 
+/* The output went down to CONTROL_OUT_LOW (or to nothing). */
 static void
 control_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct control_client	*c = arg;
+	size_t			 len;
 
-	if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) ==
-	    0)
-		control_client_free(c);
+	len = evbuffer_get_length(bufferevent_get_output(bev));
+	if (c->closing) {
+		if (len == 0)
+			control_client_free(c);
+		return;
+	}
+	if (c->throttled && len <= CONTROL_OUT_LOW) {
+		c->throttled = 0;
+		bufferevent_enable(bev, EV_READ);
+		/* requests that waited in the buffer */
+		control_read_cb(bev, c);
+	}
 }
 
 static void
@@ -258,8 +384,67 @@ control_client_free(struct control_client *c)
 	cmd_client_gone(ctl->d, c);
 	TAILQ_REMOVE(&ctl->clients, c, entry);
 	ctl->nclients--;
+	event_free(c->lost);
 	bufferevent_free(c->bev);
 	free(c);
+}
+
+/* Idle (nothing sent) and stalled (replies not read) for client_timeout
+ * seconds: either closes the client. */
+static void
+control_client_timeouts(struct control_client *c)
+{
+	struct timeval	 tv;
+
+	tv.tv_sec = (time_t)c->ctl->d->cfg.client_timeout;
+	tv.tv_usec = 0;
+	bufferevent_set_timeouts(c->bev, &tv, &tv);
+}
+
+/* Tell a peer it cannot be served, without waiting on it. */
+static void
+control_send_busy(int fd, const char *why)
+{
+	json_object	*o;
+	char		*msg;
+	size_t		 len;
+
+	o = proto_reply_error(PROTO_E_BUSY, NULL, why);
+	if ((msg = proto_serialize(o, &len)) != NULL) {
+		if (send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			log_debug("busy reply not sent");
+		free(msg);
+	}
+	json_object_put(o);
+}
+
+/*
+ * Every slot is taken and a privileged peer knocks: make room by closing
+ * the unprivileged client that has been quiet longest, so that peers who
+ * may only read status can never lock root out. -1 when every slot is
+ * held by privileged peers.
+ */
+static int
+control_evict(struct control *ctl)
+{
+	struct control_client	*c, *victim = NULL;
+
+	TAILQ_FOREACH(c, &ctl->clients, entry) {
+		if (c->privileged || c->closing)
+			continue;
+		if (victim == NULL || c->active < victim->active)
+			victim = c;
+	}
+	if (victim == NULL)
+		return -1;
+	log_info("client pid %d uid %d closed to make room for a privileged "
+	    "peer (max_clients %d reached)", (int)victim->pid,
+	    (int)victim->uid, ctl->nclients);
+	if (evbuffer_get_length(bufferevent_get_output(victim->bev)) == 0)
+		control_send_busy(bufferevent_getfd(victim->bev), "closed to "
+		    "make room for a privileged client (max_clients)");
+	control_client_free(victim);
+	return 0;
 }
 
 static void
@@ -268,45 +453,44 @@ control_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 {
 	struct control		*ctl = arg;
 	struct control_client	*c;
-	struct timeval		 tv;
-	char			*msg;
-	size_t			 len;
-	json_object		*o;
 
-	if ((uint64_t)ctl->nclients >= ctl->d->cfg.max_clients) {
-		o = proto_reply_error(PROTO_E_BUSY, NULL, "too many clients; "
-		    "try again later");
-		if ((msg = proto_serialize(o, &len)) != NULL) {
-			if (send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-				log_debug("busy reply not sent");
-			free(msg);
-		}
-		json_object_put(o);
-		close(fd);
-		return;
-	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		close(fd);
 		return;
 	}
 	c->ctl = ctl;
-	control_peer_identify(ctl, c, fd);
-	c->bev = bufferevent_socket_new(ctl->d->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
+	control_peer_identify(c, fd);
+	control_peer_authorize(ctl, c);
+	if ((uint64_t)ctl->nclients >= ctl->d->cfg.max_clients &&
+	    (!c->privileged || control_evict(ctl) == -1)) {
+		control_send_busy(fd, "too many clients; try again later");
 		close(fd);
 		free(c);
 		return;
 	}
+	c->bev = bufferevent_socket_new(ctl->d->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	c->lost = evtimer_new(ctl->d->base, control_lost_cb, c);
+	if (c->bev == NULL || c->lost == NULL) {
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			close(fd);
+		if (c->lost != NULL)
+			event_free(c->lost);
+		free(c);
+		return;
+	}
+	c->active = ++ctl->seq;
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
 	ctl->nclients++;
 	bufferevent_setcb(c->bev, control_read_cb, control_write_cb,
 	    control_event_cb, c);
 	/* never buffer more than one message: a peer cannot grow us */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, PROTO_MAX_MSG + 1);
-	tv.tv_sec = (time_t)ctl->d->cfg.client_timeout;
-	tv.tv_usec = 0;
-	bufferevent_set_timeouts(c->bev, &tv, &tv);
+	/* wake the write callback when a throttled peer has read enough */
+	bufferevent_setwatermark(c->bev, EV_WRITE, CONTROL_OUT_LOW, 0);
+	control_client_timeouts(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
@@ -336,22 +520,13 @@ struct control *
 control_create(struct daemon *d)
 {
 	struct control	*ctl;
-	struct group	*gr;
 	int		 fd = -1, n;
-	size_t		 i;
 
 	if ((ctl = calloc(1, sizeof(*ctl))) == NULL)
 		return NULL;
 	ctl->d = d;
 	TAILQ_INIT(&ctl->clients);
-	for (i = 0; i < d->cfg.nr_control_groups; i++) {
-		if ((gr = getgrnam(d->cfg.control_groups[i])) == NULL) {
-			log_warnx("control group '%s' does not exist; ignored",
-			    d->cfg.control_groups[i]);
-			continue;
-		}
-		ctl->ctl_gids[ctl->nr_ctl_gids++] = gr->gr_gid;
-	}
+	control_groups(ctl, &d->cfg);
 	n = sd_listen_fds(1);
 	if (n > 1) {
 		log_warnx("systemd passed %d sockets; expected one", n);
@@ -403,6 +578,25 @@ control_destroy(struct control *ctl)
 	free(ctl);
 }
 
+void
+control_update(struct control *ctl, const struct config *cfg)
+{
+	struct control_client	*c;
+	int			 was;
+
+	control_groups(ctl, cfg);
+	TAILQ_FOREACH(c, &ctl->clients, entry) {
+		was = c->privileged;
+		control_peer_authorize(ctl, c);
+		if (was && !c->privileged)
+			log_info("client pid %d uid %d is no longer in a "
+			    "control group", (int)c->pid, (int)c->uid);
+		control_client_timeouts(c);
+	}
+	if (ctl->owns_path)
+		control_socket_access(ctl, cfg);
+}
+
 int
 control_nclients(const struct control *ctl)
 {
@@ -433,8 +627,17 @@ control_client_reply(struct control_client *c, json_object *o)
 		control_client_free(c);
 		return;
 	}
+	if (c->lost_why != NULL) {
+		free(msg);		/* dropped: nothing more goes out */
+		return;
+	}
 	bufferevent_write(c->bev, msg, len);
 	free(msg);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) >
+	    CONTROL_OUT_MAX) {
+		control_client_drop(c, "replies not read past the limit");
+		return;
+	}
 	if (c->deferred) {
 		/* the late reply is out: take requests again */
 		c->deferred = 0;

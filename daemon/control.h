@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 
+struct config;
 struct daemon;
 struct control;
 struct control_client;
@@ -18,6 +19,9 @@ struct control_client;
  * configured path with its mode and group. NULL on error (logged). */
 struct control	*control_create(struct daemon *);
 void		 control_destroy(struct control *);
+/* A reload changed the settings: control groups (for connected peers
+ * too), client_timeout, and the socket file's group and mode apply now. */
+void		 control_update(struct control *, const struct config *);
 int		 control_nclients(const struct control *);
 
 /* What cmd needs of a client. */

@@ -94,6 +94,7 @@ daemon_reload(struct daemon *d, struct config_error *err)
 	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
 	memcpy(cfg.output_dir, d->cfg.output_dir, sizeof(cfg.output_dir));
 	d->cfg = cfg;
+	control_update(d->ctl, &d->cfg);
 	cmd_settings_changed(d);
 	log_info("configuration reloaded");
 	notify_send(d->notify, "READY=1");

@@ -3,6 +3,7 @@ clients, access control by peer credentials, live configure."""
 import grp
 import json
 import os
+import select
 import socket
 import subprocess
 import time
@@ -116,7 +117,9 @@ def test_hundred_clients_and_a_stalled_one():
         for s in socks:
             buf = b""
             while not buf.endswith(b"\n"):
-                buf += s.recv(4096)
+                chunk = s.recv(4096)
+                assert chunk, "closed before the reply"
+                buf += chunk
             assert json.loads(buf)["ok"]
             s.close()
         s1 = d.status()["totals"]["samples"]
@@ -287,6 +290,295 @@ def test_status_human_and_watch():
         out = w.communicate()[0].decode()
         assert out.count("state:") >= 2
         d.ctl("stop")
+
+
+# A peer of another uid, driven line by line on stdin so that a test can
+# hold its connections while it does other things:
+#   open K          K more connections, held
+#   req I JSON      send JSON (one line) on connection I, print the reply
+#   flood I N       pipeline N status requests on I and never read;
+#                   print how many went out before the daemon stopped
+#                   taking them (nothing moved for 2 s) or all N did
+#   drain I         read every reply owed on I; print their number
+#   eof I           print "eof" when the daemon closed I
+PEER = r"""
+import select, socket, sys
+path = sys.argv[1]
+conns, owed, unsent = [], {}, {}
+REQ = b'{"v":1,"cmd":"status"}\n'
+def say(x):
+    sys.stdout.write("%s\n" % x)
+    sys.stdout.flush()
+for line in sys.stdin:
+    w = line.split(None, 2)
+    if w[0] == "open":
+        for _ in range(int(w[1])):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            conns.append(s)
+        say("ok")
+    elif w[0] == "req":
+        s = conns[int(w[1])]
+        s.settimeout(60)
+        try:
+            s.sendall(w[2].strip().encode() + b"\n")
+            buf = b""
+            while not buf.endswith(b"\n"):
+                b = s.recv(65536)
+                if not b:
+                    break
+                buf += b
+            say(buf.decode().strip() or "eof")
+        except OSError as e:
+            say("eof %s" % e)
+    elif w[0] == "flood":
+        s = conns[int(w[1])]
+        s.setblocking(False)
+        data, off, idle = REQ * int(w[2]), 0, 0
+        while off < len(data) and idle < 10:
+            if not select.select([], [s], [], 0.2)[1]:
+                idle += 1
+                continue
+            try:
+                off += s.send(data[off:off + 65536])
+                idle = 0
+            except BlockingIOError:
+                idle += 1
+        n = -(-off // len(REQ))
+        unsent[int(w[1])] = data[off:n * len(REQ)]
+        owed[int(w[1])] = n
+        say(n)
+    elif w[0] == "drain":
+        i = int(w[1])
+        s, rest, got, buf = conns[i], unsent.get(i, b""), 0, b""
+        while got < owed[i]:
+            r, wr, _ = select.select([s], [s] if rest else [], [], 60)
+            if not r and not wr:
+                break
+            if wr:
+                rest = rest[s.send(rest):]
+            if r:
+                b = s.recv(1 << 20)
+                if not b:
+                    break
+                buf += b
+                got += b.count(b"\n")
+        say(got)
+    elif w[0] == "eof":
+        s = conns[int(w[1])]
+        s.settimeout(60)
+        try:
+            while s.recv(65536):
+                pass
+            say("eof")
+        except OSError as e:
+            say("eof %s" % e)
+"""
+
+
+class Peer:
+    """A client process of another uid and groups (setpriv)."""
+
+    def __init__(self, d, uid, gid, groups):
+        self.p = subprocess.Popen(
+            ["setpriv", "--reuid", uid, "--regid", gid, "--groups=" + groups,
+             "python3", "-c", PEER, d.sock], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+
+    def do(self, *words):
+        self.p.stdin.write(" ".join(str(w) for w in words) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline().strip()
+        assert line, "peer process died on %s" % (words,)
+        return line
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(60)
+
+
+def need_setpriv():
+    if subprocess.run(["which", "setpriv"], capture_output=True).returncode:
+        raise Skip("setpriv (util-linux) is not installed")
+
+
+def vm_kib(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError("no %s in /proc/%d/status" % (field, pid))
+
+
+def test_unread_replies_do_not_grow_the_daemon():
+    """Issue 12.1: a status-only peer pipelines status and never reads.
+    The daemon stops taking its requests once its unread replies pass a
+    limit, takes them again when it reads, and root is served meanwhile.
+    (Before: every request was answered into the output buffer, RSS
+    without bound.)"""
+    need_setpriv()
+    readers = make_group("psreaders")
+    # a sanitizer build keeps freed memory in quarantine (256 MB): RSS
+    # would count every reply ever built, not what is held
+    asan = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
+                                  "quarantine_size_mb=1"]))
+    with Daemon(config={"socket_group": "psreaders"},
+                env={"ASAN_OPTIONS": asan}) as d:
+        os.chmod(d.dir, 0o755)
+        d.ctl("start", "-F", "99")
+        reply = len(d.raw(b'{"v":1,"cmd":"status"}\n'))
+        hwm0 = vm_kib(d.proc.pid, "VmHWM")
+        peer = Peer(d, "65534", "65534", str(readers))
+        try:
+            peer.do("open", 1)
+            # replies for all of them would take 4 times the limit below
+            n = (64 << 20) // reply
+            sent = int(peer.do("flood", 0, n))
+            rc, rep = d.ctl("status")
+            assert rep["data"]["clients"] == 2
+            grown = vm_kib(d.proc.pid, "VmHWM") - hwm0
+            # a few MB at most: one peer's buffers, not its requests
+            assert grown < 16 << 10, "RSS grew by %d KiB for %d requests " \
+                "of %d-byte replies" % (grown, sent, reply)
+            assert sent < n, "the daemon read every request unanswered"
+            # reading again: every request is answered, none dropped
+            assert int(peer.do("drain", 0)) == sent
+            assert vm_kib(d.proc.pid, "VmHWM") - hwm0 < 16 << 10
+        finally:
+            peer.close()
+        rc, rep = d.ctl("stop")
+        assert rep["ok"]
+        perf_valid(rep["data"]["path"])
+
+
+def test_readers_cannot_lock_root_out():
+    """Issue 12.2: status-only peers hold every slot; root still gets in
+    (the reader quiet longest makes room), another reader gets `busy`,
+    and perfspillctl prints that reply, not a broken pipe."""
+    need_setpriv()
+    readers = make_group("psreaders")
+    with Daemon(config={"socket_group": "psreaders", "max_clients": 4}) as d:
+        os.chmod(d.dir, 0o755)
+        peer = Peer(d, "65534", "65534", str(readers))
+        try:
+            peer.do("open", 4)
+            # the last three talk; the first is quiet longest
+            for i in (1, 2, 3):
+                assert json.loads(peer.do("req", i,
+                                          '{"v":1,"cmd":"ping"}'))["ok"]
+            rc, rep = d.ctl("start", "-F", "99")
+            assert rep["ok"], rep
+            assert peer.do("eof", 0).startswith("eof")
+            assert "closed to make room for a privileged peer" in \
+                d.read_log()
+            # the freed slot went to root; root's is gone now: full again
+            peer.do("open", 1)
+            reader = ("65534", "65534", str(readers))
+            rc, rep = d.ctl("status", check=False, user=reader)
+            assert rc == 1 and err(rep) == "busy", (rc, rep)
+            # the same, with perfspillctl's request sent only after the
+            # daemon has answered busy and closed (strace delays it): it
+            # must print the daemon's reply, not "send: Broken pipe"
+            if subprocess.run(["which", "strace"],
+                              capture_output=True).returncode:
+                raise Skip("strace is not installed (scripts/deps)")
+            p = subprocess.run(
+                ["strace", "-f", "-o", "/dev/null", "-e", "trace=sendto",
+                 "-e", "inject=sendto:delay_enter=1000000",
+                 "setpriv", "--reuid", "65534", "--regid", "65534",
+                 "--groups=%d" % readers, harness.PERFSPILLCTL, "-s",
+                 d.sock, "status"], capture_output=True, text=True)
+            assert p.returncode == 1, (p.returncode, p.stderr)
+            assert "[busy]" in p.stderr and "too many clients" in \
+                p.stderr, p.stderr
+            assert "Broken pipe" not in p.stderr, p.stderr
+            # root still gets in, with readers in every slot
+            rc, rep = d.ctl("stop")
+            assert rep["ok"]
+        finally:
+            peer.close()
+        perf_valid(rep["data"]["path"])
+
+
+def test_dripped_message_times_out_from_its_first_byte():
+    """Issue 12.2: half a message counts as nothing. A peer dripping a
+    message a byte at a time is closed client_timeout after its first
+    byte, though every byte is less than client_timeout after the last.
+    (Before: each byte restarted the idle timeout.)"""
+    with Daemon(config={"client_timeout": 2}) as d:
+        msg = b'{"v":1,' + b" " * 200 + b'"cmd":"ping"}\n'
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(d.sock)
+        closed = False
+        for i in range(len(msg)):
+            try:
+                s.send(msg[i:i + 1])
+            except OSError:
+                closed = True
+                break
+            r = select.select([s], [], [], 0.25)[0]
+            if r and s.recv(4096) == b"":
+                closed = True
+                break
+        assert closed, "a message dripped over %d s was served" % (
+            len(msg) // 4)
+        # a whole message sent at once is served as ever
+        assert d.request({"v": 1, "cmd": "ping"})["ok"]
+
+
+def test_reload_removing_a_control_group_takes_effect():
+    """Issue 12.8: a reload that drops a group from control_groups takes
+    the group's rights away, also from a connection opened before; the
+    socket's mode is applied again. (Before: only status changed.)"""
+    need_setpriv()
+    readers = make_group("psreaders")
+    admins = make_group("psadmins")
+    cfg = {"socket_group": "psreaders", "control_groups": ["psadmins"]}
+    with Daemon(config=cfg) as d:
+        os.chmod(d.dir, 0o755)
+        admin = ("65534", "65534", "%d,%d" % (readers, admins))
+        peer = Peer(d, *admin)
+        try:
+            peer.do("open", 1)
+            rc, rep = d.ctl("start", "-F", "99", user=admin)
+            assert rep["ok"]
+            cfg["control_groups"] = []
+            with open(d.config, "w") as f:
+                json.dump(cfg, f)
+            rc, rep = d.ctl("reload")
+            assert rep["data"]["control_groups"] == []
+            rc, rep = d.ctl("rotate", check=False, user=admin)
+            assert rc == 1 and err(rep) == "permission-denied", rep
+            # the connection opened before the reload
+            rep = json.loads(peer.do("req", 0, '{"v":1,"cmd":"rotate"}'))
+            assert err(rep) == "permission-denied", rep
+            rep = json.loads(peer.do("req", 0, '{"v":1,"cmd":"status"}'))
+            assert rep["ok"]
+        finally:
+            peer.close()
+        # who may connect at all changes with a reload too
+        cfg["socket_mode"] = "0600"
+        with open(d.config, "w") as f:
+            json.dump(cfg, f)
+        d.ctl("reload")
+        assert os.stat(d.sock).st_mode & 0o777 == 0o600
+        rc, rep = d.ctl("status", check=False, user=admin)
+        assert rc == 3, (rc, rep)
+        rc, rep = d.ctl("stop")
+        perf_valid(rep["data"]["path"])
+
+
+def test_strict_requests():
+    """Issue 12.8: the text means what it says: no \\u0000 cutting a
+    string short, no second key overriding the first."""
+    with Daemon() as d:
+        for raw in (b'{"v":1,"cmd":"status\\u0000junk"}\n',
+                    b'{"v":1,"cmd":"stop","cmd":"status"}\n',
+                    b'{"v":1,"cmd":"configure","args":{"max_files":3,'
+                    b'"max_files":4}}\n'):
+            rep = json.loads(d.raw(raw))
+            assert err(rep) == "bad-json", (raw, rep)
+        assert d.status()["config"]["max_files"] != 3
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -352,6 +353,14 @@ test_daemon_keys(void)
 	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"01777\"}"), PROTO_E_BAD_VALUE);
 	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"\"}"), PROTO_E_BAD_VALUE);
 	CHECK_EQ(apply1(&c, "{\"socket_mode\":432}"), PROTO_E_BAD_TYPE);
+	/* octal digits only: strtoul would read these as 0 or 0660 */
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"-0\"}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"+0660\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\" 0660\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"socket_mode\":\"-0660\"}"),
+	    PROTO_E_BAD_VALUE);
 
 	CHECK_EQ(apply1(&c, "{\"socket_group\":\"wheel\"}"), 0);
 	CHECK_STR(c.socket_group, "wheel");
@@ -659,12 +668,100 @@ load(struct config *c, const char *path)
 	if (strncmp(err.msg, path, strlen(path)) != 0)
 		printf("message does not start with the path: %s\n", err.msg);
 	CHECK(strncmp(err.msg, path, strlen(path)) == 0 &&
-	    strncmp(err.msg + strlen(path), ": ", 2) == 0);
+	    err.msg[strlen(path)] == ':');
 	/* and fits on one line of the journal */
 	if (strchr(err.msg, '\n') != NULL)
 		printf("message holds a newline: \"%s\"\n", err.msg);
 	CHECK(strchr(err.msg, '\n') == NULL);
 	return (int)err.code;
+}
+
+/* Write text to dir/name, load it on top of *c, remove it. */
+static int
+load_text(struct config *c, const char *dir, const char *name,
+    const char *text)
+{
+	char	 path[512];
+	int	 rc;
+
+	snprintf(path, sizeof(path), "%s", write_file(dir, name, text));
+	rc = load(c, path);
+	unlink(path);
+	return rc;
+}
+
+/* The message after "DIR/NAME:" starts with want ("LINE:COL: ..."). */
+static int
+located(const char *dir, const char *name, const char *want)
+{
+	char	 path[512];
+	size_t	 n;
+
+	n = (size_t)snprintf(path, sizeof(path), "%s/%s:", dir, name);
+	if (strncmp(err.msg, path, n) == 0 &&
+	    strncmp(err.msg + n, want, strlen(want)) == 0)
+		return 1;
+	printf("expected %s%s..., got %s\n", path, want, err.msg);
+	return 0;
+}
+
+static void
+test_load_strict(const char *dir)
+{
+	static const struct {
+		const char	*text;
+		int		 code;
+		const char	*where;	/* "LINE:COL: message" starts so */
+	} cases[] = {
+		/* syntax errors: where json-c stopped */
+		{ "{\n\t\"cblocks\": 4,\n\t\"freq\" 9\n}\n", PROTO_E_BAD_JSON,
+		    "3:9: malformed JSON" },
+		/* a bad value: at its key, comments counted */
+		{ "// c\n{\n  \"freq\": 9,\n  /* \"cblocks\": 1 */ \"cblocks\": 99"
+		    "\n}\n", PROTO_E_BAD_VALUE, "4:22: cblocks must" },
+		/* duplicate keys: json-c would keep the last one silently */
+		{ "{\n\"cblocks\": 1,\n\"cblocks\": 8\n}\n", PROTO_E_BAD_JSON,
+		    "3:1: duplicate key 'cblocks'" },
+		/* the same key spelt with an escape is the same key */
+		{ "{\"freq\": 9, \"fr\\u0065q\": 8}", PROTO_E_BAD_JSON,
+		    "1:13: duplicate key 'freq'" },
+		/* each object has keys of its own: equal keys in two objects
+		 * are fine, two in one are not, wherever it is */
+		{ "{\"freq\": 9, \"events\": [{\"freq\": 1}, {\"freq\": 1, "
+		    "\"freq\": 2}]}", PROTO_E_BAD_JSON, "1:49: duplicate key" },
+		/* \u0000 in a string or key: json-c would cut the C string */
+		{ "{\"output_dir\": \"/var/tmp\\u0000/etc\"}", PROTO_E_BAD_JSON,
+		    "1:16: a string holds \\u0000" },
+		{ "{\"cblocks\\u0000x\": 3}", PROTO_E_BAD_JSON,
+		    "1:2: a string holds \\u0000" },
+	};
+	struct config	 c;
+	char		 path[512];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		config_defaults(&c);
+		CHECK_EQ(load_text(&c, dir, "case.json", cases[i].text),
+		    cases[i].code);
+		CHECK(located(dir, "case.json", cases[i].where));
+		CHECK_U64(c.cblocks, 2);
+	}
+	/* other escapes are fine */
+	CHECK_EQ(load_text(&c, dir, "esc.json",
+	    "{\"socket_group\": \"wh\\u0065el\"}"), 0);
+	CHECK_STR(c.socket_group, "wheel");
+
+	/* a directory or a FIFO is refused at once, not read (a FIFO
+	 * without a writer would block start-up for ever) */
+	CHECK_EQ(load(&c, dir), PROTO_E_BAD_JSON);
+	CHECK(strstr(err.msg, "not a regular file (a directory)") != NULL);
+	snprintf(path, sizeof(path), "%s/fifo.json", dir);
+	if (mkfifo(path, 0600) == 0) {
+		CHECK_EQ(load(&c, path), PROTO_E_BAD_JSON);
+		CHECK(strstr(err.msg, "not a regular file (a FIFO)") != NULL);
+		unlink(path);
+	} else
+		CHECK(!"mkfifo");
 }
 
 static void
@@ -740,6 +837,8 @@ test_load(void)
 	/* missing */
 	snprintf(path, sizeof(path), "%s/missing.json", dir);
 	CHECK(load(&c, path) != 0);
+
+	test_load_strict(dir);
 
 	if (rmdir(dir) == -1)
 		perror(dir);

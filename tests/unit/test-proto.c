@@ -199,6 +199,27 @@ test_parse_invalid(void)
 	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"start\"}}", NULL, err, sizeof(err)),
 	    PROTO_E_BAD_JSON);
 
+	/* json-c would cut "status\u0000junk" to "status" and keep the last
+	 * of two equal keys: the text must mean what it says */
+	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"status\\u0000junk\"}", NULL, err,
+	    sizeof(err)), PROTO_E_BAD_JSON);
+	CHECK(strstr(err, "\\u0000") != NULL);
+	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"start\",\"args\":{\"events\":"
+	    "[\"cpu-clock\\u0000x\"]}}", NULL, err, sizeof(err)),
+	    PROTO_E_BAD_JSON);
+	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"ping\",\"cmd\":\"stop\"}", NULL, err,
+	    sizeof(err)), PROTO_E_BAD_JSON);
+	CHECK(strstr(err, "duplicate key 'cmd'") != NULL);
+	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"start\",\"args\":{\"freq\":1,"
+	    "\"fr\\u0065q\":2}}", NULL, err, sizeof(err)), PROTO_E_BAD_JSON);
+	CHECK(strstr(err, "duplicate key 'freq'") != NULL);
+	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"ping\",\"v\\u0000\":2}", NULL, err,
+	    sizeof(err)), PROTO_E_BAD_JSON);
+	/* other escapes still work */
+	CHECK_EQ(parse("{\"v\":1,\"cmd\":\"st\\u0061tus\"}", &cmd, err,
+	    sizeof(err)), PROTO_OK);
+	CHECK_STR(cmd, "status");
+
 	/* too big is refused on the length alone, before parsing */
 	if ((big = malloc(PROTO_MAX_MSG + 1)) != NULL) {
 		memset(big, ' ', PROTO_MAX_MSG);
