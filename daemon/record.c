@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "buildid.h"
 #include "cblock.h"
 #include "compress.h"
 #include "evsel.h"
@@ -34,6 +35,7 @@
 #include "sbuf.h"
 #include "synth.h"
 #include "tracefile.h"
+#include "worker.h"
 
 /* perf's user-space record types (tools/perf/util/event.h) */
 #define REC_FINISHED_ROUND	68
@@ -72,6 +74,7 @@ struct record {
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
 	struct tracefile_list	 closing;
+	struct buildid		*bids;		/* the daemon's life, not a start's */
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	uint32_t		 self_pid;	/* our samples are not written... */
 	size_t			 pid_off;	/* ...found here; 0: keep them */
@@ -113,6 +116,10 @@ record_create(struct event_base *base, int dirfd)
 
 	if ((rec = calloc(1, sizeof(*rec))) == NULL)
 		return NULL;
+	if ((rec->bids = buildid_create()) == NULL) {
+		free(rec);
+		return NULL;
+	}
 	rec->base = base;
 	rec->dirfd = dirfd;
 	TAILQ_INIT(&rec->closing);
@@ -277,16 +284,17 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
-/* Write bytes that are not ring data (the preamble) to the current file. */
+/* Write bytes that are not ring data (the preamble) to tf; takes buf. */
 static int
-record_write_extra(struct record *rec, uint8_t *buf, size_t len)
+record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+    size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(rec->cur, len);
+	uint64_t	 off = tracefile_reserve(tf, len);
 	int		 rc;
 
 	if (rec->cfg.cblocks == 0) {
-		rc = tracefile_pwrite(rec->cur, off, buf, len);
+		rc = tracefile_pwrite(tf, off, buf, len);
 		free(buf);
 		return rc;
 	}
@@ -294,7 +302,7 @@ record_write_extra(struct record *rec, uint8_t *buf, size_t len)
 		free(buf);
 		return -1;
 	}
-	return cblock_submit(&rec->q, cb, rec->cur, off);
+	return cblock_submit(&rec->q, cb, tf, off);
 }
 
 /*
@@ -475,7 +483,7 @@ record_install(struct record *rec, struct record_prep *p)
 	buf = sbuf_take(&p->sb, &len);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
-	if ((rc = record_write_extra(rec, buf, len)) == -1) {
+	if ((rc = record_write_extra(rec, rec->cur, buf, len)) == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
@@ -793,6 +801,8 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 		before = c->counts;
 		c->bytes += (uint64_t)n;
+		buildid_note_ring(rec->bids, c->ring.data, c->ring.size, tail,
+		    head, rec->cfg.kernel_build_id);
 		ncb = rec->cfg.cblocks;
 		if (tf == NULL || ncb == 0 ||
 		    record_ensure_cblocks(rec, c) == -1) {
@@ -945,12 +955,36 @@ record_file_done(struct tracefile *tf, void *arg)
 		log_warn("retention: cannot scan the output directory");
 }
 
+/*
+ * The build-ids of the files tf's tasks mapped, as the last thing before
+ * it closes: perf reads HEADER_BUILD_ID records anywhere in a pipe-format
+ * stream. Only the last file of a recording waits (a bounded time, rings
+ * already closed) for ids still being read; at a rotation they go to the
+ * next file.
+ */
+static void
+record_add_buildids(struct record *rec, struct tracefile *tf)
+{
+	uint8_t	*buf;
+
+	if (buildid_flush(rec->bids, &tf->buildids, rec->state ==
+	    RECORD_STOPPING ? BUILDID_STOP_WAIT_MS : 0) == -1)
+		log_warnx("%s: out of memory for build-ids", tf->partial);
+	if (tf->buildids.len == 0 || tf->bad_off != UINT64_MAX ||
+	    (buf = malloc(tf->buildids.len)) == NULL)
+		return;
+	memcpy(buf, tf->buildids.data, tf->buildids.len);
+	if (record_write_extra(rec, tf, buf, tf->buildids.len) == -1)
+		log_warn("%s: writing the build-ids", tf->partial);
+}
+
 /* Put the current file on the closing list; its writes finish there. */
 static void
 record_retire_file(struct record *rec)
 {
 	if (rec->cur == NULL)
 		return;
+	record_add_buildids(rec, rec->cur);
 	tracefile_close(rec->cur, record_file_done, rec);
 	TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
 	rec->cur = NULL;
@@ -960,6 +994,7 @@ record_retire_file(struct record *rec)
 static void
 record_switch(struct record *rec, struct tracefile *old, const char *why)
 {
+	record_add_buildids(rec, old);
 	tracefile_close(old, record_file_done, rec);
 	TAILQ_INSERT_TAIL(&rec->closing, old, entry);
 	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
@@ -1043,20 +1078,7 @@ record_prep_done(evutil_socket_t fd, short what, void *arg)
 static int
 record_prep_spawn(struct record_prep *p)
 {
-	pthread_attr_t		 attr;
-	struct sched_param	 sp;
-	int			 rc;
-
-	memset(&sp, 0, sizeof(sp));
-	if ((rc = pthread_attr_init(&attr)) != 0)
-		return rc;
-	if ((rc = pthread_attr_setinheritsched(&attr,
-	    PTHREAD_EXPLICIT_SCHED)) == 0 &&
-	    (rc = pthread_attr_setschedpolicy(&attr, SCHED_OTHER)) == 0 &&
-	    (rc = pthread_attr_setschedparam(&attr, &sp)) == 0)
-		rc = pthread_create(&p->th, &attr, record_prep_thread, p);
-	pthread_attr_destroy(&attr);
-	return rc;
+	return worker_spawn(&p->th, record_prep_thread, p);
 }
 
 /* Rotation by size or age: the preamble is built off the loop. */
@@ -1376,6 +1398,7 @@ record_destroy(struct record *rec)
 	compress_destroy(rec->zc);
 	free(rec->zbuf);
 	free(rec->xbuf);
+	buildid_destroy(rec->bids);
 	free(rec);
 }
 
