@@ -554,13 +554,14 @@ buildid_bogus_flag(const uint8_t *rec, size_t size, int kernel)
 	    rec[BUILDID_MMAP2_DEV] > BUILDID_MAX;
 }
 
-void
-buildid_note_ring(struct buildid *b, uint8_t *data, size_t size,
+size_t
+buildid_note_ring(struct buildid *b, const uint8_t *data, size_t size,
     uint64_t tail, uint64_t head, int kernel)
 {
 	struct perf_event_header	 h;
 	uint8_t				 rec[PATH_MAX + 256];
 	uint16_t			 misc;
+	size_t				 bogus = 0;
 
 	while (head - tail >= sizeof h) {
 		buildid_copy((uint8_t *)&h, data, size, tail, sizeof h);
@@ -569,17 +570,34 @@ buildid_note_ring(struct buildid *b, uint8_t *data, size_t size,
 		if (h.type == PERF_RECORD_MMAP2 && h.size <= sizeof rec) {
 			buildid_copy(rec, data, size, tail, h.size);
 			if (buildid_bogus_flag(rec, h.size, kernel)) {
-				/* [tail, head) is ours until released */
 				misc = h.misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
-				memcpy(data + ((tail + offsetof(struct
-				    perf_event_header, misc)) & (size - 1)),
-				    &misc, sizeof misc);
 				memcpy(rec + offsetof(struct perf_event_header,
 				    misc), &misc, sizeof misc);
+				bogus++;
 			}
 			buildid_note(b, rec, h.size);
 		}
 		tail += h.size;
+	}
+	return bogus;
+}
+
+void
+buildid_repair(uint8_t *buf, size_t len, int kernel)
+{
+	struct perf_event_header	 h;
+	size_t				 off = 0;
+
+	while (len - off >= sizeof h) {
+		memcpy(&h, buf + off, sizeof h);
+		if (h.size < sizeof h || h.size > len - off)
+			break;
+		if (h.type == PERF_RECORD_MMAP2 &&
+		    buildid_bogus_flag(buf + off, h.size, kernel)) {
+			h.misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID;
+			memcpy(buf + off, &h, sizeof h);
+		}
+		off += h.size;
 	}
 }
 

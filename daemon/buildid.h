@@ -47,12 +47,17 @@ struct buildid;
 struct buildid	*buildid_create(void);
 /* Stops the worker; waits for a read in progress. NULL is fine. */
 void		 buildid_destroy(struct buildid *);
-/* Note the MMAP2 records of ring data [tail, head) of a data area of
+/*
+ * Note the MMAP2 records of ring data [tail, head) of a data area of
  * size bytes (a power of two); records may wrap. kernel: we asked for
- * attr.build_id. A build-id flag another recorder's attr.build_id put on
- * a record that holds no build-id is cleared in place. Loop thread only. */
-void		 buildid_note_ring(struct buildid *, uint8_t *data,
+ * attr.build_id. Returns how many of them carry a build-id flag that
+ * another recorder's attr.build_id put on a record holding no build-id:
+ * the ring is read-only, so the caller repairs its copy. Loop only.
+ */
+size_t		 buildid_note_ring(struct buildid *, const uint8_t *data,
 		    size_t size, uint64_t tail, uint64_t head, int kernel);
+/* Clear those flags in a drained copy of whole records. */
+void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
 /*
  * The file that the notes since the last flush went to is being
  * finished: append a HEADER_BUILD_ID to out for each of its files with a

@@ -776,6 +776,7 @@ record_drain_all(struct record *rec, uint64_t min)
 	uint64_t		 head, tail, off;
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
+	size_t			 bogus;
 	const uint8_t		*src[2];
 	int			 k;
 	struct tracefile	*tf = rec->cur;
@@ -801,8 +802,8 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 		before = c->counts;
 		c->bytes += (uint64_t)n;
-		buildid_note_ring(rec->bids, c->ring.data, c->ring.size, tail,
-		    head, rec->cfg.kernel_build_id);
+		bogus = buildid_note_ring(rec->bids, c->ring.data, c->ring.size,
+		    tail, head, rec->cfg.kernel_build_id);
 		ncb = rec->cfg.cblocks;
 		if (tf == NULL || ncb == 0 ||
 		    record_ensure_cblocks(rec, c) == -1) {
@@ -823,11 +824,14 @@ record_drain_all(struct record *rec, uint64_t min)
 			l[0] = sp.len[0];
 			src[1] = c->ring.data + sp.off[1];
 			l[1] = sp.len[1];
-			if (c->counts.self != before.self) {
+			if (c->counts.self != before.self || bogus) {
 				l[0] = ring_copy_excl(&c->ring, tail, head,
 				    rec->xbuf, rec->self_pid, rec->pid_off);
 				src[0] = rec->xbuf;
 				l[1] = 0;
+				if (bogus)
+					buildid_repair(rec->xbuf, l[0],
+					    rec->cfg.kernel_build_id);
 			}
 			if (rec->zc != NULL && l[0] + l[1] > 0 &&
 			    (len = compress_records(rec->zc, rec->zbuf,
@@ -865,6 +869,9 @@ record_drain_all(struct record *rec, uint64_t min)
 		 * the cblock: the AIO path stays the same, with fewer bytes.
 		 */
 		ring_copy(&c->ring, &sp, rec->zc ? rec->xbuf : cb->buf);
+		if (bogus)
+			buildid_repair(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
+			    rec->cfg.kernel_build_id);
 		/* the copy is ours: give the space back to the kernel now */
 		ring_release(&c->ring, head);
 		len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)n,

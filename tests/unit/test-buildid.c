@@ -310,11 +310,12 @@ test_collect(void)
 	struct sbuf			 sb;
 	struct stat			 st;
 	struct perf_event_header	 h = { PERF_RECORD_SAMPLE, 0, 40 };
-	uint8_t				 ring[RING], id[BUILDID_MAX];
+	uint8_t				 ring[RING], copy[RING];
+	uint8_t				 id[BUILDID_MAX];
 	char				 exe[PATH_MAX];
 	uint64_t			 tail = 5 * RING - 100, head = tail;
 	uint16_t			 misc;
-	size_t				 len = 0;
+	size_t				 len = 0, i;
 	int				 fd;
 
 	CHECK(realpath("/proc/self/exe", exe) != NULL);
@@ -332,11 +333,17 @@ test_collect(void)
 	    PERF_RECORD_MISC_MMAP_BUILD_ID, exe, &st);
 	CHECK((b = buildid_create()) != NULL);
 	sbuf_init(&sb);
-	buildid_note_ring(b, ring, RING, tail, head, 0);
+	/* the ring is read-only: the flag is cleared in the drained copy */
+	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 0), 1);
 	memcpy(&misc, ring + (tail + 40 + 4) % RING, 2);
+	CHECK_EQ(misc, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	for (i = 0; i < head - tail; i++)
+		copy[i] = ring[(tail + i) % RING];
+	buildid_repair(copy, (size_t)(head - tail), 0);
+	memcpy(&misc, copy + 40 + 4, 2);
 	CHECK_EQ(misc, PERF_RECORD_MISC_USER);
 	/* noted twice in one file: listed once */
-	buildid_note_ring(b, ring, RING, tail, head, 0);
+	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 0), 1);
 	CHECK_EQ(buildid_flush(b, &sb, 10000), 0);
 	CHECK_EQ(sb.len, 8 + 4 + 24 + (strlen(exe) + 64) / 64 * 64);
 	if (sb.len > 36) {
@@ -358,11 +365,27 @@ test_collect(void)
 	tail = head;
 	head += put_mmap2(ring, head, PERF_RECORD_MISC_USER |
 	    PERF_RECORD_MISC_MMAP_BUILD_ID, "/nonexistent", &st);
-	buildid_note_ring(b, ring, RING, tail, head, 1);
-	memcpy(&misc, ring + (tail + 4) % RING, 2);
+	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 1), 1);
+	for (i = 0; i < head - tail; i++)
+		copy[i] = ring[(tail + i) % RING];
+	buildid_repair(copy, (size_t)(head - tail), 1);
+	memcpy(&misc, copy + 4, 2);
 	CHECK_EQ(misc, PERF_RECORD_MISC_USER);
 	CHECK_EQ(buildid_flush(b, &sb, 10000), 0);
 	CHECK_EQ(sb.len, 0);		/* no such file: no id */
+	/* a plausible size stays: the kernel gave it, and it is listed */
+	tail = head;
+	head += put_mmap2(ring, head, PERF_RECORD_MISC_USER |
+	    PERF_RECORD_MISC_MMAP_BUILD_ID, "/nonexistent", &st);
+	ring[(tail + 40) % RING] = 20;
+	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 0), 1);
+	CHECK_EQ(buildid_flush(b, &sb, 10000), 0);
+	CHECK_EQ(sb.len, 0);
+	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 1), 0);
+	CHECK_EQ(buildid_flush(b, &sb, 0), 0);
+	CHECK_EQ(sb.len, 8 + 4 + 24 + 64);
+	if (sb.len > 32)
+		CHECK_EQ(sb.data[32], 20);
 
 	sbuf_finish(&sb);
 	buildid_destroy(b);
