@@ -301,6 +301,8 @@ buildid_worker(void *arg)
 	uint8_t			 id[BUILDID_MAX];
 	size_t			 len;
 
+	/* named: it alone of ours stays at SCHED_OTHER while recording */
+	pthread_setname_np(pthread_self(), "buildid");
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {
 		while (!b->quit && b->qhead == NULL)
