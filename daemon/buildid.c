@@ -232,8 +232,9 @@ buildid_record(struct sbuf *out, int32_t pid, uint16_t misc,
 		len = BUILDID_MAX;
 	h.type = BUILDID_HEADER_RECORD;
 	h.misc = misc | BUILDID_MISC_SIZE;
-	h.size = (uint16_t)(sizeof h + 4 + 24 + n);
-	/* header, pid, id[20] + size + 3 reserved bytes, the name */
+	/* header, pid, id[20] + size + 3 reserved bytes, the name; then
+	 * to 8 bytes, as every record of our files (salvage relies on it) */
+	h.size = (uint16_t)((sizeof h + 4 + 24 + n + 7) / 8 * 8);
 	if ((p = sbuf_zero(out, h.size)) == NULL)
 		return -1;
 	memcpy(p, &h, sizeof h);

@@ -257,8 +257,9 @@ test_record(void)
 	sbuf_init(&sb);
 	CHECK_EQ(buildid_record(&sb, -1, PERF_RECORD_MISC_USER, want_id, 20,
 	    "/usr/lib/libc.so.6"), 0);
-	/* header, pid, 24 bytes of id and size, the name padded to 64 */
-	CHECK_EQ(sb.len, 8 + 4 + 24 + 64);
+	/* header, pid, 24 bytes of id and size, the name padded to 64,
+	 * the whole to 8 */
+	CHECK_EQ(sb.len, 8 + 4 + 24 + 64 + 4);
 	memcpy(&h, sb.data, sizeof h);
 	CHECK_EQ(h.type, 67);
 	CHECK_EQ(h.size, sb.len);
@@ -345,7 +346,8 @@ test_collect(void)
 	/* noted twice in one file: listed once */
 	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 0), 1);
 	CHECK_EQ(buildid_flush(b, &sb, 10000), 0);
-	CHECK_EQ(sb.len, 8 + 4 + 24 + (strlen(exe) + 64) / 64 * 64);
+	CHECK_EQ(sb.len, (8 + 4 + 24 + (strlen(exe) + 64) / 64 * 64 + 7) /
+	    8 * 8);
 	if (sb.len > 36) {
 		CHECK(memcmp(sb.data + 12, id, len) == 0);
 		CHECK_EQ(sb.data[32], len);
@@ -383,7 +385,7 @@ test_collect(void)
 	CHECK_EQ(sb.len, 0);
 	CHECK_EQ(buildid_note_ring(b, ring, RING, tail, head, 1), 0);
 	CHECK_EQ(buildid_flush(b, &sb, 0), 0);
-	CHECK_EQ(sb.len, 8 + 4 + 24 + 64);
+	CHECK_EQ(sb.len, 8 + 4 + 24 + 64 + 4);
 	if (sb.len > 32)
 		CHECK_EQ(sb.data[32], 20);
 
