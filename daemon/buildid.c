@@ -76,7 +76,7 @@ struct buildid {
 	pthread_cond_t		  done;		/* an entry was read */
 	struct buildid_file	 *qhead, **qtail;
 	int			  quit;
-	int			  running;
+	int			  running;	/* 1 started, -1 could not be */
 	pthread_t		  th;
 };
 
@@ -353,16 +353,25 @@ void
 buildid_destroy(struct buildid *b)
 {
 	struct buildid_file	*f, *next;
+	struct timespec		 until;
 	size_t			 i;
 
 	if (b == NULL)
 		return;
-	if (b->running) {
+	if (b->running == 1) {
 		pthread_mutex_lock(&b->mtx);
 		b->quit = 1;
 		pthread_cond_signal(&b->work);
 		pthread_mutex_unlock(&b->mtx);
-		pthread_join(b->th, NULL);
+		/* a read may hang (a dead NFS server): exit anyway, and
+		 * leave the worker what it may still touch */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 2;
+		if (pthread_timedjoin_np(b->th, NULL, &until) != 0) {
+			log_warnx("build-ids: a file read does not return; "
+			    "leaving it behind");
+			return;
+		}
 	}
 	for (i = 0; i < b->nbuckets; i++)
 		for (f = b->tab[i]; f != NULL; f = next) {
@@ -506,15 +515,17 @@ buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 	f->state = BUILDID_PENDING;
 	buildid_list(b, f);
 	pthread_mutex_lock(&b->mtx);
-	if (!b->running) {
-		if (worker_spawn(&b->th, buildid_worker, b) != 0) {
-			pthread_mutex_unlock(&b->mtx);
+	if (b->running == 0) {
+		b->running = worker_spawn(&b->th, buildid_worker, b) == 0 ?
+		    1 : -1;
+		if (b->running == -1)
 			log_warnx("build-ids: cannot start a thread to read "
 			    "them; perf reads them at report time");
-			f->state = BUILDID_DONE;
-			return;
-		}
-		b->running = 1;
+	}
+	if (b->running == -1) {
+		pthread_mutex_unlock(&b->mtx);
+		f->state = BUILDID_DONE;
+		return;
 	}
 	*b->qtail = f;
 	b->qtail = &f->qnext;
@@ -567,7 +578,11 @@ buildid_note_ring(struct buildid *b, const uint8_t *data, size_t size,
 	size_t				 bogus = 0;
 
 	while (head - tail >= sizeof h) {
-		buildid_copy((uint8_t *)&h, data, size, tail, sizeof h);
+		/* the drain's hot path: most headers do not wrap */
+		if ((tail & (size - 1)) + sizeof h <= size)
+			memcpy(&h, data + (tail & (size - 1)), sizeof h);
+		else
+			buildid_copy((uint8_t *)&h, data, size, tail, sizeof h);
 		if (h.size < sizeof h || h.size > head - tail)
 			break;		/* the drain counts the bad record */
 		if (h.type == PERF_RECORD_MMAP2 && h.size <= sizeof rec) {
