@@ -619,6 +619,69 @@ buildid_repair(uint8_t *buf, size_t len, int kernel)
 	}
 }
 
+/* One build-id a preamble's MMAP2 carries, pointing into the records. */
+struct buildid_seen {
+	const char	*name;
+	const uint8_t	*id;
+	uint8_t		 size;
+};
+
+static int
+buildid_seen_cmp(const void *a, const void *b)
+{
+	const struct buildid_seen	*x = a, *y = b;
+	int				 c;
+
+	if ((c = strcmp(x->name, y->name)) != 0)
+		return c;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return memcmp(x->id, y->id, x->size);
+}
+
+int
+buildid_preamble(struct sbuf *out, const uint8_t *buf, size_t len)
+{
+	struct perf_event_header	 h;
+	struct buildid_seen		*seen = NULL, *p;
+	size_t				 off, n = 0, cap = 0, i;
+	int				 rc = 0;
+
+	for (off = 0; len - off >= sizeof h; off += h.size) {
+		memcpy(&h, buf + off, sizeof h);
+		if (h.size < sizeof h || h.size > len - off)
+			break;
+		if (h.type != PERF_RECORD_MMAP2 ||
+		    !(h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
+		    h.size <= BUILDID_MMAP2_NAME ||
+		    buf[off + BUILDID_MMAP2_DEV] == 0 ||
+		    buf[off + BUILDID_MMAP2_DEV] > BUILDID_MAX ||
+		    memchr(buf + off + BUILDID_MMAP2_NAME, '\0',
+		    h.size - BUILDID_MMAP2_NAME) == NULL)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			if ((p = reallocarray(seen, cap, sizeof *p)) == NULL) {
+				free(seen);
+				return -1;
+			}
+			seen = p;
+		}
+		seen[n].name = (const char *)buf + off + BUILDID_MMAP2_NAME;
+		seen[n].id = buf + off + BUILDID_MMAP2_DEV + 4;
+		seen[n].size = buf[off + BUILDID_MMAP2_DEV];
+		n++;
+	}
+	/* every process maps libc: one record per name and id */
+	qsort(seen, n, sizeof *seen, buildid_seen_cmp);
+	for (i = 0; i < n && rc == 0; i++)
+		if (i == 0 || buildid_seen_cmp(&seen[i - 1], &seen[i]) != 0)
+			rc = buildid_record(out, -1, PERF_RECORD_MISC_USER,
+			    seen[i].id, seen[i].size, seen[i].name);
+	free(seen);
+	return rc;
+}
+
 int
 buildid_flush(struct buildid *b, struct sbuf *out, unsigned int wait_ms)
 {

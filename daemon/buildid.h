@@ -42,6 +42,10 @@ int	buildid_notes(const uint8_t *notes, size_t size, size_t align,
 int	buildid_record(struct sbuf *, int32_t pid, uint16_t misc,
 	    const uint8_t *id, size_t len, const char *name);
 
+/* A HEADER_BUILD_ID for each name and id that the MMAP2 records of
+ * buf[0..len) (a preamble's, whole and 8-aligned) carry. 0 or -1. */
+int	buildid_preamble(struct sbuf *, const uint8_t *buf, size_t len);
+
 struct buildid;
 
 struct buildid	*buildid_create(void);

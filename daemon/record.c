@@ -319,6 +319,7 @@ struct record_prep {
 	int			*cpus;
 	char			 cmdline[512];
 	struct sbuf		 sb;
+	struct sbuf		 bids;		/* the build-ids sb's MMAP2s carry */
 	struct compress		*zc;		/* the stream the tasks began */
 	int			 rc;
 	int			 err;
@@ -340,6 +341,7 @@ record_prep_free(struct record_prep *p)
 	if (p->pipe[1] != -1)
 		close(p->pipe[1]);
 	sbuf_finish(&p->sb);
+	sbuf_finish(&p->bids);
 	compress_destroy(p->zc);
 	free(p->ids);
 	free(p->cpus);
@@ -357,6 +359,7 @@ record_prep_create(struct record *rec)
 	p->rec = rec;
 	p->pipe[0] = p->pipe[1] = -1;
 	sbuf_init(&p->sb);
+	sbuf_init(&p->bids);
 	p->ids = calloc(rec->nr_evs * rec->nr_cpus, sizeof(*p->ids));
 	p->cpus = calloc(rec->nr_cpus, sizeof(*p->cpus));
 	if (p->ids == NULL || p->cpus == NULL) {
@@ -450,6 +453,10 @@ record_prep_run(struct record_prep *p)
 
 	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
 	p->err = errno;
+	/* before the tasks may go compressed; no build-ids is no failure */
+	if (p->rc == 0 && buildid_preamble(&p->bids, p->sb.data + tasks.off,
+	    tasks.len) == -1)
+		sbuf_finish(&p->bids);
 	if (p->rc == 0)
 		record_prep_compress(p, &tasks);
 }
@@ -481,6 +488,9 @@ record_install(struct record *rec, struct record_prep *p)
 	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
 	buf = sbuf_take(&p->sb, &len);
+	/* the file's build-ids start with its preamble's */
+	rec->cur->buildids = p->bids;
+	sbuf_init(&p->bids);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
 	if ((rc = record_write_extra(rec, rec->cur, buf, len)) == -1) {
@@ -973,15 +983,18 @@ static void
 record_add_buildids(struct record *rec, struct tracefile *tf)
 {
 	uint8_t	*buf;
+	size_t	 from = tf->buildids.len, len;
 
 	if (buildid_flush(rec->bids, &tf->buildids, rec->state ==
 	    RECORD_STOPPING ? BUILDID_STOP_WAIT_MS : 0) == -1)
 		log_warnx("%s: out of memory for build-ids", tf->partial);
-	if (tf->buildids.len == 0 || tf->bad_off != UINT64_MAX ||
-	    (buf = malloc(tf->buildids.len)) == NULL)
+	/* the preamble's are in its MMAP2 records already */
+	len = tf->buildids.len - from;
+	if (len == 0 || tf->bad_off != UINT64_MAX ||
+	    (buf = malloc(len)) == NULL)
 		return;
-	memcpy(buf, tf->buildids.data, tf->buildids.len);
-	if (record_write_extra(rec, tf, buf, tf->buildids.len) == -1)
+	memcpy(buf, tf->buildids.data + from, len);
+	if (record_write_extra(rec, tf, buf, len) == -1)
 		log_warn("%s: writing the build-ids", tf->partial);
 }
 

@@ -394,6 +394,51 @@ test_collect(void)
 	buildid_destroy(NULL);
 }
 
+/* A preamble's MMAP2 with a build-id, as synth-proc writes it. */
+static size_t
+put_preamble_mmap2(uint8_t *buf, const char *name, uint8_t idsz, int flag)
+{
+	struct perf_event_header	 h;
+	size_t				 n = 72 + (strlen(name) + 8) / 8 * 8;
+
+	memset(buf, 0, n + 32);
+	h.type = PERF_RECORD_MMAP2;
+	h.misc = PERF_RECORD_MISC_USER |
+	    (flag ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0);
+	h.size = (uint16_t)(n + 32);		/* with a trailer */
+	memcpy(buf, &h, sizeof h);
+	buf[40] = idsz;
+	memcpy(buf + 44, want_id, idsz);
+	strcpy((char *)buf + 72, name);
+	return h.size;
+}
+
+static void
+test_preamble(void)
+{
+	struct sbuf	 sb;
+	uint8_t		 buf[4096];
+	size_t		 n = 0;
+
+	n += put_preamble_mmap2(buf + n, "/usr/lib/libc.so.6", 20, 1);
+	n += put_preamble_mmap2(buf + n, "/usr/bin/zsh", 20, 1);
+	n += put_preamble_mmap2(buf + n, "/usr/lib/libc.so.6", 20, 1);
+	n += put_preamble_mmap2(buf + n, "/usr/lib/libc.so.6", 16, 1);
+	n += put_preamble_mmap2(buf + n, "/usr/bin/noid", 20, 0);
+	n += put_preamble_mmap2(buf + n, "/usr/bin/bad", 21, 1);
+	sbuf_init(&sb);
+	CHECK_EQ(buildid_preamble(&sb, buf, n), 0);
+	/* one per name and id, in name order */
+	CHECK_EQ(sb.len, 3 * (8 + 4 + 24 + 64 + 4));
+	if (sb.len == 3 * 104) {
+		CHECK_STR((char *)sb.data + 36, "/usr/bin/zsh");
+		CHECK_STR((char *)sb.data + 104 + 36, "/usr/lib/libc.so.6");
+		CHECK_EQ(sb.data[104 + 32], 16);
+		CHECK_EQ(sb.data[208 + 32], 20);
+	}
+	sbuf_finish(&sb);
+}
+
 int
 main(void)
 {
@@ -401,6 +446,7 @@ main(void)
 
 	test_notes();
 	test_record();
+	test_preamble();
 	test_self_vs_readelf();
 	if (mkdtemp(tmpdir) == NULL) {
 		perror("mkdtemp");
