@@ -408,7 +408,7 @@ put_preamble_mmap2(uint8_t *buf, const char *name, uint8_t idsz, int flag)
 	h.size = (uint16_t)(n + 32);		/* with a trailer */
 	memcpy(buf, &h, sizeof h);
 	buf[40] = idsz;
-	memcpy(buf + 44, want_id, idsz);
+	memcpy(buf + 44, want_id, idsz > 20 ? 20 : idsz);
 	strcpy((char *)buf + 72, name);
 	return h.size;
 }
