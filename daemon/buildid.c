@@ -40,6 +40,9 @@
 /* a note run or section larger than this is not a build-id's */
 #define BUILDID_NOTES_MAX	65536
 #define BUILDID_HEADERS_MAX	4096
+/* A file read from a task that exited (or in a namespace we could not
+ * enter) is tried again through another task that maps it, this often */
+#define BUILDID_TRIES		3
 
 enum buildid_state {
 	BUILDID_PENDING,	/* queued or being read */
@@ -54,6 +57,7 @@ struct buildid_file {
 	uint64_t		 start, end;	/* ...there */
 	uint64_t		 mark;		/* last listed for this file */
 	enum buildid_state	 state;
+	uint8_t			 tries;		/* reads that found no id */
 	uint8_t			 size;
 	uint8_t			 id[BUILDID_MAX];
 	struct buildid_file	*hnext;
@@ -318,6 +322,7 @@ buildid_worker(void *arg)
 		pthread_mutex_lock(&b->mtx);
 		memcpy(f->id, id, len);
 		f->size = (uint8_t)len;
+		f->tries += len == 0;
 		f->state = BUILDID_DONE;
 		pthread_cond_broadcast(&b->done);
 	}
@@ -440,6 +445,50 @@ buildid_list(struct buildid *b, struct buildid_file *f)
 	f->mark = b->epoch;
 }
 
+/* Hand f to the worker; without one, f stays without an id. */
+static void
+buildid_queue(struct buildid *b, struct buildid_file *f)
+{
+	pthread_mutex_lock(&b->mtx);
+	if (b->running == 0) {
+		b->running = worker_spawn(&b->th, buildid_worker, b) == 0 ?
+		    1 : -1;
+		if (b->running == -1)
+			log_warnx("build-ids: cannot start a thread to read "
+			    "them; perf reads them at report time");
+	}
+	f->state = b->running == 1 ? BUILDID_PENDING : BUILDID_DONE;
+	if (b->running == 1) {
+		f->qnext = NULL;
+		*b->qtail = f;
+		b->qtail = &f->qnext;
+		pthread_cond_signal(&b->work);
+	}
+	pthread_mutex_unlock(&b->mtx);
+}
+
+/* f was read and had no id: read it again through this task? */
+static void
+buildid_retry(struct buildid *b, struct buildid_file *f, pid_t pid,
+    uint64_t start, uint64_t end)
+{
+	int	 again;
+
+	if (f->ino == 0 || f->pid == pid)
+		return;
+	pthread_mutex_lock(&b->mtx);
+	again = f->state == BUILDID_DONE && f->size == 0 &&
+	    f->tries < BUILDID_TRIES;
+	pthread_mutex_unlock(&b->mtx);
+	if (!again)
+		return;
+	/* the worker touches f only while it is queued: not now */
+	f->pid = pid;
+	f->start = start;
+	f->end = end;
+	buildid_queue(b, f);
+}
+
 static void
 buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 {
@@ -480,6 +529,7 @@ buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 		if (f->ino == ino && f->maj == maj && f->min == min &&
 		    strcmp(f->name, name) == 0 && (!given ||
 		    (f->size == idlen && memcmp(f->id, id, idlen) == 0))) {
+			buildid_retry(b, f, (pid_t)pid, start, start + len);
 			buildid_list(b, f);
 			return;
 		}
@@ -512,25 +562,8 @@ buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 		buildid_list(b, f);
 		return;
 	}
-	f->state = BUILDID_PENDING;
+	buildid_queue(b, f);
 	buildid_list(b, f);
-	pthread_mutex_lock(&b->mtx);
-	if (b->running == 0) {
-		b->running = worker_spawn(&b->th, buildid_worker, b) == 0 ?
-		    1 : -1;
-		if (b->running == -1)
-			log_warnx("build-ids: cannot start a thread to read "
-			    "them; perf reads them at report time");
-	}
-	if (b->running == -1) {
-		pthread_mutex_unlock(&b->mtx);
-		f->state = BUILDID_DONE;
-		return;
-	}
-	*b->qtail = f;
-	b->qtail = &f->qnext;
-	pthread_cond_signal(&b->work);
-	pthread_mutex_unlock(&b->mtx);
 }
 
 /* Copy len bytes at ring position pos out of a data area that wraps. */

@@ -274,16 +274,15 @@ test_record(void)
 
 #define RING	1024
 
-/* Put an MMAP2 of path at ring position pos; returns its size. */
+/* Put an MMAP2 of path by pid at start..end at ring position pos;
+ * returns its size. */
 static size_t
-put_mmap2(uint8_t *ring, uint64_t pos, uint16_t misc, const char *path,
-    const struct stat *st)
+put_mmap2_at(uint8_t *ring, uint64_t pos, uint16_t misc, const char *path,
+    const struct stat *st, uint32_t pid, uint64_t start, uint64_t end)
 {
 	uint8_t				 rec[512];
 	struct perf_event_header	 h;
-	uint32_t			 pid = (uint32_t)getpid();
-	uint64_t			 ino = st->st_ino, start = 0x1000,
-					 len = 0x2000;
+	uint64_t			 ino = st->st_ino, len = end - start;
 	size_t				 n = 72 + (strlen(path) + 8) / 8 * 8, i;
 
 	memset(rec, 0, sizeof rec);
@@ -302,6 +301,68 @@ put_mmap2(uint8_t *ring, uint64_t pos, uint16_t misc, const char *path,
 	for (i = 0; i < n; i++)
 		ring[(pos + i) % RING] = rec[i];
 	return n;
+}
+
+static size_t
+put_mmap2(uint8_t *ring, uint64_t pos, uint16_t misc, const char *path,
+    const struct stat *st)
+{
+	return put_mmap2_at(ring, pos, misc, path, st, (uint32_t)getpid(),
+	    0x1000, 0x3000);
+}
+
+/* Where this binary's text is mapped, from /proc/self/maps. */
+static int
+exe_text(const char *exe, uint64_t *start, uint64_t *end)
+{
+	char	 line[PATH_MAX + 128];
+	FILE	*f;
+	int	 rc = -1;
+
+	if ((f = fopen("/proc/self/maps", "r")) == NULL)
+		return -1;
+	while (rc == -1 && fgets(line, sizeof line, f) != NULL)
+		if (strstr(line, " r-xp ") != NULL && strstr(line, exe) &&
+		    sscanf(line, "%" SCNx64 "-%" SCNx64, start, end) == 2)
+			rc = 0;
+	fclose(f);
+	return rc;
+}
+
+/* A file first seen through a task that is gone and a name we cannot
+ * see is read again through the next task that maps it. */
+static void
+test_retry(void)
+{
+	struct buildid	*b;
+	struct sbuf	 sb;
+	struct stat	 st;
+	uint8_t		 ring[RING];
+	char		 exe[PATH_MAX], hidden[PATH_MAX + 64];
+	uint64_t	 tail = 0, head = 0, start, end;
+
+	CHECK(realpath("/proc/self/exe", exe) != NULL);
+	CHECK(stat(exe, &st) == 0);
+	CHECK_EQ(exe_text(exe, &start, &end), 0);
+	/* the name as another mount namespace would give it */
+	snprintf(hidden, sizeof hidden, "%s/no-such-root%s", tmpdir, exe);
+	CHECK((b = buildid_create()) != NULL);
+	sbuf_init(&sb);
+	head += put_mmap2_at(ring, head, PERF_RECORD_MISC_USER, hidden, &st,
+	    0x7fffffff, start, end);
+	buildid_note_ring(b, ring, RING, tail, head, 0);
+	CHECK_EQ(buildid_flush(b, &sb, 10000), 0);
+	CHECK_EQ(sb.len, 0);
+	tail = head;
+	head += put_mmap2_at(ring, head, PERF_RECORD_MISC_USER, hidden, &st,
+	    (uint32_t)getpid(), start, end);
+	buildid_note_ring(b, ring, RING, tail, head, 0);
+	CHECK_EQ(buildid_flush(b, &sb, 10000), 0);
+	CHECK(sb.len > 0);
+	if (sb.len > 36)
+		CHECK_STR((char *)sb.data + 36, hidden);
+	sbuf_finish(&sb);
+	buildid_destroy(b);
 }
 
 static void
@@ -454,6 +515,7 @@ main(void)
 	}
 	test_elf();
 	test_collect();
+	test_retry();
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		printf("cannot remove %s\n", tmpdir);
