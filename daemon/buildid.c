@@ -70,6 +70,7 @@ struct buildid {
 	size_t			  nbuckets;	/* a power of two */
 	size_t			  nfiles;
 	int			  full;		/* BUILDID_MAX_FILES reached */
+	uint64_t		  cleared;	/* stray flags found */
 	/* the files of the trace file being written */
 	struct buildid_file	**set;
 	size_t			  nset, capset;
@@ -630,7 +631,15 @@ buildid_note_ring(struct buildid *b, const uint8_t *data, size_t size,
 		}
 		tail += h.size;
 	}
+	b->cleared += bogus;
 	return bogus;
+}
+
+void
+buildid_stats(const struct buildid *b, uint64_t *files, uint64_t *cleared)
+{
+	*files = b->nfiles;
+	*cleared = b->cleared;
 }
 
 void

@@ -62,6 +62,9 @@ size_t		 buildid_note_ring(struct buildid *, const uint8_t *data,
 		    size_t size, uint64_t tail, uint64_t head, int kernel);
 /* Clear those flags in a drained copy of whole records. */
 void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
+/* Files known, and stray build-id flags found, over the daemon's life. */
+void		 buildid_stats(const struct buildid *, uint64_t *files,
+		    uint64_t *cleared);
 /*
  * The file that the notes since the last flush went to is being
  * finished: append a HEADER_BUILD_ID to out for each of its files with a
