@@ -2,10 +2,11 @@
  * buildid: build-ids of mapped files, read in user space (see buildid.h).
  *
  * Who touches what: the table (hash chains, the current file's list) is
- * the loop's alone. An entry's key (device, inode, name, where it was
- * mapped) is fixed before it is queued; its state and id are written by
- * the worker and read by the loop under the mutex. Entries live as long
- * as the daemon, so neither side ever holds a pointer that goes away.
+ * the loop's alone. An entry's key (device, inode, name) never changes;
+ * where it was mapped (pid, start, end) is set by the loop only while the
+ * entry is not queued; its state, id and tries are written by the worker
+ * and read by the loop under the mutex. Entries live as long as the
+ * daemon, so neither side ever holds a pointer that goes away.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
