@@ -76,6 +76,9 @@ static const struct command_opt command_opts[] = {
 	    "keep perfspilld's own samples out (--no-exclude-self)" },
 	{ "realtime", 'r', NULL, "PRIO",
 	    "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
+	{ "kernel_build_id", 0, NULL, NULL,
+	    "build-ids in the kernel's MMAP2 records; breaks a\n"
+	    "perf record running beside it (see perfspilld.json(5))" },
 	{ "cblocks", 0, NULL, "N", "AIO buffers per ring, 0 (serial write) to 8" },
 	{ "rotate_size", 0, NULL, "SIZE", "rotate when a file reaches SIZE (e.g. 256M)" },
 	{ "rotate_interval", 0, NULL, "T", "rotate after T (e.g. 3600, 1h)" },

@@ -59,6 +59,8 @@ static const struct config_key config_keys[] = {
 	    UINT64_C(1) << 32, 0),
 	K("compression", T_UINT, CONFIG_NEXT_START, compression, 0, 22, 0),
 	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
+	K("kernel_build_id", T_BOOL, CONFIG_NEXT_START, kernel_build_id, 0, 1,
+	    0),
 	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
 	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
 	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
@@ -661,6 +663,8 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n, " -m %" PRIu64
 		    " --aio=%" PRIu64, cfg->mmap_pages, cfg->cblocks);
+	if (n < len && cfg->kernel_build_id)
+		n += (size_t)snprintf(buf + n, len - n, " --buildid-mmap");
 	if (n < len && cfg->compression)
 		snprintf(buf + n, len - n, " -z %d", cfg->compression);
 }

@@ -34,6 +34,7 @@ struct config {
 	uint64_t	drain_ms;	/* periodic drain even without a wakeup */
 	int		compression;	/* 0 off, 1..22 zstd level */
 	int		exclude_self;	/* keep perfspilld's own samples out */
+	int		kernel_build_id;/* attr.build_id: see perfspilld.json(5) */
 	uint64_t	realtime;	/* SCHED_FIFO priority while recording */
 	uint64_t	mmap_flush;	/* least bytes a wakeup drains; 0: ring/4 */
 	/* live: applied while recording */

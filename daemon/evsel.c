@@ -182,7 +182,11 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 			a->comm = 1;
 			a->comm_exec = 1;
 			a->task = 1;
-			a->build_id = 1;
+			/* off by default: on kernels up to at least 6.1 it
+			 * makes every other recorder's MMAP2 records claim a
+			 * build-id they lack, and perf record then aborts;
+			 * buildid.c reads the ids in user space instead */
+			a->build_id = cfg->kernel_build_id ? 1 : 0;
 		}
 	}
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "buildid.h"
 #include "cblock.h"
 #include "compress.h"
 #include "evsel.h"
@@ -34,6 +35,7 @@
 #include "sbuf.h"
 #include "synth.h"
 #include "tracefile.h"
+#include "worker.h"
 
 /* perf's user-space record types (tools/perf/util/event.h) */
 #define REC_FINISHED_ROUND	68
@@ -72,6 +74,7 @@ struct record {
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
 	struct tracefile_list	 closing;
+	struct buildid		*bids;		/* the daemon's life, not a start's */
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	uint32_t		 self_pid;	/* our samples are not written... */
 	size_t			 pid_off;	/* ...found here; 0: keep them */
@@ -115,6 +118,10 @@ record_create(struct event_base *base, int dirfd)
 
 	if ((rec = calloc(1, sizeof(*rec))) == NULL)
 		return NULL;
+	if ((rec->bids = buildid_create()) == NULL) {
+		free(rec);
+		return NULL;
+	}
 	rec->base = base;
 	rec->dirfd = dirfd;
 	TAILQ_INIT(&rec->closing);
@@ -279,16 +286,17 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
-/* Write bytes that are not ring data (the preamble) to the current file. */
+/* Write bytes that are not ring data (the preamble) to tf; takes buf. */
 static int
-record_write_extra(struct record *rec, uint8_t *buf, size_t len)
+record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+    size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(rec->cur, len);
+	uint64_t	 off = tracefile_reserve(tf, len);
 	int		 rc;
 
 	if (rec->cfg.cblocks == 0) {
-		rc = tracefile_pwrite(rec->cur, off, buf, len);
+		rc = tracefile_pwrite(tf, off, buf, len);
 		free(buf);
 		return rc;
 	}
@@ -296,7 +304,7 @@ record_write_extra(struct record *rec, uint8_t *buf, size_t len)
 		free(buf);
 		return -1;
 	}
-	return cblock_submit(&rec->q, cb, rec->cur, off);
+	return cblock_submit(&rec->q, cb, tf, off);
 }
 
 /*
@@ -313,6 +321,7 @@ struct record_prep {
 	int			*cpus;
 	char			 cmdline[512];
 	struct sbuf		 sb;
+	struct sbuf		 bids;		/* the build-ids sb's MMAP2s carry */
 	struct compress		*zc;		/* the stream the tasks began */
 	int			 rc;
 	int			 err;
@@ -334,6 +343,7 @@ record_prep_free(struct record_prep *p)
 	if (p->pipe[1] != -1)
 		close(p->pipe[1]);
 	sbuf_finish(&p->sb);
+	sbuf_finish(&p->bids);
 	compress_destroy(p->zc);
 	free(p->ids);
 	free(p->cpus);
@@ -351,6 +361,7 @@ record_prep_create(struct record *rec)
 	p->rec = rec;
 	p->pipe[0] = p->pipe[1] = -1;
 	sbuf_init(&p->sb);
+	sbuf_init(&p->bids);
 	p->ids = calloc(rec->nr_evs * rec->nr_cpus, sizeof(*p->ids));
 	p->cpus = calloc(rec->nr_cpus, sizeof(*p->cpus));
 	if (p->ids == NULL || p->cpus == NULL) {
@@ -444,6 +455,10 @@ record_prep_run(struct record_prep *p)
 
 	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
 	p->err = errno;
+	/* before the tasks may go compressed; no build-ids is no failure */
+	if (p->rc == 0 && buildid_preamble(&p->bids, p->sb.data + tasks.off,
+	    tasks.len) == -1)
+		sbuf_finish(&p->bids);
 	if (p->rc == 0)
 		record_prep_compress(p, &tasks);
 }
@@ -475,9 +490,12 @@ record_install(struct record *rec, struct record_prep *p)
 	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
 	buf = sbuf_take(&p->sb, &len);
+	/* the file's build-ids start with its preamble's */
+	rec->cur->buildids = p->bids;
+	sbuf_init(&p->bids);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
-	if ((rc = record_write_extra(rec, buf, len)) == -1) {
+	if ((rc = record_write_extra(rec, rec->cur, buf, len)) == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
@@ -770,6 +788,7 @@ record_drain_all(struct record *rec, uint64_t min)
 	uint64_t		 head, tail, off;
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
+	size_t			 bogus;
 	const uint8_t		*src[2];
 	int			 k;
 	struct tracefile	*tf = rec->cur;
@@ -795,6 +814,8 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 		before = c->counts;
 		c->bytes += (uint64_t)n;
+		bogus = buildid_note_ring(rec->bids, c->ring.data, c->ring.size,
+		    tail, head, rec->cfg.kernel_build_id);
 		ncb = rec->cfg.cblocks;
 		if (tf == NULL || ncb == 0 ||
 		    record_ensure_cblocks(rec, c) == -1) {
@@ -815,11 +836,14 @@ record_drain_all(struct record *rec, uint64_t min)
 			l[0] = sp.len[0];
 			src[1] = c->ring.data + sp.off[1];
 			l[1] = sp.len[1];
-			if (c->counts.self != before.self) {
+			if (c->counts.self != before.self || bogus) {
 				l[0] = ring_copy_excl(&c->ring, tail, head,
 				    rec->xbuf, rec->self_pid, rec->pid_off);
 				src[0] = rec->xbuf;
 				l[1] = 0;
+				if (bogus)
+					buildid_repair(rec->xbuf, l[0],
+					    rec->cfg.kernel_build_id);
 			}
 			if (rec->zc != NULL && l[0] + l[1] > 0 &&
 			    (len = compress_records(rec->zc, rec->zbuf,
@@ -857,6 +881,9 @@ record_drain_all(struct record *rec, uint64_t min)
 		 * the cblock: the AIO path stays the same, with fewer bytes.
 		 */
 		ring_copy(&c->ring, &sp, rec->zc ? rec->xbuf : cb->buf);
+		if (bogus)
+			buildid_repair(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
+			    rec->cfg.kernel_build_id);
 		/* the copy is ours: give the space back to the kernel now */
 		ring_release(&c->ring, head);
 		len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
@@ -951,12 +978,39 @@ record_file_done(struct tracefile *tf, void *arg)
 		rec->file_cb(tf->name, 1, rec->file_arg);
 }
 
+/*
+ * The build-ids of the files tf's tasks mapped, as the last thing before
+ * it closes: perf reads HEADER_BUILD_ID records anywhere in a pipe-format
+ * stream. Only the last file of a recording waits (a bounded time, rings
+ * already closed) for ids still being read; at a rotation they go to the
+ * next file.
+ */
+static void
+record_add_buildids(struct record *rec, struct tracefile *tf)
+{
+	uint8_t	*buf;
+	size_t	 from = tf->buildids.len, len;
+
+	if (buildid_flush(rec->bids, &tf->buildids, rec->state ==
+	    RECORD_STOPPING ? BUILDID_STOP_WAIT_MS : 0) == -1)
+		log_warnx("%s: out of memory for build-ids", tf->partial);
+	/* the preamble's are in its MMAP2 records already */
+	len = tf->buildids.len - from;
+	if (len == 0 || tf->bad_off != UINT64_MAX ||
+	    (buf = malloc(len)) == NULL)
+		return;
+	memcpy(buf, tf->buildids.data + from, len);
+	if (record_write_extra(rec, tf, buf, len) == -1)
+		log_warn("%s: writing the build-ids", tf->partial);
+}
+
 /* Put the current file on the closing list; its writes finish there. */
 static void
 record_retire_file(struct record *rec)
 {
 	if (rec->cur == NULL)
 		return;
+	record_add_buildids(rec, rec->cur);
 	tracefile_close(rec->cur, record_file_done, rec);
 	TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
 	rec->cur = NULL;
@@ -966,6 +1020,7 @@ record_retire_file(struct record *rec)
 static void
 record_switch(struct record *rec, struct tracefile *old, const char *why)
 {
+	record_add_buildids(rec, old);
 	tracefile_close(old, record_file_done, rec);
 	TAILQ_INSERT_TAIL(&rec->closing, old, entry);
 	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
@@ -1049,20 +1104,7 @@ record_prep_done(evutil_socket_t fd, short what, void *arg)
 static int
 record_prep_spawn(struct record_prep *p)
 {
-	pthread_attr_t		 attr;
-	struct sched_param	 sp;
-	int			 rc;
-
-	memset(&sp, 0, sizeof(sp));
-	if ((rc = pthread_attr_init(&attr)) != 0)
-		return rc;
-	if ((rc = pthread_attr_setinheritsched(&attr,
-	    PTHREAD_EXPLICIT_SCHED)) == 0 &&
-	    (rc = pthread_attr_setschedpolicy(&attr, SCHED_OTHER)) == 0 &&
-	    (rc = pthread_attr_setschedparam(&attr, &sp)) == 0)
-		rc = pthread_create(&p->th, &attr, record_prep_thread, p);
-	pthread_attr_destroy(&attr);
-	return rc;
+	return worker_spawn(&p->th, record_prep_thread, p);
 }
 
 /* Rotation by size or age: the preamble is built off the loop. */
@@ -1306,11 +1348,18 @@ record_status(struct record *rec)
 	static const char	*names[] = { "idle", "recording", "stopping" };
 	json_object		*o = json_object_new_object(), *cpus, *c, *f;
 	struct record_cpu	*rc;
+	uint64_t		 files, cleared;
 	size_t			 i;
 
 	json_object_object_add(o, "state",
 	    json_object_new_string(names[rec->state]));
 	record_add_disk(rec, o);
+	/* the daemon's life, not the recording's: also when idle */
+	buildid_stats(rec->bids, &files, &cleared);
+	f = json_object_new_object();
+	record_add_u64(f, "files", files);
+	record_add_u64(f, "stray_flags_cleared", cleared);
+	json_object_object_add(o, "build_ids", f);
 	if (rec->state == RECORD_IDLE) {
 		if (rec->last_file[0])
 			json_object_object_add(o, "last_file",
@@ -1395,6 +1444,7 @@ record_destroy(struct record *rec)
 	compress_destroy(rec->zc);
 	free(rec->zbuf);
 	free(rec->xbuf);
+	buildid_destroy(rec->bids);
 	free(rec);
 }
 

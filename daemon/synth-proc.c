@@ -23,10 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buildid.h"
 #include "synth-int.h"
 
 #define SYNTH_PROC_KERNEL	"[kernel.kallsyms]_text"
-#define SYNTH_PROC_BID_MAX	20	/* room in MMAP2 */
+#define SYNTH_PROC_BID_MAX	BUILDID_MAX	/* room in MMAP2 */
 #define SYNTH_PROC_COMM_MAX	15	/* TASK_COMM_LEN - 1 */
 
 /* The build-id of a file, by device and inode; size 0 if none. */
@@ -57,9 +58,6 @@ static int	synth_proc_maps(struct synth_proc *, pid_t);
 static int	synth_proc_buildid(struct synth_proc *, pid_t, uint64_t,
 		    uint64_t, uint32_t, uint32_t, uint64_t, const char *,
 		    const struct synth_proc_bid **);
-static void	synth_proc_elf(int, struct synth_proc_bid *);
-static int	synth_proc_notes(const uint8_t *, size_t, size_t,
-		    struct synth_proc_bid *);
 static pid_t	synth_proc_number(const char *);
 static int	synth_proc_kernel_bid(struct sbuf *, const struct synth_ctx *);
 
@@ -138,33 +136,21 @@ synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
 static int
 synth_proc_kernel_bid(struct sbuf *out, const struct synth_ctx *ctx)
 {
-	static const char	 name[] = "[kernel.kallsyms]";
-	struct synth_proc_bid	 b;
-	struct synth_rec	 r;
-	char			*notes;
-	size_t			 len;
-	uint8_t			 id[24];
+	char		*notes;
+	size_t		 len, idlen;
+	uint8_t		 id[BUILDID_MAX];
+	int		 rc;
 
 	(void)ctx;
-	memset(&b, 0, sizeof(b));
 	if (synth_slurp("/sys/kernel/notes", &notes, &len) == -1)
 		return errno == ENOMEM ? -1 : 0;
-	if (synth_proc_notes((const uint8_t *)notes, len, 4, &b) == -1) {
-		free(notes);
-		return 0;
-	}
+	rc = buildid_notes((const uint8_t *)notes, len, 4, id, &idlen);
 	free(notes);
-	memset(id, 0, sizeof(id));
-	memcpy(id, b.id, b.size > 20 ? 20 : b.size);
-	id[20] = b.size > 20 ? 20 : b.size;
-	/* misc: the kernel, and "the size byte is valid" (1 << 15) */
-	synth_rec_begin(&r, out, SYNTH_HEADER_BUILD_ID,
-	    PERF_RECORD_MISC_KERNEL | (1 << 15));
-	synth_rec_u32(&r, (uint32_t)-1);
-	synth_rec_put(&r, id, sizeof(id));
-	/* perf aligns the name to 64 bytes (NAME_ALIGN) */
-	synth_rec_str(&r, name, 64);
-	return synth_rec_end(&r, 0);
+	if (rc == -1)
+		return 0;
+	/* pid -1: the host's kernel */
+	return buildid_record(out, -1, PERF_RECORD_MISC_KERNEL, id, idlen,
+	    "[kernel.kallsyms]");
 }
 
 /*
@@ -429,7 +415,7 @@ synth_proc_buildid(struct synth_proc *p, pid_t pid, uint64_t start,
 	struct synth_proc_bid	*b;
 	struct stat		 st;
 	char			 path[4096];
-	size_t			 i, cap;
+	size_t			 i, cap, len;
 	int			 fd;
 
 	for (i = 0; i < p->nr_bids; i++) {
@@ -464,99 +450,10 @@ synth_proc_buildid(struct synth_proc *p, pid_t pid, uint64_t start,
 			return 0;
 		}
 	}
-	synth_proc_elf(fd, b);
+	if (buildid_elf(fd, b->id, &len) == 0)
+		b->size = (uint8_t)len;
 	close(fd);
 	return 0;
-}
-
-/* The NT_GNU_BUILD_ID note, from the program headers: no sections. */
-static void
-synth_proc_elf(int fd, struct synth_proc_bid *b)
-{
-	union {
-		unsigned char	ident[EI_NIDENT];
-		Elf32_Ehdr	e32;
-		Elf64_Ehdr	e64;
-	}			 eh;
-	union {
-		Elf32_Phdr	p32;
-		Elf64_Phdr	p64;
-	}			 ph;
-	uint8_t			*notes;
-	uint64_t		 phoff, off, size, align;
-	unsigned		 phnum, phentsize, i, type;
-	int			 is64, one = 1;
-
-	if (pread(fd, &eh, sizeof eh, 0) < (ssize_t)sizeof eh.e32)
-		return;
-	if (memcmp(eh.ident, ELFMAG, SELFMAG) != 0)
-		return;
-	/* Only our own byte order: that is all we can be mapping. */
-	if (eh.ident[EI_DATA] != (*(char *)&one ? ELFDATA2LSB : ELFDATA2MSB))
-		return;
-	if (eh.ident[EI_CLASS] == ELFCLASS64) {
-		is64 = 1;
-		phoff = eh.e64.e_phoff;
-		phnum = eh.e64.e_phnum;
-		phentsize = eh.e64.e_phentsize;
-		if (phentsize < sizeof ph.p64)
-			return;
-	} else if (eh.ident[EI_CLASS] == ELFCLASS32) {
-		is64 = 0;
-		phoff = eh.e32.e_phoff;
-		phnum = eh.e32.e_phnum;
-		phentsize = eh.e32.e_phentsize;
-		if (phentsize < sizeof ph.p32)
-			return;
-	} else
-		return;
-
-	for (i = 0; i < phnum && i < 256; i++) {
-		if (pread(fd, &ph, is64 ? sizeof ph.p64 : sizeof ph.p32,
-		    phoff + (uint64_t)i * phentsize) != (ssize_t)(is64 ?
-		    sizeof ph.p64 : sizeof ph.p32))
-			return;
-		type = is64 ? ph.p64.p_type : ph.p32.p_type;
-		off = is64 ? ph.p64.p_offset : ph.p32.p_offset;
-		size = is64 ? ph.p64.p_filesz : ph.p32.p_filesz;
-		align = is64 ? ph.p64.p_align : ph.p32.p_align;
-		if (type != PT_NOTE || size == 0 || size > 65536)
-			continue;
-		if ((notes = malloc(size)) == NULL)
-			return;
-		if (pread(fd, notes, size, off) == (ssize_t)size &&
-		    synth_proc_notes(notes, size, align == 8 ? 8 : 4, b) == 0) {
-			free(notes);
-			return;
-		}
-		free(notes);
-	}
-}
-
-static int
-synth_proc_notes(const uint8_t *notes, size_t size, size_t align,
-    struct synth_proc_bid *b)
-{
-	Elf64_Nhdr	nh;		/* same layout as Elf32_Nhdr */
-	size_t		off = 0, desc;
-
-	while (off + sizeof nh <= size) {
-		memcpy(&nh, notes + off, sizeof nh);
-		desc = off + SYNTH_ALIGN(sizeof nh + nh.n_namesz, align);
-		if (desc > size || nh.n_descsz > size - desc)
-			break;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp(notes + off + sizeof nh, "GNU", 4) == 0) {
-			if (nh.n_descsz == 0 ||
-			    nh.n_descsz > SYNTH_PROC_BID_MAX)
-				return -1;
-			memcpy(b->id, notes + desc, nh.n_descsz);
-			b->size = nh.n_descsz;
-			return 0;
-		}
-		off = SYNTH_ALIGN(desc + nh.n_descsz, align);
-	}
-	return -1;
 }
 
 static pid_t

@@ -25,6 +25,7 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 	tf->dirfd = dirfd;
 	tf->fd = -1;
 	tf->bad_off = UINT64_MAX;
+	sbuf_init(&tf->buildids);
 	tf->opened = time(NULL);
 	gmtime_r(&tf->opened, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
@@ -182,5 +183,6 @@ tracefile_free(struct tracefile *tf)
 		return;
 	if (tf->fd != -1)
 		close(tf->fd);
+	sbuf_finish(&tf->buildids);
 	free(tf);
 }

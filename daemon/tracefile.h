@@ -14,6 +14,8 @@
 #include <sys/queue.h>
 #include <time.h>
 
+#include "sbuf.h"
+
 enum tracefile_state {
 	TRACEFILE_OPEN,		/* takes new data */
 	TRACEFILE_CLOSING,	/* no new data; requests still in flight */
@@ -39,6 +41,7 @@ struct tracefile {
 	int			 removed;	/* failed inside the preamble */
 	time_t			 opened;
 	uint64_t		 samples;	/* ring samples placed in this file */
+	struct sbuf		 buildids;	/* HEADER_BUILD_ID records */
 	struct aiocb		 sync;
 	tracefile_done_cb	 done;
 	void			*done_arg;

@@ -78,7 +78,9 @@ fi
 CC=${CC:-cc}
 CFLAGS="-Wall -Wextra -Werror -std=c11 -D_GNU_SOURCE -O2 -g"
 if ! $CC $CFLAGS -o "$TMP/synth-dump" "$TOP"/daemon/synth*.c \
-    "$TOP/daemon/sbuf.c" "$TOP/tests/synth-dump.c" 2>"$TMP/cc.err"; then
+    "$TOP/daemon/sbuf.c" "$TOP/daemon/buildid.c" "$TOP/daemon/worker.c" \
+    "$TOP/common/log.c" \
+    -I"$TOP/common" "$TOP/tests/synth-dump.c" -pthread 2>"$TMP/cc.err"; then
 	cat "$TMP/cc.err"
 	echo "FAIL: build synth-dump"
 	exit 1
@@ -86,7 +88,9 @@ fi
 # With libzstd, a second build that can write PERF_RECORD_COMPRESSED.
 ZDUMP=
 if $CC $CFLAGS -DDUMP_ZSTD -o "$TMP/synth-dump-z" "$TOP"/daemon/synth*.c \
-    "$TOP/daemon/sbuf.c" "$TOP/tests/synth-dump.c" -lzstd 2>/dev/null; then
+    "$TOP/daemon/sbuf.c" "$TOP/daemon/buildid.c" "$TOP/daemon/worker.c" \
+    "$TOP/common/log.c" \
+    -I"$TOP/common" "$TOP/tests/synth-dump.c" -pthread -lzstd 2>/dev/null; then
 	ZDUMP=$TMP/synth-dump-z
 fi
 cat >"$TMP/spin.c" <<'EOF'

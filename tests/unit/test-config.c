@@ -167,6 +167,13 @@ test_recording_keys(void)
 	CHECK_EQ(apply1(&c, "{\"callgraph\":1}"), PROTO_E_BAD_TYPE);
 	CHECK_EQ(apply1(&c, "{\"callgraph\":\"yes\"}"), PROTO_E_BAD_TYPE);
 
+	/* kernel_build_id: off unless asked for (it breaks other recorders) */
+	config_defaults(&c);
+	CHECK_EQ(c.kernel_build_id, 0);
+	CHECK_EQ(apply1(&c, "{\"kernel_build_id\":true}"), 0);
+	CHECK_EQ(c.kernel_build_id, 1);
+	CHECK_EQ(apply1(&c, "{\"kernel_build_id\":1}"), PROTO_E_BAD_TYPE);
+
 	/* mmap_pages: a power of two in [1, 65536] */
 	CHECK_EQ(apply1(&c, "{\"mmap_pages\":1}"), 0);
 	CHECK_EQ(apply1(&c, "{\"mmap_pages\":65536}"), 0);
@@ -572,7 +579,8 @@ test_to_json(void)
 		n += (size_t)snprintf(order + n, sizeof(order) - n, "%s ",
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
-	    "drain_ms mmap_flush compression exclude_self realtime cblocks "
+	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
+	    "realtime cblocks "
 	    "rotate_size "
 	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "

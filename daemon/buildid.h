@@ -1,0 +1,77 @@
+/*
+ * buildid: the build-ids of the files that recorded tasks map, read in
+ * user space as perf record reads them, so that the kernel need not put
+ * them in its MMAP2 records (attr.build_id), which breaks any perf record
+ * running beside us on the kernels we target (docs/file-format.md).
+ *
+ * The loop notes the MMAP2 records of the ring data it drains: a lookup
+ * in a table that lives as long as the daemon, so each file is read once.
+ * A worker thread reads the notes of a file it has not seen; the loop
+ * never opens a mapped file. When a trace file is finished, it takes a
+ * PERF_RECORD_HEADER_BUILD_ID for each file it saw that is resolved by
+ * then.
+ */
+#ifndef PERFSPILL_BUILDID_H
+#define PERFSPILL_BUILDID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbuf.h"
+
+#define BUILDID_MAX		20	/* the most an MMAP2 record holds */
+/* How long finishing the last file of a recording waits for the files
+ * its rings named last; a rotation does not wait, the new file takes
+ * what is still being read. */
+#define BUILDID_STOP_WAIT_MS	1000
+/* Files remembered over the daemon's life; past it, new ones are not
+ * read (perf then reads them itself at report time). */
+#define BUILDID_MAX_FILES	65536
+
+/*
+ * The NT_GNU_BUILD_ID note of an ELF file: from the program headers
+ * (PT_NOTE), else from the section headers (SHT_NOTE). 0 with the id
+ * and its size (1..BUILDID_MAX), or -1 when the file has none.
+ */
+int	buildid_elf(int fd, uint8_t *id, size_t *len);
+/* The same from a run of notes (align 4 or 8), as in /sys/kernel/notes. */
+int	buildid_notes(const uint8_t *notes, size_t size, size_t align,
+	    uint8_t *id, size_t *len);
+/* Append one PERF_RECORD_HEADER_BUILD_ID (perf's layout, the name padded
+ * to 64 bytes as perf writes it). 0, or -1 when memory runs out. */
+int	buildid_record(struct sbuf *, int32_t pid, uint16_t misc,
+	    const uint8_t *id, size_t len, const char *name);
+
+/* A HEADER_BUILD_ID for each name and id that the MMAP2 records of
+ * buf[0..len) (a preamble's, whole and 8-aligned) carry. 0 or -1. */
+int	buildid_preamble(struct sbuf *, const uint8_t *buf, size_t len);
+
+struct buildid;
+
+struct buildid	*buildid_create(void);
+/* Stops the worker; waits for a read in progress. NULL is fine. */
+void		 buildid_destroy(struct buildid *);
+/*
+ * Note the MMAP2 records of ring data [tail, head) of a data area of
+ * size bytes (a power of two); records may wrap. kernel: we asked for
+ * attr.build_id. Returns how many of them carry a build-id flag that
+ * another recorder's attr.build_id put on a record holding no build-id:
+ * the ring is read-only, so the caller repairs its copy. Loop only.
+ */
+size_t		 buildid_note_ring(struct buildid *, const uint8_t *data,
+		    size_t size, uint64_t tail, uint64_t head, int kernel);
+/* Clear those flags in a drained copy of whole records. */
+void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
+/* Files known, and stray build-id flags found, over the daemon's life. */
+void		 buildid_stats(const struct buildid *, uint64_t *files,
+		    uint64_t *cleared);
+/*
+ * The file that the notes since the last flush went to is being
+ * finished: append a HEADER_BUILD_ID to out for each of its files with a
+ * build-id, waiting at most wait_ms for those still being read; the ones
+ * still unread then go to the next file instead. 0, or -1 (ENOMEM).
+ */
+int		 buildid_flush(struct buildid *, struct sbuf *out,
+		    unsigned int wait_ms);
+
+#endif
