@@ -84,11 +84,26 @@ class Daemon:
         self.logf = open(self.log, "ab")
         self.proc = subprocess.Popen(self.argv(), stdout=self.logf,
                                      stderr=subprocess.STDOUT, env=env)
-        wait_for(lambda: os.path.exists(self.sock) or
-                 self.proc.poll() is not None, what="the control socket")
+        # the socket's name exists from bind(), before listen(): wait
+        # until it takes a connection, or a client may be refused
+        wait_for(lambda: self.listening() or self.proc.poll() is not None,
+                 what="the control socket")
         if self.proc.poll() is not None:
             raise AssertionError("perfspilld exited at start:\n" +
                                  self.read_log())
+
+    def listening(self):
+        """Is our socket in listen state? Read from /proc/net/unix rather
+        than by connecting, which would be one client more for the
+        daemon to count."""
+        with open("/proc/net/unix") as f:
+            for line in f:
+                p = line.split()
+                # Num RefCount Protocol Flags Type St Inode Path
+                if len(p) >= 8 and p[7] == self.sock and \
+                        int(p[3], 16) & 0x10000:    # __SO_ACCEPTCON
+                    return True
+        return False
 
     def read_log(self):
         with open(self.log, errors="replace") as f:
