@@ -22,6 +22,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "outdir.h"
 #include "paths.h"
 #include "record.h"
 #include "retain.h"
@@ -146,28 +147,6 @@ daemon_status_line(char *buf, size_t len, void *arg)
 	record_summary(d->rec, buf, len);
 }
 
-static int
-daemon_output_dir(const char *dir)
-{
-	char	 p[CONFIG_PATH_LEN], *s;
-	int	 fd;
-
-	snprintf(p, sizeof(p), "%s", dir);
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(p, 0750) == -1 && errno != EEXIST)
-		return -1;
-	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	return fd;
-}
-
 /* Fork into the background; the parent exits once the child is ready
  * (or with its error), so that "perfspilld && perfspillctl" works. */
 static int
@@ -221,6 +200,7 @@ main(int argc, char *argv[])
 
 	memset(&d, 0, sizeof(d));
 	d.dirfd = -1;
+	d.lockfd = -1;
 	while ((ch = getopt_long(argc, argv, "c:fnvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -286,8 +266,12 @@ main(int argc, char *argv[])
 	ai.aio_idle_time = 30;
 	aio_init(&ai);
 
-	if ((d.dirfd = daemon_output_dir(d.cfg.output_dir)) == -1)
+	if ((d.dirfd = outdir_create(d.cfg.output_dir)) == -1)
 		fatal("output directory %s", d.cfg.output_dir);
+	/* before salvage and retention: a second daemon changes nothing */
+	if ((d.lockfd = outdir_lock(d.dirfd, d.cfg.output_dir)) == -1)
+		fatalx("not starting; nothing in %s was changed",
+		    d.cfg.output_dir);
 	/* a crash left .partial files: make them whole before anything new */
 	salvage_dir(d.dirfd);
 	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free);
@@ -345,5 +329,6 @@ main(int argc, char *argv[])
 		event_free(sigs[i]);
 	event_base_free(d.base);
 	close(d.dirfd);
+	close(d.lockfd);
 	return 0;
 }
