@@ -1,5 +1,6 @@
 /*
- * outdir: creating and locking the output directory (see outdir.h).
+ * outdir: creating, locking and re-finding the output directory (see
+ * outdir.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,5 +64,45 @@ outdir_lock(int dirfd, const char *path)
 	return fd;
 error:
 	close(fd);
+	return -1;
+}
+
+int
+outdir_gone(int dirfd, const char *path)
+{
+	struct stat	 st, pst;
+
+	if (fstat(dirfd, &st) == -1 || st.st_nlink == 0)
+		return 1;
+	/* renamed away: the directory lives on, but not where we write */
+	if (stat(path, &pst) == -1 || pst.st_dev != st.st_dev ||
+	    pst.st_ino != st.st_ino)
+		return 1;
+	return 0;
+}
+
+int
+outdir_reopen(int dirfd, int lockfd, const char *path)
+{
+	int	 fd, lfd = -1, e;
+
+	/* not created: whoever removed it may mean it (an unmount, a full
+	 * disk cleared by hand); recording waits for it to come back */
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((lfd = outdir_lock(fd, path)) == -1)
+		goto error;
+	if (dup3(fd, dirfd, O_CLOEXEC) == -1 ||
+	    dup3(lfd, lockfd, O_CLOEXEC) == -1)
+		goto error;
+	close(lfd);
+	close(fd);
+	return 0;
+error:
+	e = errno;
+	if (lfd != -1)
+		close(lfd);
+	close(fd);
+	errno = e;
 	return -1;
 }

@@ -284,6 +284,7 @@ main(int argc, char *argv[])
 	}
 	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
 		fatal("record_create");
+	record_set_lock(d.rec, d.lockfd);
 	if ((d.ctl = control_create(&d)) == NULL)
 		fatalx("cannot open the control socket %s", d.cfg.socket_path);
 	d.notify = notify_create(d.base, daemon_status_line, &d);

@@ -25,6 +25,9 @@ enum record_state {
 typedef void (*record_stop_cb)(struct record *, const char *file, void *);
 
 struct record	*record_create(struct event_base *, int dirfd);
+/* The output directory's lock (outdir.h): a directory removed and made
+ * again is locked anew before anything is written into it. */
+void		 record_set_lock(struct record *, int lockfd);
 void		 record_destroy(struct record *);
 
 enum record_state record_state(const struct record *);
@@ -37,6 +40,9 @@ int	record_stop(struct record *, record_stop_cb cb, void *arg);
 /* Finish the current file and continue in a new one; why is logged.
  * 0, or -1 when not recording (or no new file could be made). */
 int	record_rotate(struct record *, const char *why);
+/* Why the last recording lost files (its output directory was removed),
+ * for stop to report; NULL when nothing was lost that way. */
+const char	*record_problem(const struct record *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */

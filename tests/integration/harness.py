@@ -35,6 +35,19 @@ def ensure_tracefs():
                    check=False, stderr=subprocess.DEVNULL)
 
 
+def need_tp():
+    """The syscall tracepoint: a load whose rate the test sets."""
+    ensure_tracefs()
+    if not os.path.isdir("/sys/kernel/tracing/events/raw_syscalls"):
+        raise Skip("no raw_syscalls tracepoints on this machine")
+
+
+def syscalls(n):
+    """About 2n cheap syscalls: dd copies one byte at a time."""
+    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+                    "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
+
+
 def wait_for(pred, timeout=20.0, what="condition"):
     """Poll pred until true; a generous bound, never a performance claim."""
     end = time.monotonic() + timeout

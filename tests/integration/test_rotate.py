@@ -8,21 +8,10 @@ import tempfile
 import time
 
 import harness
-from harness import Daemon, perf, perf_stats, perf_valid, wait_for, Skip
+from harness import Daemon, perf, perf_stats, perf_valid, wait_for, \
+    need_tp, syscalls, Skip
 
 TP = "raw_syscalls:sys_enter"
-
-
-def need_tp():
-    harness.ensure_tracefs()
-    if not os.path.isdir("/sys/kernel/tracing/events/raw_syscalls"):
-        raise Skip("no raw_syscalls tracepoints on this machine")
-
-
-def syscalls(n):
-    """About 2n cheap syscalls: dd copies one byte at a time."""
-    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
-                    "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
 
 
 def test_size_rotation_counts_add_up():

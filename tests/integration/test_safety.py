@@ -1,10 +1,14 @@
 """The output directory under an operator's mistakes: a second daemon on
-it. No file of the daemon that owns the directory is touched."""
+it, the directory removed while recording. No finished file is lost to
+them, and what is lost is counted and reported."""
 import os
+import shutil
 import subprocess
 
 import harness
-from harness import Daemon, perf_valid, wait_for
+from harness import Daemon, perf_valid, wait_for, Skip, need_tp, syscalls
+
+TP = "raw_syscalls:sys_enter"
 
 
 def snapshot(out):
@@ -63,6 +67,77 @@ def test_second_daemon_on_the_output_dir_changes_nothing():
         files = d.finished_files()
         assert len(files) == 1
         perf_valid(files[0])
+
+
+def test_output_dir_removed_pauses_counts_and_resumes():
+    """The output directory removed under a recording: status says why it
+    is paused, what the rings hold is counted as dropped instead of being
+    written into files no one can reach, the daemon does not retry a
+    rotation at every drain, recording resumes in the directory once it
+    exists again (locked anew), and stop reports that files were lost."""
+    need_tp()
+    with Daemon() as d:
+        d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
+              "-m", "64")
+        syscalls(20000)
+        # rotations create files while it is being removed: retry until
+        # the directory is gone (once paused, nothing new is created)
+        for _ in range(100):
+            try:
+                shutil.rmtree(d.out)
+                break
+            except OSError:
+                continue
+        assert not os.path.exists(d.out)
+        wait_for(lambda: d.status().get("paused") ==
+                 "output directory removed", what="a pause")
+        dropped = d.status()["totals"]["bytes_dropped"]
+        syscalls(20000)
+        st = d.status()
+        assert st["totals"]["bytes_dropped"] > dropped, st["totals"]
+        assert "file" not in st, st
+        assert d.alive()
+        log = d.read_log()
+        assert log.count("paused: output directory removed") == 1, log
+        # nothing is retried at every drain: one failed rotation at most
+        assert log.count("cannot create a trace file") <= 1, log
+        # back (as tmpfiles.d or an operator would make it): recording
+        # resumes there by itself, under a new lock
+        os.mkdir(d.out)
+        wait_for(lambda: not d.status().get("paused"), timeout=120,
+                 what="resume once the directory is back")
+        name = d.status()["file"]["name"]
+        assert os.path.exists(os.path.join(d.out, name)), name
+        assert open(os.path.join(d.out, ".perfspilld.lock")).read().strip() \
+            == str(d.proc.pid)
+        syscalls(5000)
+        rc, rep = d.ctl("stop", check=False)
+        assert rc != 0, rep
+        assert rep["error"]["code"] == "system-error", rep
+        assert "removed while recording" in rep["error"]["message"], rep
+        # the file written since the directory came back is whole
+        files = d.finished_files()
+        assert len(files) >= 1, os.listdir(d.out)
+        for f in files:
+            perf_valid(f, allow_lost=True)
+        st = d.status()
+        assert st["last_totals"]["bytes_dropped"] > 0, st
+        # the next recording starts clean
+        d.ctl("start", "-F", "99")
+        rc, rep = d.ctl("stop")
+        assert rc == 0 and os.path.exists(rep["data"]["path"]), rep
+
+
+def test_output_dir_removed_while_idle_refuses_start():
+    with Daemon() as d:
+        shutil.rmtree(d.out)
+        rc, rep = d.ctl("start", "-F", "99", check=False)
+        assert rc != 0 and "was removed" in rep["error"]["message"], rep
+        assert not os.path.exists(d.out)
+        os.mkdir(d.out)
+        d.ctl("start", "-F", "99")
+        rc, rep = d.ctl("stop")
+        assert os.path.exists(rep["data"]["path"]), rep
 
 
 if __name__ == "__main__":
