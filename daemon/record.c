@@ -33,6 +33,7 @@
 #include "retain.h"
 #include "ring.h"
 #include "sbuf.h"
+#include "size.h"
 #include "synth.h"
 #include "tracefile.h"
 
@@ -1237,6 +1238,7 @@ static void
 record_check(struct record *rec)
 {
 	uint64_t	 avail;
+	char		 why[96], a[32], m[32];
 
 	if (rec->state != RECORD_RUNNING)
 		return;
@@ -1256,8 +1258,13 @@ record_check(struct record *rec)
 		retain_enforce(rec->dirfd, rec->cfg.max_files,
 		    rec->cfg.max_size, rec->cfg.min_free);
 		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
-		    avail < rec->cfg.min_free)
-			record_pause(rec, ENOSPC);
+		    avail < rec->cfg.min_free) {
+			/* retention removed what it could and may remove */
+			snprintf(why, sizeof(why), "below min_free: %s free, "
+			    "min_free %s", size_format(avail, a, sizeof(a)),
+			    size_format(rec->cfg.min_free, m, sizeof(m)));
+			record_pause_why(rec, why);
+		}
 	}
 }
 

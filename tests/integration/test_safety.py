@@ -1,9 +1,11 @@
 """The output directory under an operator's mistakes: a second daemon on
-it, the directory removed while recording. No finished file is lost to
-them, and what is lost is counted and reported."""
+it, the directory removed while recording, and a min_free that removing
+files cannot reach. No finished file is lost to any of them, and what is
+lost is counted and reported."""
 import os
 import shutil
 import subprocess
+import tempfile
 
 import harness
 from harness import Daemon, perf_valid, wait_for, Skip, need_tp, syscalls
@@ -18,6 +20,30 @@ def snapshot(out):
         st = os.stat(os.path.join(out, n))
         r[n] = (st.st_ino, st.st_size, st.st_mtime_ns)
     return r
+
+
+class Tmpfs:
+    """A small filesystem of its own for the output directory."""
+
+    def __init__(self, size):
+        self.top = tempfile.mkdtemp(prefix="perfspill-tmpfs-")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size,
+                            "tmpfs", self.top])
+        if r.returncode != 0:
+            os.rmdir(self.top)
+            raise Skip("cannot mount a tmpfs here")
+        self.out = os.path.join(self.top, "out")
+
+    def free(self):
+        sv = os.statvfs(self.top)
+        return sv.f_bavail * sv.f_frsize
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", "-l", self.top])
+        os.rmdir(self.top)
 
 
 def test_second_daemon_on_the_output_dir_changes_nothing():
@@ -138,6 +164,59 @@ def test_output_dir_removed_while_idle_refuses_start():
         d.ctl("start", "-F", "99")
         rc, rep = d.ctl("stop")
         assert os.path.exists(rep["data"]["path"]), rep
+
+
+def finished_on(fs, n):
+    """n small finished files on fs, by a daemon that is gone."""
+    with Daemon(outdir=fs.out) as d:
+        d.ctl("start", "-F", "99", "--max-files", "0", "--max-size", "0",
+              "--min-free", "0")
+        for i in range(1, n + 1):
+            d.ctl("rotate")
+            wait_for(lambda: d.status()["totals"]["files_finished"] == i,
+                     what="finished file %d" % i)
+        d.ctl("stop")
+        d.stop_daemon()
+    return sorted(f for f in os.listdir(fs.out) if f.endswith(".data"))
+
+
+def test_min_free_out_of_reach_removes_nothing():
+    """min_free above what removing every finished file can free: none is
+    removed for it (the newest never is), recording pauses and says why.
+    One it can reach: the oldest go first, no more than needed."""
+    with Tmpfs("64m") as fs:
+        files = finished_on(fs, 4)
+        assert len(files) == 5, files
+        sizes = {f: os.path.getsize(os.path.join(fs.out, f)) for f in files}
+        with Daemon(config={"min_free": "1G"}, outdir=fs.out) as d:
+            # the start-up retention has run once the socket listens
+            for f in files:
+                assert os.path.getsize(os.path.join(fs.out, f)) == sizes[f]
+            assert "none removed for min_free" in d.read_log()
+            assert "retention: removed" not in d.read_log()
+            d.ctl("start", "-F", "99")
+            wait_for(lambda: d.status().get("paused", "").startswith(
+                "below min_free"), what="a pause for min_free")
+            st = d.status()
+            assert "min_free 1.0 GiB" in st["paused"], st
+            rc, rep = d.ctl("stop")
+            assert "retention: removed" not in d.read_log(), d.read_log()
+            for f in files:
+                assert os.path.getsize(os.path.join(fs.out, f)) == sizes[f]
+        # reachable: the start-up retention of a daemon that writes
+        # nothing before it, so that the free space is what we measure
+        now = sorted(f for f in os.listdir(fs.out) if f.endswith(".data"))
+        size = [os.path.getsize(os.path.join(fs.out, f)) for f in now]
+        want = fs.free() + size[0] + size[1] // 2
+        with Daemon(config={"min_free": want}, outdir=fs.out) as d:
+            left = sorted(f for f in os.listdir(fs.out)
+                          if f.endswith(".data"))
+            assert left == now[2:], (now, left)
+            log = d.read_log()
+            for f, n in zip(now[:2], size[:2]):
+                assert "retention: removed %s (%d bytes): " % (f, n) in log, \
+                    log
+            assert log.count("below min_free") == 2, log
 
 
 if __name__ == "__main__":
