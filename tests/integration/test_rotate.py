@@ -168,6 +168,12 @@ def test_disk_full_pauses_and_resumes():
             st = d.status()
             assert st["totals"]["bytes_dropped"] > 0
             assert "paused: disk full" in d.read_log()
+            # the pause retired the file it was writing (and a rotation
+            # may have left one closing): they are finished by their AIO
+            # completions, later; no new file is made while paused
+            wait_for(lambda: not [f for f in os.listdir(d.out)
+                                  if f.endswith(".partial")],
+                     what="the files open at the pause finished")
             for f in d.finished_files():
                 perf_valid(f, allow_lost=True)
             # space returns: recording resumes by itself
