@@ -248,7 +248,8 @@ def assert_perf_clean(stderr, what, allow_lost=False):
     """perf must not complain. With allow_lost, its note that the file
     holds LOST records is accepted: that is loss counted, not hidden."""
     bad = []
-    for l in stderr.splitlines():
+    lines = stderr.splitlines()
+    for i, l in enumerate(lines):
         low = l.lower()
         if not ("warning" in low or "error" in low or "failed" in low or
                 "corrupt" in low or "lost" in low):
@@ -256,6 +257,9 @@ def assert_perf_clean(stderr, what, allow_lost=False):
         if allow_lost and (l.strip() == "Warning:" or
                            ("Processed" in l and "lost" in l)):
             continue
+        # perf prints a bare "Warning:" and its message on the next line
+        if l.strip() == "Warning:" and i + 1 < len(lines):
+            l += " " + lines[i + 1].strip()
         bad.append(l)
     assert not bad, "%s: perf complained: %s" % (what, bad)
 
