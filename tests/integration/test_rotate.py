@@ -19,10 +19,20 @@ def test_size_rotation_counts_add_up():
     with Daemon() as d:
         d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
               "--cblocks", "2", "-m", "256")
-        syscalls(40000)
+        # as much load as it takes for two rotations: how many bytes a
+        # number of system calls makes, and how far past 1M a file grows
+        # while the next one's preamble is built, depend on the machine
+        for _ in range(100):
+            syscalls(10000)
+            if d.status()["totals"]["files_finished"] >= 2:
+                break
         rc, rep = d.ctl("stop")
         files = d.finished_files()
         assert len(files) >= 3, files
+        # a file is rotated once it holds rotate_size: every one but the
+        # last holds at least that much
+        for f in files[:-1]:
+            assert os.path.getsize(f) >= 1024 * 1024, (f, os.path.getsize(f))
         total = 0
         for f in files:
             # a 1 MiB rotation at 100 MB/s is extreme: loss is allowed
