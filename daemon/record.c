@@ -1204,7 +1204,11 @@ record_find_dir(struct record *rec)
 		log_info("output directory %s is back", rec->cfg.output_dir);
 		return 0;
 	}
-	if (errno != ENOENT && errno != EWOULDBLOCK)
+	if (errno == EWOULDBLOCK)
+		/* made again, and another daemon took it meanwhile */
+		snprintf(rec->paused, sizeof(rec->paused), "output directory "
+		    "removed; made again, but another perfspilld holds it");
+	else if (errno != ENOENT)
 		log_warn("output directory %s", rec->cfg.output_dir);
 	if (rec->retry_wait < RECORD_RETRY_MAX)
 		rec->retry_wait *= 2;

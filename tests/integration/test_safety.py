@@ -156,6 +156,35 @@ def test_output_dir_removed_pauses_counts_and_resumes():
         assert rc == 0 and os.path.exists(rep["data"]["path"]), rep
 
 
+def test_output_dir_made_again_and_taken_by_another_daemon():
+    """A directory removed under a recording, made again, and taken by a
+    second daemon meanwhile: the first one stays paused and says why,
+    writes nothing into it, and resumes there once the second is gone."""
+    with Daemon() as d:
+        d.ctl("start", "-F", "99")
+        shutil.rmtree(d.out)
+        wait_for(lambda: d.status().get("paused") ==
+                 "output directory removed", what="a pause")
+        os.mkdir(d.out)
+        with Daemon(outdir=d.out) as d2:
+            wait_for(lambda: "another perfspilld holds it" in
+                     d.status().get("paused", ""), timeout=120,
+                     what="the first daemon to see the second's lock")
+            assert os.listdir(d.out) == [".perfspilld.lock"], \
+                os.listdir(d.out)
+            assert open(os.path.join(d.out, ".perfspilld.lock")).read() \
+                .strip() == str(d2.proc.pid)
+        wait_for(lambda: not d.status().get("paused"), timeout=120,
+                 what="resume once the second daemon is gone")
+        assert open(os.path.join(d.out, ".perfspilld.lock")).read() \
+            .strip() == str(d.proc.pid)
+        rc, rep = d.ctl("stop", check=False)
+        assert rc != 0 and "removed" in rep["error"]["message"], rep
+        files = d.finished_files()
+        assert len(files) == 1, files
+        perf_valid(files[0])
+
+
 def test_output_dir_removed_while_idle_refuses_start():
     with Daemon() as d:
         shutil.rmtree(d.out)
