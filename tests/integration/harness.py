@@ -150,7 +150,12 @@ class Daemon:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         s.connect(self.sock)
-        s.sendall(data)
+        try:
+            s.sendall(data)
+        except BrokenPipeError:
+            # answered and closed before we spoke (busy): the answer
+            # is still there to read
+            pass
         buf = b""
         if read:
             while not buf.endswith(b"\n"):
