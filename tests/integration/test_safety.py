@@ -88,6 +88,8 @@ def test_second_daemon_on_the_output_dir_changes_nothing():
         lock = os.path.join(d.out, ".perfspilld.lock")
         assert open(lock).read().strip() == str(d.proc.pid)
         assert "salvage" not in d.read_log()
+        # the lock file is no trace file: status counts the one there is
+        assert d.status()["files"]["count"] == 1, d.status()["files"]
         rc, rep = d.ctl("stop")
         assert rep["data"]["file"] + ".partial" == partial
         files = d.finished_files()
