@@ -297,8 +297,16 @@ cmd_stopped(struct record *rec, const char *file, void *arg)
 	struct daemon	*d = arg;
 	json_object	*o, *t;
 	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
+	const char	*problem;
 
 	while (d->nr_stop_waiters > 0) {
+		/* stopped, but files were lost: say so, and not "ok" */
+		if ((problem = record_problem(rec)) != NULL) {
+			control_client_reply(
+			    d->stop_waiters[--d->nr_stop_waiters],
+			    proto_reply_error(PROTO_E_SYSTEM, NULL, problem));
+			continue;
+		}
 		o = json_object_new_object();
 		if (file != NULL) {
 			snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir,

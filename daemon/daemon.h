@@ -26,6 +26,7 @@ struct daemon {
 	const char		*cli_socket;
 	const char		*cli_output_dir;
 	int			 dirfd;		/* the output directory */
+	int			 lockfd;	/* its lock (outdir.h), held for life */
 	struct record		*rec;
 	struct control		*ctl;
 	struct notify		*notify;

@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "outdir.h"
 #include "paths.h"
 #include "pidfile.h"
 #include "record.h"
@@ -151,28 +152,6 @@ daemon_status_line(char *buf, size_t len, void *arg)
 	record_summary(d->rec, buf, len);
 }
 
-static int
-daemon_output_dir(const char *dir)
-{
-	char	 p[CONFIG_PATH_LEN], *s;
-	int	 fd;
-
-	snprintf(p, sizeof(p), "%s", dir);
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(p, 0750) == -1 && errno != EEXIST)
-		return -1;
-	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	return fd;
-}
-
 /* Fork into the background; the parent exits once the child is ready
  * (or with its error), so that "perfspilld && perfspillctl" works. */
 static int
@@ -267,6 +246,7 @@ main(int argc, char *argv[])
 
 	memset(&d, 0, sizeof(d));
 	d.dirfd = -1;
+	d.lockfd = -1;
 	while ((ch = getopt_long(argc, argv, "c:fnvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -337,8 +317,12 @@ main(int argc, char *argv[])
 	ai.aio_idle_time = 30;
 	aio_init(&ai);
 
-	if ((d.dirfd = daemon_output_dir(d.cfg.output_dir)) == -1)
+	if ((d.dirfd = outdir_create(d.cfg.output_dir)) == -1)
 		fatal("output directory %s", d.cfg.output_dir);
+	/* before salvage and retention: a second daemon changes nothing */
+	if ((d.lockfd = outdir_lock(d.dirfd, d.cfg.output_dir)) == -1)
+		fatalx("not starting; nothing in %s was changed",
+		    d.cfg.output_dir);
 	/* a crash left .partial files: make them whole before anything new */
 	salvage_dir(d.dirfd);
 	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free);
@@ -352,6 +336,7 @@ main(int argc, char *argv[])
 	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
 		fatal("record_create");
 	record_on_file_done(d.rec, cmd_file_done, &d);
+	record_set_lock(d.rec, d.lockfd);
 	if ((d.ctl = control_create(&d)) == NULL)
 		fatalx("cannot open the control socket %s", d.cfg.socket_path);
 	/* after the socket, whose directory exists now */
@@ -407,5 +392,6 @@ main(int argc, char *argv[])
 	event_base_free(d.base);
 	close(d.dirfd);
 	pidfile_destroy(pf);
+	close(d.lockfd);
 	return 0;
 }

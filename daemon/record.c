@@ -29,10 +29,12 @@
 #include "compress.h"
 #include "evsel.h"
 #include "log.h"
+#include "outdir.h"
 #include "record.h"
 #include "retain.h"
 #include "ring.h"
 #include "sbuf.h"
+#include "size.h"
 #include "synth.h"
 #include "tracefile.h"
 #include "worker.h"
@@ -42,6 +44,8 @@
 
 /* A pass's FINISHED_ROUND rides at the end of its last chunk. */
 #define ROUND_LEN	sizeof(struct perf_event_header)
+/* Seconds between looks for a removed output directory, at most. */
+#define RECORD_RETRY_MAX	16
 
 struct record_cpu {
 	struct record		*rec;
@@ -91,6 +95,12 @@ struct record {
 	uint64_t		 files_done;
 	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
 	char			 paused[128];	/* why recording is paused, or "" */
+	int			 lockfd;	/* the output directory's lock */
+	int			 dir_gone;	/* paused: the directory was removed */
+	time_t			 retry_at;	/* ...look for it again then */
+	unsigned int		 retry_wait;	/* ...seconds, doubling */
+	uint64_t		 files_lost;	/* finished where no one sees them */
+	char			 problem[CONFIG_PATH_LEN + 128]; /* for stop, or "" */
 	json_object		*last_totals;	/* of the previous recording */
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
@@ -102,6 +112,8 @@ struct record {
 static void	record_drain_all(struct record *, uint64_t);
 static void	record_reap(struct record *);
 static void	record_pause(struct record *, int err);
+static void	record_pause_why(struct record *, const char *);
+static void	record_dir_gone(struct record *);
 static void	record_check(struct record *);
 static void	record_rotate_async(struct record *, const char *);
 static int	record_ensure_cblocks(struct record *, struct record_cpu *);
@@ -124,6 +136,7 @@ record_create(struct event_base *base, int dirfd)
 	}
 	rec->base = base;
 	rec->dirfd = dirfd;
+	rec->lockfd = -1;
 	TAILQ_INIT(&rec->closing);
 	/* SIGEV_NONE: completions are polled at every drain and by the
 	 * reaper; a signal per write would cost the syscalls we record */
@@ -137,6 +150,18 @@ record_create(struct event_base *base, int dirfd)
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
 			*p = '_';
 	return rec;
+}
+
+void
+record_set_lock(struct record *rec, int lockfd)
+{
+	rec->lockfd = lockfd;
+}
+
+const char *
+record_problem(const struct record *rec)
+{
+	return rec->problem[0] ? rec->problem : NULL;
 }
 
 enum record_state
@@ -578,6 +603,15 @@ record_start(struct record *rec, const struct config *cfg,
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
 	rec->files_done = 0;
+	rec->files_lost = 0;
+	rec->dir_gone = 0;
+	rec->problem[0] = '\0';
+	if (outdir_gone(rec->dirfd, cfg->output_dir) &&
+	    outdir_reopen(rec->dirfd, rec->lockfd, cfg->output_dir) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "the output "
+		    "directory %s was removed and is not back: %s (perfspilld "
+		    "does not create it while running)", cfg->output_dir,
+		    strerror(errno));
 	evsel_config(rec->evs, rec->nr_evs, cfg, ring_bytes);
 
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
@@ -966,6 +1000,20 @@ record_file_done(struct tracefile *tf, void *arg)
 			rec->file_cb(tf->name, 0, rec->file_arg);
 		return;
 	}
+	if (faccessat(rec->dirfd, tf->name, F_OK, AT_SYMLINK_NOFOLLOW) == -1) {
+		/* renamed into a directory no one can reach, or not at all */
+		rec->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
+		    tf->reserved;
+		rec->files_lost++;
+		snprintf(rec->problem, sizeof(rec->problem), "the output "
+		    "directory %s was removed while recording: %" PRIu64
+		    " file(s) lost, their bytes counted as dropped",
+		    rec->cfg.output_dir, rec->files_lost);
+		log_warnx("%s is lost with the output directory (%" PRIu64
+		    " bytes, %" PRIu64 " samples)", tf->name, tf->reserved,
+		    tf->samples);
+		return;
+	}
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
 	rec->files_done++;
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
@@ -1066,6 +1114,9 @@ record_take_over(struct record *rec, struct record_prep *p, const char *why)
 	rec->cur = NULL;
 	if (record_install(rec, p) == -1) {
 		rec->cur = old;
+		/* the old file stays open, but has nowhere to be finished */
+		if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
+			record_dir_gone(rec);
 		return -1;
 	}
 	record_switch(rec, old, why);
@@ -1144,19 +1195,73 @@ record_prep_cancel(struct record *rec)
 static void
 record_pause(struct record *rec, int err)
 {
+	record_pause_why(rec, err == ENOSPC || err == EDQUOT ? "disk full" :
+	    strerror(err));
+}
+
+static void
+record_pause_why(struct record *rec, const char *why)
+{
 	if (rec->paused[0])
 		return;
-	snprintf(rec->paused, sizeof(rec->paused), "%s",
-	    err == ENOSPC || err == EDQUOT ? "disk full" : strerror(err));
+	snprintf(rec->paused, sizeof(rec->paused), "%s", why);
 	log_warnx("paused: %s in %s; the rings are still drained and what "
-	    "they hold is counted as dropped until space returns",
+	    "they hold is counted as dropped until recording resumes",
 	    rec->paused, rec->cfg.output_dir[0] ? rec->cfg.output_dir :
 	    "the output directory");
 	/* the file is cut at its first failed write and finished whole */
 	record_retire_file(rec);
-	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
-	    rec->cfg.min_free) > 0)
+	if (!rec->dir_gone && retain_enforce(rec->dirfd, rec->cfg.max_files,
+	    rec->cfg.max_size, rec->cfg.min_free) > 0)
 		log_info("retention made room while paused");
+}
+
+/*
+ * The output directory was removed (or renamed away). Writes into the
+ * open files still succeed, into inodes no one can reach: pause, so that
+ * what the rings hold is counted as dropped instead, and look for the
+ * directory again with a back-off (it is not created: see outdir.c).
+ */
+static void
+record_dir_gone(struct record *rec)
+{
+	if (rec->dir_gone)
+		return;
+	rec->dir_gone = 1;
+	rec->retry_wait = 1;
+	rec->retry_at = time(NULL) + 1;
+	snprintf(rec->problem, sizeof(rec->problem), "the output directory "
+	    "%s was removed while recording", rec->cfg.output_dir);
+	/* a pause for another reason retired the file already */
+	rec->paused[0] = '\0';
+	record_pause_why(rec, "output directory removed");
+}
+
+/* The output directory is back (0), or not yet: try again later. */
+static int
+record_find_dir(struct record *rec)
+{
+	time_t	 now = time(NULL);
+
+	if (now < rec->retry_at)
+		return -1;
+	/* renamed back: the same directory, still ours, still locked */
+	if (!outdir_gone(rec->dirfd, rec->cfg.output_dir) ||
+	    outdir_reopen(rec->dirfd, rec->lockfd, rec->cfg.output_dir) == 0) {
+		rec->dir_gone = 0;
+		log_info("output directory %s is back", rec->cfg.output_dir);
+		return 0;
+	}
+	if (errno == EWOULDBLOCK)
+		/* made again, and another daemon took it meanwhile */
+		snprintf(rec->paused, sizeof(rec->paused), "output directory "
+		    "removed; made again, but another perfspilld holds it");
+	else if (errno != ENOENT)
+		log_warn("output directory %s", rec->cfg.output_dir);
+	if (rec->retry_wait < RECORD_RETRY_MAX)
+		rec->retry_wait *= 2;
+	rec->retry_at = now + (time_t)rec->retry_wait;
+	return -1;
 }
 
 /* Space back? Start a fresh file. The margin is one full drain of every
@@ -1167,6 +1272,8 @@ record_try_resume(struct record *rec)
 	uint64_t	 avail, need = rec->cfg.min_free;
 	size_t		 i;
 
+	if (rec->dir_gone && record_find_dir(rec) == -1)
+		return;
 	for (i = 0; i < rec->nr_cpus; i++)
 		need += rec->cpus[i].ring.size;
 	if (retain_free_bytes(rec->dirfd, &avail) == -1 || avail < need)
@@ -1183,9 +1290,14 @@ static void
 record_check(struct record *rec)
 {
 	uint64_t	 avail;
+	char		 why[96], a[32], m[32];
 
 	if (rec->state != RECORD_RUNNING)
 		return;
+	if (!rec->dir_gone && outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
+		record_dir_gone(rec);
+		return;
+	}
 	if (rec->paused[0]) {
 		record_try_resume(rec);
 		return;
@@ -1198,8 +1310,13 @@ record_check(struct record *rec)
 		retain_enforce(rec->dirfd, rec->cfg.max_files,
 		    rec->cfg.max_size, rec->cfg.min_free);
 		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
-		    avail < rec->cfg.min_free)
-			record_pause(rec, ENOSPC);
+		    avail < rec->cfg.min_free) {
+			/* retention removed what it could and may remove */
+			snprintf(why, sizeof(why), "below min_free: %s free, "
+			    "min_free %s", size_format(avail, a, sizeof(a)),
+			    size_format(rec->cfg.min_free, m, sizeof(m)));
+			record_pause_why(rec, why);
+		}
 	}
 }
 

@@ -30,6 +30,9 @@ typedef void (*record_file_cb)(const char *file, int whole, void *);
 
 struct record	*record_create(struct event_base *, int dirfd);
 void		 record_on_file_done(struct record *, record_file_cb, void *);
+/* The output directory's lock (outdir.h): a directory removed and made
+ * again is locked anew before anything is written into it. */
+void		 record_set_lock(struct record *, int lockfd);
 void		 record_destroy(struct record *);
 
 enum record_state record_state(const struct record *);
@@ -44,6 +47,9 @@ int	record_stop(struct record *, record_stop_cb cb, void *arg);
 int	record_rotate(struct record *, const char *why);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
+/* Why the last recording lost files (its output directory was removed),
+ * for stop to report; NULL when nothing was lost that way. */
+const char	*record_problem(const struct record *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +14,7 @@
 
 #include "log.h"
 #include "retain.h"
+#include "size.h"
 
 int
 retain_is_trace(const char *name)
@@ -100,35 +103,112 @@ retain_free_bytes(int dirfd, uint64_t *out)
 	return 0;
 }
 
+size_t
+retain_plan(const struct retain_list *l, uint64_t avail, uint64_t max_files,
+    uint64_t max_size, uint64_t min_free, enum retain_why *why,
+    int *out_of_reach)
+{
+	uint64_t	 bytes = l->bytes, removable = 0;
+	size_t		 i, j, n = 0;
+
+	*out_of_reach = 0;
+	for (i = 0; i < l->nr; i++)
+		why[i] = RETAIN_KEEP;
+	for (i = 0; i < l->nr; i++) {
+		if (max_files && l->nr - i > max_files)
+			why[i] = RETAIN_MAX_FILES;
+		else if (max_size && bytes > max_size)
+			why[i] = RETAIN_MAX_SIZE;
+		else
+			break;
+		bytes -= l->files[i].size;
+		if (avail != UINT64_MAX)
+			avail += l->files[i].size;
+		n++;
+	}
+	if (min_free == 0 || avail == UINT64_MAX || avail >= min_free ||
+	    i >= l->nr)
+		return n;
+	/*
+	 * min_free is about the filesystem, which other writers share: remove
+	 * only when removing reaches it, and never the newest finished file
+	 * (just written; nothing would be left to ship).
+	 */
+	for (j = i; j + 1 < l->nr; j++)
+		removable += l->files[j].size;
+	if (avail + removable < min_free) {
+		*out_of_reach = 1;
+		return n;
+	}
+	for (; i + 1 < l->nr && avail < min_free; i++) {
+		why[i] = RETAIN_MIN_FREE;
+		avail += l->files[i].size;
+		n++;
+	}
+	return n;
+}
+
 int
 retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
     uint64_t min_free)
 {
 	struct retain_list	 l;
-	uint64_t		 avail = UINT64_MAX;
+	enum retain_why		*why = NULL;
+	uint64_t		 avail = UINT64_MAX, bytes;
 	size_t			 i;
-	int			 removed = 0;
+	int			 removed = 0, out_of_reach;
+	char			 reason[96], a[32], b[32];
 
 	if (retain_scan(dirfd, &l) == -1)
 		return -1;
 	if (min_free && retain_free_bytes(dirfd, &avail) == -1)
 		avail = UINT64_MAX;
+	if (l.nr > 0 && (why = calloc(l.nr, sizeof(*why))) == NULL) {
+		retain_list_free(&l);
+		return -1;
+	}
+	if (retain_plan(&l, avail, max_files, max_size, min_free, why,
+	    &out_of_reach) == 0 && !out_of_reach)
+		goto out;
+	if (out_of_reach)
+		log_warnx("retention: %s free is below min_free %s, and "
+		    "removing every finished file but the newest cannot reach "
+		    "it: none removed for min_free",
+		    size_format(avail, a, sizeof(a)),
+		    size_format(min_free, b, sizeof(b)));
+	bytes = l.bytes;
 	for (i = 0; i < l.nr; i++) {
-		if ((max_files == 0 || l.nr - i <= max_files) &&
-		    (max_size == 0 || l.bytes <= max_size) &&
-		    (min_free == 0 || avail >= min_free))
+		switch (why[i]) {
+		case RETAIN_KEEP:
+			continue;
+		case RETAIN_MAX_FILES:
+			snprintf(reason, sizeof(reason), "more than max_files %"
+			    PRIu64 " finished files", max_files);
 			break;
+		case RETAIN_MAX_SIZE:
+			snprintf(reason, sizeof(reason), "finished files hold %"
+			    PRIu64 " bytes, above max_size %" PRIu64, bytes,
+			    max_size);
+			break;
+		case RETAIN_MIN_FREE:
+			snprintf(reason, sizeof(reason), "%s free, below "
+			    "min_free %s", size_format(avail, a, sizeof(a)),
+			    size_format(min_free, b, sizeof(b)));
+			break;
+		}
+		bytes -= l.files[i].size;
+		if (avail != UINT64_MAX)
+			avail += l.files[i].size;
 		if (unlinkat(dirfd, l.files[i].name, 0) == -1) {
 			log_warn("retention: cannot remove %s", l.files[i].name);
 			continue;
 		}
-		log_info("retention: removed %s (%llu bytes)", l.files[i].name,
-		    (unsigned long long)l.files[i].size);
-		l.bytes -= l.files[i].size;
-		if (avail != UINT64_MAX)
-			avail += l.files[i].size;
+		log_info("retention: removed %s (%" PRIu64 " bytes): %s",
+		    l.files[i].name, l.files[i].size, reason);
 		removed++;
 	}
+out:
+	free(why);
 	retain_list_free(&l);
 	return removed;
 }

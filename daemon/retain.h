@@ -30,11 +30,31 @@ void	retain_list_free(struct retain_list *);
 int	retain_free_bytes(int dirfd, uint64_t *);
 /*
  * Remove the oldest finished files until at most max_files (0: no limit)
- * remain, they hold at most max_size bytes (0: no limit), and at least
- * min_free bytes are free. Returns the number removed, or -1.
+ * remain and they hold at most max_size bytes (0: no limit); then, for
+ * min_free bytes free (0: no limit), only when removing can reach it and
+ * never the newest file. Each removal is logged with its reason. Returns
+ * the number removed, or -1.
  */
 int	retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 	    uint64_t min_free);
+/* Why retain_plan removes a file. */
+enum retain_why {
+	RETAIN_KEEP,
+	RETAIN_MAX_FILES,
+	RETAIN_MAX_SIZE,
+	RETAIN_MIN_FREE,
+};
+/*
+ * retain_enforce's decision without the disk: with avail bytes free
+ * (UINT64_MAX: unknown, min_free is then not applied), set why[i] for
+ * each of l's files (l->nr of them, oldest first) and return how many
+ * go. *out_of_reach is set when free space is short of min_free and
+ * removing every file but the newest would not reach it: none is then
+ * removed for min_free.
+ */
+size_t	retain_plan(const struct retain_list *l, uint64_t avail,
+	    uint64_t max_files, uint64_t max_size, uint64_t min_free,
+	    enum retain_why *why, int *out_of_reach);
 /* Is name one of ours, finished? */
 int	retain_is_trace(const char *name);
 

@@ -35,6 +35,19 @@ def ensure_tracefs():
                    check=False, stderr=subprocess.DEVNULL)
 
 
+def need_tp():
+    """The syscall tracepoint: a load whose rate the test sets."""
+    ensure_tracefs()
+    if not os.path.isdir("/sys/kernel/tracing/events/raw_syscalls"):
+        raise Skip("no raw_syscalls tracepoints on this machine")
+
+
+def syscalls(n):
+    """About 2n cheap syscalls: dd copies one byte at a time."""
+    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+                    "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
+
+
 def wait_for(pred, timeout=20.0, what="condition"):
     """Poll pred until true; a generous bound, never a performance claim."""
     end = time.monotonic() + timeout
@@ -84,11 +97,26 @@ class Daemon:
         self.logf = open(self.log, "ab")
         self.proc = subprocess.Popen(self.argv(), stdout=self.logf,
                                      stderr=subprocess.STDOUT, env=env)
-        wait_for(lambda: os.path.exists(self.sock) or
-                 self.proc.poll() is not None, what="the control socket")
+        # the socket's name exists from bind(), before listen(): wait
+        # until it takes a connection, or a client may be refused
+        wait_for(lambda: self.listening() or self.proc.poll() is not None,
+                 what="the control socket")
         if self.proc.poll() is not None:
             raise AssertionError("perfspilld exited at start:\n" +
                                  self.read_log())
+
+    def listening(self):
+        """Is our socket in listen state? Read from /proc/net/unix rather
+        than by connecting, which would be one client more for the
+        daemon to count."""
+        with open("/proc/net/unix") as f:
+            for line in f:
+                p = line.split()
+                # Num RefCount Protocol Flags Type St Inode Path
+                if len(p) >= 8 and p[7] == self.sock and \
+                        int(p[3], 16) & 0x10000:    # __SO_ACCEPTCON
+                    return True
+        return False
 
     def read_log(self):
         with open(self.log, errors="replace") as f:
@@ -122,7 +150,12 @@ class Daemon:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         s.connect(self.sock)
-        s.sendall(data)
+        try:
+            s.sendall(data)
+        except BrokenPipeError:
+            # answered and closed before we spoke (busy): the answer
+            # is still there to read
+            pass
         buf = b""
         if read:
             while not buf.endswith(b"\n"):
@@ -220,7 +253,8 @@ def assert_perf_clean(stderr, what, allow_lost=False):
     """perf must not complain. With allow_lost, its note that the file
     holds LOST records is accepted: that is loss counted, not hidden."""
     bad = []
-    for l in stderr.splitlines():
+    lines = stderr.splitlines()
+    for i, l in enumerate(lines):
         low = l.lower()
         if not ("warning" in low or "error" in low or "failed" in low or
                 "corrupt" in low or "lost" in low):
@@ -228,6 +262,9 @@ def assert_perf_clean(stderr, what, allow_lost=False):
         if allow_lost and (l.strip() == "Warning:" or
                            ("Processed" in l and "lost" in l)):
             continue
+        # perf prints a bare "Warning:" and its message on the next line
+        if l.strip() == "Warning:" and i + 1 < len(lines):
+            l += " " + lines[i + 1].strip()
         bad.append(l)
     assert not bad, "%s: perf complained: %s" % (what, bad)
 

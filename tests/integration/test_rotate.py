@@ -8,21 +8,10 @@ import tempfile
 import time
 
 import harness
-from harness import Daemon, perf, perf_stats, perf_valid, wait_for, Skip
+from harness import Daemon, perf, perf_stats, perf_valid, wait_for, \
+    need_tp, syscalls, Skip
 
 TP = "raw_syscalls:sys_enter"
-
-
-def need_tp():
-    harness.ensure_tracefs()
-    if not os.path.isdir("/sys/kernel/tracing/events/raw_syscalls"):
-        raise Skip("no raw_syscalls tracepoints on this machine")
-
-
-def syscalls(n):
-    """About 2n cheap syscalls: dd copies one byte at a time."""
-    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
-                    "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
 
 
 def test_size_rotation_counts_add_up():
@@ -30,10 +19,20 @@ def test_size_rotation_counts_add_up():
     with Daemon() as d:
         d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
               "--cblocks", "2", "-m", "256")
-        syscalls(40000)
+        # as much load as it takes for two rotations: how many bytes a
+        # number of system calls makes, and how far past 1M a file grows
+        # while the next one's preamble is built, depend on the machine
+        for _ in range(100):
+            syscalls(10000)
+            if d.status()["totals"]["files_finished"] >= 2:
+                break
         rc, rep = d.ctl("stop")
         files = d.finished_files()
         assert len(files) >= 3, files
+        # a file is rotated once it holds rotate_size: every one but the
+        # last holds at least that much
+        for f in files[:-1]:
+            assert os.path.getsize(f) >= 1024 * 1024, (f, os.path.getsize(f))
         total = 0
         for f in files:
             # a 1 MiB rotation at 100 MB/s is extreme: loss is allowed
@@ -131,18 +130,21 @@ def test_rotate_command_and_sigusr2():
 def test_retention_by_count_and_bytes():
     need_tp()
     with Daemon() as d:
-        d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
-              "--max-files", "2", "-m", "256")
-        for _ in range(4):
+        # rotations on command only: a size rotation can finish a file at
+        # any moment (the tracepoint sees every system call on the
+        # machine), and a listing between its rename and the retention
+        # that follows would see one file too many
+        d.ctl("start", "-e", TP, "--no-callgraph", "--max-files", "2",
+              "-m", "256")
+        for n in range(1, 5):
             syscalls(10000)
-            # the loop renames a finished file and enforces retention in
-            # one callback; a reply from that loop means no callback is
-            # half done, so the directory is looked at between them
-            d.status()
-            assert len(d.finished_files()) <= 2
+            d.ctl("rotate")
+            wait_for(lambda: d.status()["totals"]["files_finished"] == n,
+                     what="rotated file %d finished" % n)
+            assert len(d.finished_files()) == min(n, 2), d.finished_files()
         st = d.status()
-        assert st["files"]["count"] <= 2
-        d.ctl("configure", "max_files=0", "max_size=2M")
+        assert st["files"]["count"] == 2
+        d.ctl("configure", "max_files=0", "max_size=2M", "rotate_size=1M")
         syscalls(20000)
         d.ctl("stop")
         files = d.finished_files()
@@ -176,6 +178,12 @@ def test_disk_full_pauses_and_resumes():
             st = d.status()
             assert st["totals"]["bytes_dropped"] > 0
             assert "paused: disk full" in d.read_log()
+            # the pause retired the file it was writing (and a rotation
+            # may have left one closing): they are finished by their AIO
+            # completions, later; no new file is made while paused
+            wait_for(lambda: not [f for f in os.listdir(d.out)
+                                  if f.endswith(".partial")],
+                     what="the files open at the pause finished")
             for f in d.finished_files():
                 perf_valid(f, allow_lost=True)
             # space returns: recording resumes by itself

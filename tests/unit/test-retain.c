@@ -1,0 +1,100 @@
+/*
+ * retain_plan: which finished files retention removes, and why, for
+ * max_files, max_size and min_free, without a disk.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "retain.h"
+
+#define NOLIMIT	0
+#define UNKNOWN	UINT64_MAX
+
+static struct retain_file	 files[8];
+static enum retain_why		 why[8];
+
+/* A list of n files of the given sizes, oldest first. */
+static struct retain_list
+list(const uint64_t *sizes, size_t n)
+{
+	struct retain_list	 l = { files, n, 0 };
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		files[i].size = sizes[i];
+		l.bytes += sizes[i];
+	}
+	return l;
+}
+
+int
+main(void)
+{
+	static const uint64_t	 five[] = { 10, 20, 30, 40, 50 };
+	struct retain_list	 l;
+	int			 oor;
+
+	/* max_files: the oldest beyond the count */
+	l = list(five, 5);
+	CHECK_EQ(retain_plan(&l, UNKNOWN, 2, NOLIMIT, NOLIMIT, why, &oor), 3);
+	CHECK_EQ(why[0], RETAIN_MAX_FILES);
+	CHECK_EQ(why[2], RETAIN_MAX_FILES);
+	CHECK_EQ(why[3], RETAIN_KEEP);
+	CHECK_EQ(oor, 0);
+
+	/* max_size: 150 bytes down to at most 120 */
+	CHECK_EQ(retain_plan(&l, UNKNOWN, NOLIMIT, 120, NOLIMIT, why, &oor),
+	    2);
+	CHECK_EQ(why[1], RETAIN_MAX_SIZE);
+	CHECK_EQ(why[2], RETAIN_KEEP);
+
+	/* min_free reachable: 5 free, 30 wanted; 10 then 20 go, no more */
+	CHECK_EQ(retain_plan(&l, 5, NOLIMIT, NOLIMIT, 30, why, &oor), 2);
+	CHECK_EQ(why[0], RETAIN_MIN_FREE);
+	CHECK_EQ(why[1], RETAIN_MIN_FREE);
+	CHECK_EQ(why[2], RETAIN_KEEP);
+	CHECK_EQ(oor, 0);
+
+	/* exactly reachable without the newest: all but the newest go */
+	CHECK_EQ(retain_plan(&l, 0, NOLIMIT, NOLIMIT, 100, why, &oor), 4);
+	CHECK_EQ(why[4], RETAIN_KEEP);
+	CHECK_EQ(oor, 0);
+
+	/* out of reach (issue 12: min_free 1G on a small filesystem): the
+	 * newest would have to go too, or even that is not enough: none */
+	CHECK_EQ(retain_plan(&l, 0, NOLIMIT, NOLIMIT, 101, why, &oor), 0);
+	CHECK_EQ(oor, 1);
+	CHECK_EQ(why[0], RETAIN_KEEP);
+	CHECK_EQ(retain_plan(&l, 5, NOLIMIT, NOLIMIT, 1ULL << 30, why, &oor),
+	    0);
+	CHECK_EQ(oor, 1);
+	CHECK_EQ(why[4], RETAIN_KEEP);
+
+	/* the count first, then min_free counts what the count freed */
+	l = list(five, 4);
+	CHECK_EQ(retain_plan(&l, 0, 3, NOLIMIT, 25, why, &oor), 2);
+	CHECK_EQ(why[0], RETAIN_MAX_FILES);
+	CHECK_EQ(why[1], RETAIN_MIN_FREE);
+	CHECK_EQ(why[2], RETAIN_KEEP);
+	CHECK_EQ(why[3], RETAIN_KEEP);
+
+	/* unknown free space: min_free is not applied */
+	CHECK_EQ(retain_plan(&l, UNKNOWN, NOLIMIT, NOLIMIT, 1000, why, &oor),
+	    0);
+	CHECK_EQ(oor, 0);
+
+	/* one file, the newest: never removed for min_free */
+	l = list(five, 1);
+	CHECK_EQ(retain_plan(&l, 0, NOLIMIT, NOLIMIT, 5, why, &oor), 0);
+	CHECK_EQ(oor, 1);
+	/* enough free: nothing to do */
+	CHECK_EQ(retain_plan(&l, 500, NOLIMIT, NOLIMIT, 5, why, &oor), 0);
+	CHECK_EQ(oor, 0);
+
+	/* empty */
+	l = list(five, 0);
+	CHECK_EQ(retain_plan(&l, 0, 1, 1, 5, why, &oor), 0);
+	CHECK_EQ(oor, 0);
+	return check_exit();
+}
