@@ -33,7 +33,7 @@ enum config_type {
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
-#define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
+#define F_ZERO_OK	0x2	/* 0 (a path: "") means off, allowed below min */
 
 struct config_key {
 	const char	*name;
@@ -80,6 +80,15 @@ static const struct config_key config_keys[] = {
 	    CONFIG_MAX_GROUPS, 0),
 	K("max_clients", T_UINT, CONFIG_DAEMON, max_clients, 1, 4096, 0),
 	K("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout, 1, 3600, 0),
+	K("on_finish", T_PATH, CONFIG_DAEMON, on_finish, 0, 0, F_ZERO_OK),
+	K("on_finish_jobs", T_UINT, CONFIG_DAEMON, on_finish_jobs, 1, 64, 0),
+	K("on_finish_timeout", T_SECS, CONFIG_DAEMON, on_finish_timeout, 1,
+	    86400, 0),
+	K("on_finish_tries", T_UINT, CONFIG_DAEMON, on_finish_tries, 1, 100, 0),
+	K("on_finish_retry", T_SECS, CONFIG_DAEMON, on_finish_retry, 1, 86400,
+	    0),
+	K("remove_after_handoff", T_BOOL, CONFIG_DAEMON, remove_after_handoff,
+	    0, 1, 0),
 };
 #define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -110,6 +119,10 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->socket_group, sizeof(cfg->socket_group), "perfspill");
 	cfg->max_clients = 128;
 	cfg->client_timeout = 30;
+	cfg->on_finish_jobs = 2;
+	cfg->on_finish_timeout = 600;
+	cfg->on_finish_tries = 5;
+	cfg->on_finish_retry = 30;
 }
 
 static const struct config_key *
@@ -310,6 +323,10 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
 			    "%s must be %s", k->name, config_type_name(k->type));
 		s = json_object_get_string(v);
+		if (s[0] == '\0' && (k->flags & F_ZERO_OK)) {
+			*field = '\0';	/* "": the feature is off */
+			return 0;
+		}
 		if (s[0] != '/' || strlen(s) >= CONFIG_PATH_LEN ||
 		    strstr(s, "/../") != NULL ||
 		    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0))

@@ -54,6 +54,13 @@ struct config {
 	size_t		nr_control_groups;
 	uint64_t	max_clients;
 	uint64_t	client_timeout;	/* seconds a client may stay idle */
+	/* the hand-off of finished files (handoff.h); "" off */
+	char		on_finish[CONFIG_PATH_LEN];
+	uint64_t	on_finish_jobs;		/* programs at once */
+	uint64_t	on_finish_timeout;	/* seconds, then killed */
+	uint64_t	on_finish_tries;	/* runs before giving up */
+	uint64_t	on_finish_retry;	/* first back-off, seconds */
+	int		remove_after_handoff;	/* a file shipped goes */
 };
 
 /* Where a set of settings comes from: decides which keys it may name. */

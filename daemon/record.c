@@ -29,6 +29,7 @@
 #include "compress.h"
 #include "evsel.h"
 #include "log.h"
+#include "manifest.h"
 #include "outdir.h"
 #include "record.h"
 #include "retain.h"
@@ -107,9 +108,16 @@ struct record {
 	void			*stop_arg;
 	record_file_cb		 file_cb;	/* each file finished */
 	void			*file_arg;
+	record_finished_cb	 fin_cb;	/* ...with its facts */
+	void			*fin_arg;
+	retain_hold_cb		 hold_cb;	/* files retention must keep */
+	void			*hold_arg;
+	size_t			 time_off;	/* a sample's time; 0: none */
 };
 
 static void	record_drain_all(struct record *, uint64_t);
+static void	record_count_file(struct tracefile *,
+		    const struct ring_counts *, const struct ring_counts *);
 static void	record_reap(struct record *);
 static void	record_pause(struct record *, int err);
 static void	record_pause_why(struct record *, const char *);
@@ -655,6 +663,15 @@ record_start(struct record *rec, const struct config *cfg,
 		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
+	/* the manifest's first and last sample times: the time follows the
+	 * id, ip and pid/tid */
+	rec->time_off = 0;
+	if (rec->evs[0].attr.sample_type & PERF_SAMPLE_TIME)
+		rec->time_off = sizeof(struct perf_event_header) +
+		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
+		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
+		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_TID) ?
+		    8 : 0);
 	free(rec->xbuf);
 	rec->xbuf = cblock_buffer(ring_bytes);
 	if (rec->xbuf == NULL)
@@ -847,6 +864,10 @@ record_drain_all(struct record *rec, uint64_t min)
 			continue;
 		}
 		before = c->counts;
+		if (tf != NULL)
+			ring_times(c->ring.data, c->ring.size, tail, head,
+			    rec->time_off, rec->self_pid, rec->pid_off,
+			    &tf->time_first, &tf->time_last);
 		c->bytes += (uint64_t)n;
 		bogus = buildid_note_ring(rec->bids, c->ring.data, c->ring.size,
 		    tail, head, rec->cfg.kernel_build_id);
@@ -895,7 +916,7 @@ record_drain_all(struct record *rec, uint64_t min)
 			else
 				c->aio.bytes_written += len;
 			ring_release(&c->ring, head);
-			tf->samples += c->counts.samples - before.samples;
+			record_count_file(tf, &c->counts, &before);
 			nserial++;
 			continue;
 		}
@@ -922,7 +943,7 @@ record_drain_all(struct record *rec, uint64_t min)
 		ring_release(&c->ring, head);
 		len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
 		    &c->counts, rec->self_pid, rec->pid_off);
-		tf->samples += c->counts.samples - before.samples;
+		record_count_file(tf, &c->counts, &before);
 		if (len == 0)
 			continue;	/* only our own samples */
 		cb->len = len;
@@ -958,6 +979,16 @@ record_drain_all(struct record *rec, uint64_t min)
 		record_rotate_async(rec, "size");
 }
 
+/* What a drain of one ring (counts, was before) put into tf. */
+static void
+record_count_file(struct tracefile *tf, const struct ring_counts *now,
+    const struct ring_counts *before)
+{
+	tf->samples += now->samples - before->samples;
+	tf->lost += now->lost - before->lost;
+	tf->lost_samples += now->lost_samples - before->lost_samples;
+}
+
 static void
 record_finish_stop(struct record *rec)
 {
@@ -983,6 +1014,35 @@ record_finish_stop(struct record *rec)
 	    "", rec->last_file);
 	if (cb != NULL)
 		cb(rec, rec->last_file[0] ? rec->last_file : NULL, arg);
+}
+
+/* Hand a finished file's facts on (the manifest, the hand-off): before
+ * retention, which must know its hand-off holds it. */
+static void
+record_file_facts(struct record *rec, const struct tracefile *tf)
+{
+	struct manifest_facts	 f;
+
+	if (rec->fin_cb == NULL)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.name = tf->name;
+	f.host = rec->host;
+	f.seq = tf->seq;
+	f.bytes = tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved;
+	f.samples = tf->samples;
+	f.lost = tf->lost;
+	f.lost_samples = tf->lost_samples;
+	if (tf->time_first <= tf->time_last) {
+		f.time_first = tf->time_first;
+		f.time_last = tf->time_last;
+	}
+	f.opened = tf->opened;
+	f.finished = time(NULL);
+	f.cfg = &rec->cfg;
+	f.buildids = tf->buildids.data;
+	f.buildids_len = tf->buildids.len;
+	rec->fin_cb(&f, rec->fin_arg);
 }
 
 static void
@@ -1019,8 +1079,9 @@ record_file_done(struct tracefile *tf, void *arg)
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
 	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
 	    tf->samples);
+	record_file_facts(rec, tf);
 	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
-	    rec->cfg.min_free) == -1)
+	    rec->cfg.min_free, rec->hold_cb, rec->hold_arg) == -1)
 		log_warn("retention: cannot scan the output directory");
 	if (rec->file_cb != NULL)
 		rec->file_cb(tf->name, 1, rec->file_arg);
@@ -1212,7 +1273,8 @@ record_pause_why(struct record *rec, const char *why)
 	/* the file is cut at its first failed write and finished whole */
 	record_retire_file(rec);
 	if (!rec->dir_gone && retain_enforce(rec->dirfd, rec->cfg.max_files,
-	    rec->cfg.max_size, rec->cfg.min_free) > 0)
+	    rec->cfg.max_size, rec->cfg.min_free, rec->hold_cb,
+	    rec->hold_arg) > 0)
 		log_info("retention made room while paused");
 }
 
@@ -1308,7 +1370,8 @@ record_check(struct record *rec)
 	if (rec->cfg.min_free && retain_free_bytes(rec->dirfd, &avail) == 0 &&
 	    avail < rec->cfg.min_free) {
 		retain_enforce(rec->dirfd, rec->cfg.max_files,
-		    rec->cfg.max_size, rec->cfg.min_free);
+		    rec->cfg.max_size, rec->cfg.min_free, rec->hold_cb,
+		    rec->hold_arg);
 		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
 		    avail < rec->cfg.min_free) {
 			/* retention removed what it could and may remove */
@@ -1372,6 +1435,20 @@ record_on_file_done(struct record *rec, record_file_cb cb, void *arg)
 {
 	rec->file_cb = cb;
 	rec->file_arg = arg;
+}
+
+void
+record_on_finished(struct record *rec, record_finished_cb cb, void *arg)
+{
+	rec->fin_cb = cb;
+	rec->fin_arg = arg;
+}
+
+void
+record_set_retain_hold(struct record *rec, retain_hold_cb cb, void *arg)
+{
+	rec->hold_cb = cb;
+	rec->hold_arg = arg;
 }
 
 const char *

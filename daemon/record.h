@@ -11,6 +11,8 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "manifest.h"
+#include "retain.h"
 
 struct record;
 
@@ -28,8 +30,15 @@ typedef void (*record_stop_cb)(struct record *, const char *file, void *);
  * removed because nothing of it could be written (whole 0). */
 typedef void (*record_file_cb)(const char *file, int whole, void *);
 
+/* Called for every file that got its final name, with what is known of
+ * it (valid during the call), before retention looks at the directory. */
+typedef void (*record_finished_cb)(const struct manifest_facts *, void *);
+
 struct record	*record_create(struct event_base *, int dirfd);
 void		 record_on_file_done(struct record *, record_file_cb, void *);
+void		 record_on_finished(struct record *, record_finished_cb, void *);
+/* Retention keeps the files cb holds (a hand-off not yet done). */
+void		 record_set_retain_hold(struct record *, retain_hold_cb, void *);
 /* The output directory's lock (outdir.h): a directory removed and made
  * again is locked anew before anything is written into it. */
 void		 record_set_lock(struct record *, int lockfd);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "manifest.h"
 #include "retain.h"
 #include "size.h"
 
@@ -75,6 +77,7 @@ retain_scan(int dirfd, struct retain_list *l)
 			l->files = tmp;
 		}
 		memcpy(l->files[l->nr].name, de->d_name, strlen(de->d_name) + 1);
+		l->files[l->nr].held = 0;
 		l->files[l->nr].size = (uint64_t)st.st_size;
 		l->bytes += (uint64_t)st.st_size;
 		l->nr++;
@@ -109,13 +112,16 @@ retain_plan(const struct retain_list *l, uint64_t avail, uint64_t max_files,
     int *out_of_reach)
 {
 	uint64_t	 bytes = l->bytes, removable = 0;
-	size_t		 i, j, n = 0;
+	size_t		 i, j, n = 0, newest;
 
 	*out_of_reach = 0;
 	for (i = 0; i < l->nr; i++)
 		why[i] = RETAIN_KEEP;
+	/* a held file stays and counts: the next ones go in its place */
 	for (i = 0; i < l->nr; i++) {
-		if (max_files && l->nr - i > max_files)
+		if (l->files[i].held)
+			continue;
+		if (max_files && l->nr - n > max_files)
 			why[i] = RETAIN_MAX_FILES;
 		else if (max_size && bytes > max_size)
 			why[i] = RETAIN_MAX_SIZE;
@@ -134,13 +140,17 @@ retain_plan(const struct retain_list *l, uint64_t avail, uint64_t max_files,
 	 * only when removing reaches it, and never the newest finished file
 	 * (just written; nothing would be left to ship).
 	 */
-	for (j = i; j + 1 < l->nr; j++)
-		removable += l->files[j].size;
+	newest = l->nr - 1;
+	for (j = i; j < newest; j++)
+		if (!l->files[j].held)
+			removable += l->files[j].size;
 	if (avail + removable < min_free) {
 		*out_of_reach = 1;
 		return n;
 	}
-	for (; i + 1 < l->nr && avail < min_free; i++) {
+	for (; i < newest && avail < min_free; i++) {
+		if (l->files[i].held)
+			continue;
 		why[i] = RETAIN_MIN_FREE;
 		avail += l->files[i].size;
 		n++;
@@ -150,17 +160,19 @@ retain_plan(const struct retain_list *l, uint64_t avail, uint64_t max_files,
 
 int
 retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
-    uint64_t min_free)
+    uint64_t min_free, retain_hold_cb hold, void *hold_arg)
 {
 	struct retain_list	 l;
 	enum retain_why		*why = NULL;
 	uint64_t		 avail = UINT64_MAX, bytes;
 	size_t			 i;
 	int			 removed = 0, out_of_reach;
-	char			 reason[96], a[32], b[32];
+	char			 reason[96], a[32], b[32], mname[NAME_MAX + 8];
 
 	if (retain_scan(dirfd, &l) == -1)
 		return -1;
+	for (i = 0; i < l.nr && hold != NULL; i++)
+		l.files[i].held = hold(l.files[i].name, hold_arg);
 	if (min_free && retain_free_bytes(dirfd, &avail) == -1)
 		avail = UINT64_MAX;
 	if (l.nr > 0 && (why = calloc(l.nr, sizeof(*why))) == NULL) {
@@ -205,6 +217,9 @@ retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 		}
 		log_info("retention: removed %s (%" PRIu64 " bytes): %s",
 		    l.files[i].name, l.files[i].size, reason);
+		/* its manifest describes nothing now */
+		if (manifest_name(l.files[i].name, mname, sizeof(mname)) == 0)
+			unlinkat(dirfd, mname, 0);
 		removed++;
 	}
 out:

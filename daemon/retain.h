@@ -14,7 +14,11 @@
 struct retain_file {
 	char		name[256];
 	uint64_t	size;
+	int		held;		/* never removed (its hand-off runs) */
 };
+
+/* Nonzero when the finished file name must stay whatever the limits. */
+typedef int (*retain_hold_cb)(const char *name, void *arg);
 
 struct retain_list {
 	struct retain_file	*files;		/* oldest first */
@@ -32,11 +36,12 @@ int	retain_free_bytes(int dirfd, uint64_t *);
  * Remove the oldest finished files until at most max_files (0: no limit)
  * remain and they hold at most max_size bytes (0: no limit); then, for
  * min_free bytes free (0: no limit), only when removing can reach it and
- * never the newest file. Each removal is logged with its reason. Returns
- * the number removed, or -1.
+ * never the newest file. A file hold (may be NULL) names is skipped, and
+ * counts. A file's manifest (NAME.json) goes with it. Each removal is
+ * logged with its reason. Returns the number removed, or -1.
  */
 int	retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
-	    uint64_t min_free);
+	    uint64_t min_free, retain_hold_cb hold, void *hold_arg);
 /* Why retain_plan removes a file. */
 enum retain_why {
 	RETAIN_KEEP,
@@ -47,8 +52,8 @@ enum retain_why {
 /*
  * retain_enforce's decision without the disk: with avail bytes free
  * (UINT64_MAX: unknown, min_free is then not applied), set why[i] for
- * each of l's files (l->nr of them, oldest first) and return how many
- * go. *out_of_reach is set when free space is short of min_free and
+ * each of l's files (l->nr of them, oldest first; held ones stay) and
+ * return how many go. *out_of_reach is set when free space is short of min_free and
  * removing every file but the newest would not reach it: none is then
  * removed for min_free.
  */

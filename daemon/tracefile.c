@@ -43,6 +43,8 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 		if (tf->fd != -1 || errno != EEXIST)
 			break;
 	}
+	tf->seq = *seq % 1000000;
+	tf->time_first = UINT64_MAX;
 	(*seq)++;
 	if (tf->fd == -1) {
 		free(tf);

@@ -41,6 +41,10 @@ struct tracefile {
 	int			 removed;	/* failed inside the preamble */
 	time_t			 opened;
 	uint64_t		 samples;	/* ring samples placed in this file */
+	uint64_t		 lost, lost_samples;	/* ...and loss records */
+	uint64_t		 time_first;	/* its samples' times, perf clock */
+	uint64_t		 time_last;
+	unsigned int		 seq;		/* the seq in its name */
 	struct sbuf		 buildids;	/* HEADER_BUILD_ID records */
 	struct aiocb		 sync;
 	tracefile_done_cb	 done;

@@ -1,0 +1,251 @@
+/*
+ * manifest: the JSON facts beside each finished trace file (see
+ * manifest.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "buildid.h"
+#include "manifest.h"
+#include "paths.h"
+
+/* perf's HEADER_BUILD_ID: header, pid, id[20], id size, 3 reserved, name */
+#define MANIFEST_BID_TYPE	67
+#define MANIFEST_BID_NAME	(sizeof(struct perf_event_header) + 4 + 24)
+
+int
+manifest_name(const char *name, char *buf, size_t len)
+{
+	int	 n = snprintf(buf, len, "%s.json", name);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The first line of path without its newline, or "" when unreadable. */
+static void
+manifest_line(const char *path, char *buf, size_t len)
+{
+	FILE	*f;
+
+	buf[0] = '\0';
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static void
+manifest_add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v[0] ? json_object_new_string(v) : NULL);
+}
+
+static void
+manifest_add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void
+manifest_add_utc(json_object *o, const char *k, time_t t, long nsec)
+{
+	struct tm	 tm;
+	char		 buf[48];
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (nsec >= 0)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+		    ".%09ldZ", nsec);
+	else
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "Z");
+	json_object_object_add(o, k, json_object_new_string(buf));
+}
+
+/*
+ * A sample time on the wall clock. perf's clock (events without
+ * use_clockid) is the kernel's local clock, which counts like
+ * CLOCK_MONOTONIC; the offset of the two clocks now maps it, to within
+ * the drift since boot, which is why the manifest calls it approximate.
+ */
+static void
+manifest_add_wall(json_object *o, const char *k, uint64_t t)
+{
+	struct timespec	 mono, real;
+	int64_t		 off, w;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	off = ((int64_t)real.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+	    (real.tv_nsec - mono.tv_nsec);
+	w = (int64_t)t + off;
+	manifest_add_utc(o, k, (time_t)(w / 1000000000),
+	    (long)(w % 1000000000));
+}
+
+json_object *
+manifest_buildids(const uint8_t *buf, size_t len)
+{
+	struct perf_event_header	 h;
+	json_object			*a, *e, *seen;
+	char				 hex[2 * BUILDID_MAX + 1];
+	char				 key[2 * BUILDID_MAX + PATH_MAX + 2];
+	size_t				 off, i, n, idlen;
+
+	/* a file is named at its first map in the preamble and again in
+	 * each flush: one entry per (id, path) */
+	if ((a = json_object_new_array()) == NULL)
+		return NULL;
+	if ((seen = json_object_new_object()) == NULL) {
+		json_object_put(a);
+		return NULL;
+	}
+	for (off = 0; len - off >= sizeof(h); off += h.size) {
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			break;
+		if (h.type != MANIFEST_BID_TYPE || h.size <= MANIFEST_BID_NAME)
+			continue;
+		idlen = buf[off + sizeof(h) + 4 + BUILDID_MAX];
+		if (idlen == 0 || idlen > BUILDID_MAX)
+			idlen = BUILDID_MAX;	/* an old record: no size */
+		n = strnlen((const char *)buf + off + MANIFEST_BID_NAME,
+		    h.size - MANIFEST_BID_NAME);
+		for (i = 0; i < idlen; i++)
+			snprintf(hex + 2 * i, 3, "%02x",
+			    buf[off + sizeof(h) + 4 + i]);
+		snprintf(key, sizeof(key), "%s %.*s", hex, (int)n,
+		    (const char *)buf + off + MANIFEST_BID_NAME);
+		if (json_object_object_get_ex(seen, key, NULL))
+			continue;
+		json_object_object_add(seen, key, NULL);
+		if ((e = json_object_new_object()) == NULL)
+			break;
+		json_object_object_add(e, "build_id",
+		    json_object_new_string(hex));
+		json_object_object_add(e, "path", json_object_new_string_len(
+		    (const char *)buf + off + MANIFEST_BID_NAME, (int)n));
+		json_object_array_add(a, e);
+	}
+	json_object_put(seen);
+	return a;
+}
+
+json_object *
+manifest_build(const struct manifest_facts *f)
+{
+	json_object	*o, *k;
+	struct utsname	 u;
+	char		 line[128];
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	manifest_add_u64(o, "manifest_version", 1);
+	json_object_object_add(o, "file", json_object_new_string(f->name));
+	json_object_object_add(o, "host", json_object_new_string(f->host));
+	manifest_line("/etc/machine-id", line, sizeof(line));
+	manifest_add_str(o, "machine_id", line);
+	manifest_line("/proc/sys/kernel/random/boot_id", line, sizeof(line));
+	manifest_add_str(o, "boot_id", line);
+	if (uname(&u) == 0 && (k = json_object_new_object()) != NULL) {
+		json_object_object_add(k, "release",
+		    json_object_new_string(u.release));
+		json_object_object_add(k, "version",
+		    json_object_new_string(u.version));
+		json_object_object_add(k, "machine",
+		    json_object_new_string(u.machine));
+		json_object_object_add(o, "kernel", k);
+	}
+	json_object_object_add(o, "perfspill_version",
+	    json_object_new_string(PERFSPILL_VERSION));
+	manifest_add_u64(o, "seq", f->seq);
+	json_object_object_add(o, "salvaged",
+	    json_object_new_boolean(f->salvaged));
+	manifest_add_utc(o, "opened", f->opened, -1);
+	manifest_add_utc(o, "finished", f->finished, -1);
+	manifest_add_u64(o, "bytes", f->bytes);
+	manifest_add_u64(o, "samples", f->samples);
+	manifest_add_u64(o, "lost", f->lost);
+	manifest_add_u64(o, "lost_samples", f->lost_samples);
+	if (f->samples > 0 && f->time_first != 0) {
+		/* nanoseconds of perf's clock, as perf script prints them */
+		manifest_add_u64(o, "first_sample_time", f->time_first);
+		manifest_add_u64(o, "last_sample_time", f->time_last);
+		manifest_add_wall(o, "first_sample_utc_approx", f->time_first);
+		manifest_add_wall(o, "last_sample_utc_approx", f->time_last);
+	} else {
+		json_object_object_add(o, "first_sample_time", NULL);
+		json_object_object_add(o, "last_sample_time", NULL);
+	}
+	json_object_object_add(o, "settings", f->cfg != NULL ?
+	    config_to_json(f->cfg, 0) : NULL);
+	json_object_object_add(o, "buildids",
+	    manifest_buildids(f->buildids, f->buildids_len));
+	return o;
+}
+
+int
+manifest_write(int dirfd, const struct manifest_facts *f)
+{
+	json_object	*o;
+	const char	*s;
+	char		 name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+	size_t		 len, done = 0;
+	ssize_t		 n;
+	int		 fd = -1, saved;
+
+	if (manifest_name(f->name, name, sizeof(name)) == -1 ||
+	    snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((o = manifest_build(f)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = strlen(s);
+	/* a leftover temp file of a crash is ours to replace */
+	unlinkat(dirfd, tmp, 0);
+	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0640)) == -1)
+		goto error;
+	while (done < len) {
+		if ((n = write(fd, s + done, len - done)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto error;
+		}
+		done += (size_t)n;
+	}
+	if (write(fd, "\n", 1) != 1 || fsync(fd) == -1)
+		goto error;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto error;
+	}
+	fd = -1;
+	if (renameat(dirfd, tmp, dirfd, name) == -1)
+		goto error;
+	json_object_put(o);
+	return 0;
+error:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	json_object_put(o);
+	errno = saved;
+	return -1;
+}

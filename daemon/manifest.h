@@ -1,0 +1,47 @@
+/*
+ * manifest: NAME.data.json beside each finished NAME.data, so that a fleet
+ * store indexes files without parsing perf's format. It is written after
+ * the data file got its final name (temp file, fsync, rename): the facts
+ * (samples, build-ids) are only complete once the file is, and a watcher
+ * that sees the manifest finds the data file already whole.
+ */
+#ifndef PERFSPILL_MANIFEST_H
+#define PERFSPILL_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <json-c/json.h>
+
+#include "config.h"
+
+/* What the daemon knows of one finished file. */
+struct manifest_facts {
+	const char		*name;		/* NAME.data, in the output dir */
+	const char		*host;
+	unsigned int		 seq;
+	uint64_t		 bytes;
+	uint64_t		 samples;
+	uint64_t		 lost;		/* PERF_RECORD_LOST */
+	uint64_t		 lost_samples;	/* PERF_RECORD_LOST_SAMPLES */
+	uint64_t		 time_first;	/* perf clock, ns; 0: unknown */
+	uint64_t		 time_last;
+	time_t			 opened;	/* wall clock */
+	time_t			 finished;
+	const struct config	*cfg;		/* the recording's, or NULL */
+	const uint8_t		*buildids;	/* HEADER_BUILD_ID records */
+	size_t			 buildids_len;
+	int			 salvaged;	/* from a .partial after a crash */
+};
+
+/* The manifest's JSON (a new reference), or NULL without memory. */
+json_object	*manifest_build(const struct manifest_facts *);
+/* [{"build_id": hex, "path": name}] of HEADER_BUILD_ID records, one per
+ * (id, path); a malformed record ends the walk. */
+json_object	*manifest_buildids(const uint8_t *, size_t);
+/* Write NAME.json into dirfd atomically; 0, or -1 with errno. */
+int		 manifest_write(int dirfd, const struct manifest_facts *);
+/* NAME.json for NAME into buf; -1 when it does not fit. */
+int		 manifest_name(const char *name, char *buf, size_t len);
+
+#endif
