@@ -13,6 +13,7 @@
 #include "command.h"
 #include "control.h"
 #include "daemon.h"
+#include "handoff.h"
 #include "log.h"
 #include "paths.h"
 #include "proto.h"
@@ -205,6 +206,7 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_object_add(o, "clients",
 	    json_object_new_int(control_nclients(d->ctl)));
 	json_object_object_add(o, "config", config_to_json(&d->cfg, 0));
+	json_object_object_add(o, "handoffs", handoff_status(d->handoff));
 	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE)
 		json_object_object_add(o, "overrides",
 		    json_object_get(d->overrides));

@@ -13,6 +13,7 @@
 struct control;
 struct record;
 struct notify;
+struct handoff;
 struct control_client;
 
 struct daemon {
@@ -30,6 +31,7 @@ struct daemon {
 	struct record		*rec;
 	struct control		*ctl;
 	struct notify		*notify;
+	struct handoff		*handoff;	/* on_finish of finished files */
 	int			 exiting;
 	/* clients waiting for the running stop to finish */
 	struct control_client	*stop_waiters[16];

@@ -21,7 +21,9 @@
 #include "config.h"
 #include "control.h"
 #include "daemon.h"
+#include "handoff.h"
 #include "log.h"
+#include "manifest.h"
 #include "notify.h"
 #include "outdir.h"
 #include "paths.h"
@@ -76,6 +78,18 @@ daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
 	return 0;
 }
 
+/* A file is whole: its manifest beside it, then its hand-off. */
+static void
+daemon_file_finished(const struct manifest_facts *f, void *arg)
+{
+	struct daemon	*d = arg;
+	int		 ok;
+
+	if ((ok = manifest_write(d->dirfd, f) == 0) == 0)
+		log_warn("%s: writing its manifest", f->name);
+	handoff_add(d->handoff, f, ok);
+}
+
 int
 daemon_reload(struct daemon *d, struct config_error *err)
 {
@@ -96,6 +110,7 @@ daemon_reload(struct daemon *d, struct config_error *err)
 	memcpy(cfg.output_dir, d->cfg.output_dir, sizeof(cfg.output_dir));
 	d->cfg = cfg;
 	control_update(d->ctl, &d->cfg);
+	handoff_configure(d->handoff, &d->cfg);
 	cmd_settings_changed(d);
 	log_info("configuration reloaded");
 	notify_send(d->notify, "READY=1");
@@ -325,7 +340,8 @@ main(int argc, char *argv[])
 		    d.cfg.output_dir);
 	/* a crash left .partial files: make them whole before anything new */
 	salvage_dir(d.dirfd);
-	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free);
+	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free,
+	    NULL, NULL);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	for (i = 0; i < 4; i++) {
@@ -336,6 +352,11 @@ main(int argc, char *argv[])
 	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
 		fatal("record_create");
 	record_on_file_done(d.rec, cmd_file_done, &d);
+	if ((d.handoff = handoff_create(d.base, d.dirfd)) == NULL)
+		fatalx("cannot set up the on_finish hand-off");
+	handoff_configure(d.handoff, &d.cfg);
+	record_on_finished(d.rec, daemon_file_finished, &d);
+	record_set_retain_hold(d.rec, handoff_holds, d.handoff);
 	record_set_lock(d.rec, d.lockfd);
 	if ((d.ctl = control_create(&d)) == NULL)
 		fatalx("cannot open the control socket %s", d.cfg.socket_path);
@@ -386,6 +407,7 @@ main(int argc, char *argv[])
 	log_info("exiting");
 	control_destroy(d.ctl);
 	record_destroy(d.rec);
+	handoff_destroy(d.handoff);
 	notify_destroy(d.notify);
 	for (i = 0; i < 4; i++)
 		event_free(sigs[i]);

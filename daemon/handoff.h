@@ -1,0 +1,34 @@
+/*
+ * handoff: runs the on_finish program for each finished trace file, so
+ * that a fleet ships files as soon as they are whole. A queue of files,
+ * at most on_finish_jobs programs at once, each killed after
+ * on_finish_timeout (SIGTERM, then SIGKILL); a failure is retried with a
+ * doubling back-off, on_finish_tries runs in all. Children are spawned
+ * with posix_spawn and reaped from a SIGCHLD event of the loop: nothing
+ * here waits. Retention asks handoff_holds before removing a file.
+ */
+#ifndef PERFSPILL_HANDOFF_H
+#define PERFSPILL_HANDOFF_H
+
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "config.h"
+#include "manifest.h"
+
+struct handoff;
+
+struct handoff	*handoff_create(struct event_base *, int dirfd);
+/* Take the on_finish keys (and output_dir, remove_after_handoff) of
+ * cfg; programs already running finish with the old settings. */
+void		 handoff_configure(struct handoff *, const struct config *);
+/* Queue f's file (its manifest written or not: manifest_ok). */
+void		 handoff_add(struct handoff *, const struct manifest_facts *f,
+		    int manifest_ok);
+/* Is name's hand-off queued, running or waiting for a retry? */
+int		 handoff_holds(const char *name, void *handoff);
+json_object	*handoff_status(struct handoff *);
+/* Stop waiting: SIGTERM what runs, drop the queue. Accepts NULL. */
+void		 handoff_destroy(struct handoff *);
+
+#endif

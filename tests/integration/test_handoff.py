@@ -1,0 +1,396 @@
+"""Hand-off of finished files and their manifests (issue 14 items 1, 2).
+
+on_finish runs a program for each finished file: conf/ship-example.sh
+uploads to a receiver on 127.0.0.1 here (a small HTTP server taking PUT).
+The manifests are checked against the stock perf's view of each file."""
+import glob
+import http.server
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import threading
+import time
+
+import harness
+from harness import Daemon, perf, wait_for
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "..")
+SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
+CPUS = os.cpu_count() or 1
+
+
+class Receiver:
+    """An HTTP server on 127.0.0.1 storing each PUT under root; the first
+    `fail` requests are answered 500."""
+
+    def __init__(self, root, fail=0):
+        self.root = root
+        self.fail = fail
+        self.puts = []
+        rcv = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = b""
+                while len(body) < n:
+                    chunk = self.rfile.read(n - len(body))
+                    if not chunk:
+                        break
+                    body += chunk
+                if rcv.fail > 0:
+                    rcv.fail -= 1
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                path = os.path.join(rcv.root, self.path.lstrip("/"))
+                assert ".." not in self.path
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(body)
+                rcv.puts.append(self.path)
+                self.send_response(201)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d/up" % self.srv.server_address[1]
+        self.th = threading.Thread(target=self.srv.serve_forever, daemon=True)
+        self.th.start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def script(d, name, body):
+    """An executable sh script in the daemon's private directory."""
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body)
+    os.chmod(path, 0o755)
+    return path
+
+
+def config(hook, **kw):
+    c = {"on_finish": hook, "on_finish_retry": "1", "freq": 99,
+         "callgraph": False}
+    c.update(kw)
+    return c
+
+
+def make_daemon(body, **kw):
+    """A daemon whose on_finish is an sh script with body: the script is
+    written into the daemon's directory after it is made, so the config
+    names it first and the daemon is started afterwards."""
+    d = Daemon(config={}, start=False)
+    hook = script(d.dir, "hook", body)
+    with open(d.config, "w") as f:
+        json.dump(config(hook, **kw), f)
+    d.start()
+    return d
+
+
+def handoffs(d):
+    return d.status()["handoffs"]
+
+
+def files_of(d, n):
+    """Record into n files: n-1 rotations, then stop."""
+    d.ctl("start")
+    p = harness.spinner(1)
+    for _ in range(n - 1):
+        p.wait()
+        d.ctl("rotate")
+        p = harness.spinner(1)
+    p.wait()
+    d.ctl("stop")
+    return d.finished_files()
+
+
+def test_every_file_arrives_with_its_manifest():
+    """ship-example.sh as on_finish: every finished file and its manifest
+    reach the receiver byte for byte; the manifest agrees with perf."""
+    with Daemon(config={}, start=False) as d:
+        root = os.path.join(d.dir, "received")
+        rcv = Receiver(root)
+        try:
+            hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
+                rcv.url, SHIP))
+            with open(d.config, "w") as f:
+                json.dump(config(hook), f)
+            d.start()
+            files = files_of(d, 3)
+            assert len(files) == 3, files
+            wait_for(lambda: handoffs(d)["ok"] == 3, 120, "3 hand-offs")
+            h = handoffs(d)
+            assert h["failed"] == 0 and h["running"] == 0 and \
+                h["queued"] == 0, h
+            host = socket.gethostname()
+            for path in files:
+                name = os.path.basename(path)
+                got = os.path.join(root, "up", host, name)
+                with open(path, "rb") as a, open(got, "rb") as b:
+                    assert a.read() == b.read(), name
+                with open(path + ".json", "rb") as a, \
+                        open(got + ".json", "rb") as b:
+                    assert a.read() == b.read(), name + ".json"
+                check_manifest(path)
+            assert "on_finish for" in d.read_log()
+        finally:
+            rcv.close()
+
+
+def check_manifest(path):
+    with open(path + ".json") as f:
+        m = json.load(f)
+    assert m["file"] == os.path.basename(path)
+    assert m["host"] == socket.gethostname()
+    with open("/etc/machine-id") as f:
+        assert m["machine_id"] == f.read().strip()
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        assert m["boot_id"] == f.read().strip()
+    assert m["kernel"]["release"] == os.uname().release
+    assert m["bytes"] == os.path.getsize(path), m
+    assert m["settings"]["events"] == ["cpu-clock"], m["settings"]
+    assert m["settings"]["freq"] == 99
+    assert m["seq"] == int(re.search(r"-(\d{6})\.data$", path).group(1))
+    # samples: perf's own count
+    counts, _ = harness.perf_stats(path)
+    assert m["samples"] == counts.get("SAMPLE", 0), (m["samples"], counts)
+    assert m["lost"] == 0 and m["lost_samples"] == 0, m
+    assert m["samples"] > 0, m
+    # first and last sample time: perf script's, to the nanosecond
+    out = perf("script", "-F", "time", "--ns", "-i", path).stdout
+    ts = [int(round(float(t.rstrip(":")) * 1e9))
+          for t in out.split() if re.match(r"^\d+\.\d+:?$", t)]
+    assert ts, out[:500]
+    assert m["first_sample_time"] == min(ts), (m["first_sample_time"],
+                                              min(ts))
+    assert m["last_sample_time"] == max(ts), (m["last_sample_time"], max(ts))
+    assert m["first_sample_utc_approx"].endswith("Z")
+    # build-ids: what perf buildid-list finds is there, once each; each
+    # id is the one readelf reads from the file itself
+    out = perf("buildid-list", "-i", path).stdout
+    theirs = set()
+    for line in out.splitlines():
+        p = line.split(None, 1)
+        if len(p) == 2 and not p[1].startswith("["):
+            theirs.add((p[0], p[1].strip()))
+    pairs = [(b["build_id"], b["path"]) for b in m["buildids"]]
+    ours = set(pairs)
+    assert len(ours) == len(pairs), "duplicates in the manifest"
+    assert theirs and theirs <= ours, (theirs - ours)
+    checked = 0
+    for bid, p in sorted(ours):
+        if p.startswith("/") and os.path.isfile(p) and checked < 20:
+            want = readelf_id(p)
+            if want is not None:
+                assert bid == want, (p, bid, want)
+                checked += 1
+    assert checked > 0, ours
+
+
+def readelf_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True,
+                         text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else None
+
+
+def test_failing_hook_is_retried_counted_and_keeps_its_file():
+    """A hook that fails is run again (on_finish_tries in all); while it
+    may still succeed, retention (max_files 1) keeps the file; once the
+    hand-off gives up, retention may take it."""
+    with Daemon(config={}, start=False) as d:
+        runs = os.path.join(d.dir, "runs")
+        gate = os.path.join(d.dir, "gate")
+        # fails until the gate file exists: the test decides when
+        hook = script(d.dir, "hook",
+                      "echo \"$PERFSPILL_NAME $PERFSPILL_TRY\" >> %s\n"
+                      "test -e %s\n" % (runs, gate))
+        with open(d.config, "w") as f:
+            json.dump(config(hook, on_finish_tries=3, max_files=1), f)
+        d.start()
+        files = files_of(d, 3)
+        # three files are kept although max_files is 1: all held
+        assert len(files) == 3, files
+        wait_for(lambda: handoffs(d)["gave_up"] == 3, 120, "give up")
+        h = handoffs(d)
+        assert h["failed"] == 9 and h["ok"] == 0, h
+        with open(runs) as f:
+            lines = f.read().split("\n")
+        for p in files:
+            name = os.path.basename(p)
+            assert sorted(l.split()[1] for l in lines
+                          if l.startswith(name + " ")) == ["1", "2", "3"]
+        log = d.read_log()
+        assert "try 2 of 3" in log and "giving up after 3 tries" in log, log
+        # nothing holds them now: the next finished file lets retention
+        # take the old ones (and their manifests)
+        open(gate, "w").close()
+        files = files_of(d, 1)
+        assert len(files) == 1, files
+        wait_for(lambda: handoffs(d)["ok"] == 1, 60, "the last hand-off")
+        left = sorted(os.listdir(d.out))
+        assert [f for f in left if f.endswith(".json")] == \
+            [os.path.basename(files[0]) + ".json"], left
+
+
+def test_retention_keeps_a_file_being_handed_off():
+    """max_files 1 while hooks wait on a gate: nothing is removed until
+    the hand-offs end; then retention trims to one."""
+    with Daemon(config={}, start=False) as d:
+        gate = os.path.join(d.dir, "gate")
+        hook = script(d.dir, "hook",
+                      "while ! test -e %s; do sleep 0.1; done\n" % gate)
+        with open(d.config, "w") as f:
+            json.dump(config(hook, max_files=1), f)
+        d.start()
+        files = files_of(d, 3)
+        assert len(files) == 3, files
+        h = handoffs(d)
+        assert h["running"] == 2 and h["queued"] == 1, h
+        open(gate, "w").close()
+        wait_for(lambda: handoffs(d)["ok"] == 3, 60, "3 hand-offs")
+        # retention runs at the next finished file
+        files = files_of(d, 1)
+        wait_for(lambda: handoffs(d)["ok"] == 4, 60, "4 hand-offs")
+        assert len(d.finished_files()) == 1, d.finished_files()
+
+
+def test_hanging_hook_is_killed_with_its_children():
+    """on_finish_timeout: SIGTERM to the program's process group, then
+    SIGKILL; a child the hook started goes too; counted, not retried
+    past on_finish_tries."""
+    with Daemon(config={}, start=False) as d:
+        pids = os.path.join(d.dir, "pids")
+        # ignores SIGTERM: only the SIGKILL ends it
+        hook = script(d.dir, "hook",
+                      "trap '' TERM\nsleep 1000 &\n"
+                      "echo $$ $! >> %s\nwait\nwait\n" % pids)
+        with open(d.config, "w") as f:
+            json.dump(config(hook, on_finish_tries=1,
+                             on_finish_timeout="1"), f)
+        d.start()
+        files_of(d, 1)
+        wait_for(lambda: handoffs(d)["gave_up"] == 1, 60, "timeout")
+        h = handoffs(d)
+        assert h["timed_out"] == 1 and h["failed"] == 1, h
+        with open(pids) as f:
+            sh, child = (int(x) for x in f.read().split())
+        for pid in (sh, child):
+            wait_for(lambda: not os.path.exists("/proc/%d" % pid) or
+                     open("/proc/%d/stat" % pid).read().split(")")[1]
+                     .split()[0] == "Z", 30, "pid %d gone" % pid)
+        log = d.read_log()
+        assert "terminating it" in log and "killing it" in log, log
+        assert "timed out" in log
+
+
+def test_concurrency_bound_and_a_responsive_loop():
+    """At most on_finish_jobs programs at once, the rest queued; status
+    answers while they run; each program gets only fds 0-2 and the facts
+    in its environment."""
+    with Daemon(config={}, start=False) as d:
+        gate = os.path.join(d.dir, "gate")
+        log = os.path.join(d.dir, "intervals")
+        fds = os.path.join(d.dir, "fds")
+        hook = script(d.dir, "hook",
+                      "echo start $(date +%%s%%N) >> %s\n"
+                      "echo $$ > %s.$PERFSPILL_SEQ\n"
+                      "env > %s.env.$PERFSPILL_SEQ\n"
+                      "while ! test -e %s; do sleep 0.1; done\n"
+                      "echo end $(date +%%s%%N) >> %s\n" %
+                      (log, fds, fds, gate, log))
+        with open(d.config, "w") as f:
+            json.dump(config(hook, on_finish_jobs=2), f)
+        d.start()
+        files = files_of(d, 5)
+        wait_for(lambda: handoffs(d)["running"] == 2, 60, "2 running")
+        h = handoffs(d)
+        assert h["running"] == 2 and h["queued"] == 3, h
+        # the loop answers while they run, many times over
+        for _ in range(20):
+            assert d.status()["handoffs"]["running"] == 2
+        # what the two running programs hold: 0-2 and the shell's own
+        # script, nothing of the daemon's (a ring, the socket, a file)
+        pids = [int(open(f).read()) for f in glob.glob(fds + ".[0-9]*")]
+        assert len(pids) == 2, pids
+        for pid in pids:
+            held = {int(fd): os.readlink("/proc/%d/fd/%s" % (pid, fd))
+                    for fd in os.listdir("/proc/%d/fd" % pid)}
+            assert held[0] == "/dev/null", held
+            assert held[1] == held[2] == d.log, held
+            assert all(fd <= 2 or t == hook for fd, t in held.items()), held
+        open(gate, "w").close()
+        wait_for(lambda: handoffs(d)["ok"] == 5, 60, "5 hand-offs")
+        ev = []
+        with open(log) as f:
+            for line in f:
+                k, t = line.split()
+                ev.append((int(t), 0 if k == "end" else 1))
+        assert len(ev) == 10, ev
+        n = most = 0
+        for _, k in sorted(ev):
+            n += 1 if k else -1
+            most = max(most, n)
+        assert most == 2, most
+        for p in files:
+            seq = int(re.search(r"-(\d{6})\.data$", p).group(1))
+            with open("%s.env.%d" % (fds, seq)) as f:
+                env = dict(l.split("=", 1) for l in f.read().splitlines()
+                           if "=" in l)
+            assert env["PERFSPILL_FILE"] == p, env
+            assert env["PERFSPILL_MANIFEST"] == p + ".json", env
+            with open(p + ".json") as f:
+                m = json.load(f)
+            assert int(env["PERFSPILL_SAMPLES"]) == m["samples"]
+            assert int(env["PERFSPILL_SEQ"]) == seq
+            assert env["PERFSPILL_HOST"] == socket.gethostname()
+            assert env["PERFSPILL_START"].endswith("Z")
+            assert "PERFSPILL_LOST" in env and "PERFSPILL_END" in env
+
+
+def test_remove_after_handoff():
+    """remove_after_handoff: a file handed off goes with its manifest; a
+    file whose hand-off failed stays."""
+    with Daemon(config={}, start=False) as d:
+        hook = script(d.dir, "hook",
+                      "case $PERFSPILL_SEQ in *1) exit 1;; esac\n")
+        with open(d.config, "w") as f:
+            json.dump(config(hook, remove_after_handoff=True,
+                             on_finish_tries=1), f)
+        d.start()
+        files = files_of(d, 2)
+        wait_for(lambda: handoffs(d)["ok"] + handoffs(d)["gave_up"] == 2,
+                 60, "2 hand-offs")
+        h = handoffs(d)
+        assert h["ok"] == 1 and h["removed"] == 1, h
+        left = sorted(os.listdir(d.out))
+        kept = [p for p in files if p.endswith("1.data")]
+        assert [os.path.basename(p) for p in kept] == \
+            [f for f in left if f.endswith(".data")], left
+        assert [f for f in left if f.endswith(".json")] == \
+            [os.path.basename(kept[0]) + ".json"], left
+
+
+def test_on_finish_only_from_the_config_file():
+    """A peer on the socket cannot make the daemon run a program."""
+    with Daemon() as d:
+        rc, rep = d.ctl("configure", "on_finish=/bin/true", check=False)
+        assert rc != 0, rep
+        r = d.request({"cmd": "configure",
+                       "args": {"on_finish": "/bin/true"}})
+        assert not r.get("ok"), r
+        r = d.request({"cmd": "start", "args": {"on_finish": "/bin/true"}})
+        assert not r.get("ok"), r
+        assert d.status()["handoffs"]["program"] == ""
+
+
+harness.main(globals())
