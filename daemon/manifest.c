@@ -171,7 +171,10 @@ manifest_build(const struct manifest_facts *f)
 	manifest_add_u64(o, "seq", f->seq);
 	json_object_object_add(o, "salvaged",
 	    json_object_new_boolean(f->salvaged));
-	manifest_add_utc(o, "opened", f->opened, -1);
+	if (f->opened != 0)
+		manifest_add_utc(o, "opened", f->opened, -1);
+	else
+		json_object_object_add(o, "opened", NULL);	/* salvaged */
 	manifest_add_utc(o, "finished", f->finished, -1);
 	manifest_add_u64(o, "bytes", f->bytes);
 	manifest_add_u64(o, "samples", f->samples);

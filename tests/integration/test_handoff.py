@@ -380,6 +380,38 @@ def test_remove_after_handoff():
             [os.path.basename(kept[0]) + ".json"], left
 
 
+def test_salvaged_file_gets_a_manifest():
+    """A .partial left by kill -9 is salvaged at the next start and gets
+    a manifest from its own records, which perf agrees with."""
+    with Daemon() as d:
+        d.ctl("start")
+        sp = harness.spinner(1.0)
+        sp.wait()
+        wait_for(lambda: d.status()["file"]["samples"] > 0, 30,
+                 "samples in the file")
+        d.proc.kill()
+        d.proc.wait()
+        os.unlink(d.sock)
+        d.start()
+        files = d.finished_files()
+        assert len(files) == 1, os.listdir(d.out)
+        with open(files[0] + ".json") as f:
+            m = json.load(f)
+        assert m["salvaged"] is True and m["opened"] is None, m
+        assert m["bytes"] == os.path.getsize(files[0])
+        counts, _ = harness.perf_stats(files[0])
+        assert m["samples"] == counts.get("SAMPLE", 0) > 0, (m, counts)
+        out = perf("script", "-F", "time", "--ns", "-i", files[0]).stdout
+        ts = [int(round(float(t.rstrip(":")) * 1e9))
+              for t in out.split() if re.match(r"^\d+\.\d+:?$", t)]
+        assert (m["first_sample_time"], m["last_sample_time"]) == \
+            (min(ts), max(ts)), m
+        assert m["buildids"], m
+        for b in m["buildids"]:
+            if os.path.isfile(b["path"]) and readelf_id(b["path"]):
+                assert b["build_id"] == readelf_id(b["path"]), b
+
+
 def test_on_finish_only_from_the_config_file():
     """A peer on the socket cannot make the daemon run a program."""
     with Daemon() as d:
