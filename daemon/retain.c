@@ -133,26 +133,26 @@ retain_plan(const struct retain_list *l, uint64_t avail, uint64_t max_files,
 		n++;
 	}
 	if (min_free == 0 || avail == UINT64_MAX || avail >= min_free ||
-	    i >= l->nr)
+	    n == l->nr)
 		return n;
 	/*
 	 * min_free is about the filesystem, which other writers share: remove
 	 * only when removing reaches it, and never the newest finished file
-	 * (just written; nothing would be left to ship).
+	 * (just written; nothing would be left to ship) nor a held one.
 	 */
 	newest = l->nr - 1;
-	for (j = i; j < newest; j++)
-		if (!l->files[j].held)
+	for (j = 0; j < newest; j++)
+		if (why[j] == RETAIN_KEEP && !l->files[j].held)
 			removable += l->files[j].size;
 	if (avail + removable < min_free) {
 		*out_of_reach = 1;
 		return n;
 	}
-	for (; i < newest && avail < min_free; i++) {
-		if (l->files[i].held)
+	for (j = 0; j < newest && avail < min_free; j++) {
+		if (why[j] != RETAIN_KEEP || l->files[j].held)
 			continue;
-		why[i] = RETAIN_MIN_FREE;
-		avail += l->files[i].size;
+		why[j] = RETAIN_MIN_FREE;
+		avail += l->files[j].size;
 		n++;
 	}
 	return n;

@@ -180,7 +180,8 @@ def check_manifest(path):
     theirs = set()
     for line in out.splitlines():
         p = line.split(None, 1)
-        if len(p) == 2 and not p[1].startswith("["):
+        if len(p) == 2 and re.match(r"^[0-9a-f]{32,40}$", p[0]) and \
+                not p[1].startswith("["):
             theirs.add((p[0], p[1].strip()))
     pairs = [(b["build_id"], b["path"]) for b in m["buildids"]]
     ours = set(pairs)
@@ -203,43 +204,63 @@ def readelf_id(path):
     return m.group(1) if m else None
 
 
-def test_failing_hook_is_retried_counted_and_keeps_its_file():
-    """A hook that fails is run again (on_finish_tries in all); while it
-    may still succeed, retention (max_files 1) keeps the file; once the
-    hand-off gives up, retention may take it."""
+def test_failing_hook_is_retried_counted_then_given_up():
+    """A hook that fails is run again, on_finish_tries runs in all, each
+    counted; once the hand-off gives up, retention may take the file (and
+    its manifest)."""
     with Daemon(config={}, start=False) as d:
         runs = os.path.join(d.dir, "runs")
-        gate = os.path.join(d.dir, "gate")
-        # fails until the gate file exists: the test decides when
         hook = script(d.dir, "hook",
                       "echo \"$PERFSPILL_NAME $PERFSPILL_TRY\" >> %s\n"
-                      "test -e %s\n" % (runs, gate))
+                      "exit 3\n" % runs)
         with open(d.config, "w") as f:
             json.dump(config(hook, on_finish_tries=3, max_files=1), f)
         d.start()
-        files = files_of(d, 3)
-        # three files are kept although max_files is 1: all held
-        assert len(files) == 3, files
-        wait_for(lambda: handoffs(d)["gave_up"] == 3, 120, "give up")
+        first = files_of(d, 1)
+        assert len(first) == 1, first
+        wait_for(lambda: handoffs(d)["gave_up"] == 1, 120, "give up")
         h = handoffs(d)
-        assert h["failed"] == 9 and h["ok"] == 0, h
+        assert h["failed"] == 3 and h["ok"] == 0 and h["retrying"] == 0, h
         with open(runs) as f:
-            lines = f.read().split("\n")
-        for p in files:
-            name = os.path.basename(p)
-            assert sorted(l.split()[1] for l in lines
-                          if l.startswith(name + " ")) == ["1", "2", "3"]
+            tries = [l.split() for l in f.read().splitlines()]
+        assert tries == [[os.path.basename(first[0]), str(n)]
+                         for n in (1, 2, 3)], tries
         log = d.read_log()
-        assert "try 2 of 3" in log and "giving up after 3 tries" in log, log
-        # nothing holds them now: the next finished file lets retention
-        # take the old ones (and their manifests)
-        open(gate, "w").close()
+        assert "exit status 3; try 2 of 3 in 1s" in log, log
+        assert "exit status 3; try 3 of 3 in 2s" in log, log
+        assert "giving up after 3 tries" in log, log
+        # nothing holds it now: the next finished file (held itself)
+        # lets retention (max_files 1) take it and its manifest
         files = files_of(d, 1)
-        assert len(files) == 1, files
-        wait_for(lambda: handoffs(d)["ok"] == 1, 60, "the last hand-off")
-        left = sorted(os.listdir(d.out))
-        assert [f for f in left if f.endswith(".json")] == \
-            [os.path.basename(files[0]) + ".json"], left
+        assert files == [f for f in files if f not in first], files
+        left = sorted(f for f in os.listdir(d.out) if not f.startswith("."))
+        assert left == sorted(os.path.basename(f) for f in
+                              files + [files[0] + ".json"]), left
+        assert "retention: removed " + os.path.basename(first[0]) in \
+            d.read_log()
+
+
+def test_retention_keeps_files_whose_hand_off_is_retrying():
+    """Files waiting for a retry are held like running ones: max_files 1
+    removes none of them."""
+    with Daemon(config={}, start=False) as d:
+        go = os.path.join(d.dir, "go")
+        hook = script(d.dir, "hook",
+                      "while ! test -e %s; do sleep 0.1; done\n"
+                      "exit 1\n" % go)
+        with open(d.config, "w") as f:
+            json.dump(config(hook, max_files=1, on_finish_tries=2,
+                             on_finish_retry="1h"), f)
+        d.start()
+        files = files_of(d, 3)
+        assert len(files) == 3, files
+        open(go, "w").close()
+        wait_for(lambda: handoffs(d)["retrying"] == 3, 60, "3 retrying")
+        # retention runs at the next finished file: it keeps them all
+        files = files_of(d, 1)
+        wait_for(lambda: handoffs(d)["retrying"] == 4, 60, "4 retrying")
+        assert len(d.finished_files()) == 4, d.finished_files()
+        assert "retention: removed" not in d.read_log()
 
 
 def test_retention_keeps_a_file_being_handed_off():

@@ -92,6 +92,40 @@ main(void)
 	CHECK_EQ(retain_plan(&l, 500, NOLIMIT, NOLIMIT, 5, why, &oor), 0);
 	CHECK_EQ(oor, 0);
 
+	/* held (a hand-off not done): never removed, still counted; the
+	 * next oldest goes in its place */
+	l = list(five, 5);
+	files[0].held = 1;
+	files[2].held = 1;
+	CHECK_EQ(retain_plan(&l, UNKNOWN, 3, NOLIMIT, NOLIMIT, why, &oor), 2);
+	CHECK_EQ(why[0], RETAIN_KEEP);
+	CHECK_EQ(why[1], RETAIN_MAX_FILES);
+	CHECK_EQ(why[2], RETAIN_KEEP);
+	CHECK_EQ(why[3], RETAIN_MAX_FILES);
+	CHECK_EQ(why[4], RETAIN_KEEP);
+	/* max_size: 150 down to 100 takes 20 and 40 (10 and 30 held) */
+	CHECK_EQ(retain_plan(&l, UNKNOWN, NOLIMIT, 100, NOLIMIT, why, &oor),
+	    2);
+	CHECK_EQ(why[1], RETAIN_MAX_SIZE);
+	CHECK_EQ(why[3], RETAIN_MAX_SIZE);
+	CHECK_EQ(why[0], RETAIN_KEEP);
+	/* every file held: nothing goes, whatever the limits */
+	memset(files, 0, sizeof(files));
+	l = list(five, 5);
+	for (size_t i = 0; i < 5; i++)
+		files[i].held = 1;
+	CHECK_EQ(retain_plan(&l, UNKNOWN, 1, 1, NOLIMIT, why, &oor), 0);
+	/* min_free: held files are not counted as removable */
+	CHECK_EQ(retain_plan(&l, 0, NOLIMIT, NOLIMIT, 10, why, &oor), 0);
+	CHECK_EQ(oor, 1);
+	files[1].held = 0;
+	CHECK_EQ(retain_plan(&l, 0, NOLIMIT, NOLIMIT, 20, why, &oor), 1);
+	CHECK_EQ(why[1], RETAIN_MIN_FREE);
+	CHECK_EQ(oor, 0);
+	CHECK_EQ(retain_plan(&l, 0, NOLIMIT, NOLIMIT, 21, why, &oor), 0);
+	CHECK_EQ(oor, 1);
+	memset(files, 0, sizeof(files));
+
 	/* empty */
 	l = list(five, 0);
 	CHECK_EQ(retain_plan(&l, 0, 1, 1, 5, why, &oor), 0);

@@ -1,0 +1,147 @@
+/*
+ * manifest: the build-ids of HEADER_BUILD_ID records, once per (id,
+ * path), and the JSON of a file's facts; ring_times' sample time range.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <linux/perf_event.h>
+
+#include "buildid.h"
+#include "check.h"
+#include "manifest.h"
+#include "ring.h"
+#include "sbuf.h"
+
+static const char *
+bid_at(json_object *a, size_t i, const char *k)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(json_object_array_get_idx(a, i), k, &v))
+		return "";
+	return json_object_get_string(v);
+}
+
+/* A sample at *pos: header, id, ip, pid/tid, time (PERF_SAMPLE_TIME
+ * after IDENTIFIER, IP and TID), 40 bytes. */
+static void
+put_sample(uint8_t *buf, size_t *pos, uint32_t pid, uint64_t t)
+{
+	struct perf_event_header	 h = { PERF_RECORD_SAMPLE, 0, 40 };
+	uint64_t			 zero = 0;
+
+	memcpy(buf + *pos, &h, 8);
+	memcpy(buf + *pos + 8, &zero, 8);
+	memcpy(buf + *pos + 16, &zero, 8);
+	memcpy(buf + *pos + 24, &pid, 4);
+	memcpy(buf + *pos + 28, &pid, 4);
+	memcpy(buf + *pos + 32, &t, 8);
+	*pos += 40;
+}
+
+int
+main(void)
+{
+	struct sbuf			 b;
+	struct manifest_facts		 f;
+	struct config			 cfg;
+	json_object			*a, *o, *v;
+	uint8_t				 id[20], ring[256];
+	uint64_t			 first, last;
+	size_t				 i, pos;
+	struct perf_event_header	 junk = { 0, 0, 3 };
+
+	for (i = 0; i < sizeof(id); i++)
+		id[i] = (uint8_t)(0xa0 + i);
+	sbuf_init(&b);
+	CHECK_EQ(buildid_record(&b, -1, PERF_RECORD_MISC_USER, id, 20,
+	    "/usr/lib/libc.so.6"), 0);
+	/* the same again (preamble, then a flush): one entry */
+	CHECK_EQ(buildid_record(&b, -1, PERF_RECORD_MISC_USER, id, 20,
+	    "/usr/lib/libc.so.6"), 0);
+	/* a short id (md5-sized, 16 bytes) */
+	CHECK_EQ(buildid_record(&b, 7, PERF_RECORD_MISC_USER, id, 16,
+	    "/bin/x"), 0);
+	a = manifest_buildids(b.data, b.len);
+	CHECK_EQ(json_object_array_length(a), 2);
+	CHECK(strcmp(bid_at(a, 0, "build_id"),
+	    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3") == 0);
+	CHECK(strcmp(bid_at(a, 0, "path"), "/usr/lib/libc.so.6") == 0);
+	CHECK(strcmp(bid_at(a, 1, "build_id"),
+	    "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf") == 0);
+	CHECK(strcmp(bid_at(a, 1, "path"), "/bin/x") == 0);
+	json_object_put(a);
+	/* a malformed record ends the walk; what came before stays */
+	sbuf_append(&b, &junk, sizeof(junk));
+	a = manifest_buildids(b.data, b.len);
+	CHECK_EQ(json_object_array_length(a), 2);
+	json_object_put(a);
+	a = manifest_buildids(NULL, 0);
+	CHECK_EQ(json_object_array_length(a), 0);
+	json_object_put(a);
+
+	/* the facts as JSON: times only with samples */
+	config_defaults(&cfg);
+	memset(&f, 0, sizeof(f));
+	f.name = "perfspill-h-20260101T000000Z-000003.data";
+	f.host = "h";
+	f.seq = 3;
+	f.bytes = 4096;
+	f.opened = 1767225600;	/* 2026-01-01T00:00:00Z */
+	f.finished = 1767225660;
+	f.cfg = &cfg;
+	f.buildids = b.data;
+	f.buildids_len = b.len;
+	o = manifest_build(&f);
+	CHECK(json_object_object_get_ex(o, "first_sample_time", &v) &&
+	    v == NULL);
+	CHECK(json_object_object_get_ex(o, "opened", &v) &&
+	    strcmp(json_object_get_string(v), "2026-01-01T00:00:00Z") == 0);
+	CHECK(json_object_object_get_ex(o, "seq", &v) &&
+	    json_object_get_int(v) == 3);
+	CHECK(json_object_object_get_ex(o, "settings", &v) &&
+	    json_object_object_get_ex(v, "freq", NULL));
+	/* no daemon keys: the manifest does not name the hand-off program */
+	CHECK(!json_object_object_get_ex(v, "on_finish", NULL));
+	json_object_put(o);
+	f.samples = 2;
+	f.time_first = 1000;
+	f.time_last = 2000;
+	o = manifest_build(&f);
+	CHECK(json_object_object_get_ex(o, "last_sample_time", &v) &&
+	    json_object_get_int64(v) == 2000);
+	json_object_put(o);
+	sbuf_finish(&b);
+
+	/* ring_times: min and max over a wrapped ring, pid 9's skipped */
+	memset(ring, 0, sizeof(ring));
+	pos = 0;
+	put_sample(ring, &pos, 1, 500);
+	put_sample(ring, &pos, 9, 1);		/* ours: not counted */
+	put_sample(ring, &pos, 1, 300);
+	first = UINT64_MAX;
+	last = 0;
+	ring_times(ring, sizeof(ring), 0, pos, 32, 9, 24, &first, &last);
+	CHECK_U64(first, 300);
+	CHECK_U64(last, 500);
+	/* a time_off of 0 (no PERF_SAMPLE_TIME): nothing */
+	first = UINT64_MAX;
+	ring_times(ring, sizeof(ring), 0, pos, 0, 9, 24, &first, &last);
+	CHECK_U64(first, UINT64_MAX);
+	/* wrapped: a record from 240 around to 24 */
+	memset(ring, 0, sizeof(ring));
+	{
+		uint8_t	 tmp[40];
+		size_t	 p = 0;
+
+		put_sample(tmp, &p, 1, 777);
+		memcpy(ring + 240, tmp, 16);
+		memcpy(ring, tmp + 16, 24);
+	}
+	first = UINT64_MAX;
+	last = 0;
+	ring_times(ring, sizeof(ring), 240, 280, 32, 9, 24, &first, &last);
+	CHECK_U64(first, 777);
+	CHECK_U64(last, 777);
+	return check_exit();
+}
