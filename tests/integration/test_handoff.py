@@ -9,17 +9,14 @@ import json
 import os
 import re
 import socket
-import stat
 import subprocess
 import threading
-import time
 
 import harness
 from harness import Daemon, perf, wait_for
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
-CPUS = os.cpu_count() or 1
 
 
 class Receiver:
@@ -84,16 +81,12 @@ def config(hook, **kw):
     return c
 
 
-def make_daemon(body, **kw):
-    """A daemon whose on_finish is an sh script with body: the script is
-    written into the daemon's directory after it is made, so the config
-    names it first and the daemon is started afterwards."""
-    d = Daemon(config={}, start=False)
-    hook = script(d.dir, "hook", body)
+def start_with(d, hook, **kw):
+    """Start d (made with start=False) with hook as on_finish and kw on
+    top of config()."""
     with open(d.config, "w") as f:
         json.dump(config(hook, **kw), f)
     d.start()
-    return d
 
 
 def handoffs(d):
@@ -122,9 +115,7 @@ def test_every_file_arrives_with_its_manifest():
         try:
             hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
                 rcv.url, SHIP))
-            with open(d.config, "w") as f:
-                json.dump(config(hook), f)
-            d.start()
+            start_with(d, hook)
             files = files_of(d, 3)
             assert len(files) == 3, files
             wait_for(lambda: handoffs(d)["ok"] == 3, 120, "3 hand-offs")
@@ -213,9 +204,7 @@ def test_failing_hook_is_retried_counted_then_given_up():
         hook = script(d.dir, "hook",
                       "echo \"$PERFSPILL_NAME $PERFSPILL_TRY\" >> %s\n"
                       "exit 3\n" % runs)
-        with open(d.config, "w") as f:
-            json.dump(config(hook, on_finish_tries=3, max_files=1), f)
-        d.start()
+        start_with(d, hook, on_finish_tries=3, max_files=1)
         first = files_of(d, 1)
         assert len(first) == 1, first
         wait_for(lambda: handoffs(d)["gave_up"] == 1, 120, "give up")
@@ -248,10 +237,8 @@ def test_retention_keeps_files_whose_hand_off_is_retrying():
         hook = script(d.dir, "hook",
                       "while ! test -e %s; do sleep 0.1; done\n"
                       "exit 1\n" % go)
-        with open(d.config, "w") as f:
-            json.dump(config(hook, max_files=1, on_finish_tries=2,
-                             on_finish_retry="1h"), f)
-        d.start()
+        start_with(d, hook, max_files=1, on_finish_tries=2,
+                   on_finish_retry="1h")
         files = files_of(d, 3)
         assert len(files) == 3, files
         open(go, "w").close()
@@ -270,9 +257,7 @@ def test_retention_keeps_a_file_being_handed_off():
         gate = os.path.join(d.dir, "gate")
         hook = script(d.dir, "hook",
                       "while ! test -e %s; do sleep 0.1; done\n" % gate)
-        with open(d.config, "w") as f:
-            json.dump(config(hook, max_files=1), f)
-        d.start()
+        start_with(d, hook, max_files=1)
         files = files_of(d, 3)
         assert len(files) == 3, files
         h = handoffs(d)
@@ -295,10 +280,7 @@ def test_hanging_hook_is_killed_with_its_children():
         hook = script(d.dir, "hook",
                       "trap '' TERM\nsleep 1000 &\n"
                       "echo $$ $! >> %s\nwait\nwait\n" % pids)
-        with open(d.config, "w") as f:
-            json.dump(config(hook, on_finish_tries=1,
-                             on_finish_timeout="1"), f)
-        d.start()
+        start_with(d, hook, on_finish_tries=1, on_finish_timeout="1")
         files_of(d, 1)
         wait_for(lambda: handoffs(d)["gave_up"] == 1, 60, "timeout")
         h = handoffs(d)
@@ -329,9 +311,7 @@ def test_concurrency_bound_and_a_responsive_loop():
                       "while ! test -e %s; do sleep 0.1; done\n"
                       "echo end $(date +%%s%%N) >> %s\n" %
                       (log, fds, fds, gate, log))
-        with open(d.config, "w") as f:
-            json.dump(config(hook, on_finish_jobs=2), f)
-        d.start()
+        start_with(d, hook, on_finish_jobs=2)
         files = files_of(d, 5)
         wait_for(lambda: handoffs(d)["running"] == 2, 60, "2 running")
         h = handoffs(d)
@@ -384,10 +364,7 @@ def test_remove_after_handoff():
     with Daemon(config={}, start=False) as d:
         hook = script(d.dir, "hook",
                       "case $PERFSPILL_SEQ in *1) exit 1;; esac\n")
-        with open(d.config, "w") as f:
-            json.dump(config(hook, remove_after_handoff=True,
-                             on_finish_tries=1), f)
-        d.start()
+        start_with(d, hook, remove_after_handoff=True, on_finish_tries=1)
         files = files_of(d, 2)
         wait_for(lambda: handoffs(d)["ok"] + handoffs(d)["gave_up"] == 2,
                  60, "2 hand-offs")
