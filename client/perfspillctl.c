@@ -417,6 +417,21 @@ print_status_settings(json_object *d)
 	json_object_put(diff);
 }
 
+/* The on_finish hand-off, when one is configured. */
+static void
+print_status_handoffs(json_object *d)
+{
+	json_object	*h = jget(d, "handoffs");
+
+	if (h == NULL || *jstr(h, "program") == '\0')
+		return;
+	printf("hand-off:   %" PRIu64 " running, %" PRIu64 " queued, %" PRIu64
+	    " retrying; %" PRIu64 " ok, %" PRIu64 " failed (%" PRIu64
+	    " timed out), %" PRIu64 " given up\n", ju64(h, "running"),
+	    ju64(h, "queued"), ju64(h, "retrying"), ju64(h, "ok"),
+	    ju64(h, "failed"), ju64(h, "timed_out"), ju64(h, "gave_up"));
+}
+
 static void
 print_status(json_object *d, json_object *prev, double dt)
 {
@@ -430,6 +445,7 @@ print_status(json_object *d, json_object *prev, double dt)
 	if (*jstr(d, "paused"))
 		printf("paused:     %s\n", jstr(d, "paused"));
 	printf("output dir: %s\n", jstr(d, "output_dir"));
+	print_status_handoffs(d);
 	if (t == NULL) {
 		if (*jstr(d, "last_file"))
 			printf("last file:  %s\n", jstr(d, "last_file"));

@@ -319,6 +319,11 @@ def test_concurrency_bound_and_a_responsive_loop():
         # the loop answers while they run, many times over
         for _ in range(20):
             assert d.status()["handoffs"]["running"] == 2
+        text = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock, "status"],
+                              capture_output=True, text=True,
+                              check=True).stdout
+        assert "hand-off:   2 running, 3 queued, 0 retrying; 0 ok" in text, \
+            text
         # what the two running programs hold: 0-2 and the shell's own
         # script, nothing of the daemon's (a ring, the socket, a file)
         pids = [int(open(f).read()) for f in glob.glob(fds + ".[0-9]*")]
