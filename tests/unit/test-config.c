@@ -309,6 +309,12 @@ test_daemon_keys(void)
 		"{\"control_groups\":[\"wheel\"]}",
 		"{\"max_clients\":4}",
 		"{\"client_timeout\":10}",
+		"{\"on_finish\":\"/usr/local/sbin/ship\"}",
+		"{\"on_finish_jobs\":4}",
+		"{\"on_finish_timeout\":\"5m\"}",
+		"{\"on_finish_tries\":3}",
+		"{\"on_finish_retry\":\"10s\"}",
+		"{\"remove_after_handoff\":true}",
 	};
 	size_t		 i;
 	int		 n;
@@ -327,6 +333,21 @@ test_daemon_keys(void)
 	CHECK_EQ(apply(&c, "{\"output_dir\":\"relative\"}", CONFIG_REQUEST),
 	    PROTO_E_NOT_SETTABLE);
 	CHECK_STR(err.key, "output_dir");
+
+	/* on_finish: "" is off (the default), else an absolute path */
+	CHECK_STR(c.on_finish, "");
+	CHECK_EQ(apply1(&c, "{\"on_finish\":\"/bin/true\"}"), 0);
+	CHECK_STR(c.on_finish, "/bin/true");
+	CHECK_EQ(apply1(&c, "{\"on_finish\":\"\"}"), 0);
+	CHECK_STR(c.on_finish, "");
+	CHECK_EQ(apply1(&c, "{\"on_finish\":\"ship.sh\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"on_finish_jobs\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"on_finish_tries\":0}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"on_finish_timeout\":\"2d\"}"),
+	    PROTO_E_BAD_VALUE);
+	/* "" stays refused where a path is required */
+	CHECK_EQ(apply1(&c, "{\"socket\":\"\"}"), PROTO_E_BAD_VALUE);
 
 	CHECK_EQ(apply1(&c, "{\"record_on_start\":true}"), 0);
 	CHECK_EQ(c.record_on_start, 1);
