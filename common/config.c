@@ -33,7 +33,8 @@ enum config_type {
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
-#define F_ZERO_OK	0x2	/* 0 (a path: "") means off, allowed below min */
+#define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
+#define F_EMPTY_OK	0x4	/* a path: "" means off */
 
 struct config_key {
 	const char	*name;
@@ -80,7 +81,11 @@ static const struct config_key config_keys[] = {
 	    CONFIG_MAX_GROUPS, 0),
 	K("max_clients", T_UINT, CONFIG_DAEMON, max_clients, 1, 4096, 0),
 	K("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout, 1, 3600, 0),
-	K("on_finish", T_PATH, CONFIG_DAEMON, on_finish, 0, 0, F_ZERO_OK),
+	K("metrics_file", T_PATH, CONFIG_DAEMON, metrics_file, 0, 0,
+	    F_EMPTY_OK),
+	K("metrics_interval", T_SECS, CONFIG_DAEMON, metrics_interval, 1, 3600,
+	    0),
+	K("on_finish", T_PATH, CONFIG_DAEMON, on_finish, 0, 0, F_EMPTY_OK),
 	K("on_finish_jobs", T_UINT, CONFIG_DAEMON, on_finish_jobs, 1, 64, 0),
 	K("on_finish_timeout", T_SECS, CONFIG_DAEMON, on_finish_timeout, 1,
 	    86400, 0),
@@ -123,6 +128,7 @@ config_defaults(struct config *cfg)
 	cfg->on_finish_timeout = 600;
 	cfg->on_finish_tries = 5;
 	cfg->on_finish_retry = 30;
+	cfg->metrics_interval = 5;
 }
 
 static const struct config_key *
@@ -323,16 +329,14 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
 			    "%s must be %s", k->name, config_type_name(k->type));
 		s = json_object_get_string(v);
-		if (s[0] == '\0' && (k->flags & F_ZERO_OK)) {
-			*field = '\0';	/* "": the feature is off */
-			return 0;
-		}
-		if (s[0] != '/' || strlen(s) >= CONFIG_PATH_LEN ||
+		if ((s[0] != '\0' || !(k->flags & F_EMPTY_OK)) &&
+		    (s[0] != '/' || strlen(s) >= CONFIG_PATH_LEN ||
 		    strstr(s, "/../") != NULL ||
-		    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0))
+		    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0)))
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s must be an absolute path without '..' and "
-			    "shorter than %d bytes", k->name, CONFIG_PATH_LEN);
+			    "shorter than %d bytes%s", k->name, CONFIG_PATH_LEN,
+			    (k->flags & F_EMPTY_OK) ? ", or \"\" for none" : "");
 		if (k->off == offsetof(struct config, socket_path) &&
 		    strlen(s) >= 108)
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,

@@ -61,6 +61,8 @@ struct config {
 	uint64_t	on_finish_tries;	/* runs before giving up */
 	uint64_t	on_finish_retry;	/* first back-off, seconds */
 	int		remove_after_handoff;	/* a file shipped goes */
+	char		metrics_file[CONFIG_PATH_LEN];	/* "" off */
+	uint64_t	metrics_interval;	/* seconds between writes */
 };
 
 /* Where a set of settings comes from: decides which keys it may name. */

@@ -33,6 +33,9 @@ struct daemon {
 	struct notify		*notify;
 	struct handoff		*handoff;	/* on_finish of finished files */
 	int			 exiting;
+	time_t			 started;
+	struct event		*metrics_ev;	/* metrics_file's timer, or NULL */
+	int			 metrics_failing; /* its last write failed */
 	/* clients waiting for the running stop to finish */
 	struct control_client	*stop_waiters[16];
 	size_t			 nr_stop_waiters;

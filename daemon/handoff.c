@@ -455,6 +455,13 @@ handoff_status(struct handoff *ho)
 }
 
 void
+handoff_counts(const struct handoff *ho, uint64_t *ok, uint64_t *failed)
+{
+	*ok = ho->ok;
+	*failed = ho->failed;
+}
+
+void
 handoff_destroy(struct handoff *ho)
 {
 	struct handoff_job	*j;

@@ -28,6 +28,9 @@ void		 handoff_add(struct handoff *, const struct manifest_facts *f,
 /* Is name's hand-off queued, running or waiting for a retry? */
 int		 handoff_holds(const char *name, void *handoff);
 json_object	*handoff_status(struct handoff *);
+/* Runs that succeeded and that failed, over the daemon's life. */
+void		 handoff_counts(const struct handoff *, uint64_t *ok,
+		    uint64_t *failed);
 /* Stop waiting: SIGTERM what runs, drop the queue. Accepts NULL. */
 void		 handoff_destroy(struct handoff *);
 

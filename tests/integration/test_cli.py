@@ -208,8 +208,9 @@ def test_help_lists_every_start_option():
     keys = set(json.loads(p.stdout))
     daemon_keys = {"record_on_start", "output_dir", "socket", "socket_mode",
                    "socket_group", "control_groups", "max_clients",
-                   "client_timeout", "on_finish", "on_finish_jobs",
-                   "on_finish_timeout", "on_finish_tries", "on_finish_retry",
+                   "client_timeout", "metrics_file", "metrics_interval",
+                   "on_finish", "on_finish_jobs", "on_finish_timeout",
+                   "on_finish_tries", "on_finish_retry",
                    "remove_after_handoff"}
     assert daemon_keys <= keys
     h = subprocess.run([harness.PERFSPILLCTL, "start", "--help"],

@@ -133,6 +133,12 @@ def test_every_file_arrives_with_its_manifest():
                     assert a.read() == b.read(), name + ".json"
                 check_manifest(path)
             assert "on_finish for" in d.read_log()
+            # the same counts in the Prometheus text
+            text = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock,
+                                   "metrics"], capture_output=True,
+                                  text=True, check=True).stdout
+            assert 'perfspill_handoffs_total{result="ok"} 3\n' in text, text
+            assert 'perfspill_handoffs_total{result="failed"} 0\n' in text
         finally:
             rcv.close()
 

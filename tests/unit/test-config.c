@@ -606,8 +606,9 @@ test_to_json(void)
 	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
-	    "client_timeout on_finish on_finish_jobs on_finish_timeout "
-	    "on_finish_tries on_finish_retry remove_after_handoff ");
+	    "client_timeout metrics_file metrics_interval on_finish "
+	    "on_finish_jobs on_finish_timeout on_finish_tries on_finish_retry "
+	    "remove_after_handoff ");
 	CHECK(json_object_object_get_ex(j, "socket_mode", &v) &&
 	    strcmp(json_object_get_string(v), "0600") == 0);
 	CHECK(json_object_object_get_ex(j, "rotate_size", &v) &&
