@@ -56,7 +56,6 @@ struct handoff {
 	struct event		*sigchld;
 	char			 prog[CONFIG_PATH_LEN];
 	char			 dir[CONFIG_PATH_LEN];
-	char			 host[64];
 	uint64_t		 jobs, timeout, tries, retry;
 	int			 remove_after;
 	struct handoff_jobs	 q;		/* every job, in arrival order */
@@ -65,6 +64,7 @@ struct handoff {
 };
 
 static void	handoff_kick(struct handoff *);
+static void	handoff_free_job(struct handoff_job *);
 static void	handoff_reap(evutil_socket_t, short, void *);
 
 struct handoff *
@@ -92,6 +92,8 @@ handoff_create(struct event_base *base, int dirfd)
 void
 handoff_configure(struct handoff *ho, const struct config *cfg)
 {
+	struct handoff_job	*j, *next;
+
 	snprintf(ho->prog, sizeof(ho->prog), "%s", cfg->on_finish);
 	snprintf(ho->dir, sizeof(ho->dir), "%s", cfg->output_dir);
 	ho->jobs = cfg->on_finish_jobs;
@@ -99,10 +101,20 @@ handoff_configure(struct handoff *ho, const struct config *cfg)
 	ho->tries = cfg->on_finish_tries;
 	ho->retry = cfg->on_finish_retry;
 	ho->remove_after = cfg->remove_after_handoff;
-	if (gethostname(ho->host, sizeof(ho->host)) == -1)
-		snprintf(ho->host, sizeof(ho->host), "localhost");
-	ho->host[sizeof(ho->host) - 1] = '\0';
 	handoff_kick(ho);
+	if (ho->prog[0] != '\0')
+		return;
+	/* turned off: what waits would hold its file from retention for
+	 * good; what runs finishes */
+	for (j = TAILQ_FIRST(&ho->q); j != NULL; j = next) {
+		next = TAILQ_NEXT(j, entry);
+		if (j->state == HANDOFF_RUNNING)
+			continue;
+		log_warnx("on_finish for %s: not run (on_finish is off now)",
+		    j->name);
+		ho->gave_up++;
+		handoff_free_job(j);
+	}
 }
 
 static void

@@ -8,6 +8,7 @@ import http.server
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -367,6 +368,28 @@ def test_concurrency_bound_and_a_responsive_loop():
             assert env["PERFSPILL_HOST"] == socket.gethostname()
             assert env["PERFSPILL_START"].endswith("Z")
             assert "PERFSPILL_LOST" in env and "PERFSPILL_END" in env
+
+
+def test_reload_without_on_finish_drops_the_queue():
+    """on_finish turned off by a reload: the files waiting are let go
+    (retention may take them), the run going on finishes."""
+    with Daemon(config={}, start=False) as d:
+        gate = os.path.join(d.dir, "gate")
+        hook = script(d.dir, "hook",
+                      "while ! test -e %s; do sleep 0.1; done\n" % gate)
+        start_with(d, hook, on_finish_jobs=1)
+        files_of(d, 3)
+        h = handoffs(d)
+        assert h["running"] == 1 and h["queued"] == 2, h
+        with open(d.config, "w") as f:
+            json.dump({"on_finish": "", "freq": 99}, f)
+        d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: handoffs(d)["gave_up"] == 2, 60, "queue dropped")
+        h = handoffs(d)
+        assert h["queued"] == 0 and h["running"] == 1, h
+        assert "not run (on_finish is off now)" in d.read_log()
+        open(gate, "w").close()
+        wait_for(lambda: handoffs(d)["ok"] == 1, 60, "the run finished")
 
 
 def test_remove_after_handoff():
