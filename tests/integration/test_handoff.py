@@ -392,6 +392,20 @@ def test_reload_without_on_finish_drops_the_queue():
         wait_for(lambda: handoffs(d)["ok"] == 1, 60, "the run finished")
 
 
+def test_missing_program_is_a_counted_failure():
+    """A program that cannot be run fails like one that exits non-zero:
+    logged, counted, retried, given up; the daemon stays up."""
+    with Daemon(config={}, start=False) as d:
+        start_with(d, os.path.join(d.dir, "no-such-program"),
+                   on_finish_tries=2)
+        files_of(d, 1)
+        wait_for(lambda: handoffs(d)["gave_up"] == 1, 60, "give up")
+        h = handoffs(d)
+        assert h["failed"] == 2 and h["ok"] == 0, h
+        assert "no-such-program: No such file or directory" in d.read_log()
+        assert d.alive()
+
+
 def test_remove_after_handoff():
     """remove_after_handoff: a file handed off goes with its manifest; a
     file whose hand-off failed stays."""
