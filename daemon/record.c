@@ -326,6 +326,8 @@ struct record_prep {
 	char			 cmdline[512];
 	struct sbuf		 sb;
 	struct compress		*zc;		/* the stream the tasks began */
+	uint32_t		*tids;		/* the tasks it names, sorted */
+	size_t			 nr_tids;
 	int			 rc;
 	int			 err;
 	const char		*why;
@@ -347,6 +349,7 @@ record_prep_free(struct record_prep *p)
 		close(p->pipe[1]);
 	sbuf_finish(&p->sb);
 	compress_destroy(p->zc);
+	free(p->tids);
 	free(p->ids);
 	free(p->cpus);
 	free(p);
@@ -456,8 +459,13 @@ record_prep_run(struct record_prep *p)
 
 	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
 	p->err = errno;
-	if (p->rc == 0)
-		record_prep_compress(p, &tasks);
+	if (p->rc != 0)
+		return;
+	/* without the list a rotation repeats every FORK it kept */
+	if (track_tids(p->sb.data + tasks.off, tasks.len, &p->tids,
+	    &p->nr_tids) == -1)
+		p->nr_tids = 0;
+	record_prep_compress(p, &tasks);
 }
 
 /* Make p's preamble the start of a new current file. */
@@ -1090,7 +1098,10 @@ record_take_over(struct record *rec, struct record_prep *p, const char *why)
 		return -1;
 	}
 	/* the tasks born during the walk, right after the preamble; their
-	 * times sort them among the samples */
+	 * times sort them among the samples. Not the FORK of a task the
+	 * preamble names: perf would replace it by a copy of its parent */
+	rec->kept.len = track_drop_forks(rec->kept.data, rec->kept.len,
+	    p->tids, p->nr_tids);
 	if (rec->kept.len > 0 && rec->cur != NULL) {
 		buf = sbuf_take(&rec->kept, &len);
 		if (record_write_extra(rec, buf, len) == -1)

@@ -7,11 +7,13 @@
  * syscall(2) until SECS have passed. Each call is one raw_syscalls hit,
  * and the threads' FORK records race their first samples through the
  * rings: every sample must still carry the program's name. With LIFE_MS
- * each thread ends after that long and a new one takes its place, so
- * that threads are born all along (during a rotation's /proc walk too).
- * With "yield" the threads call sched_yield() instead: next to a busy
- * process each call is a context switch, a sched_switch storm. With
- * "idle" they sleep 50 us after each call: births without the storm.
+ * each thread ends after that long, and the main thread starts one every
+ * LIFE_MS / THREADS, so that threads are born all along (during a
+ * rotation's /proc walk too) and a newer thread is alive whenever one
+ * has ended. With "yield"
+ * the threads call sched_yield() instead: next to a busy process each
+ * call is a context switch, a sched_switch storm. With "idle" they sleep
+ * 50 us after each call: births without the storm.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -21,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-
-/* a lap's threads end together: a thread of the lap alive long after
- * its sibling ended would blur when the lap was over */
-static pthread_barrier_t	 lap_end;
-static long			 call = SYS_getppid;
-static int			 idle;
+static double		 end, life;
+static long		 call = SYS_getppid;
+static int		 idle;
+static pthread_mutex_t	 mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 cv = PTHREAD_COND_INITIALIZER;
+static int		 live;
 
 static double
 now(void)
@@ -37,26 +39,53 @@ now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static void	*worker(void *);
+
+static int
+spawn(void)
+{
+	pthread_attr_t	 a;
+	pthread_t	 t;
+	int		 rc;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&mtx);
+	if ((rc = pthread_create(&t, &a, worker, NULL)) == 0)
+		live++;
+	pthread_mutex_unlock(&mtx);
+	pthread_attr_destroy(&a);
+	return rc;
+}
+
 static void *
 worker(void *arg)
 {
-	double	 end = *(double *)arg;
-	int	 i;
+	struct timespec	 nap = { 0, 50000 };
+	double		 lap = now() + life;
+	int		 i;
 
-
+	(void)arg;
+	if (lap > end)
+		lap = end;
 	do {
-		for (i = 0; i < 1000; i++)
+		for (i = 0; i < (idle ? 1 : 1000); i++)
 			syscall(call);
-	} while (now() < end);
-	pthread_barrier_wait(&lap_end);
+		if (idle)
+			nanosleep(&nap, NULL);
+	} while (now() < lap);
+	pthread_mutex_lock(&mtx);
+	live--;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mtx);
 	return NULL;
 }
 
 int
 main(int argc, char **argv)
 {
-	pthread_t	*t;
-	double		 secs, end, life, lap;
+	struct timespec	 gap;
+	double		 secs, step;
 	int		 i, n;
 
 	if (argc < 3 || argc > 5 || (n = atoi(argv[1])) < 1 ||
@@ -66,27 +95,30 @@ main(int argc, char **argv)
 		return 2;
 	}
 	life = argc >= 4 ? atof(argv[3]) / 1000 : secs;
+	if (life <= 0)
+		return 2;
 	if (argc == 5 && strcmp(argv[4], "yield") == 0)
 		call = SYS_sched_yield;
 	else if (argc == 5)
 		idle = 1;
-	if (life <= 0 || (t = calloc((size_t)n, sizeof(*t))) == NULL ||
-	    pthread_barrier_init(&lap_end, NULL, (unsigned int)n) != 0)
-		return 1;
 	setvbuf(stdout, NULL, _IONBF, 0);
 	printf("ready\n");
 	end = now() + secs;
-	do {
-		lap = now() + life;
-		if (lap > end)
-			lap = end;
-		for (i = 0; i < n; i++)
-			if (pthread_create(&t[i], NULL, worker, &lap) != 0)
-				return 1;
-		for (i = 0; i < n; i++)
-			pthread_join(t[i], NULL);
-	} while (now() < end);
-	pthread_barrier_destroy(&lap_end);
-	free(t);
+	for (i = 0; i < n; i++)
+		if (spawn() != 0)
+			return 1;
+	/* staggered: the threads end one by one, each after a newer began */
+	step = life / n;
+	gap.tv_sec = (time_t)step;
+	gap.tv_nsec = (long)((step - (double)gap.tv_sec) * 1e9);
+	while (life < secs && now() + step < end) {
+		nanosleep(&gap, NULL);
+		if (spawn() != 0)
+			return 1;
+	}
+	pthread_mutex_lock(&mtx);
+	while (live > 0)
+		pthread_cond_wait(&cv, &mtx);
+	pthread_mutex_unlock(&mtx);
 	return 0;
 }

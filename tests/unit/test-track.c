@@ -4,6 +4,7 @@
  * the walk instead of being copied.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
 
@@ -122,11 +123,70 @@ test_damaged(void)
 	sbuf_finish(&out);
 }
 
+/* A COMM or FORK record of tid: the u32 fields of perf's layouts. */
+static size_t
+task(uint8_t *buf, uint32_t type, uint32_t tid)
+{
+	struct perf_event_header	 h = { type, 0, 40 };
+	uint32_t			 f[4] = { 100, 0, 0, 0 };
+
+	if (type == PERF_RECORD_COMM)
+		f[1] = tid;		/* pid, tid, comm */
+	else
+		f[2] = tid;		/* pid, ppid, tid, ptid, time */
+	memset(buf, 0, h.size);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), f, sizeof(f));
+	return h.size;
+}
+
+static void
+test_forks(void)
+{
+	uint8_t		 pre[256], kept[256];
+	uint32_t	*tids = NULL, tid;
+	size_t		 n = 0, len = 0, klen = 0, nr;
+	struct perf_event_header h;
+
+	/* the preamble names 7, 3 and 5 (and holds an MMAP2 between) */
+	len += task(pre + len, PERF_RECORD_COMM, 7);
+	len += put(pre, sizeof(pre), len, PERF_RECORD_MMAP2, 40) - len;
+	len += task(pre + len, PERF_RECORD_COMM, 3);
+	len += task(pre + len, PERF_RECORD_COMM, 5);
+	CHECK_EQ(track_tids(pre, len, &tids, &n), 0);
+	CHECK_EQ(n, 3);
+	if (n == 3) {
+		CHECK_EQ(tids[0], 3);
+		CHECK_EQ(tids[1], 5);
+		CHECK_EQ(tids[2], 7);
+	}
+	/* kept: FORK 5 (named: dropped), COMM 5 (kept), FORK 9 (new) */
+	klen += task(kept + klen, PERF_RECORD_FORK, 5);
+	klen += task(kept + klen, PERF_RECORD_COMM, 5);
+	klen += task(kept + klen, PERF_RECORD_FORK, 9);
+	nr = track_drop_forks(kept, klen, tids, n);
+	CHECK_EQ(nr, 80);
+	memcpy(&h, kept, sizeof(h));
+	CHECK_EQ(h.type, PERF_RECORD_COMM);
+	memcpy(&h, kept + 40, sizeof(h));
+	CHECK_EQ(h.type, PERF_RECORD_FORK);
+	memcpy(&tid, kept + 40 + sizeof(h) + 8, sizeof(tid));
+	CHECK_EQ(tid, 9);
+	/* no list: every FORK stays */
+	CHECK_EQ(track_drop_forks(kept, nr, NULL, 0), 80);
+	free(tids);
+	/* no COMM at all: an empty list */
+	CHECK_EQ(track_tids(kept, 0, &tids, &n), 0);
+	CHECK_EQ(n, 0);
+	CHECK(tids == NULL);
+}
+
 int
 main(void)
 {
 	test_plain();
 	test_wrap();
 	test_damaged();
+	test_forks();
 	return check_exit();
 }
