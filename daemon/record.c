@@ -39,6 +39,7 @@
 #include "synth.h"
 #include "tracefile.h"
 #include "worker.h"
+#include "track.h"
 
 /* perf's user-space record types (tools/perf/util/event.h) */
 #define REC_FINISHED_ROUND	68
@@ -75,6 +76,8 @@ struct record {
 	struct cblock		**staged;	/* one pass's chunks, nr_cpus */
 	uint64_t		*ids;		/* kernel ids, [event][cpu] */
 	struct record_prep	*prep;		/* a rotation being prepared */
+	struct sbuf		 kept;		/* its walk's task records */
+	int			 keeping;	/* ...drained since it began */
 	struct cblock_queue	 q;
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
@@ -86,6 +89,8 @@ struct record {
 	uint8_t			*xbuf;		/* a drain without our samples */
 	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
+	uint64_t		 round_bytes;	/* written since the last round */
+	uint64_t		 round_max;	/* ...before a wakeup takes all */
 	int			 switching;	/* record_take_over's last drain */
 	struct event		*reaper;	/* polls completions while closing */
 	struct compress		*zc;		/* NULL: files are not compressed */
@@ -140,6 +145,7 @@ record_create(struct event_base *base, int dirfd)
 	rec->dirfd = dirfd;
 	rec->lockfd = -1;
 	TAILQ_INIT(&rec->closing);
+	sbuf_init(&rec->kept);
 	/* SIGEV_NONE: completions are polled at every drain and by the
 	 * reaper; a signal per write would cost the syscalls we record */
 	cblock_queue_init(&rec->q, 0);
@@ -292,8 +298,16 @@ record_ring_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record_cpu	*c = arg;
 
-	/* a watermark wakeup: rings below the minimum chunk wait */
-	record_drain_all(c->rec, c->rec->min_chunk);
+	struct record		*rec = c->rec;
+
+	/*
+	 * A watermark wakeup: rings below the minimum chunk wait, and the
+	 * round stays open until a pass reads them all (record_drain_all).
+	 * perf holds an open round in memory to sort it: once it has grown
+	 * to the size of all the rings, this pass reads every ring.
+	 */
+	record_drain_all(rec, rec->round_bytes >= rec->round_max ? 0 :
+	    rec->min_chunk);
 }
 
 static void
@@ -350,6 +364,8 @@ struct record_prep {
 	struct sbuf		 sb;
 	struct sbuf		 bids;		/* the build-ids sb's MMAP2s carry */
 	struct compress		*zc;		/* the stream the tasks began */
+	uint32_t		*tids;		/* the tasks it names, sorted */
+	size_t			 nr_tids;
 	int			 rc;
 	int			 err;
 	const char		*why;
@@ -372,6 +388,7 @@ record_prep_free(struct record_prep *p)
 	sbuf_finish(&p->sb);
 	sbuf_finish(&p->bids);
 	compress_destroy(p->zc);
+	free(p->tids);
 	free(p->ids);
 	free(p->cpus);
 	free(p);
@@ -482,12 +499,17 @@ record_prep_run(struct record_prep *p)
 
 	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
 	p->err = errno;
+	if (p->rc != 0)
+		return;
 	/* before the tasks may go compressed; no build-ids is no failure */
-	if (p->rc == 0 && buildid_preamble(&p->bids, p->sb.data + tasks.off,
-	    tasks.len) == -1)
+	if (buildid_preamble(&p->bids, p->sb.data + tasks.off, tasks.len) ==
+	    -1)
 		sbuf_finish(&p->bids);
-	if (p->rc == 0)
-		record_prep_compress(p, &tasks);
+	/* without the list a rotation repeats every FORK it kept */
+	if (track_tids(p->sb.data + tasks.off, tasks.len, &p->tids,
+	    &p->nr_tids) == -1)
+		p->nr_tids = 0;
+	record_prep_compress(p, &tasks);
 }
 
 /* Make p's preamble the start of a new current file. */
@@ -601,6 +623,7 @@ record_start(struct record *rec, const struct config *cfg,
 		if (rec->min_chunk > wake)
 			rec->min_chunk = wake;
 	}
+	rec->round_bytes = 0;
 	rec->nr_evs = cfg->nr_events;
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
@@ -619,6 +642,7 @@ record_start(struct record *rec, const struct config *cfg,
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL,
 		    "cannot read the online CPUs: %s", strerror(errno));
+	rec->round_max = (uint64_t)ring_bytes * rec->nr_cpus;
 	free(rec->staged);
 	rec->staged = calloc(rec->nr_cpus, sizeof(*rec->staged));
 	if (rec->staged == NULL ||
@@ -728,6 +752,14 @@ record_start(struct record *rec, const struct config *cfg,
 				    "PERF_EVENT_IOC_ID: %s", strerror(errno));
 				goto error;
 			}
+	/*
+	 * Task tracking first, then the /proc walk: a task born between the
+	 * two is in the rings, and one born before is in /proc. Both is
+	 * harmless; perf takes the later name. The rings hold what comes
+	 * meanwhile until the loop drains them into the file.
+	 */
+	for (i = 0; i < rec->nr_cpus; i++)
+		ioctl(rec->cpus[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
 	if (record_open_file(rec) == -1) {
 		config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
 		    "file in the output directory: %s", strerror(errno));
@@ -745,7 +777,7 @@ record_start(struct record *rec, const struct config *cfg,
 	event_add(rec->tick, &tv);
 
 	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 0; j < rec->nr_evs; j++)
+		for (j = 1; j < rec->nr_evs; j++)
 			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_ENABLE, 0);
 	rec->state = RECORD_RUNNING;
 	rec->life.recordings++;
@@ -808,9 +840,45 @@ record_ensure_cblocks(struct record *rec, struct record_cpu *c)
 }
 
 /*
- * One pass over every ring. perf's ordering rule: all events written
- * before a FINISHED_ROUND that are older than the previous round's end
- * may be sorted and flushed, so one pass over every ring is one round.
+ * While a rotation's preamble walks /proc, the task records drained into
+ * the old file are kept for the new one too (track.h): a task born after
+ * the walk passed it is named there and nowhere else.
+ */
+static void
+record_keep_begin(struct record *rec)
+{
+	rec->kept.len = 0;
+	rec->keeping = 1;
+}
+
+static void
+record_keep_end(struct record *rec)
+{
+	rec->keeping = 0;
+	rec->kept.len = 0;
+}
+
+static void
+record_keep(struct record *rec, const uint8_t *data, size_t size,
+    uint64_t from, uint64_t to)
+{
+	if (!rec->keeping)
+		return;
+	if (track_copy(&rec->kept, data, size, from, to) == -1) {
+		log_warnx("out of memory keeping task records for the next "
+		    "file; tasks born during its /proc walk may go unnamed");
+		record_keep_end(rec);
+	}
+}
+
+/*
+ * One pass over every ring. perf's ordering rule: at a FINISHED_ROUND it
+ * sorts and flushes everything up to the newest time it had seen at the
+ * previous one. So a round may only close after a pass that read every
+ * ring up to the head it saw: an event left behind in a ring (below min,
+ * or all its cblocks busy) would arrive after perf had flushed newer ones,
+ * a FORK or COMM after the samples that need it. Such a pass writes no
+ * FINISHED_ROUND; its data belongs to the round the next full pass closes.
  */
 static void
 record_drain_all(struct record *rec, uint64_t min)
@@ -826,6 +894,8 @@ record_drain_all(struct record *rec, uint64_t min)
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
 	size_t			 bogus;
+	size_t			 left = 0;	/* non-empty rings not read */
+	uint64_t		 drained = 0;
 	const uint8_t		*src[2];
 	int			 k;
 	struct tracefile	*tf = rec->cur;
@@ -840,8 +910,12 @@ record_drain_all(struct record *rec, uint64_t min)
 			continue;
 		head = ring_head(&c->ring);
 		tail = ring_tail(&c->ring);
-		if (head == tail || head - tail < min)
+		if (head == tail)
 			continue;
+		if (head - tail < min) {
+			left++;
+			continue;
+		}
 		if ((n = ring_span(head, tail, c->ring.size, &sp)) < 0) {
 			log_warnx("cpu %d: ring head %" PRIu64 " and tail %"
 			    PRIu64 " are inconsistent; skipping its data",
@@ -882,6 +956,13 @@ record_drain_all(struct record *rec, uint64_t min)
 					buildid_repair(rec->xbuf, l[0],
 					    rec->cfg.kernel_build_id);
 			}
+			/* a rotation's tracking records: from the copy where
+			 * there is one, whose build-id flags are repaired */
+			if (src[0] == rec->xbuf)
+				record_keep(rec, rec->xbuf, l[0], 0, l[0]);
+			else
+				record_keep(rec, c->ring.data, c->ring.size,
+				    tail, head);
 			if (rec->zc != NULL && l[0] + l[1] > 0 &&
 			    (len = compress_records(rec->zc, rec->zbuf,
 			    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
@@ -899,6 +980,7 @@ record_drain_all(struct record *rec, uint64_t min)
 				c->aio.bytes_written += len;
 			ring_release(&c->ring, head);
 			tf->samples += c->counts.samples - before.samples;
+			drained += len;
 			nserial++;
 			continue;
 		}
@@ -908,6 +990,7 @@ record_drain_all(struct record *rec, uint64_t min)
 			if ((k = cblock_pick(c->cbs, ncb)) == -1) {
 				/* the data stays in the ring for next time */
 				c->bytes -= (uint64_t)n;
+				left++;
 				continue;
 			}
 		}
@@ -928,6 +1011,7 @@ record_drain_all(struct record *rec, uint64_t min)
 		tf->samples += c->counts.samples - before.samples;
 		if (len == 0)
 			continue;	/* only our own samples */
+		record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
 		cb->len = len;
 		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
@@ -937,16 +1021,21 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 		cb->busy = 1;	/* staged: not pickable until submitted */
 		staged[nstaged++] = cb;
+		drained += cb->len;
 	}
 	if (nstaged == 0 && nserial == 0)
 		return;
-	if (nstaged > 0) {
+	if (left > 0)
+		rec->round_bytes += drained;
+	else if (nstaged > 0) {
 		cb = staged[nstaged - 1];
 		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
 		cb->len += ROUND_LEN;
+		rec->round_bytes = 0;
 	} else {
 		off = tracefile_reserve(tf, ROUND_LEN);
 		tracefile_pwrite(tf, off, &round, ROUND_LEN);
+		rec->round_bytes = 0;
 	}
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
@@ -1105,6 +1194,7 @@ record_rotate(struct record *rec, const char *why)
 		return 0;	/* one is already being built: it will do */
 	if ((p = record_prep_create(rec)) == NULL)
 		return -1;
+	record_keep_begin(rec);
 	record_prep_run(p);
 	rc = record_take_over(rec, p, why);
 	record_prep_free(p);
@@ -1122,20 +1212,38 @@ static int
 record_take_over(struct record *rec, struct record_prep *p, const char *why)
 {
 	struct tracefile	*old = rec->cur;
+	uint8_t			*buf;
+	size_t			 len;
 
 	rec->switching = 1;	/* no size rotation from this drain */
 	record_drain_all(rec, 0);
 	rec->switching = 0;
-	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL)
+	rec->keeping = 0;
+	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL) {
+		record_keep_end(rec);
 		return -1;	/* paused by that drain: no file to leave */
+	}
 	rec->cur = NULL;
 	if (record_install(rec, p) == -1) {
+		record_keep_end(rec);
 		rec->cur = old;
 		/* the old file stays open, but has nowhere to be finished */
 		if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
 			record_dir_gone(rec);
 		return -1;
 	}
+	/* the tasks born during the walk, right after the preamble; their
+	 * times sort them among the samples. Not the FORK of a task the
+	 * preamble names: perf would replace it by a copy of its parent */
+	rec->kept.len = track_drop_forks(rec->kept.data, rec->kept.len,
+	    p->tids, p->nr_tids);
+	if (rec->kept.len > 0 && rec->cur != NULL) {
+		buf = sbuf_take(&rec->kept, &len);
+		if (record_write_extra(rec, rec->cur, buf, len) == -1)
+			log_warn("%s: writing the tasks born during its /proc "
+			    "walk", rec->cur->partial);
+	}
+	record_keep_end(rec);
 	record_switch(rec, old, why);
 	return 0;
 }
@@ -1164,6 +1272,7 @@ record_prep_done(evutil_socket_t fd, short what, void *arg)
 	/* paused or stopped meanwhile: the preamble is not wanted now */
 	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
 		record_take_over(rec, p, p->why);
+	record_keep_end(rec);
 	record_prep_free(p);
 }
 
@@ -1186,11 +1295,13 @@ record_rotate_async(struct record *rec, const char *why)
 	if ((p = record_prep_create(rec)) == NULL)
 		return;
 	p->why = why;
+	record_keep_begin(rec);
 	if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
 	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, record_prep_done,
 	    p)) == NULL || event_add(p->ev, NULL) == -1 ||
 	    record_prep_spawn(p) != 0) {
 		log_warn("cannot start a rotation thread; rotating in the loop");
+		record_keep_end(rec);
 		record_prep_free(p);
 		record_rotate(rec, why);
 		return;
@@ -1207,6 +1318,7 @@ record_prep_cancel(struct record *rec)
 	pthread_join(rec->prep->th, NULL);
 	record_prep_free(rec->prep);
 	rec->prep = NULL;
+	record_keep_end(rec);
 }
 
 static void
@@ -1603,6 +1715,7 @@ record_destroy(struct record *rec)
 		event_free(rec->tick);
 	json_object_put(rec->last_totals);
 	compress_destroy(rec->zc);
+	sbuf_finish(&rec->kept);
 	free(rec->zbuf);
 	free(rec->xbuf);
 	buildid_destroy(rec->bids);
