@@ -282,7 +282,7 @@ static int
 record_write_extra(struct record *rec, uint8_t *buf, size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(rec->cur, len);
+	uint64_t	 off = tracefile_reserve(rec->cur, len, 0);
 	int		 rc;
 
 	if (rec->cfg.cblocks == 0) {
@@ -475,7 +475,12 @@ record_install(struct record *rec, struct record_prep *p)
 	buf = sbuf_take(&p->sb, &len);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
-	if ((rc = record_write_extra(rec, buf, len)) == -1) {
+	if (tracefile_set_head(rec->cur, buf, len) == -1) {
+		free(buf);
+		rc = -1;
+	} else
+		rc = record_write_extra(rec, buf, len);
+	if (rc == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
@@ -827,7 +832,8 @@ record_drain_all(struct record *rec, uint64_t min)
 				l[1] = 0;
 			}
 			len = l[0] + l[1];
-			off = tracefile_reserve(tf, len);
+			off = tracefile_reserve(tf, len,
+			    c->counts.samples - before.samples);
 			if (tracefile_pwrite(tf, off, src[0], l[0]) == -1 ||
 			    (l[1] && tracefile_pwrite(tf, off + l[0], src[1],
 			    l[1]) == -1))
@@ -863,6 +869,7 @@ record_drain_all(struct record *rec, uint64_t min)
 		if (len == 0)
 			continue;	/* only our own samples */
 		cb->len = len;
+		cb->samples = c->counts.samples - before.samples;
 		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
 		    0)) == 0) {
@@ -879,13 +886,13 @@ record_drain_all(struct record *rec, uint64_t min)
 		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
 		cb->len += ROUND_LEN;
 	} else {
-		off = tracefile_reserve(tf, ROUND_LEN);
+		off = tracefile_reserve(tf, ROUND_LEN, 0);
 		tracefile_pwrite(tf, off, &round, ROUND_LEN);
 	}
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
 		cb->busy = 0;
-		off = tracefile_reserve(tf, cb->len);
+		off = tracefile_reserve(tf, cb->len, cb->samples);
 		if (cblock_submit(&rec->q, cb, tf, off) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
@@ -935,11 +942,13 @@ record_file_done(struct tracefile *tf, void *arg)
 		    strerror(tf->err), tf->bad_off);
 		return;
 	}
+	if (tf->unfinished)
+		return;
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
 	rec->files_done++;
+	/* what the file holds: a cut drops the samples after it */
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
-	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
-	    tf->samples);
+	    tf->name, tf->size, tf->kept);
 	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
 	    rec->cfg.min_free) == -1)
 		log_warn("retention: cannot scan the output directory");

@@ -1,6 +1,7 @@
 """Rotation, retention, a full disk and a crash: files stay whole, counts
 add up, and the daemon stays up."""
 import os
+import struct
 import re
 import signal
 import subprocess
@@ -227,10 +228,17 @@ def test_salvage_cuts_a_torn_record():
         src = rep["data"]["path"]
         d.stop_daemon()
         data = open(src, "rb").read()
+        # what a crash leaves: the head as written at the start (data
+        # size 0: perf_file_header.data.size is at offset 48), the data
+        # torn inside a record, zeros where reserved writes never landed
+        data_off, data_size = struct.unpack_from("<QQ", data, 40)
+        head = bytearray(data[:data_off])
+        struct.pack_into("<Q", head, 48, 0)
         torn = os.path.join(d.out, os.path.basename(src).replace(
             ".data", "-1.data.partial"))
         with open(torn, "wb") as f:
-            f.write(data[:len(data) - 13] + b"\0" * 4096)
+            f.write(bytes(head) + data[data_off:data_off + data_size - 13] +
+                    b"\0" * 4096)
         junk = os.path.join(d.out, "perfspill-x-20000101T000000Z-000000"
                             ".data.partial")
         with open(junk, "wb") as f:
@@ -239,7 +247,8 @@ def test_salvage_cuts_a_torn_record():
         fixed = torn[:-len(".partial")]
         assert os.path.exists(fixed)
         assert os.path.getsize(fixed) < len(data)
-        perf_valid(fixed)
+        n = perf_valid(fixed)
+        assert 0 < n <= perf_valid(src), (n, perf_valid(src))
         assert os.path.exists(junk[:-len(".partial")] + ".damaged")
         assert "holds no whole record" in d.read_log()
 

@@ -69,6 +69,29 @@ close_all(struct tracefile *tf, struct cblock_queue *q, int *calls)
 	return rc;
 }
 
+#define HEAD	((uint64_t)sizeof(struct perfdata_header))
+
+/* The smallest head a file can have: a header, no attrs, no features;
+ * the data starts after it. */
+static int
+put_head(struct tracefile *tf)
+{
+	struct perfdata_header	 h;
+	uint64_t		 off;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = PERFDATA_MAGIC;
+	h.size = sizeof(h);
+	h.attr_size = 144;
+	h.attrs.offset = sizeof(h);
+	h.data.offset = sizeof(h);
+	if (tracefile_set_head(tf, (const uint8_t *)&h, sizeof(h)) == -1)
+		return -1;
+	off = tracefile_reserve(tf, sizeof(h), 0);
+	tf->header_len = sizeof(h);
+	return tracefile_pwrite(tf, off, &h, sizeof(h));
+}
+
 static void
 fill(uint8_t *buf, size_t len, unsigned int seed)
 {
@@ -144,6 +167,7 @@ test_two_cblocks(int dirfd)
 	    strcmp(tf->partial + strlen(tf->name), ".partial") == 0);
 	CHECK(exists(dirfd, tf->partial));
 	CHECK(!exists(dirfd, tf->name));
+	CHECK_EQ(put_head(tf), 0);
 
 	for (i = 0; i < 2; i++) {
 		CHECK_EQ(cblock_init(&cbs[i], 8192, i), 0);
@@ -153,10 +177,10 @@ test_two_cblocks(int dirfd)
 	fill(cbs[0].buf, cbs[0].len, 1);
 	cbs[1].len = 3000;
 	fill(cbs[1].buf, cbs[1].len, 2);
-	off0 = tracefile_reserve(tf, cbs[0].len);
-	off1 = tracefile_reserve(tf, cbs[1].len);
-	CHECK_U64(off0, 0);
-	CHECK_U64(off1, 5000);
+	off0 = tracefile_reserve(tf, cbs[0].len, 0);
+	off1 = tracefile_reserve(tf, cbs[1].len, 0);
+	CHECK_U64(off0, HEAD);
+	CHECK_U64(off1, HEAD + 5000);
 
 	/* submitted out of order: the offsets, not the order, place them */
 	CHECK_EQ(cblock_submit(&q, &cbs[1], tf, off1), 0);
@@ -175,8 +199,8 @@ test_two_cblocks(int dirfd)
 	fill(hbuf, 100, 3);
 	heap = cblock_create_heap(hbuf, 100, &heap_stats);
 	CHECK(heap != NULL);
-	off2 = tracefile_reserve(tf, 100);
-	CHECK_U64(off2, 8000);
+	off2 = tracefile_reserve(tf, 100, 0);
+	CHECK_U64(off2, HEAD + 8000);
 	CHECK_EQ(cblock_submit(&q, heap, tf, off2), 0);
 	CHECK_EQ(tf->inflight, 3);
 
@@ -187,7 +211,7 @@ test_two_cblocks(int dirfd)
 	CHECK_EQ(q.nr_busy, 0);
 	CHECK(TAILQ_EMPTY(&q.busy));
 	CHECK_EQ(tf->inflight, 0);
-	CHECK_U64(tf->written, 8100);
+	CHECK_U64(tf->written, HEAD + 8100);
 	CHECK_U64(tf->bad_off, UINT64_MAX);
 	CHECK_U64(stats.inflight, 0);
 	CHECK_U64(stats.completed, 2);
@@ -200,12 +224,12 @@ test_two_cblocks(int dirfd)
 
 	file = slurp(dirfd, tf->partial, &len);
 	CHECK(file != NULL);
-	CHECK_EQ(len, 8100);
-	if (file != NULL && len == 8100) {
-		CHECK(memcmp(file, cbs[0].buf, 5000) == 0);
-		CHECK(memcmp(file + 5000, cbs[1].buf, 3000) == 0);
+	CHECK_EQ(len, HEAD + 8100);
+	if (file != NULL && len == HEAD + 8100) {
+		CHECK(memcmp(file + HEAD, cbs[0].buf, 5000) == 0);
+		CHECK(memcmp(file + HEAD + 5000, cbs[1].buf, 3000) == 0);
 		fill(cbs[0].buf, 100, 3);
-		CHECK(memcmp(file + 8000, cbs[0].buf, 100) == 0);
+		CHECK(memcmp(file + HEAD + 8000, cbs[0].buf, 100) == 0);
 	}
 	free(file);
 
@@ -216,8 +240,17 @@ test_two_cblocks(int dirfd)
 	CHECK_EQ(tf->fd, -1);
 	CHECK(!exists(dirfd, tf->partial));
 	CHECK(exists(dirfd, tf->name));
+	/* finished: the header at 0 now names the whole data section */
 	file = slurp(dirfd, tf->name, &len);
-	CHECK(file != NULL && len == 8100);
+	CHECK(file != NULL && len == HEAD + 8100);
+	if (file != NULL && len == HEAD + 8100) {
+		struct perfdata_header	 h;
+
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.magic, PERFDATA_MAGIC);
+		CHECK_U64(h.data.offset, HEAD);
+		CHECK_U64(h.data.size, 8100);
+	}
 	free(file);
 	/* polling a done file again neither fails nor calls back twice */
 	CHECK_EQ(tracefile_poll(tf, &q.sigev), 1);
@@ -253,12 +286,13 @@ test_failed_write(int dirfd)
 		CHECK(tf != NULL);
 		return;
 	}
+	CHECK_EQ(put_head(tf), 0);
 	for (i = 0; i < 3; i++) {
 		CHECK_EQ(cblock_init(&cbs[i], 4096, i), 0);
 		cbs[i].stats = &stats;
 		cbs[i].len = 1000;
 		fill(cbs[i].buf, cbs[i].len, (unsigned int)i);
-		off[i] = tracefile_reserve(tf, cbs[i].len);
+		off[i] = tracefile_reserve(tf, cbs[i].len, (i + 1) * 10);
 	}
 
 	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off[0]), 0);
@@ -294,7 +328,9 @@ test_failed_write(int dirfd)
 	CHECK(file != NULL);
 	CHECK_EQ(len, off[1]);
 	if (file != NULL && len == off[1])
-		CHECK(memcmp(file, cbs[0].buf, 1000) == 0);
+		CHECK(memcmp(file + HEAD, cbs[0].buf, 1000) == 0);
+	/* the samples of the third write landed but were cut away */
+	CHECK_U64(tf->kept, 10);
 	free(file);
 
 	unlinkat(dirfd, tf->name, 0);
