@@ -78,6 +78,9 @@ static const struct synth_feature synth_feature_table[] = {
 	{ PERFDATA_FEAT_TOTAL_MEM,	synth_feature_total_mem },
 	{ PERFDATA_FEAT_CMDLINE,	synth_feature_cmdline },
 	{ PERFDATA_FEAT_EVENT_DESC,	synth_feature_event_desc },
+	{ PERFDATA_FEAT_CPU_TOPOLOGY,	synth_topology_cpus },
+	{ PERFDATA_FEAT_NUMA_TOPOLOGY,	synth_topology_numa },
+	{ PERFDATA_FEAT_PMU_MAPPINGS,	synth_topology_pmus },
 	{ PERFDATA_FEAT_CLOCKID,	synth_feature_clockid },
 	{ PERFDATA_FEAT_COMPRESSED,	synth_feature_compressed },
 	{ PERFDATA_FEAT_CLOCK_DATA,	synth_feature_clock_data },
@@ -151,7 +154,7 @@ synth_feature_build_id(struct synth_rec *r, const struct synth_ctx *ctx)
 }
 
 /* perf's do_write_string: u32 padded length, then the padded string. */
-static void
+void
 synth_feature_string(struct synth_rec *r, const char *s)
 {
 	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, FEAT_NAME_ALIGN));
@@ -250,34 +253,41 @@ synth_feature_arch(struct synth_rec *r, const struct synth_ctx *ctx)
 	return 0;
 }
 
-static int
-synth_feature_nrcpus(struct synth_rec *r, const struct synth_ctx *ctx)
+/* perf's "avail": the highest present CPU + 1, e.g. of "0-3,8-11"; 0 when
+ * sysfs does not say. */
+uint32_t
+synth_feature_avail(void)
 {
 	char		*buf, *p;
 	size_t		 len;
-	long		 online, n;
+	long		 n;
 	uint32_t	 avail = 0;
 
-	(void)ctx;
+	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == -1)
+		return 0;
+	for (p = buf; *p != '\0'; p++) {
+		if (!isdigit((unsigned char)*p))
+			continue;
+		n = strtol(p, &p, 10);
+		if (n + 1 > (long)avail)
+			avail = n + 1;
+		p--;
+	}
+	free(buf);
+	return avail;
+}
 
-	/* "avail" is perf's highest present CPU + 1, e.g. "0-3,8-11". */
-	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == 0) {
-		for (p = buf; *p != '\0'; p++) {
-			if (!isdigit((unsigned char)*p))
-				continue;
-			n = strtol(p, &p, 10);
-			if (n + 1 > (long)avail)
-				avail = n + 1;
-			p--;
-		}
-		free(buf);
-	} else if (errno == ENOMEM)
-		return -1;
+static int
+synth_feature_nrcpus(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	long		 online;
+	uint32_t	 avail;
+
+	(void)ctx;
 	if ((online = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		return 1;
-	if (avail == 0)
+	if ((avail = synth_feature_avail()) == 0)
 		avail = online;
-
 	synth_rec_u32(r, avail);
 	synth_rec_u32(r, online);
 	return 0;

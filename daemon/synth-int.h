@@ -59,6 +59,14 @@ const char *synth_procfs(const struct synth_ctx *);
 /* synth-feature.c: the payloads and the head's table of them */
 int	synth_feature_all(struct sbuf *, const struct synth_ctx *,
 	    struct perfdata_header *);
+/* perf's string: u32 padded length, the string padded to 64 */
+void	synth_feature_string(struct synth_rec *, const char *);
+uint32_t synth_feature_avail(void);
+
+/* synth-topology.c: feature fills, 0 written, 1 skipped, -1 error */
+int	synth_topology_cpus(struct synth_rec *, const struct synth_ctx *);
+int	synth_topology_numa(struct synth_rec *, const struct synth_ctx *);
+int	synth_topology_pmus(struct synth_rec *, const struct synth_ctx *);
 
 /* synth-tracing.c: 0 written, 1 no tracepoint, -1 error */
 int	synth_tracing_data(struct synth_rec *, const struct synth_ctx *);
