@@ -75,6 +75,7 @@ struct record {
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	uint32_t		 self_pid;	/* our samples are not written... */
 	size_t			 pid_off;	/* ...found here; 0: keep them */
+	size_t			 time_off;	/* of a sample's time; 0: none */
 	uint8_t			*xbuf;		/* a drain without our samples */
 	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
@@ -277,12 +278,50 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
+/* Where a sample's time lies: after its id, ip and pid/tid, which every
+ * event of ours has in that order; 0 when samples carry no time. */
+static size_t
+record_time_off(uint64_t type)
+{
+	if (!(type & PERF_SAMPLE_TIME))
+		return 0;
+	return sizeof(struct perf_event_header) +
+	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
+	    ((type & PERF_SAMPLE_IP) ? 8 : 0) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
+}
+
+/* The sample times of ring data in two pieces (a wrap may cut a record
+ * in two: its time is not looked for). */
+static void
+record_mark(struct record *rec, struct tracefile_mark *m,
+    const uint8_t *const src[2], const size_t l[2])
+{
+	struct perf_event_header	 h;
+	size_t				 pos, have;
+
+	pos = tracefile_mark_add(m, src[0], l[0], rec->time_off);
+	if (l[1] == 0)
+		return;
+	if ((have = l[0] - pos) == 0) {
+		tracefile_mark_add(m, src[1], l[1], rec->time_off);
+		return;
+	}
+	if (have < sizeof(h)) {
+		memcpy(&h, src[0] + pos, have);
+		memcpy((uint8_t *)&h + have, src[1], sizeof(h) - have);
+	} else
+		memcpy(&h, src[0] + pos, sizeof(h));
+	if (h.size >= have && h.size - have <= l[1])
+		tracefile_mark_add(m, src[1] + (h.size - have),
+		    l[1] - (h.size - have), rec->time_off);
+}
+
 /* Write bytes that are not ring data (the preamble) to the current file. */
 static int
 record_write_extra(struct record *rec, uint8_t *buf, size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(rec->cur, len, 0);
+	uint64_t	 off = tracefile_reserve(rec->cur, len, NULL);
 	int		 rc;
 
 	if (rec->cfg.cblocks == 0) {
@@ -606,6 +645,7 @@ record_start(struct record *rec, const struct config *cfg,
 		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
+	rec->time_off = record_time_off(rec->evs[0].attr.sample_type);
 	free(rec->xbuf);
 	rec->xbuf = cblock_buffer(ring_bytes);
 	if (rec->xbuf == NULL)
@@ -770,6 +810,7 @@ record_drain_all(struct record *rec, uint64_t min)
 	struct perf_event_header round = { REC_FINISHED_ROUND, 0,
 	    ROUND_LEN };
 	struct cblock		*cb;
+	struct tracefile_mark	 mark;
 	uint64_t		 head, tail, off;
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
@@ -824,6 +865,9 @@ record_drain_all(struct record *rec, uint64_t min)
 				src[0] = rec->xbuf;
 				l[1] = 0;
 			}
+			mark.samples = c->counts.samples - before.samples;
+			mark.first = mark.last = 0;
+			record_mark(rec, &mark, src, l);
 			if (rec->zc != NULL && l[0] + l[1] > 0 &&
 			    (len = compress_records(rec->zc, rec->zbuf,
 			    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
@@ -832,8 +876,7 @@ record_drain_all(struct record *rec, uint64_t min)
 				l[1] = 0;
 			}
 			len = l[0] + l[1];
-			off = tracefile_reserve(tf, len,
-			    c->counts.samples - before.samples);
+			off = tracefile_reserve(tf, len, &mark);
 			if (tracefile_pwrite(tf, off, src[0], l[0]) == -1 ||
 			    (l[1] && tracefile_pwrite(tf, off + l[0], src[1],
 			    l[1]) == -1))
@@ -869,7 +912,10 @@ record_drain_all(struct record *rec, uint64_t min)
 		if (len == 0)
 			continue;	/* only our own samples */
 		cb->len = len;
-		cb->samples = c->counts.samples - before.samples;
+		cb->mark.samples = c->counts.samples - before.samples;
+		cb->mark.first = cb->mark.last = 0;
+		tracefile_mark_add(&cb->mark, rec->zc ? rec->xbuf : cb->buf, len,
+		    rec->time_off);
 		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
 		    0)) == 0) {
@@ -886,13 +932,13 @@ record_drain_all(struct record *rec, uint64_t min)
 		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
 		cb->len += ROUND_LEN;
 	} else {
-		off = tracefile_reserve(tf, ROUND_LEN, 0);
+		off = tracefile_reserve(tf, ROUND_LEN, NULL);
 		tracefile_pwrite(tf, off, &round, ROUND_LEN);
 	}
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
 		cb->busy = 0;
-		off = tracefile_reserve(tf, cb->len, cb->samples);
+		off = tracefile_reserve(tf, cb->len, &cb->mark);
 		if (cblock_submit(&rec->q, cb, tf, off) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
@@ -948,7 +994,7 @@ record_file_done(struct tracefile *tf, void *arg)
 	rec->files_done++;
 	/* what the file holds: a cut drops the samples after it */
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
-	    tf->name, tf->size, tf->kept);
+	    tf->name, tf->size, tf->kept.samples);
 	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
 	    rec->cfg.min_free) == -1)
 		log_warn("retention: cannot scan the output directory");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 
 #include "log.h"
 #include "tracefile.h"
@@ -68,9 +69,46 @@ tracefile_set_head(struct tracefile *tf, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* Sum up b into a. */
 static void
-tracefile_chunk_push(struct tracefile *tf, uint64_t off, uint64_t samples)
+tracefile_mark_merge(struct tracefile_mark *a, const struct tracefile_mark *b)
 {
+	a->samples += b->samples;
+	if (b->first != 0 && (a->first == 0 || b->first < a->first))
+		a->first = b->first;
+	if (b->last > a->last)
+		a->last = b->last;
+}
+
+size_t
+tracefile_mark_add(struct tracefile_mark *m, const uint8_t *buf, size_t len,
+    size_t time_off)
+{
+	struct perf_event_header	 h;
+	size_t				 pos;
+	uint64_t			 t;
+
+	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
+		memcpy(&h, buf + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos)
+			break;
+		if (h.type != PERF_RECORD_SAMPLE || time_off == 0 ||
+		    h.size < time_off + sizeof(t))
+			continue;
+		memcpy(&t, buf + pos + time_off, sizeof(t));
+		if (m->first == 0 || t < m->first)
+			m->first = t;
+		if (t > m->last)
+			m->last = t;
+	}
+	return pos;
+}
+
+static void
+tracefile_chunk_push(struct tracefile *tf, uint64_t off,
+    const struct tracefile_mark *mark)
+{
+	static const struct tracefile_mark	 none;
 	struct tracefile_chunk	*p;
 	size_t			 cap;
 
@@ -84,7 +122,7 @@ tracefile_chunk_push(struct tracefile *tf, uint64_t off, uint64_t samples)
 		cap = tf->chunk_cap ? tf->chunk_cap * 2 : 64;
 		if ((p = reallocarray(tf->chunks, cap, sizeof(*p))) == NULL) {
 			/* untracked: counted as if it lands */
-			tf->kept += samples;
+			tracefile_mark_merge(&tf->kept, mark ? mark : &none);
 			return;
 		}
 		tf->chunks = p;
@@ -92,17 +130,18 @@ tracefile_chunk_push(struct tracefile *tf, uint64_t off, uint64_t samples)
 	}
 	p = &tf->chunks[tf->nr_chunks++];
 	p->off = off;
-	p->samples = samples;
+	p->mark = mark ? *mark : none;
 	p->done = 0;
 }
 
 uint64_t
-tracefile_reserve(struct tracefile *tf, size_t len, uint64_t samples)
+tracefile_reserve(struct tracefile *tf, size_t len,
+    const struct tracefile_mark *mark)
 {
 	uint64_t	 off = tf->reserved;
 
 	tf->reserved += len;
-	tracefile_chunk_push(tf, off, samples);
+	tracefile_chunk_push(tf, off, mark);
 	return off;
 }
 
@@ -127,7 +166,7 @@ tracefile_wrote(struct tracefile *tf, uint64_t off)
 		c = &tf->chunks[tf->chunk_first];
 		if (!c->done)
 			break;
-		tf->kept += c->samples;
+		tracefile_mark_merge(&tf->kept, &c->mark);
 		tf->chunk_first++;
 	}
 }
@@ -207,6 +246,8 @@ tracefile_finish(struct tracefile *tf)
 	memset(&x, 0, sizeof(x));
 	x.build_ids = tf->buildids.data;
 	x.build_ids_len = tf->buildids.len;
+	x.first_sample = tf->kept.first;
+	x.last_sample = tf->kept.last;
 	if (perfdata_finish(tf->fd, &tf->layout, end, &x, &tf->size) == -1) {
 		/* salvage at the next start may manage with more room */
 		log_warn("%s: cannot write the header and features; left "

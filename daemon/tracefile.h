@@ -31,11 +31,19 @@ enum tracefile_state {
 struct tracefile;
 typedef void (*tracefile_done_cb)(struct tracefile *, void *);
 
+/* What a write holds: ring samples, the perf times of the first and
+ * last of them (0: none). */
+struct tracefile_mark {
+	uint64_t	 samples;
+	uint64_t	 first;
+	uint64_t	 last;
+};
+
 /* A reserved write not yet known to be on disk, in offset order. */
 struct tracefile_chunk {
-	uint64_t	 off;
-	uint64_t	 samples;
-	int		 done;
+	uint64_t		 off;
+	struct tracefile_mark	 mark;
+	int			 done;
 };
 
 struct tracefile {
@@ -56,11 +64,11 @@ struct tracefile {
 	uint64_t		 size;		/* of the finished file */
 	time_t			 opened;
 	uint64_t		 samples;	/* ring samples placed in this file */
-	uint64_t		 kept;		/* of them, in the finished file */
+	struct tracefile_mark	 kept;		/* of them, in the finished file */
 	/*
 	 * Writes in reservation order until every one before them landed:
-	 * a file is cut at its first failed write, and kept counts the
-	 * samples of the writes before it.
+	 * a file is cut at its first failed write, and kept sums up the
+	 * writes before it.
 	 */
 	struct tracefile_chunk	*chunks;
 	size_t			 chunk_first, nr_chunks, chunk_cap;
@@ -84,8 +92,15 @@ struct tracefile *tracefile_open(int dirfd, const char *host, unsigned int *seq)
 /* The head synth built (buf, the first len bytes): where the data starts
  * and the features to finish the file with. 0 or -1. */
 int	 tracefile_set_head(struct tracefile *, const uint8_t *buf, size_t len);
-/* Reserve len bytes holding samples ring samples. */
-uint64_t tracefile_reserve(struct tracefile *, size_t len, uint64_t samples);
+/* Reserve len bytes holding what mark says (NULL: no samples). */
+uint64_t tracefile_reserve(struct tracefile *, size_t len,
+	    const struct tracefile_mark *);
+/* Widen mark's times to those of the samples in buf[0..len), records
+ * from its start (their count is the ring's: ring_counts); time_off is
+ * where a sample's time lies (0: samples carry none). Returns where the
+ * walk stopped: the start of a record cut by the end of buf. */
+size_t	 tracefile_mark_add(struct tracefile_mark *, const uint8_t *buf,
+	    size_t len, size_t time_off);
 /* The write reserved at off is on disk. */
 void	 tracefile_wrote(struct tracefile *, uint64_t off);
 /* Synchronous write at off (the serial mode, cblocks = 0). 0 or -1. */

@@ -184,7 +184,6 @@ if perf_run layout "$TMP/cpu.data" report --header-only -I; then
 	expect layout '^# sibling threads : ' "header: cpu topology"
 	expect layout '^# node0 meminfo' "header: numa topology"
 	expect layout '^# pmu mappings: .*software = 1' "header: pmu mappings"
-	expect layout '^# time of first sample : [0-9]' "header: sample time"
 fi
 if perf_run buildids "$TMP/cpu.data" buildid-list; then
 	expect buildids '^[0-9a-f]{40} \[kernel\.kallsyms\]$' \

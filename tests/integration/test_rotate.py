@@ -229,11 +229,15 @@ def test_salvage_cuts_a_torn_record():
         d.stop_daemon()
         data = open(src, "rb").read()
         # what a crash leaves: the head as written at the start (data
-        # size 0: perf_file_header.data.size is at offset 48), the data
-        # torn inside a record, zeros where reserved writes never landed
+        # size 0: perf_file_header.data.size is at offset 48; no
+        # sample_time, feature bit 21 of the bitmap at 72, which only
+        # the close adds), the data torn inside a record, zeros where
+        # reserved writes never landed
         data_off, data_size = struct.unpack_from("<QQ", data, 40)
         head = bytearray(data[:data_off])
         struct.pack_into("<Q", head, 48, 0)
+        feats, = struct.unpack_from("<Q", head, 72)
+        struct.pack_into("<Q", head, 72, feats & ~(1 << 21))
         torn = os.path.join(d.out, os.path.basename(src).replace(
             ".data", "-1.data.partial"))
         with open(torn, "wb") as f:

@@ -87,7 +87,7 @@ put_head(struct tracefile *tf)
 	h.data.offset = sizeof(h);
 	if (tracefile_set_head(tf, (const uint8_t *)&h, sizeof(h)) == -1)
 		return -1;
-	off = tracefile_reserve(tf, sizeof(h), 0);
+	off = tracefile_reserve(tf, sizeof(h), NULL);
 	tf->header_len = sizeof(h);
 	return tracefile_pwrite(tf, off, &h, sizeof(h));
 }
@@ -177,8 +177,8 @@ test_two_cblocks(int dirfd)
 	fill(cbs[0].buf, cbs[0].len, 1);
 	cbs[1].len = 3000;
 	fill(cbs[1].buf, cbs[1].len, 2);
-	off0 = tracefile_reserve(tf, cbs[0].len, 0);
-	off1 = tracefile_reserve(tf, cbs[1].len, 0);
+	off0 = tracefile_reserve(tf, cbs[0].len, NULL);
+	off1 = tracefile_reserve(tf, cbs[1].len, NULL);
 	CHECK_U64(off0, HEAD);
 	CHECK_U64(off1, HEAD + 5000);
 
@@ -199,7 +199,7 @@ test_two_cblocks(int dirfd)
 	fill(hbuf, 100, 3);
 	heap = cblock_create_heap(hbuf, 100, &heap_stats);
 	CHECK(heap != NULL);
-	off2 = tracefile_reserve(tf, 100, 0);
+	off2 = tracefile_reserve(tf, 100, NULL);
 	CHECK_U64(off2, HEAD + 8000);
 	CHECK_EQ(cblock_submit(&q, heap, tf, off2), 0);
 	CHECK_EQ(tf->inflight, 3);
@@ -275,6 +275,7 @@ test_failed_write(int dirfd)
 	struct cblock_stats	 stats;
 	struct tracefile	*tf;
 	unsigned int		 seq = 100;
+	struct tracefile_mark	 mark[3];
 	uint64_t		 off[3];
 	uint8_t			*file;
 	size_t			 len = 0;
@@ -292,7 +293,10 @@ test_failed_write(int dirfd)
 		cbs[i].stats = &stats;
 		cbs[i].len = 1000;
 		fill(cbs[i].buf, cbs[i].len, (unsigned int)i);
-		off[i] = tracefile_reserve(tf, cbs[i].len, (i + 1) * 10);
+		mark[i].samples = (i + 1) * 10;
+		mark[i].first = 100 + i;
+		mark[i].last = 200 + i;
+		off[i] = tracefile_reserve(tf, cbs[i].len, &mark[i]);
 	}
 
 	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off[0]), 0);
@@ -326,11 +330,27 @@ test_failed_write(int dirfd)
 	CHECK(exists(dirfd, tf->name));
 	file = slurp(dirfd, tf->name, &len);
 	CHECK(file != NULL);
-	CHECK_EQ(len, off[1]);
-	if (file != NULL && len == off[1])
+	/* after the data: the feature table, its one entry sample_time,
+	 * and that feature's two times */
+	CHECK_EQ(len, off[1] + 16 + 16);
+	if (file != NULL && len == off[1] + 32) {
+		struct perfdata_header	 h;
+		uint64_t		 t[4];
+
 		CHECK(memcmp(file + HEAD, cbs[0].buf, 1000) == 0);
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.data.size, 1000);
+		CHECK(perfdata_feat_isset(&h, PERFDATA_FEAT_SAMPLE_TIME));
+		memcpy(t, file + off[1], sizeof(t));
+		CHECK_U64(t[0], off[1] + 16);
+		CHECK_U64(t[1], 16);
+		CHECK_U64(t[2], 100);
+		CHECK_U64(t[3], 200);
+	}
 	/* the samples of the third write landed but were cut away */
-	CHECK_U64(tf->kept, 10);
+	CHECK_U64(tf->kept.samples, 10);
+	CHECK_U64(tf->kept.first, 100);
+	CHECK_U64(tf->kept.last, 200);
 	free(file);
 
 	unlinkat(dirfd, tf->name, 0);
