@@ -58,6 +58,16 @@ def recorded(kind):
     return path
 
 
+def all_kinds():
+    """The recordings this machine can make."""
+    try:
+        need_tp()
+        return ["cpu", "zstd", "tp"]
+    except Skip as e:
+        print("  (no tracepoint file: %s)" % e)
+        return ["cpu", "zstd"]
+
+
 def stats(path):
     """perf report --stats, which must succeed on the file itself (no
     fallback to report -D): the record counts."""
@@ -148,12 +158,7 @@ def test_json_convert_counts():
     if "not compiled" in probe.stderr or "unknown option" in probe.stderr:
         raise Skip("this perf has no data convert --to-json: " +
                    probe.stderr.strip()[:200])
-    kinds = ["cpu", "zstd"]
-    try:
-        need_tp()
-        kinds.append("tp")
-    except Skip as e:
-        print("  (no tracepoint file: %s)" % e)
+    kinds = all_kinds()
     for kind in kinds:
         path = recorded(kind)
         out = os.path.join(_tmp, kind + ".json")
@@ -177,12 +182,7 @@ def parser_samples(path):
 def test_hotspot_perfparser_counts():
     if not os.access(PARSER, os.X_OK):
         raise Skip("no hotspot-perfparser (Debian package hotspot)")
-    kinds = ["cpu", "zstd"]
-    try:
-        need_tp()
-        kinds.append("tp")
-    except Skip as e:
-        print("  (no tracepoint file: %s)" % e)
+    kinds = all_kinds()
     for kind in kinds:
         path = recorded(kind)
         n, out = parser_samples(path)
