@@ -100,6 +100,40 @@ perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off)
 	return off;
 }
 
+size_t
+perfdata_time_off(uint64_t type)
+{
+	if (!(type & PERF_SAMPLE_TIME))
+		return 0;
+	return sizeof(struct perf_event_header) +
+	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
+	    ((type & PERF_SAMPLE_IP) ? 8 : 0) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
+}
+
+size_t
+perfdata_sample_times(const uint8_t *buf, size_t len, size_t time_off,
+    uint64_t *first, uint64_t *last)
+{
+	struct perf_event_header	 h;
+	size_t				 pos;
+	uint64_t			 t;
+
+	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
+		memcpy(&h, buf + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos)
+			break;
+		if (h.type != PERF_RECORD_SAMPLE || time_off == 0 ||
+		    h.size < time_off + sizeof(t))
+			continue;
+		memcpy(&t, buf + pos + time_off, sizeof(t));
+		if (*first == 0 || t < *first)
+			*first = t;
+		if (t > *last)
+			*last = t;
+	}
+	return pos;
+}
+
 static int
 perfdata_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {

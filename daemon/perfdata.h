@@ -87,6 +87,16 @@ int	 perfdata_parse(const uint8_t *buf, uint64_t len,
  * buf[0..len): where a file whose writes stopped at random may be cut. */
 uint64_t perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off);
 
+/* Where a sample's time lies for this sample_type: after its id, ip and
+ * pid/tid; 0 when samples carry no time. */
+size_t	 perfdata_time_off(uint64_t sample_type);
+
+/* Widen [*first, *last] (0: empty) to the times of the samples among the
+ * records from buf's start. Returns where the walk stopped: len, or the
+ * start of a record cut by the end of buf. */
+size_t	 perfdata_sample_times(const uint8_t *buf, size_t len,
+	    size_t time_off, uint64_t *first, uint64_t *last);
+
 /*
  * Make fd a finished perf.data file whose data section ends at
  * data_end: the feature table and the extra payloads at data_end, the

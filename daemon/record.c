@@ -278,18 +278,6 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
-/* Where a sample's time lies: after its id, ip and pid/tid, which every
- * event of ours has in that order; 0 when samples carry no time. */
-static size_t
-record_time_off(uint64_t type)
-{
-	if (!(type & PERF_SAMPLE_TIME))
-		return 0;
-	return sizeof(struct perf_event_header) +
-	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
-	    ((type & PERF_SAMPLE_IP) ? 8 : 0) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
-}
-
 /* The sample times of ring data in two pieces (a wrap may cut a record
  * in two: its time is not looked for). */
 static void
@@ -299,11 +287,13 @@ record_mark(struct record *rec, struct tracefile_mark *m,
 	struct perf_event_header	 h;
 	size_t				 pos, have;
 
-	pos = tracefile_mark_add(m, src[0], l[0], rec->time_off);
+	pos = perfdata_sample_times(src[0], l[0], rec->time_off, &m->first,
+	    &m->last);
 	if (l[1] == 0)
 		return;
 	if ((have = l[0] - pos) == 0) {
-		tracefile_mark_add(m, src[1], l[1], rec->time_off);
+		perfdata_sample_times(src[1], l[1], rec->time_off, &m->first,
+		    &m->last);
 		return;
 	}
 	if (have < sizeof(h)) {
@@ -312,8 +302,9 @@ record_mark(struct record *rec, struct tracefile_mark *m,
 	} else
 		memcpy(&h, src[0] + pos, sizeof(h));
 	if (h.size >= have && h.size - have <= l[1])
-		tracefile_mark_add(m, src[1] + (h.size - have),
-		    l[1] - (h.size - have), rec->time_off);
+		perfdata_sample_times(src[1] + (h.size - have),
+		    l[1] - (h.size - have), rec->time_off, &m->first,
+		    &m->last);
 }
 
 /* Write bytes that are not ring data (the preamble) to the current file. */
@@ -645,7 +636,7 @@ record_start(struct record *rec, const struct config *cfg,
 		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
-	rec->time_off = record_time_off(rec->evs[0].attr.sample_type);
+	rec->time_off = perfdata_time_off(rec->evs[0].attr.sample_type);
 	free(rec->xbuf);
 	rec->xbuf = cblock_buffer(ring_bytes);
 	if (rec->xbuf == NULL)
@@ -914,8 +905,8 @@ record_drain_all(struct record *rec, uint64_t min)
 		cb->len = len;
 		cb->mark.samples = c->counts.samples - before.samples;
 		cb->mark.first = cb->mark.last = 0;
-		tracefile_mark_add(&cb->mark, rec->zc ? rec->xbuf : cb->buf, len,
-		    rec->time_off);
+		perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
+		    rec->time_off, &cb->mark.first, &cb->mark.last);
 		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
 		    0)) == 0) {

@@ -26,7 +26,8 @@ static int
 salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
 {
 	struct perfdata_layout	 l;
-	uint64_t		 magic, hsize, end;
+	struct perfdata_extra	 x;
+	uint64_t		 magic, hsize, end, type;
 
 	if (size < PIPE_HEADER_LEN)
 		return 1;
@@ -50,8 +51,21 @@ salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
 	end = perfdata_valid_end(map, size, l.hdr.data.offset);
 	if (end <= l.hdr.data.offset)
 		return 1;
-	/* the head's features: those learnt later were never written */
-	return perfdata_finish(fd, &l, end, NULL, valid);
+	/*
+	 * The head's features, and the sample times where the samples can
+	 * be read (not inside zstd); the build-ids learnt while recording
+	 * are lost with the daemon's memory: the kernel's stays.
+	 */
+	memset(&x, 0, sizeof(x));
+	if (!perfdata_feat_isset(&l.hdr, PERFDATA_FEAT_COMPRESSED) &&
+	    l.hdr.attrs.size >= 32) {
+		/* sample_type follows type, size, config, sample_period */
+		memcpy(&type, map + l.hdr.attrs.offset + 24, sizeof(type));
+		perfdata_sample_times(map + l.hdr.data.offset,
+		    end - l.hdr.data.offset, perfdata_time_off(type),
+		    &x.first_sample, &x.last_sample);
+	}
+	return perfdata_finish(fd, &l, end, &x, valid);
 }
 
 static int

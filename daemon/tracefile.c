@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
 
 #include "log.h"
 #include "tracefile.h"
@@ -78,30 +77,6 @@ tracefile_mark_merge(struct tracefile_mark *a, const struct tracefile_mark *b)
 		a->first = b->first;
 	if (b->last > a->last)
 		a->last = b->last;
-}
-
-size_t
-tracefile_mark_add(struct tracefile_mark *m, const uint8_t *buf, size_t len,
-    size_t time_off)
-{
-	struct perf_event_header	 h;
-	size_t				 pos;
-	uint64_t			 t;
-
-	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
-		memcpy(&h, buf + pos, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos)
-			break;
-		if (h.type != PERF_RECORD_SAMPLE || time_off == 0 ||
-		    h.size < time_off + sizeof(t))
-			continue;
-		memcpy(&t, buf + pos + time_off, sizeof(t));
-		if (m->first == 0 || t < m->first)
-			m->first = t;
-		if (t > m->last)
-			m->last = t;
-	}
-	return pos;
 }
 
 static void

@@ -95,12 +95,6 @@ int	 tracefile_set_head(struct tracefile *, const uint8_t *buf, size_t len);
 /* Reserve len bytes holding what mark says (NULL: no samples). */
 uint64_t tracefile_reserve(struct tracefile *, size_t len,
 	    const struct tracefile_mark *);
-/* Widen mark's times to those of the samples in buf[0..len), records
- * from its start (their count is the ring's: ring_counts); time_off is
- * where a sample's time lies (0: samples carry none). Returns where the
- * walk stopped: the start of a record cut by the end of buf. */
-size_t	 tracefile_mark_add(struct tracefile_mark *, const uint8_t *buf,
-	    size_t len, size_t time_off);
 /* The write reserved at off is on disk. */
 void	 tracefile_wrote(struct tracefile *, uint64_t off);
 /* Synchronous write at off (the serial mode, cblocks = 0). 0 or -1. */
