@@ -802,6 +802,7 @@ record_drain_all(struct record *rec, uint64_t min)
 	    ROUND_LEN };
 	struct cblock		*cb;
 	struct tracefile_mark	 mark;
+	struct iovec		 iov[2];
 	uint64_t		 head, tail, off;
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
@@ -868,9 +869,11 @@ record_drain_all(struct record *rec, uint64_t min)
 			}
 			len = l[0] + l[1];
 			off = tracefile_reserve(tf, len, &mark);
-			if (tracefile_pwrite(tf, off, src[0], l[0]) == -1 ||
-			    (l[1] && tracefile_pwrite(tf, off + l[0], src[1],
-			    l[1]) == -1))
+			iov[0].iov_base = (void *)(uintptr_t)src[0];
+			iov[0].iov_len = l[0];
+			iov[1].iov_base = (void *)(uintptr_t)src[1];
+			iov[1].iov_len = l[1];
+			if (tracefile_pwritev(tf, off, iov, 2) == -1)
 				c->aio.bytes_dropped += len;
 			else
 				c->aio.bytes_written += len;

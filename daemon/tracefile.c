@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,26 +151,42 @@ int
 tracefile_pwrite(struct tracefile *tf, uint64_t off, const void *buf,
     size_t len)
 {
-	const uint8_t	*p = buf;
-	uint64_t	 start = off;
-	ssize_t		 n;
+	struct iovec	 iov = { (void *)(uintptr_t)buf, len };
 
-	while (len > 0) {
-		n = pwrite(tf->fd, p, len, (off_t)off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			/* the cut goes where the request began: a record
-			 * boundary, not inside what was half written */
-			tracefile_failed(tf, start, errno);
-			return -1;
+	return tracefile_pwritev(tf, off, &iov, 1);
+}
+
+int
+tracefile_pwritev(struct tracefile *tf, uint64_t off, const struct iovec *iov,
+    int n)
+{
+	const uint8_t	*p;
+	uint64_t	 start = off;
+	size_t		 len;
+	ssize_t		 w;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		p = iov[i].iov_base;
+		len = iov[i].iov_len;
+		while (len > 0) {
+			w = pwrite(tf->fd, p, len, (off_t)off);
+			if (w == -1 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				if (w == 0)
+					errno = ENOSPC;
+				/* the cut goes where the request began: a
+				 * record boundary, not inside what was half
+				 * written */
+				tracefile_failed(tf, start, errno);
+				return -1;
+			}
+			p += w;
+			off += (uint64_t)w;
+			len -= (size_t)w;
+			tf->written += (uint64_t)w;
 		}
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-		tf->written += (uint64_t)n;
 	}
 	tracefile_wrote(tf, start);
 	return 0;

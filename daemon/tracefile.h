@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "perfdata.h"
@@ -97,9 +98,13 @@ uint64_t tracefile_reserve(struct tracefile *, size_t len,
 	    const struct tracefile_mark *);
 /* The write reserved at off is on disk. */
 void	 tracefile_wrote(struct tracefile *, uint64_t off);
-/* Synchronous write at off (the serial mode, cblocks = 0). 0 or -1. */
+/* Synchronous write at off (the serial mode, cblocks = 0), of the request
+ * reserved there: one buffer, or pieces (a ring's data around its wrap).
+ * 0 or -1. */
 int	 tracefile_pwrite(struct tracefile *, uint64_t off, const void *,
 	    size_t);
+int	 tracefile_pwritev(struct tracefile *, uint64_t off,
+	    const struct iovec *, int);
 /* The request reserved at off failed with err: the file will be cut
  * there when it is finished, since a hole would end perf's reading; off
  * must be the reserved offset, a record boundary, even when part of the

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -359,6 +362,69 @@ test_failed_write(int dirfd)
 		cblock_finish(&cbs[i]);
 }
 
+/*
+ * A serial write in two pieces (a ring's data around its wrap) whose
+ * second piece fails after part of it landed: the file is cut where the
+ * request began, and its samples are not counted.
+ */
+static void
+test_serial_pieces(int dirfd)
+{
+	struct tracefile	*tf;
+	struct tracefile_mark	 mark = { 5, 300, 400 };
+	struct rlimit		 old, lim;
+	struct iovec		 iov[2];
+	uint8_t			 a[100], b[100], *file;
+	unsigned int		 seq = 200;
+	uint64_t		 off0, off1;
+	size_t			 len = 0;
+	int			 calls = 0, rc;
+	struct cblock_queue	 q;
+
+	cblock_queue_init(&q, 0);
+	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+		CHECK(tf != NULL);
+		return;
+	}
+	CHECK_EQ(put_head(tf), 0);
+	fill(a, sizeof(a), 1);
+	fill(b, sizeof(b), 2);
+	iov[0].iov_base = a;
+	iov[0].iov_len = sizeof(a);
+	iov[1].iov_base = b;
+	iov[1].iov_len = sizeof(b);
+	off0 = tracefile_reserve(tf, 200, &mark);
+	CHECK_EQ(tracefile_pwritev(tf, off0, iov, 2), 0);
+	CHECK_U64(tf->kept.samples, 5);
+
+	/* the file may grow only 10 bytes into the second piece */
+	off1 = tracefile_reserve(tf, 200, &mark);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = off1 + sizeof(a) + 10;
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = tracefile_pwritev(tf, off1, iov, 2);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK_EQ(rc, -1);
+	CHECK_U64(tf->bad_off, off1);
+	CHECK_EQ(tf->err, EFBIG);
+	CHECK_U64(tf->kept.samples, 5);
+
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL);
+	if (file != NULL) {
+		struct perfdata_header	 h;
+
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.data.size, 200);
+	}
+	free(file);
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
+}
+
 int
 main(void)
 {
@@ -382,6 +448,7 @@ main(void)
 
 	test_two_cblocks(dirfd);
 	test_failed_write(dirfd);
+	test_serial_pieces(dirfd);
 
 	close(dirfd);
 	/* anything left means a file was not renamed or not removed */
