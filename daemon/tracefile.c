@@ -142,6 +142,12 @@ tracefile_wrote(struct tracefile *tf, uint64_t off)
 		c = &tf->chunks[tf->chunk_first];
 		if (!c->done)
 			break;
+		memmove(tf->landed + 1, tf->landed,
+		    (TRACEFILE_LANDED - 1) * sizeof(tf->landed[0]));
+		tf->landed[0].off = c->off;
+		tf->landed[0].before = tf->kept;
+		if (tf->nr_landed < TRACEFILE_LANDED)
+			tf->nr_landed++;
 		tracefile_mark_merge(&tf->kept, &c->mark);
 		tf->chunk_first++;
 	}
@@ -220,6 +226,7 @@ tracefile_finish(struct tracefile *tf)
 {
 	struct perfdata_extra	 x;
 	uint64_t		 end = tf->reserved;
+	size_t			 i;
 
 	if (tf->bad_off != UINT64_MAX && tf->bad_off <= tf->header_len) {
 		if (unlinkat(tf->dirfd, tf->partial, 0) == -1)
@@ -235,19 +242,33 @@ tracefile_finish(struct tracefile *tf)
 		    strerror(tf->err));
 		end = tf->bad_off;
 	}
-	memset(&x, 0, sizeof(x));
-	x.build_ids = tf->buildids.data;
-	x.build_ids_len = tf->buildids.len;
-	x.first_sample = tf->kept.first;
-	x.last_sample = tf->kept.last;
-	if (perfdata_finish(tf->fd, &tf->layout, end, &x, &tf->size) == -1) {
-		/* salvage at the next start may manage with more room */
-		log_warn("%s: cannot write the header and features; left "
-		    "for salvage", tf->partial);
-		tf->unfinished = 1;
-		return -1;
+	for (i = 0;; i++) {
+		memset(&x, 0, sizeof(x));
+		x.build_ids = tf->buildids.data;
+		x.build_ids_len = tf->buildids.len;
+		x.first_sample = tf->kept.first;
+		x.last_sample = tf->kept.last;
+		if (perfdata_finish(tf->fd, &tf->layout, end, &x, &tf->size) ==
+		    0)
+			return 0;
+		/*
+		 * No room after the data for the feature table: give it the
+		 * space of the last writes kept, cut off one by one (record
+		 * boundaries, all of them), rather than leave no file.
+		 */
+		if ((errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
+		    i == tf->nr_landed || tf->landed[i].off <= tf->header_len)
+			break;
+		end = tf->landed[i].off;
+		tf->kept = tf->landed[i].before;
+		log_warnx("%s: no room for the header and features; the file "
+		    "is cut at offset %llu", tf->name, (unsigned long long)end);
 	}
-	return 0;
+	/* salvage at the next start may manage with more room */
+	log_warn("%s: cannot write the header and features; left for salvage",
+	    tf->partial);
+	tf->unfinished = 1;
+	return -1;
 }
 
 /* Header, features and data are on disk: name it, durably. */

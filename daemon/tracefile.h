@@ -40,6 +40,13 @@ struct tracefile_mark {
 	uint64_t	 last;
 };
 
+/* Where a write landed, and what the file kept before it. */
+struct tracefile_landed {
+	uint64_t		 off;
+	struct tracefile_mark	 before;
+};
+#define TRACEFILE_LANDED	4
+
 /* A reserved write not yet known to be on disk, in offset order. */
 struct tracefile_chunk {
 	uint64_t		 off;
@@ -73,6 +80,10 @@ struct tracefile {
 	 */
 	struct tracefile_chunk	*chunks;
 	size_t			 chunk_first, nr_chunks, chunk_cap;
+	/* the last writes kept, newest first: a full disk that has no room
+	 * for the feature table gets it by cutting them off */
+	struct tracefile_landed	 landed[TRACEFILE_LANDED];
+	size_t			 nr_landed;
 	/*
 	 * PERF_RECORD_HEADER_BUILD_ID records, the build_id feature of the
 	 * finished file: the kernel's from the head, then any appended

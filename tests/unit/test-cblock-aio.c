@@ -425,6 +425,61 @@ test_serial_pieces(int dirfd)
 	tracefile_free(tf);
 }
 
+/*
+ * No room at all after the data (the file may not grow): the file is
+ * cut back by its last write to make room for the feature table, and
+ * counts only what it keeps.
+ */
+static void
+test_no_room_for_features(int dirfd)
+{
+	struct tracefile	*tf;
+	struct tracefile_mark	 m1 = { 3, 10, 20 }, m2 = { 4, 30, 40 };
+	struct rlimit		 old, lim;
+	struct cblock_queue	 q;
+	uint8_t			 a[4096], *file;
+	unsigned int		 seq = 300;
+	uint64_t		 off1, off2;
+	size_t			 len = 0;
+	int			 calls = 0;
+
+	cblock_queue_init(&q, 0);
+	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+		CHECK(tf != NULL);
+		return;
+	}
+	CHECK_EQ(put_head(tf), 0);
+	fill(a, sizeof(a), 3);
+	off1 = tracefile_reserve(tf, sizeof(a), &m1);
+	CHECK_EQ(tracefile_pwrite(tf, off1, a, sizeof(a)), 0);
+	off2 = tracefile_reserve(tf, sizeof(a), &m2);
+	CHECK_EQ(tracefile_pwrite(tf, off2, a, sizeof(a)), 0);
+	CHECK_U64(tf->kept.samples, 7);
+
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = tf->reserved;
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	setrlimit(RLIMIT_FSIZE, &old);
+
+	CHECK_U64(tf->kept.samples, 3);
+	CHECK(exists(dirfd, tf->name));
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL);
+	if (file != NULL) {
+		struct perfdata_header	 h;
+
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.data.size, sizeof(a));
+		CHECK_EQ(len, off2 + 32);
+	}
+	free(file);
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
+}
+
 int
 main(void)
 {
@@ -449,6 +504,7 @@ main(void)
 	test_two_cblocks(dirfd);
 	test_failed_write(dirfd);
 	test_serial_pieces(dirfd);
+	test_no_room_for_features(dirfd);
 
 	close(dirfd);
 	/* anything left means a file was not renamed or not removed */
