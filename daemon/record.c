@@ -86,6 +86,7 @@ struct record {
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	uint32_t		 self_pid;	/* our samples are not written... */
 	size_t			 pid_off;	/* ...found here; 0: keep them */
+	size_t			 time_off;	/* of a sample's time; 0: none */
 	uint8_t			*xbuf;		/* a drain without our samples */
 	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
@@ -327,13 +328,42 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
+/* The sample times of ring data in two pieces (a wrap may cut a record
+ * in two: its time is not looked for). */
+static void
+record_mark(struct record *rec, struct tracefile_mark *m,
+    const uint8_t *const src[2], const size_t l[2])
+{
+	struct perf_event_header	 h;
+	size_t				 pos, have;
+
+	pos = perfdata_sample_times(src[0], l[0], rec->time_off, &m->first,
+	    &m->last);
+	if (l[1] == 0)
+		return;
+	if ((have = l[0] - pos) == 0) {
+		perfdata_sample_times(src[1], l[1], rec->time_off, &m->first,
+		    &m->last);
+		return;
+	}
+	if (have < sizeof(h)) {
+		memcpy(&h, src[0] + pos, have);
+		memcpy((uint8_t *)&h + have, src[1], sizeof(h) - have);
+	} else
+		memcpy(&h, src[0] + pos, sizeof(h));
+	if (h.size >= have && h.size - have <= l[1])
+		perfdata_sample_times(src[1] + (h.size - have),
+		    l[1] - (h.size - have), rec->time_off, &m->first,
+		    &m->last);
+}
+
 /* Write bytes that are not ring data (the preamble) to tf; takes buf. */
 static int
 record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(tf, len);
+	uint64_t	 off = tracefile_reserve(tf, len, NULL);
 	int		 rc;
 
 	if (rec->cfg.cblocks == 0) {
@@ -539,12 +569,22 @@ record_install(struct record *rec, struct record_prep *p)
 	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
 	buf = sbuf_take(&p->sb, &len);
-	/* the file's build-ids start with its preamble's */
-	rec->cur->buildids = p->bids;
-	sbuf_init(&p->bids);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
-	if ((rc = record_write_extra(rec, rec->cur, buf, len)) == -1) {
+	if (tracefile_set_head(rec->cur, buf, len) == -1) {
+		free(buf);
+		rc = -1;
+	} else {
+		/* the build_id feature: the kernel's (set_head took it from
+		 * the head), then those of the files the preamble's tasks
+		 * map; the drain adds the rest until the file closes */
+		if (p->bids.len > 0 && sbuf_append(&rec->cur->buildids,
+		    p->bids.data, p->bids.len) == NULL)
+			log_warnx("%s: out of memory for build-ids",
+			    rec->cur->partial);
+		rc = record_write_extra(rec, rec->cur, buf, len);
+	}
+	if (rc == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
@@ -681,6 +721,7 @@ record_start(struct record *rec, const struct config *cfg,
 		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
+	rec->time_off = perfdata_time_off(rec->evs[0].attr.sample_type);
 	free(rec->xbuf);
 	rec->xbuf = cblock_buffer(ring_bytes);
 	if (rec->xbuf == NULL)
@@ -890,6 +931,8 @@ record_drain_all(struct record *rec, uint64_t min)
 	struct perf_event_header round = { REC_FINISHED_ROUND, 0,
 	    ROUND_LEN };
 	struct cblock		*cb;
+	struct tracefile_mark	 mark;
+	struct iovec		 iov[2];
 	uint64_t		 head, tail, off;
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
@@ -963,6 +1006,9 @@ record_drain_all(struct record *rec, uint64_t min)
 			else
 				record_keep(rec, c->ring.data, c->ring.size,
 				    tail, head);
+			mark.samples = c->counts.samples - before.samples;
+			mark.first = mark.last = 0;
+			record_mark(rec, &mark, src, l);
 			if (rec->zc != NULL && l[0] + l[1] > 0 &&
 			    (len = compress_records(rec->zc, rec->zbuf,
 			    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
@@ -971,10 +1017,12 @@ record_drain_all(struct record *rec, uint64_t min)
 				l[1] = 0;
 			}
 			len = l[0] + l[1];
-			off = tracefile_reserve(tf, len);
-			if (tracefile_pwrite(tf, off, src[0], l[0]) == -1 ||
-			    (l[1] && tracefile_pwrite(tf, off + l[0], src[1],
-			    l[1]) == -1))
+			off = tracefile_reserve(tf, len, &mark);
+			iov[0].iov_base = (void *)(uintptr_t)src[0];
+			iov[0].iov_len = l[0];
+			iov[1].iov_base = (void *)(uintptr_t)src[1];
+			iov[1].iov_len = l[1];
+			if (tracefile_pwritev(tf, off, iov, 2) == -1)
 				c->aio.bytes_dropped += len;
 			else
 				c->aio.bytes_written += len;
@@ -1013,6 +1061,10 @@ record_drain_all(struct record *rec, uint64_t min)
 			continue;	/* only our own samples */
 		record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
 		cb->len = len;
+		cb->mark.samples = c->counts.samples - before.samples;
+		cb->mark.first = cb->mark.last = 0;
+		perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
+		    rec->time_off, &cb->mark.first, &cb->mark.last);
 		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
 		    0)) == 0) {
@@ -1033,14 +1085,14 @@ record_drain_all(struct record *rec, uint64_t min)
 		cb->len += ROUND_LEN;
 		rec->round_bytes = 0;
 	} else {
-		off = tracefile_reserve(tf, ROUND_LEN);
+		off = tracefile_reserve(tf, ROUND_LEN, NULL);
 		tracefile_pwrite(tf, off, &round, ROUND_LEN);
 		rec->round_bytes = 0;
 	}
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
 		cb->busy = 0;
-		off = tracefile_reserve(tf, cb->len);
+		off = tracefile_reserve(tf, cb->len, &cb->mark);
 		if (cblock_submit(&rec->q, cb, tf, off) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
@@ -1121,11 +1173,13 @@ record_file_done(struct tracefile *tf, void *arg)
 		    tf->samples);
 		return;
 	}
+	if (tf->unfinished)
+		return;
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
 	rec->files_done++;
+	/* what the file holds: a cut drops the samples after it */
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
-	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
-	    tf->samples);
+	    tf->name, tf->size, tf->kept.samples);
 	if (record_retain(rec) == -1)
 		log_warn("retention: cannot scan the output directory");
 	if (rec->file_cb != NULL)
@@ -1133,29 +1187,17 @@ record_file_done(struct tracefile *tf, void *arg)
 }
 
 /*
- * The build-ids of the files tf's tasks mapped, as the last thing before
- * it closes: perf reads HEADER_BUILD_ID records anywhere in a pipe-format
- * stream. Only the last file of a recording waits (a bounded time, rings
- * already closed) for ids still being read; at a rotation they go to the
- * next file.
+ * The build-ids of the files tf's tasks mapped, for its build_id feature,
+ * written when the file is finished. Only the last file of a recording
+ * waits (a bounded time, rings already closed) for ids still being read;
+ * at a rotation they go to the next file.
  */
 static void
 record_add_buildids(struct record *rec, struct tracefile *tf)
 {
-	uint8_t	*buf;
-	size_t	 from = tf->buildids.len, len;
-
 	if (buildid_flush(rec->bids, &tf->buildids, rec->state ==
 	    RECORD_STOPPING ? BUILDID_STOP_WAIT_MS : 0) == -1)
 		log_warnx("%s: out of memory for build-ids", tf->partial);
-	/* the preamble's are in its MMAP2 records already */
-	len = tf->buildids.len - from;
-	if (len == 0 || tf->bad_off != UINT64_MAX ||
-	    (buf = malloc(len)) == NULL)
-		return;
-	memcpy(buf, tf->buildids.data + from, len);
-	if (record_write_extra(rec, tf, buf, len) == -1)
-		log_warn("%s: writing the build-ids", tf->partial);
 }
 
 /* Put the current file on the closing list; its writes finish there. */

@@ -10,50 +10,62 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
 
 #include "log.h"
+#include "perfdata.h"
 #include "retain.h"
 #include "salvage.h"
 
 #define PIPE_HEADER_LEN		16
-#define REC_HEADER_TRACING_DATA	66
-#define REC_COMPRESSED		81	/* perf's -z records are not 8-aligned */
-/* record types end well below this; a larger one is garbage */
-#define REC_TYPE_MAX		128
 
-uint64_t
-salvage_valid_len(const uint8_t *buf, uint64_t len)
+/*
+ * Where the file's records stop being whole, and make it a finished
+ * file ending there. 0: done, 1: nothing whole to keep, -1: failed.
+ */
+static int
+salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
 {
-	struct perf_event_header	 h;
-	uint64_t			 off = PIPE_HEADER_LEN, magic, hsize;
-	uint32_t			 tsize;
+	struct perfdata_layout	 l;
+	struct perfdata_extra	 x;
+	uint64_t		 magic, hsize, end, type;
 
-	if (len < PIPE_HEADER_LEN)
-		return 0;
-	memcpy(&magic, buf, 8);
-	memcpy(&hsize, buf + 8, 8);
-	if (memcmp(&magic, "PERFILE2", 8) != 0 || hsize != PIPE_HEADER_LEN)
-		return 0;
-	while (off + sizeof(h) <= len) {
-		memcpy(&h, buf + off, sizeof(h));
-		/* zeros: space reserved for a write that never landed */
-		if (h.size < sizeof(h) || h.type == 0 ||
-		    ((h.size & 7) != 0 && h.type != REC_COMPRESSED) ||
-		    h.type >= REC_TYPE_MAX || off + h.size > len)
-			break;
-		if (h.type == REC_HEADER_TRACING_DATA) {
-			/* the tracing data follows the record, 8-aligned */
-			if (h.size < sizeof(h) + 4)
-				break;
-			memcpy(&tsize, buf + off + sizeof(h), 4);
-			if (off + h.size + (((uint64_t)tsize + 7) & ~7ULL) > len)
-				break;
-			off += ((uint64_t)tsize + 7) & ~7ULL;
-		}
-		off += h.size;
+	if (size < PIPE_HEADER_LEN)
+		return 1;
+	memcpy(&magic, map, 8);
+	memcpy(&hsize, map + 8, 8);
+	if (magic == PERFDATA_MAGIC && hsize == PIPE_HEADER_LEN) {
+		/* a pipe-format file of an older perfspilld: cut it only */
+		*valid = perfdata_valid_end(map, size, PIPE_HEADER_LEN);
+		if (*valid <= PIPE_HEADER_LEN)
+			return 1;
+		return *valid < size && ftruncate(fd, (off_t)*valid) == -1 ?
+		    -1 : 0;
 	}
-	return off;
+	if (perfdata_parse(map, size, &l) == -1)
+		return 1;
+	if (l.hdr.data.size != 0) {
+		/* finished, but not renamed: the header is the last write */
+		*valid = size;
+		return 0;
+	}
+	end = perfdata_valid_end(map, size, l.hdr.data.offset);
+	if (end <= l.hdr.data.offset)
+		return 1;
+	/*
+	 * The head's features, and the sample times where the samples can
+	 * be read (not inside zstd); the build-ids learnt while recording
+	 * are lost with the daemon's memory: the kernel's stays.
+	 */
+	memset(&x, 0, sizeof(x));
+	if (!perfdata_feat_isset(&l.hdr, PERFDATA_FEAT_COMPRESSED) &&
+	    l.hdr.attrs.size >= 32) {
+		/* sample_type follows type, size, config, sample_period */
+		memcpy(&type, map + l.hdr.attrs.offset + 24, sizeof(type));
+		perfdata_sample_times(map + l.hdr.data.offset,
+		    end - l.hdr.data.offset, perfdata_time_off(type),
+		    &x.first_sample, &x.last_sample);
+	}
+	return perfdata_finish(fd, &l, end, &x, valid);
 }
 
 static int
@@ -62,9 +74,9 @@ salvage_one(int dirfd, const char *partial)
 	char		 final[256], damaged[272];
 	struct stat	 st;
 	uint8_t		*map;
-	uint64_t	 valid;
+	uint64_t	 valid = 0;
 	size_t		 n = strlen(partial) - strlen(".partial");
-	int		 fd, rc = -1;
+	int		 fd, rc = -1, r = 1;
 
 	if (n >= sizeof(final))
 		return -1;
@@ -78,32 +90,30 @@ salvage_one(int dirfd, const char *partial)
 			close(fd);
 		return -1;
 	}
-	valid = 0;
 	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
 		    0);
 		if (map != MAP_FAILED) {
-			valid = salvage_valid_len(map, (uint64_t)st.st_size);
+			r = salvage_finish(fd, map, (uint64_t)st.st_size,
+			    &valid);
 			munmap(map, (size_t)st.st_size);
 		}
 	}
-	if (valid <= PIPE_HEADER_LEN) {
+	if (r == 1) {
 		log_warnx("salvage: %s holds no whole record (%lld bytes); "
 		    "kept as %s", partial, (long long)st.st_size, damaged);
 		if (renameat(dirfd, partial, dirfd, damaged) == -1)
 			log_warn("salvage: rename %s", partial);
 		goto out;
 	}
-	if (valid < (uint64_t)st.st_size) {
-		log_warnx("salvage: %s: %lld bytes after offset %llu are not "
-		    "whole records and are cut", partial,
-		    (long long)((uint64_t)st.st_size - valid),
-		    (unsigned long long)valid);
-		if (ftruncate(fd, (off_t)valid) == -1) {
-			log_warn("salvage: truncate %s", partial);
-			goto out;
-		}
+	if (r == -1) {
+		log_warn("salvage: cutting %s", partial);
+		goto out;
 	}
+	if (valid < (uint64_t)st.st_size)
+		log_warnx("salvage: %s: cut to %llu of %lld bytes at its last "
+		    "whole record", partial, (unsigned long long)valid,
+		    (long long)st.st_size);
 	if (fsync(fd) == -1 || renameat(dirfd, partial, dirfd, final) == -1 ||
 	    fsync(dirfd) == -1) {
 		log_warn("salvage: finishing %s", partial);
