@@ -221,13 +221,16 @@ cblock_reap(struct cblock_queue *q)
 			cb->stats->bytes_dropped += cb->len - cb->done;
 			cb->stats->bytes_written += cb->done;
 			cb->tf->written += cb->done;
-			tracefile_failed(cb->tf, cb->off + cb->done, cb->err);
+			/* at the request's start: the part written may end
+			 * inside a record */
+			tracefile_failed(cb->tf, cb->off, cb->err);
 			cblock_release(q, cb);
 			break;
 		case CBLOCK_DONE:
 			cb->stats->completed++;
 			cb->stats->bytes_written += cb->len;
 			cb->tf->written += cb->len;
+			tracefile_wrote(cb->tf, cb->off);
 			cblock_release(q, cb);
 			break;
 		}

@@ -19,6 +19,8 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "tracefile.h"
+
 struct tracefile;
 
 struct cblock_stats {
@@ -38,6 +40,7 @@ struct cblock {
 	size_t			 len;	/* bytes of this request */
 	size_t			 done;	/* of them already on disk */
 	uint64_t		 off;	/* file offset of buf[0] */
+	struct tracefile_mark	 mark;	/* the ring samples in buf */
 	int			 busy;
 	int			 heap;	/* one-shot: freed when it completes */
 	int			 prio;

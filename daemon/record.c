@@ -40,6 +40,7 @@
 #include "synth.h"
 #include "tracefile.h"
 #include "worker.h"
+#include "track.h"
 
 /* perf's user-space record types (tools/perf/util/event.h) */
 #define REC_FINISHED_ROUND	68
@@ -76,6 +77,8 @@ struct record {
 	struct cblock		**staged;	/* one pass's chunks, nr_cpus */
 	uint64_t		*ids;		/* kernel ids, [event][cpu] */
 	struct record_prep	*prep;		/* a rotation being prepared */
+	struct sbuf		 kept;		/* its walk's task records */
+	int			 keeping;	/* ...drained since it began */
 	struct cblock_queue	 q;
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
@@ -84,9 +87,12 @@ struct record {
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	uint32_t		 self_pid;	/* our samples are not written... */
 	size_t			 pid_off;	/* ...found here; 0: keep them */
+	size_t			 time_off;	/* of a sample's time; 0: none */
 	uint8_t			*xbuf;		/* a drain without our samples */
 	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
+	uint64_t		 round_bytes;	/* written since the last round */
+	uint64_t		 round_max;	/* ...before a wakeup takes all */
 	int			 switching;	/* record_take_over's last drain */
 	struct event		*reaper;	/* polls completions while closing */
 	struct compress		*zc;		/* NULL: files are not compressed */
@@ -114,7 +120,6 @@ struct record {
 	void			*fin_arg;
 	retain_hold_cb		 hold_cb;	/* files retention must keep */
 	void			*hold_arg;
-	size_t			 time_off;	/* a sample's time; 0: none */
 };
 
 static void	record_drain_all(struct record *, uint64_t);
@@ -148,6 +153,7 @@ record_create(struct event_base *base, int dirfd)
 	rec->dirfd = dirfd;
 	rec->lockfd = -1;
 	TAILQ_INIT(&rec->closing);
+	sbuf_init(&rec->kept);
 	/* SIGEV_NONE: completions are polled at every drain and by the
 	 * reaper; a signal per write would cost the syscalls we record */
 	cblock_queue_init(&rec->q, 0);
@@ -300,8 +306,16 @@ record_ring_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record_cpu	*c = arg;
 
-	/* a watermark wakeup: rings below the minimum chunk wait */
-	record_drain_all(c->rec, c->rec->min_chunk);
+	struct record		*rec = c->rec;
+
+	/*
+	 * A watermark wakeup: rings below the minimum chunk wait, and the
+	 * round stays open until a pass reads them all (record_drain_all).
+	 * perf holds an open round in memory to sort it: once it has grown
+	 * to the size of all the rings, this pass reads every ring.
+	 */
+	record_drain_all(rec, rec->round_bytes >= rec->round_max ? 0 :
+	    rec->min_chunk);
 }
 
 static void
@@ -321,13 +335,42 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
+/* The sample times of ring data in two pieces (a wrap may cut a record
+ * in two: its time is not looked for). */
+static void
+record_mark(struct record *rec, struct tracefile_mark *m,
+    const uint8_t *const src[2], const size_t l[2])
+{
+	struct perf_event_header	 h;
+	size_t				 pos, have;
+
+	pos = perfdata_sample_times(src[0], l[0], rec->time_off, &m->first,
+	    &m->last);
+	if (l[1] == 0)
+		return;
+	if ((have = l[0] - pos) == 0) {
+		perfdata_sample_times(src[1], l[1], rec->time_off, &m->first,
+		    &m->last);
+		return;
+	}
+	if (have < sizeof(h)) {
+		memcpy(&h, src[0] + pos, have);
+		memcpy((uint8_t *)&h + have, src[1], sizeof(h) - have);
+	} else
+		memcpy(&h, src[0] + pos, sizeof(h));
+	if (h.size >= have && h.size - have <= l[1])
+		perfdata_sample_times(src[1] + (h.size - have),
+		    l[1] - (h.size - have), rec->time_off, &m->first,
+		    &m->last);
+}
+
 /* Write bytes that are not ring data (the preamble) to tf; takes buf. */
 static int
 record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(tf, len);
+	uint64_t	 off = tracefile_reserve(tf, len, NULL);
 	int		 rc;
 
 	if (rec->cfg.cblocks == 0) {
@@ -358,6 +401,8 @@ struct record_prep {
 	struct sbuf		 sb;
 	struct sbuf		 bids;		/* the build-ids sb's MMAP2s carry */
 	struct compress		*zc;		/* the stream the tasks began */
+	uint32_t		*tids;		/* the tasks it names, sorted */
+	size_t			 nr_tids;
 	int			 rc;
 	int			 err;
 	const char		*why;
@@ -380,6 +425,7 @@ record_prep_free(struct record_prep *p)
 	sbuf_finish(&p->sb);
 	sbuf_finish(&p->bids);
 	compress_destroy(p->zc);
+	free(p->tids);
 	free(p->ids);
 	free(p->cpus);
 	free(p);
@@ -490,12 +536,17 @@ record_prep_run(struct record_prep *p)
 
 	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
 	p->err = errno;
+	if (p->rc != 0)
+		return;
 	/* before the tasks may go compressed; no build-ids is no failure */
-	if (p->rc == 0 && buildid_preamble(&p->bids, p->sb.data + tasks.off,
-	    tasks.len) == -1)
+	if (buildid_preamble(&p->bids, p->sb.data + tasks.off, tasks.len) ==
+	    -1)
 		sbuf_finish(&p->bids);
-	if (p->rc == 0)
-		record_prep_compress(p, &tasks);
+	/* without the list a rotation repeats every FORK it kept */
+	if (track_tids(p->sb.data + tasks.off, tasks.len, &p->tids,
+	    &p->nr_tids) == -1)
+		p->nr_tids = 0;
+	record_prep_compress(p, &tasks);
 }
 
 /* Make p's preamble the start of a new current file. */
@@ -525,12 +576,22 @@ record_install(struct record *rec, struct record_prep *p)
 	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
 	buf = sbuf_take(&p->sb, &len);
-	/* the file's build-ids start with its preamble's */
-	rec->cur->buildids = p->bids;
-	sbuf_init(&p->bids);
 	/* a file cut inside its preamble holds nothing worth keeping */
 	rec->cur->header_len = len;
-	if ((rc = record_write_extra(rec, rec->cur, buf, len)) == -1) {
+	if (tracefile_set_head(rec->cur, buf, len) == -1) {
+		free(buf);
+		rc = -1;
+	} else {
+		/* the build_id feature: the kernel's (set_head took it from
+		 * the head), then those of the files the preamble's tasks
+		 * map; the drain adds the rest until the file closes */
+		if (p->bids.len > 0 && sbuf_append(&rec->cur->buildids,
+		    p->bids.data, p->bids.len) == NULL)
+			log_warnx("%s: out of memory for build-ids",
+			    rec->cur->partial);
+		rc = record_write_extra(rec, rec->cur, buf, len);
+	}
+	if (rc == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
@@ -609,6 +670,7 @@ record_start(struct record *rec, const struct config *cfg,
 		if (rec->min_chunk > wake)
 			rec->min_chunk = wake;
 	}
+	rec->round_bytes = 0;
 	rec->nr_evs = cfg->nr_events;
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
@@ -627,6 +689,7 @@ record_start(struct record *rec, const struct config *cfg,
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL,
 		    "cannot read the online CPUs: %s", strerror(errno));
+	rec->round_max = (uint64_t)ring_bytes * rec->nr_cpus;
 	free(rec->staged);
 	rec->staged = calloc(rec->nr_cpus, sizeof(*rec->staged));
 	if (rec->staged == NULL ||
@@ -665,15 +728,7 @@ record_start(struct record *rec, const struct config *cfg,
 		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
 		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
 		    8 : 0);
-	/* the manifest's first and last sample times: the time follows the
-	 * id, ip and pid/tid */
-	rec->time_off = 0;
-	if (rec->evs[0].attr.sample_type & PERF_SAMPLE_TIME)
-		rec->time_off = sizeof(struct perf_event_header) +
-		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
-		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
-		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_TID) ?
-		    8 : 0);
+	rec->time_off = perfdata_time_off(rec->evs[0].attr.sample_type);
 	free(rec->xbuf);
 	rec->xbuf = cblock_buffer(ring_bytes);
 	if (rec->xbuf == NULL)
@@ -745,6 +800,14 @@ record_start(struct record *rec, const struct config *cfg,
 				    "PERF_EVENT_IOC_ID: %s", strerror(errno));
 				goto error;
 			}
+	/*
+	 * Task tracking first, then the /proc walk: a task born between the
+	 * two is in the rings, and one born before is in /proc. Both is
+	 * harmless; perf takes the later name. The rings hold what comes
+	 * meanwhile until the loop drains them into the file.
+	 */
+	for (i = 0; i < rec->nr_cpus; i++)
+		ioctl(rec->cpus[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
 	if (record_open_file(rec) == -1) {
 		config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
 		    "file in the output directory: %s", strerror(errno));
@@ -762,7 +825,7 @@ record_start(struct record *rec, const struct config *cfg,
 	event_add(rec->tick, &tv);
 
 	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 0; j < rec->nr_evs; j++)
+		for (j = 1; j < rec->nr_evs; j++)
 			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_ENABLE, 0);
 	rec->state = RECORD_RUNNING;
 	rec->life.recordings++;
@@ -825,9 +888,45 @@ record_ensure_cblocks(struct record *rec, struct record_cpu *c)
 }
 
 /*
- * One pass over every ring. perf's ordering rule: all events written
- * before a FINISHED_ROUND that are older than the previous round's end
- * may be sorted and flushed, so one pass over every ring is one round.
+ * While a rotation's preamble walks /proc, the task records drained into
+ * the old file are kept for the new one too (track.h): a task born after
+ * the walk passed it is named there and nowhere else.
+ */
+static void
+record_keep_begin(struct record *rec)
+{
+	rec->kept.len = 0;
+	rec->keeping = 1;
+}
+
+static void
+record_keep_end(struct record *rec)
+{
+	rec->keeping = 0;
+	rec->kept.len = 0;
+}
+
+static void
+record_keep(struct record *rec, const uint8_t *data, size_t size,
+    uint64_t from, uint64_t to)
+{
+	if (!rec->keeping)
+		return;
+	if (track_copy(&rec->kept, data, size, from, to) == -1) {
+		log_warnx("out of memory keeping task records for the next "
+		    "file; tasks born during its /proc walk may go unnamed");
+		record_keep_end(rec);
+	}
+}
+
+/*
+ * One pass over every ring. perf's ordering rule: at a FINISHED_ROUND it
+ * sorts and flushes everything up to the newest time it had seen at the
+ * previous one. So a round may only close after a pass that read every
+ * ring up to the head it saw: an event left behind in a ring (below min,
+ * or all its cblocks busy) would arrive after perf had flushed newer ones,
+ * a FORK or COMM after the samples that need it. Such a pass writes no
+ * FINISHED_ROUND; its data belongs to the round the next full pass closes.
  */
 static void
 record_drain_all(struct record *rec, uint64_t min)
@@ -839,10 +938,14 @@ record_drain_all(struct record *rec, uint64_t min)
 	struct perf_event_header round = { REC_FINISHED_ROUND, 0,
 	    ROUND_LEN };
 	struct cblock		*cb;
+	struct tracefile_mark	 mark;
+	struct iovec		 iov[2];
 	uint64_t		 head, tail, off;
 	int64_t			 n;
 	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
 	size_t			 bogus;
+	size_t			 left = 0;	/* non-empty rings not read */
+	uint64_t		 drained = 0;
 	const uint8_t		*src[2];
 	int			 k;
 	struct tracefile	*tf = rec->cur;
@@ -857,8 +960,12 @@ record_drain_all(struct record *rec, uint64_t min)
 			continue;
 		head = ring_head(&c->ring);
 		tail = ring_tail(&c->ring);
-		if (head == tail || head - tail < min)
+		if (head == tail)
 			continue;
+		if (head - tail < min) {
+			left++;
+			continue;
+		}
 		if ((n = ring_span(head, tail, c->ring.size, &sp)) < 0) {
 			log_warnx("cpu %d: ring head %" PRIu64 " and tail %"
 			    PRIu64 " are inconsistent; skipping its data",
@@ -867,10 +974,6 @@ record_drain_all(struct record *rec, uint64_t min)
 			continue;
 		}
 		before = c->counts;
-		if (tf != NULL)
-			ring_times(c->ring.data, c->ring.size, tail, head,
-			    rec->time_off, rec->self_pid, rec->pid_off,
-			    &tf->time_first, &tf->time_last);
 		c->bytes += (uint64_t)n;
 		bogus = buildid_note_ring(rec->bids, c->ring.data, c->ring.size,
 		    tail, head, rec->cfg.kernel_build_id);
@@ -903,6 +1006,16 @@ record_drain_all(struct record *rec, uint64_t min)
 					buildid_repair(rec->xbuf, l[0],
 					    rec->cfg.kernel_build_id);
 			}
+			/* a rotation's tracking records: from the copy where
+			 * there is one, whose build-id flags are repaired */
+			if (src[0] == rec->xbuf)
+				record_keep(rec, rec->xbuf, l[0], 0, l[0]);
+			else
+				record_keep(rec, c->ring.data, c->ring.size,
+				    tail, head);
+			mark.samples = c->counts.samples - before.samples;
+			mark.first = mark.last = 0;
+			record_mark(rec, &mark, src, l);
 			if (rec->zc != NULL && l[0] + l[1] > 0 &&
 			    (len = compress_records(rec->zc, rec->zbuf,
 			    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
@@ -911,15 +1024,18 @@ record_drain_all(struct record *rec, uint64_t min)
 				l[1] = 0;
 			}
 			len = l[0] + l[1];
-			off = tracefile_reserve(tf, len);
-			if (tracefile_pwrite(tf, off, src[0], l[0]) == -1 ||
-			    (l[1] && tracefile_pwrite(tf, off + l[0], src[1],
-			    l[1]) == -1))
+			off = tracefile_reserve(tf, len, &mark);
+			iov[0].iov_base = (void *)(uintptr_t)src[0];
+			iov[0].iov_len = l[0];
+			iov[1].iov_base = (void *)(uintptr_t)src[1];
+			iov[1].iov_len = l[1];
+			if (tracefile_pwritev(tf, off, iov, 2) == -1)
 				c->aio.bytes_dropped += len;
 			else
 				c->aio.bytes_written += len;
 			ring_release(&c->ring, head);
 			record_count_file(tf, &c->counts, &before);
+			drained += len;
 			nserial++;
 			continue;
 		}
@@ -929,6 +1045,7 @@ record_drain_all(struct record *rec, uint64_t min)
 			if ((k = cblock_pick(c->cbs, ncb)) == -1) {
 				/* the data stays in the ring for next time */
 				c->bytes -= (uint64_t)n;
+				left++;
 				continue;
 			}
 		}
@@ -949,7 +1066,12 @@ record_drain_all(struct record *rec, uint64_t min)
 		record_count_file(tf, &c->counts, &before);
 		if (len == 0)
 			continue;	/* only our own samples */
+		record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
 		cb->len = len;
+		cb->mark.samples = c->counts.samples - before.samples;
+		cb->mark.first = cb->mark.last = 0;
+		perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
+		    rec->time_off, &cb->mark.first, &cb->mark.last);
 		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
 		    0)) == 0) {
@@ -958,21 +1080,26 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 		cb->busy = 1;	/* staged: not pickable until submitted */
 		staged[nstaged++] = cb;
+		drained += cb->len;
 	}
 	if (nstaged == 0 && nserial == 0)
 		return;
-	if (nstaged > 0) {
+	if (left > 0)
+		rec->round_bytes += drained;
+	else if (nstaged > 0) {
 		cb = staged[nstaged - 1];
 		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
 		cb->len += ROUND_LEN;
+		rec->round_bytes = 0;
 	} else {
-		off = tracefile_reserve(tf, ROUND_LEN);
+		off = tracefile_reserve(tf, ROUND_LEN, NULL);
 		tracefile_pwrite(tf, off, &round, ROUND_LEN);
+		rec->round_bytes = 0;
 	}
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
 		cb->busy = 0;
-		off = tracefile_reserve(tf, cb->len);
+		off = tracefile_reserve(tf, cb->len, &cb->mark);
 		if (cblock_submit(&rec->q, cb, tf, off) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
@@ -1034,14 +1161,13 @@ record_file_facts(struct record *rec, const struct tracefile *tf)
 	f.name = tf->name;
 	f.host = rec->host;
 	f.seq = tf->seq;
-	f.bytes = tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved;
-	f.samples = tf->samples;
+	/* what the finished file holds: a cut drops what followed it */
+	f.bytes = tf->size;
+	f.samples = tf->kept.samples;
 	f.lost = tf->lost;
 	f.lost_samples = tf->lost_samples;
-	if (tf->time_first <= tf->time_last) {
-		f.time_first = tf->time_first;
-		f.time_last = tf->time_last;
-	}
+	f.time_first = tf->kept.first;
+	f.time_last = tf->kept.last;
 	f.opened = tf->opened;
 	f.finished = time(NULL);
 	f.cfg = &rec->cfg;
@@ -1092,11 +1218,13 @@ record_file_done(struct tracefile *tf, void *arg)
 		    tf->samples);
 		return;
 	}
+	if (tf->unfinished)
+		return;
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
 	rec->files_done++;
+	/* what the file holds: a cut drops the samples after it */
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
-	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
-	    tf->samples);
+	    tf->name, tf->size, tf->kept.samples);
 	record_file_facts(rec, tf);
 	if (record_retain(rec) == -1)
 		log_warn("retention: cannot scan the output directory");
@@ -1105,29 +1233,17 @@ record_file_done(struct tracefile *tf, void *arg)
 }
 
 /*
- * The build-ids of the files tf's tasks mapped, as the last thing before
- * it closes: perf reads HEADER_BUILD_ID records anywhere in a pipe-format
- * stream. Only the last file of a recording waits (a bounded time, rings
- * already closed) for ids still being read; at a rotation they go to the
- * next file.
+ * The build-ids of the files tf's tasks mapped, for its build_id feature,
+ * written when the file is finished. Only the last file of a recording
+ * waits (a bounded time, rings already closed) for ids still being read;
+ * at a rotation they go to the next file.
  */
 static void
 record_add_buildids(struct record *rec, struct tracefile *tf)
 {
-	uint8_t	*buf;
-	size_t	 from = tf->buildids.len, len;
-
 	if (buildid_flush(rec->bids, &tf->buildids, rec->state ==
 	    RECORD_STOPPING ? BUILDID_STOP_WAIT_MS : 0) == -1)
 		log_warnx("%s: out of memory for build-ids", tf->partial);
-	/* the preamble's are in its MMAP2 records already */
-	len = tf->buildids.len - from;
-	if (len == 0 || tf->bad_off != UINT64_MAX ||
-	    (buf = malloc(len)) == NULL)
-		return;
-	memcpy(buf, tf->buildids.data + from, len);
-	if (record_write_extra(rec, tf, buf, len) == -1)
-		log_warn("%s: writing the build-ids", tf->partial);
 }
 
 /* Put the current file on the closing list; its writes finish there. */
@@ -1166,6 +1282,7 @@ record_rotate(struct record *rec, const char *why)
 		return 0;	/* one is already being built: it will do */
 	if ((p = record_prep_create(rec)) == NULL)
 		return -1;
+	record_keep_begin(rec);
 	record_prep_run(p);
 	rc = record_take_over(rec, p, why);
 	record_prep_free(p);
@@ -1183,20 +1300,38 @@ static int
 record_take_over(struct record *rec, struct record_prep *p, const char *why)
 {
 	struct tracefile	*old = rec->cur;
+	uint8_t			*buf;
+	size_t			 len;
 
 	rec->switching = 1;	/* no size rotation from this drain */
 	record_drain_all(rec, 0);
 	rec->switching = 0;
-	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL)
+	rec->keeping = 0;
+	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL) {
+		record_keep_end(rec);
 		return -1;	/* paused by that drain: no file to leave */
+	}
 	rec->cur = NULL;
 	if (record_install(rec, p) == -1) {
+		record_keep_end(rec);
 		rec->cur = old;
 		/* the old file stays open, but has nowhere to be finished */
 		if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
 			record_dir_gone(rec);
 		return -1;
 	}
+	/* the tasks born during the walk, right after the preamble; their
+	 * times sort them among the samples. Not the FORK of a task the
+	 * preamble names: perf would replace it by a copy of its parent */
+	rec->kept.len = track_drop_forks(rec->kept.data, rec->kept.len,
+	    p->tids, p->nr_tids);
+	if (rec->kept.len > 0 && rec->cur != NULL) {
+		buf = sbuf_take(&rec->kept, &len);
+		if (record_write_extra(rec, rec->cur, buf, len) == -1)
+			log_warn("%s: writing the tasks born during its /proc "
+			    "walk", rec->cur->partial);
+	}
+	record_keep_end(rec);
 	record_switch(rec, old, why);
 	return 0;
 }
@@ -1225,6 +1360,7 @@ record_prep_done(evutil_socket_t fd, short what, void *arg)
 	/* paused or stopped meanwhile: the preamble is not wanted now */
 	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
 		record_take_over(rec, p, p->why);
+	record_keep_end(rec);
 	record_prep_free(p);
 }
 
@@ -1247,11 +1383,13 @@ record_rotate_async(struct record *rec, const char *why)
 	if ((p = record_prep_create(rec)) == NULL)
 		return;
 	p->why = why;
+	record_keep_begin(rec);
 	if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
 	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, record_prep_done,
 	    p)) == NULL || event_add(p->ev, NULL) == -1 ||
 	    record_prep_spawn(p) != 0) {
 		log_warn("cannot start a rotation thread; rotating in the loop");
+		record_keep_end(rec);
 		record_prep_free(p);
 		record_rotate(rec, why);
 		return;
@@ -1268,6 +1406,7 @@ record_prep_cancel(struct record *rec)
 	pthread_join(rec->prep->th, NULL);
 	record_prep_free(rec->prep);
 	rec->prep = NULL;
+	record_keep_end(rec);
 }
 
 static void
@@ -1678,6 +1817,7 @@ record_destroy(struct record *rec)
 		event_free(rec->tick);
 	json_object_put(rec->last_totals);
 	compress_destroy(rec->zc);
+	sbuf_finish(&rec->kept);
 	free(rec->zbuf);
 	free(rec->xbuf);
 	buildid_destroy(rec->bids);

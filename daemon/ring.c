@@ -102,31 +102,6 @@ ring_count_excl(const uint8_t *data, size_t size, uint64_t tail,
 	}
 }
 
-void
-ring_times(const uint8_t *data, size_t size, uint64_t tail, uint64_t head,
-    size_t time_off, uint32_t pid, size_t pid_off, uint64_t *first,
-    uint64_t *last)
-{
-	struct perf_event_header	 h;
-	uint64_t			 pos, raw, t;
-
-	for (pos = tail; pos != head && time_off != 0; pos += h.size) {
-		raw = ring_u64_at(data, size, pos);
-		memcpy(&h, &raw, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - pos)
-			return;
-		if (h.type != PERF_RECORD_SAMPLE || h.size < time_off + 8 ||
-		    ring_is_self(data, size, pos, &h, pid, pid_off))
-			continue;
-		/* rings are read in turn: times are not in order across them */
-		t = ring_u64_at(data, size, pos + time_off);
-		if (t < *first)
-			*first = t;
-		if (t > *last)
-			*last = t;
-	}
-}
-
 int
 ring_map(struct ring *r, int fd, size_t pages)
 {

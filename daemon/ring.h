@@ -50,12 +50,6 @@ size_t	ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *,
 size_t	ring_copy_excl(const struct ring *, uint64_t tail, uint64_t head,
 	    uint8_t *dst, uint32_t pid, size_t pid_off);
 
-/* Widen [*first, *last] by the times of [tail, head)'s samples, the u64 at
- * time_off of each (not those of pid, as ring_count_excl). */
-void	ring_times(const uint8_t *data, size_t size, uint64_t tail,
-	    uint64_t head, size_t time_off, uint32_t pid, size_t pid_off,
-	    uint64_t *first, uint64_t *last);
-
 struct ring {
 	void		*base;		/* metadata page, then data */
 	size_t		 map_len;

@@ -12,144 +12,139 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "buildid.h"
 #include "log.h"
 #include "manifest.h"
+#include "perfdata.h"
 #include "retain.h"
 #include "salvage.h"
-#include "sbuf.h"
 
 #define PIPE_HEADER_LEN		16
-#define REC_HEADER_ATTR		64
-#define REC_HEADER_TRACING_DATA	66
-#define REC_HEADER_BUILD_ID	67
-#define REC_COMPRESSED		81	/* perf's -z records are not 8-aligned */
-/* record types end well below this; a larger one is garbage */
-#define REC_TYPE_MAX		128
 
-uint64_t
-salvage_valid_len(const uint8_t *buf, uint64_t len)
+/*
+ * Where the file's records stop being whole, and make it a finished
+ * file ending there. 0: done, 1: nothing whole to keep, -1: failed.
+ */
+static int
+salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
 {
-	struct perf_event_header	 h;
-	uint64_t			 off = PIPE_HEADER_LEN, magic, hsize;
-	uint32_t			 tsize;
+	struct perfdata_layout	 l;
+	struct perfdata_extra	 x;
+	uint64_t		 magic, hsize, end, type;
 
-	if (len < PIPE_HEADER_LEN)
-		return 0;
-	memcpy(&magic, buf, 8);
-	memcpy(&hsize, buf + 8, 8);
-	if (memcmp(&magic, "PERFILE2", 8) != 0 || hsize != PIPE_HEADER_LEN)
-		return 0;
-	while (off + sizeof(h) <= len) {
-		memcpy(&h, buf + off, sizeof(h));
-		/* zeros: space reserved for a write that never landed */
-		if (h.size < sizeof(h) || h.type == 0 ||
-		    ((h.size & 7) != 0 && h.type != REC_COMPRESSED) ||
-		    h.type >= REC_TYPE_MAX || off + h.size > len)
-			break;
-		if (h.type == REC_HEADER_TRACING_DATA) {
-			/* the tracing data follows the record, 8-aligned */
-			if (h.size < sizeof(h) + 4)
-				break;
-			memcpy(&tsize, buf + off + sizeof(h), 4);
-			if (off + h.size + (((uint64_t)tsize + 7) & ~7ULL) > len)
-				break;
-			off += ((uint64_t)tsize + 7) & ~7ULL;
-		}
-		off += h.size;
+	if (size < PIPE_HEADER_LEN)
+		return 1;
+	memcpy(&magic, map, 8);
+	memcpy(&hsize, map + 8, 8);
+	if (magic == PERFDATA_MAGIC && hsize == PIPE_HEADER_LEN) {
+		/* a pipe-format file of an older perfspilld: cut it only */
+		*valid = perfdata_valid_end(map, size, PIPE_HEADER_LEN);
+		if (*valid <= PIPE_HEADER_LEN)
+			return 1;
+		return *valid < size && ftruncate(fd, (off_t)*valid) == -1 ?
+		    -1 : 0;
 	}
-	return off;
+	if (perfdata_parse(map, size, &l) == -1)
+		return 1;
+	if (l.hdr.data.size != 0) {
+		/* finished, but not renamed: the header is the last write */
+		*valid = size;
+		return 0;
+	}
+	end = perfdata_valid_end(map, size, l.hdr.data.offset);
+	if (end <= l.hdr.data.offset)
+		return 1;
+	/*
+	 * The head's features, and the sample times where the samples can
+	 * be read (not inside zstd); the build-ids learnt while recording
+	 * are lost with the daemon's memory: the kernel's stays.
+	 */
+	memset(&x, 0, sizeof(x));
+	if (!perfdata_feat_isset(&l.hdr, PERFDATA_FEAT_COMPRESSED) &&
+	    l.hdr.attrs.size >= 32) {
+		/* sample_type follows type, size, config, sample_period */
+		memcpy(&type, map + l.hdr.attrs.offset + 24, sizeof(type));
+		perfdata_sample_times(map + l.hdr.data.offset,
+		    end - l.hdr.data.offset, perfdata_time_off(type),
+		    &x.first_sample, &x.last_sample);
+	}
+	return perfdata_finish(fd, &l, end, &x, valid);
 }
 
 /*
- * What a salvaged file tells of itself, for its manifest: the samples,
- * their times (the first attr's sample_type places the time), the loss
- * records and the build-id records of buf's valid len bytes. Samples
- * inside compressed records are not counted.
+ * The counts of a finished file's data section for its manifest: its
+ * samples (not those inside zstd records), loss records, and sample
+ * times (the first attr's sample_type places them).
  */
 static void
-salvage_facts(const uint8_t *buf, uint64_t len, struct manifest_facts *f,
-    struct sbuf *bids)
+salvage_count(const uint8_t *map, const struct perfdata_header *hdr,
+    struct manifest_facts *f)
 {
 	struct perf_event_header	 h;
-	uint64_t			 off = PIPE_HEADER_LEN, st = 0, t, v;
-	size_t				 toff = 0;
-	uint32_t			 tsize;
+	uint64_t			 off, type = 0, v;
+	uint64_t			 end = hdr->data.offset + hdr->data.size;
 
-	f->time_first = UINT64_MAX;
-	for (; off + sizeof(h) <= len; off += h.size) {
-		memcpy(&h, buf + off, sizeof(h));
-		if (h.size < sizeof(h) || off + h.size > len)
+	if (hdr->attrs.size >= 32)
+		memcpy(&type, map + hdr->attrs.offset + 24, sizeof(type));
+	for (off = hdr->data.offset; off + sizeof(h) <= end; off += h.size) {
+		memcpy(&h, map + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > end - off)
 			break;
-		switch (h.type) {
-		case REC_HEADER_ATTR:	/* header, attr: type, size, config,
-					 * period, sample_type */
-			if (toff == 0 && h.size >= sizeof(h) + 32) {
-				memcpy(&st, buf + off + sizeof(h) + 24, 8);
-				if (st & PERF_SAMPLE_TIME)
-					toff = sizeof(h) +
-					    (st & PERF_SAMPLE_IDENTIFIER ? 8 : 0) +
-					    (st & PERF_SAMPLE_IP ? 8 : 0) +
-					    (st & PERF_SAMPLE_TID ? 8 : 0);
-			}
-			break;
-		case REC_HEADER_TRACING_DATA:
-			memcpy(&tsize, buf + off + sizeof(h), 4);
-			off += ((uint64_t)tsize + 7) & ~7ULL;
-			break;
-		case REC_HEADER_BUILD_ID:
-			if (sbuf_append(bids, buf + off, h.size) == NULL)
-				log_warnx("salvage: out of memory for "
-				    "build-ids");
-			break;
-		case PERF_RECORD_MMAP2:
-			/* the preamble's build-ids ride in its MMAP2 records */
-			if (buildid_preamble(bids, buf + off, h.size) == -1)
-				log_warnx("salvage: out of memory for "
-				    "build-ids");
-			break;
-		case PERF_RECORD_LOST:	/* header, id, lost */
-			if (h.size >= sizeof(h) + 16) {
-				memcpy(&v, buf + off + sizeof(h) + 8, 8);
-				f->lost += v;
-			}
-			break;
-		case PERF_RECORD_LOST_SAMPLES:	/* header, lost */
-			if (h.size >= sizeof(h) + 8) {
-				memcpy(&v, buf + off + sizeof(h), 8);
-				f->lost_samples += v;
-			}
-			break;
-		case PERF_RECORD_SAMPLE:
+		if (h.type == PERF_RECORD_SAMPLE)
 			f->samples++;
-			if (toff == 0 || h.size < toff + 8)
-				break;
-			memcpy(&t, buf + off + toff, 8);
-			if (t < f->time_first)
-				f->time_first = t;
-			if (t > f->time_last)
-				f->time_last = t;
-			break;
+		else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+			memcpy(&v, map + off + 16, sizeof(v));	/* id, lost */
+			f->lost += v;
+		} else if (h.type == PERF_RECORD_LOST_SAMPLES &&
+		    h.size >= 16) {
+			memcpy(&v, map + off + 8, sizeof(v));
+			f->lost_samples += v;
 		}
 	}
-	if (f->time_first > f->time_last)
-		f->time_first = f->time_last = 0;
-	f->buildids = bids->data;
-	f->buildids_len = bids->len;
+	perfdata_sample_times(map + hdr->data.offset,
+	    (size_t)(end - hdr->data.offset), perfdata_time_off(type),
+	    &f->time_first, &f->time_last);
 }
 
-/* The manifest of a salvaged file: what its records tell. */
+/* Feature id's section of a finished file: perf's table follows the data,
+ * one entry per feature set, in order. 0, or -1 when it has none. */
+static int
+salvage_feat(const uint8_t *map, uint64_t size,
+    const struct perfdata_header *h, unsigned int id,
+    struct perfdata_section *out)
+{
+	uint64_t	 off = h->data.offset + h->data.size;
+	unsigned int	 i;
+
+	if (!perfdata_feat_isset(h, id))
+		return -1;
+	for (i = 0; i < id; i++)
+		if (perfdata_feat_isset(h, i))
+			off += sizeof(*out);
+	if (off > size || sizeof(*out) > size - off)
+		return -1;
+	memcpy(out, map + off, sizeof(*out));
+	return out->offset > size || out->size > size - out->offset ? -1 : 0;
+}
+
+/* The manifest of a salvaged file, from the finished file itself. */
 static void
-salvage_manifest(int dirfd, const char *final, const uint8_t *buf,
-    uint64_t len, const struct stat *st)
+salvage_manifest(int dirfd, int fd, const char *final)
 {
 	struct manifest_facts	 f;
-	struct sbuf		 bids;
+	struct perfdata_header	 h;
+	struct perfdata_section	 b;
+	struct stat		 st;
+	uint8_t			*map;
 	char			 host[64];
 	const char		*p;
 
+	if (fstat(fd, &st) == -1 || st.st_size == 0 ||
+	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
+	    0)) == MAP_FAILED) {
+		log_warn("salvage: reading %s for its manifest", final);
+		return;
+	}
 	memset(&f, 0, sizeof(f));
-	sbuf_init(&bids);
 	if (gethostname(host, sizeof(host)) == -1)
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
@@ -158,13 +153,26 @@ salvage_manifest(int dirfd, const char *final, const uint8_t *buf,
 	/* perfspill-HOST-STAMP-SEQ.data */
 	if ((p = strrchr(final, '-')) != NULL)
 		f.seq = (unsigned int)strtoul(p + 1, NULL, 10);
-	f.bytes = len;
-	f.finished = st->st_mtime;
+	f.bytes = (uint64_t)st.st_size;
+	f.finished = st.st_mtime;
 	f.salvaged = 1;
-	salvage_facts(buf, len, &f, &bids);
+	/* finished by salvage_finish: the header names its data section */
+	if ((uint64_t)st.st_size >= sizeof(h))
+		memcpy(&h, map, sizeof(h));
+	if ((uint64_t)st.st_size >= sizeof(h) && h.magic == PERFDATA_MAGIC &&
+	    h.size == sizeof(h) && h.data.offset <= (uint64_t)st.st_size &&
+	    h.data.size <= (uint64_t)st.st_size - h.data.offset &&
+	    h.attrs.offset + h.attrs.size <= h.data.offset) {
+		salvage_count(map, &h, &f);
+		if (salvage_feat(map, (uint64_t)st.st_size, &h,
+		    PERFDATA_FEAT_BUILD_ID, &b) == 0) {
+			f.buildids = map + b.offset;
+			f.buildids_len = (size_t)b.size;
+		}
+	}
 	if (manifest_write(dirfd, &f) == -1)
 		log_warn("salvage: writing the manifest of %s", final);
-	sbuf_finish(&bids);
+	munmap(map, (size_t)st.st_size);
 }
 
 static int
@@ -172,10 +180,10 @@ salvage_one(int dirfd, const char *partial)
 {
 	char		 final[256], damaged[272];
 	struct stat	 st;
-	uint8_t		*map = MAP_FAILED;
-	uint64_t	 valid;
+	uint8_t		*map;
+	uint64_t	 valid = 0;
 	size_t		 n = strlen(partial) - strlen(".partial");
-	int		 fd, rc = -1;
+	int		 fd, rc = -1, r = 1;
 
 	if (n >= sizeof(final))
 		return -1;
@@ -189,30 +197,30 @@ salvage_one(int dirfd, const char *partial)
 			close(fd);
 		return -1;
 	}
-	valid = 0;
 	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
 		    0);
-		if (map != MAP_FAILED)
-			valid = salvage_valid_len(map, (uint64_t)st.st_size);
+		if (map != MAP_FAILED) {
+			r = salvage_finish(fd, map, (uint64_t)st.st_size,
+			    &valid);
+			munmap(map, (size_t)st.st_size);
+		}
 	}
-	if (valid <= PIPE_HEADER_LEN) {
+	if (r == 1) {
 		log_warnx("salvage: %s holds no whole record (%lld bytes); "
 		    "kept as %s", partial, (long long)st.st_size, damaged);
 		if (renameat(dirfd, partial, dirfd, damaged) == -1)
 			log_warn("salvage: rename %s", partial);
 		goto out;
 	}
-	if (valid < (uint64_t)st.st_size) {
-		log_warnx("salvage: %s: %lld bytes after offset %llu are not "
-		    "whole records and are cut", partial,
-		    (long long)((uint64_t)st.st_size - valid),
-		    (unsigned long long)valid);
-		if (ftruncate(fd, (off_t)valid) == -1) {
-			log_warn("salvage: truncate %s", partial);
-			goto out;
-		}
+	if (r == -1) {
+		log_warn("salvage: cutting %s", partial);
+		goto out;
 	}
+	if (valid < (uint64_t)st.st_size)
+		log_warnx("salvage: %s: cut to %llu of %lld bytes at its last "
+		    "whole record", partial, (unsigned long long)valid,
+		    (long long)st.st_size);
 	if (fsync(fd) == -1 || renameat(dirfd, partial, dirfd, final) == -1 ||
 	    fsync(dirfd) == -1) {
 		log_warn("salvage: finishing %s", partial);
@@ -220,11 +228,9 @@ salvage_one(int dirfd, const char *partial)
 	}
 	log_info("salvage: recovered %s (%llu bytes)", final,
 	    (unsigned long long)valid);
-	salvage_manifest(dirfd, final, map, valid, &st);
+	salvage_manifest(dirfd, fd, final);
 	rc = 0;
 out:
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
 	close(fd);
 	return rc;
 }

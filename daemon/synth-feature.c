@@ -1,10 +1,9 @@
 /*
- * synth-feature: the HEADER_FEATURE records, what `perf report
- * --header` shows about the machine and the recording. In pipe mode
- * perf sends each feature as one record holding the payload a
- * perf.data file keeps in its feature section (header.c write_*),
- * then a record whose id is HEADER_LAST_FEATURE: --header-only stops
- * reading there. A feature we cannot fill is left out, as perf does.
+ * synth-feature: the feature sections of a file's head, what `perf
+ * report --header` shows about the machine and the recording, each
+ * payload as perf's header.c write_* lays it out, then the head's
+ * table of them (see perfdata.h). A feature we cannot fill is left
+ * out, as perf does.
  */
 #include <sys/utsname.h>
 
@@ -17,26 +16,6 @@
 #include <unistd.h>
 
 #include "synth-int.h"
-
-/* perf's feature ids (tools/perf/util/header.h). */
-#define FEAT_HOSTNAME		3
-#define FEAT_OSRELEASE		4
-#define FEAT_VERSION		5
-#define FEAT_ARCH		6
-#define FEAT_NRCPUS		7
-#define FEAT_CPUDESC		8
-#define FEAT_CPUID		9
-#define FEAT_TOTAL_MEM		10
-#define FEAT_CMDLINE		11
-#define FEAT_EVENT_DESC		12
-#define FEAT_CLOCKID		23
-#define FEAT_COMPRESSED		27
-#define FEAT_CLOCK_DATA		29
-/*
- * HEADER_LAST_FEATURE of perf 6.1. Later perf added features after
- * HEADER_PMU_CAPS (31) and moved this id; see docs/file-format.md.
- */
-#define FEAT_LAST		32
 
 #define FEAT_COMP_ZSTD		1	/* perf's PERF_COMP_ZSTD */
 
@@ -54,6 +33,10 @@ struct synth_feature {
 			    const struct synth_ctx *);
 };
 
+static int	synth_feature_tracing_data(struct synth_rec *,
+		    const struct synth_ctx *);
+static int	synth_feature_build_id(struct synth_rec *,
+		    const struct synth_ctx *);
 static int	synth_feature_hostname(struct synth_rec *,
 		    const struct synth_ctx *);
 static int	synth_feature_osrelease(struct synth_rec *,
@@ -83,25 +66,32 @@ static int	synth_feature_clock_data(struct synth_rec *,
 
 /* In id order, the order perf writes them. */
 static const struct synth_feature synth_feature_table[] = {
-	{ FEAT_HOSTNAME,	synth_feature_hostname },
-	{ FEAT_OSRELEASE,	synth_feature_osrelease },
-	{ FEAT_VERSION,		synth_feature_version },
-	{ FEAT_ARCH,		synth_feature_arch },
-	{ FEAT_NRCPUS,		synth_feature_nrcpus },
-	{ FEAT_CPUDESC,		synth_feature_cpudesc },
-	{ FEAT_CPUID,		synth_feature_cpuid },
-	{ FEAT_TOTAL_MEM,	synth_feature_total_mem },
-	{ FEAT_CMDLINE,		synth_feature_cmdline },
-	{ FEAT_EVENT_DESC,	synth_feature_event_desc },
-	{ FEAT_CLOCKID,		synth_feature_clockid },
-	{ FEAT_COMPRESSED,	synth_feature_compressed },
-	{ FEAT_CLOCK_DATA,	synth_feature_clock_data },
+	{ PERFDATA_FEAT_TRACING_DATA,	synth_feature_tracing_data },
+	{ PERFDATA_FEAT_BUILD_ID,	synth_feature_build_id },
+	{ PERFDATA_FEAT_HOSTNAME,	synth_feature_hostname },
+	{ PERFDATA_FEAT_OSRELEASE,	synth_feature_osrelease },
+	{ PERFDATA_FEAT_VERSION,	synth_feature_version },
+	{ PERFDATA_FEAT_ARCH,	synth_feature_arch },
+	{ PERFDATA_FEAT_NRCPUS,	synth_feature_nrcpus },
+	{ PERFDATA_FEAT_CPUDESC,	synth_feature_cpudesc },
+	{ PERFDATA_FEAT_CPUID,	synth_feature_cpuid },
+	{ PERFDATA_FEAT_TOTAL_MEM,	synth_feature_total_mem },
+	{ PERFDATA_FEAT_CMDLINE,	synth_feature_cmdline },
+	{ PERFDATA_FEAT_EVENT_DESC,	synth_feature_event_desc },
+	{ PERFDATA_FEAT_CPU_TOPOLOGY,	synth_topology_cpus },
+	{ PERFDATA_FEAT_NUMA_TOPOLOGY,	synth_topology_numa },
+	{ PERFDATA_FEAT_PMU_MAPPINGS,	synth_topology_pmus },
+	{ PERFDATA_FEAT_CLOCKID,	synth_feature_clockid },
+	{ PERFDATA_FEAT_COMPRESSED,	synth_feature_compressed },
+	{ PERFDATA_FEAT_CLOCK_DATA,	synth_feature_clock_data },
 };
 
 int
-synth_feature_all(struct sbuf *out, const struct synth_ctx *ctx)
+synth_feature_all(struct sbuf *out, const struct synth_ctx *ctx,
+    struct perfdata_header *hdr)
 {
 	const struct synth_feature	*f;
+	struct perfdata_section		 sec[PERFDATA_FEAT_MAX];
 	struct synth_rec		 r;
 	size_t				 i;
 	int				 rv;
@@ -110,9 +100,15 @@ synth_feature_all(struct sbuf *out, const struct synth_ctx *ctx)
 	    sizeof synth_feature_table[0]; i++) {
 		f = &synth_feature_table[i];
 
-		synth_rec_begin(&r, out, SYNTH_HEADER_FEATURE, 0);
-		synth_rec_u64(&r, f->id);
-		if ((rv = f->fill(&r, ctx)) == -1) {
+		/* payloads need no alignment; ours start at 8 for the eye */
+		if (sbuf_zero(out, SYNTH_ALIGN(out->len, 8) - out->len) ==
+		    NULL)
+			goto nomem;
+		synth_rec_begin_raw(&r, out);
+		rv = f->fill(&r, ctx);
+		if (rv == 0 && r.failed)
+			errno = ENOMEM;
+		if (rv == -1 || r.failed) {
 			synth_rec_cancel(&r);
 			return -1;
 		}
@@ -120,18 +116,45 @@ synth_feature_all(struct sbuf *out, const struct synth_ctx *ctx)
 			synth_rec_cancel(&r);
 			continue;
 		}
-		/* Too big for one record: perf drops such a feature too. */
-		if (synth_rec_end(&r, 0) == -1 && errno != E2BIG)
-			return -1;
+		sec[f->id].offset = r.start;
+		sec[f->id].size = synth_rec_len(&r);
+		perfdata_feat_set(hdr, f->id);
 	}
 
-	synth_rec_begin(&r, out, SYNTH_HEADER_FEATURE, 0);
-	synth_rec_u64(&r, FEAT_LAST);
-	return synth_rec_end(&r, 0);
+	/* the table in id order, ending where the data section starts */
+	if (sbuf_zero(out, SYNTH_ALIGN(out->len, 8) - out->len) == NULL)
+		goto nomem;
+	for (i = 0; i < PERFDATA_FEAT_MAX; i++) {
+		if (perfdata_feat_isset(hdr, i) &&
+		    sbuf_append(out, &sec[i], sizeof sec[i]) == NULL)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	errno = ENOMEM;
+	return -1;
+}
+
+static int
+synth_feature_tracing_data(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	return synth_tracing_data(r, ctx);
+}
+
+/*
+ * The kernel's build-id; the daemon adds those of the DSOs it sees
+ * when it finishes the file (tracefile.h).
+ */
+static int
+synth_feature_build_id(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	if (synth_proc_kernel_bid(r->out, ctx) == -1)
+		return -1;
+	return synth_rec_len(r) == 0 ? 1 : 0;
 }
 
 /* perf's do_write_string: u32 padded length, then the padded string. */
-static void
+void
 synth_feature_string(struct synth_rec *r, const char *s)
 {
 	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, FEAT_NAME_ALIGN));
@@ -230,34 +253,41 @@ synth_feature_arch(struct synth_rec *r, const struct synth_ctx *ctx)
 	return 0;
 }
 
-static int
-synth_feature_nrcpus(struct synth_rec *r, const struct synth_ctx *ctx)
+/* perf's "avail": the highest present CPU + 1, e.g. of "0-3,8-11"; 0 when
+ * sysfs does not say. */
+uint32_t
+synth_feature_avail(void)
 {
 	char		*buf, *p;
 	size_t		 len;
-	long		 online, n;
+	long		 n;
 	uint32_t	 avail = 0;
 
-	(void)ctx;
+	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == -1)
+		return 0;
+	for (p = buf; *p != '\0'; p++) {
+		if (!isdigit((unsigned char)*p))
+			continue;
+		n = strtol(p, &p, 10);
+		if (n + 1 > (long)avail)
+			avail = n + 1;
+		p--;
+	}
+	free(buf);
+	return avail;
+}
 
-	/* "avail" is perf's highest present CPU + 1, e.g. "0-3,8-11". */
-	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == 0) {
-		for (p = buf; *p != '\0'; p++) {
-			if (!isdigit((unsigned char)*p))
-				continue;
-			n = strtol(p, &p, 10);
-			if (n + 1 > (long)avail)
-				avail = n + 1;
-			p--;
-		}
-		free(buf);
-	} else if (errno == ENOMEM)
-		return -1;
+static int
+synth_feature_nrcpus(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	long		 online;
+	uint32_t	 avail;
+
+	(void)ctx;
 	if ((online = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		return 1;
-	if (avail == 0)
+	if ((avail = synth_feature_avail()) == 0)
 		avail = online;
-
 	synth_rec_u32(r, avail);
 	synth_rec_u32(r, online);
 	return 0;
@@ -424,8 +454,7 @@ synth_feature_clock_data(struct synth_rec *r, const struct synth_ctx *ctx)
  * perf decompresses each PERF_RECORD_COMPRESSED into a buffer of
  * comp_mmap_len bytes (plus what was left of a record cut by the
  * previous one), so the writer must never put more than that in one.
- * Version and ratio are what perf record writes in pipe mode: it
- * cannot know the ratio before the end, and no reader checks either.
+ * The ratio is only shown; the head is written before it is known.
  */
 static int
 synth_feature_compressed(struct synth_rec *r, const struct synth_ctx *ctx)

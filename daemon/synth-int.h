@@ -9,18 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfdata.h"
 #include "synth.h"
 
 /*
  * Record types perf adds after the kernel's (tools/lib/perf/include/
  * perf/event.h); the uapi header does not have them.
  */
-#define SYNTH_HEADER_ATTR		64
-#define SYNTH_HEADER_TRACING_DATA	66
 #define SYNTH_HEADER_BUILD_ID		67
 #define SYNTH_FINISHED_ROUND		68
-#define SYNTH_EVENT_UPDATE		78
-#define SYNTH_HEADER_FEATURE		80
 #define SYNTH_FINISHED_INIT		82
 
 #define SYNTH_ALIGN(x, a)	(((x) + (a) - 1) / (a) * (a))
@@ -38,6 +35,7 @@ struct synth_rec {
 
 void	synth_rec_begin(struct synth_rec *, struct sbuf *, uint32_t,
 	    uint16_t);
+void	synth_rec_begin_raw(struct synth_rec *, struct sbuf *);
 void	synth_rec_put(struct synth_rec *, const void *, size_t);
 void	synth_rec_zero(struct synth_rec *, size_t);
 void	synth_rec_u32(struct synth_rec *, uint32_t);
@@ -58,14 +56,24 @@ const char *synth_event_name(const struct synth_event *, char *, size_t);
 int	synth_slurp(const char *, char **, size_t *);
 const char *synth_procfs(const struct synth_ctx *);
 
-/* synth-feature.c */
-int	synth_feature_all(struct sbuf *, const struct synth_ctx *);
+/* synth-feature.c: the payloads and the head's table of them */
+int	synth_feature_all(struct sbuf *, const struct synth_ctx *,
+	    struct perfdata_header *);
+/* perf's string: u32 padded length, the string padded to 64 */
+void	synth_feature_string(struct synth_rec *, const char *);
+uint32_t synth_feature_avail(void);
 
-/* synth-tracing.c */
-int	synth_tracing_data(struct sbuf *, const struct synth_ctx *);
+/* synth-topology.c: feature fills, 0 written, 1 skipped, -1 error */
+int	synth_topology_cpus(struct synth_rec *, const struct synth_ctx *);
+int	synth_topology_numa(struct synth_rec *, const struct synth_ctx *);
+int	synth_topology_pmus(struct synth_rec *, const struct synth_ctx *);
+
+/* synth-tracing.c: 0 written, 1 no tracepoint, -1 error */
+int	synth_tracing_data(struct synth_rec *, const struct synth_ctx *);
 
 /* synth-proc.c */
 int	synth_proc_kernel(struct sbuf *, const struct synth_ctx *);
+int	synth_proc_kernel_bid(struct sbuf *, const struct synth_ctx *);
 int	synth_proc_tasks(struct sbuf *, const struct synth_ctx *);
 
 #endif

@@ -59,7 +59,6 @@ static int	synth_proc_buildid(struct synth_proc *, pid_t, uint64_t,
 		    uint64_t, uint32_t, uint32_t, uint64_t, const char *,
 		    const struct synth_proc_bid **);
 static pid_t	synth_proc_number(const char *);
-static int	synth_proc_kernel_bid(struct sbuf *, const struct synth_ctx *);
 
 /*
  * perf takes "_text" as the reference symbol: pgoff holds its address
@@ -122,8 +121,6 @@ synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
 		    text, etext > text ? etext - text : 0 - text, text) == -1)
 			return -1;
 	}
-	if (synth_proc_kernel_bid(out, ctx) == -1)
-		return -1;
 	return synth_proc_modules(out, ctx);
 }
 
@@ -131,9 +128,9 @@ synth_proc_kernel(struct sbuf *out, const struct synth_ctx *ctx)
  * The running kernel's build-id, from /sys/kernel/notes, as a
  * PERF_RECORD_HEADER_BUILD_ID for "[kernel.kallsyms]" (pid -1, the host
  * kernel): with it, a file read on another machine is symbolized against
- * the right vmlinux. perf's own pipe files carry it the same way.
+ * the right vmlinux. It opens the build_id feature (synth-feature.c).
  */
-static int
+int
 synth_proc_kernel_bid(struct sbuf *out, const struct synth_ctx *ctx)
 {
 	char		*notes;

@@ -1,12 +1,10 @@
 /*
- * synth-tracing: the HEADER_TRACING_DATA record, which carries the
- * tracefs formats perf needs to print the fields of tracepoint samples
+ * synth-tracing: the tracing_data feature, which carries the tracefs
+ * formats perf needs to print the fields of tracepoint samples
  * (PERF_SAMPLE_RAW). Only the tracepoints we record are included.
  *
- * The record itself is 16 bytes: header and the size of the blob that
- * follows it outside header.size, padded to 8. perf's trace_report()
- * reads the blob field by field straight from the file, then skips the
- * padding, so its layout must be exact (trace-event-read.c):
+ * perf's trace_report() reads it field by field straight from the
+ * file, so its layout must be exact (trace-event-read.c):
  *
  *	"\027\010\104tracing" "0.6\0" u8 bigendian u8 sizeof(long)
  *	u32 page size
@@ -34,15 +32,13 @@ static int	synth_tracing_is_tp(const struct synth_event *);
 static int	synth_tracing_is_ftrace(const struct synth_event *);
 
 int
-synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
+synth_tracing_data(struct synth_rec *r, const struct synth_ctx *ctx)
 {
 	static const char	 magic[] = { 23, 8, 68, 't', 'r', 'a', 'c',
 				     'i', 'n', 'g' };
 	const struct synth_event *ev;
-	struct synth_rec	 r;
-	size_t			 i, hdr;
-	uint32_t		 nr, size;
-	uint16_t		 hsize;
+	size_t			 i;
+	uint32_t		 nr;
 	uint8_t			 u8;
 	int			 one = 1;
 
@@ -58,32 +54,27 @@ synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
 		nr++;
 	}
 	if (nr == 0)
-		return 0;
+		return 1;
 	if (ctx->tracefs == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
 
-	synth_rec_begin(&r, out, SYNTH_HEADER_TRACING_DATA, 0);
-	synth_rec_u32(&r, 0);		/* blob size, set below */
-	synth_rec_u32(&r, 0);
-	hdr = synth_rec_len(&r);
-
-	synth_rec_put(&r, magic, sizeof magic);
-	synth_rec_str(&r, "0.6", 1);
+	synth_rec_put(r, magic, sizeof magic);
+	synth_rec_str(r, "0.6", 1);
 	u8 = *(char *)&one == 0;
-	synth_rec_put(&r, &u8, 1);
+	synth_rec_put(r, &u8, 1);
 	u8 = sizeof(long);
-	synth_rec_put(&r, &u8, 1);
-	synth_rec_u32(&r, sysconf(_SC_PAGESIZE));
+	synth_rec_put(r, &u8, 1);
+	synth_rec_u32(r, sysconf(_SC_PAGESIZE));
 
-	synth_rec_put(&r, "header_page", 12);
-	if (synth_tracing_file(&r, ctx->tracefs, "events/header_page", 1) == -1)
-		goto error;
-	synth_rec_put(&r, "header_event", 13);
-	if (synth_tracing_file(&r, ctx->tracefs, "events/header_event", 1) ==
+	synth_rec_put(r, "header_page", 12);
+	if (synth_tracing_file(r, ctx->tracefs, "events/header_page", 1) == -1)
+		return -1;
+	synth_rec_put(r, "header_event", 13);
+	if (synth_tracing_file(r, ctx->tracefs, "events/header_event", 1) ==
 	    -1)
-		goto error;
+		return -1;
 
 	/* ftrace's own events go in a list of their own, without a name. */
 	for (nr = 0, i = 0; i < ctx->nr_events; i++) {
@@ -92,9 +83,9 @@ synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
 		    !synth_tracing_seen(ctx, i, 0))
 			nr++;
 	}
-	synth_rec_u32(&r, nr);
-	if (nr != 0 && synth_tracing_system(&r, ctx, SIZE_MAX) == -1)
-		goto error;
+	synth_rec_u32(r, nr);
+	if (nr != 0 && synth_tracing_system(r, ctx, SIZE_MAX) == -1)
+		return -1;
 
 	/* One entry per system, in the order the events first use them. */
 	for (nr = 0, i = 0; i < ctx->nr_events; i++) {
@@ -103,46 +94,31 @@ synth_tracing_data(struct sbuf *out, const struct synth_ctx *ctx)
 		    !synth_tracing_seen(ctx, i, 1))
 			nr++;
 	}
-	synth_rec_u32(&r, nr);
+	synth_rec_u32(r, nr);
 	for (i = 0; i < ctx->nr_events; i++) {
 		ev = &ctx->events[i];
 		if (!synth_tracing_is_tp(ev) || synth_tracing_is_ftrace(ev) ||
 		    synth_tracing_seen(ctx, i, 1))
 			continue;
-		synth_rec_str(&r, ev->tp_system, 1);
-		if (synth_tracing_system(&r, ctx, i) == -1)
-			goto error;
+		synth_rec_str(r, ev->tp_system, 1);
+		if (synth_tracing_system(r, ctx, i) == -1)
+			return -1;
 	}
 
 	/*
 	 * perf no longer uses kallsyms here, and printk formats only
 	 * decode trace_printk(); saved_cmdlines names pids in fields.
 	 */
-	synth_rec_u32(&r, 0);
-	synth_rec_u32(&r, 0);
-	if (synth_tracing_file(&r, ctx->tracefs, "saved_cmdlines", 0) == -1)
-		goto error;
+	synth_rec_u32(r, 0);
+	synth_rec_u32(r, 0);
+	if (synth_tracing_file(r, ctx->tracefs, "saved_cmdlines", 0) == -1)
+		return -1;
 
-	if (r.failed) {
+	if (r->failed) {
 		errno = ENOMEM;
-		goto error;
+		return -1;
 	}
-	size = SYNTH_ALIGN(synth_rec_len(&r) - hdr, 8);
-	synth_rec_pad(&r, 8);
-	if (r.failed) {
-		errno = ENOMEM;
-		goto error;
-	}
-	hsize = hdr;
-	synth_rec_patch(&r, offsetof(struct perf_event_header, size), &hsize,
-	    sizeof hsize);
-	synth_rec_patch(&r, sizeof(struct perf_event_header), &size,
-	    sizeof size);
 	return 0;
-
-error:
-	synth_rec_cancel(&r);
-	return -1;
 }
 
 static int

@@ -1,8 +1,8 @@
 /*
  * synth: the preamble of a trace file (see synth.h and
  * docs/file-format.md). This file owns the order of the parts, the
- * records that describe the events themselves (pipe header, attrs,
- * names, FINISHED_INIT/ROUND) and the record builder the other
+ * attrs that describe the events themselves, FINISHED_INIT/ROUND and
+ * the record builder the other
  * synth-*.c files use. The machine description is in synth-feature.c,
  * the tracefs formats in synth-tracing.c, kernel and tasks in
  * synth-proc.c.
@@ -16,42 +16,41 @@
 
 #include "synth-int.h"
 
-#define SYNTH_PIPE_MAGIC	0x32454c4946524550ULL	/* "PERFILE2" */
-#define SYNTH_UPDATE_NAME	2	/* PERF_EVENT_UPDATE__NAME */
-
-static int	synth_header(struct sbuf *);
-static int	synth_attrs(struct sbuf *, const struct synth_ctx *);
-static int	synth_names(struct sbuf *, const struct synth_ctx *);
+static int	synth_attrs(struct sbuf *, const struct synth_ctx *,
+		    struct perfdata_header *);
 static int	synth_empty(struct sbuf *, uint32_t);
 
 int
 synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
     struct synth_span *tasks)
 {
-	size_t	len = out->len, off;
-	int	saved;
+	struct perfdata_header	 hdr;
+	size_t			 len = out->len, off;
+	int			 saved;
 
-	if (ctx->nr_events == 0) {
+	/* the head's offsets are file offsets: out is the file's start */
+	if (ctx->nr_events == 0 || len != 0) {
 		errno = EINVAL;
 		return -1;
 	}
 
 	/*
-	 * perf reads the records in this order and each needs the ones
-	 * before it: features and names refer to the attrs, tracing data
-	 * names attr.config of tracepoints, tasks come last so that the
-	 * ring data written after the preamble follows them.
+	 * The head first (header, attrs, features and their table, see
+	 * perfdata.h), then the data section's own start: the kernel and
+	 * the tasks come before the ring data written after them.
 	 */
-	if (synth_header(out) == -1)
+	memset(&hdr, 0, sizeof hdr);
+	hdr.magic = PERFDATA_MAGIC;
+	hdr.size = sizeof hdr;
+	if (sbuf_zero(out, sizeof hdr) == NULL)
+		goto nomem;
+	if (synth_attrs(out, ctx, &hdr) == -1)
 		goto error;
-	if (synth_attrs(out, ctx) == -1)
+	if (synth_feature_all(out, ctx, &hdr) == -1)
 		goto error;
-	if (synth_feature_all(out, ctx) == -1)
-		goto error;
-	if (synth_names(out, ctx) == -1)
-		goto error;
-	if (synth_tracing_data(out, ctx) == -1)
-		goto error;
+	hdr.data.offset = out->len;
+	memcpy(out->data, &hdr, sizeof hdr);
+
 	if (synth_proc_kernel(out, ctx) == -1)
 		goto error;
 	off = out->len;
@@ -65,6 +64,8 @@ synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
 		goto error;
 	return 0;
 
+nomem:
+	errno = ENOMEM;
 error:
 	/* Leave the caller's buffer as it was, not with half a preamble. */
 	saved = errno;
@@ -105,68 +106,45 @@ synth_empty(struct sbuf *out, uint32_t type)
 	return synth_rec_end(&r, 0);
 }
 
+/*
+ * Every event's kernel ids, then the attrs, each naming its ids: perf
+ * reads attr_size bytes per attr, and perf 6.1 reads the ids section
+ * after its own sizeof(attr) whatever attr.size says, so each copy is
+ * our full struct with size to match.
+ */
 static int
-synth_header(struct sbuf *out)
-{
-	uint64_t	hdr[2] = { SYNTH_PIPE_MAGIC, sizeof hdr };
-
-	if (sbuf_append(out, hdr, sizeof hdr) == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return 0;
-}
-
-static int
-synth_attrs(struct sbuf *out, const struct synth_ctx *ctx)
+synth_attrs(struct sbuf *out, const struct synth_ctx *ctx,
+    struct perfdata_header *hdr)
 {
 	const struct synth_event	*ev;
+	struct perfdata_section		 ids;
 	struct perf_event_attr		 attr;
-	struct synth_rec		 r;
 	size_t				 i;
 
+	ids.offset = out->len;
 	for (i = 0; i < ctx->nr_events; i++) {
 		ev = &ctx->events[i];
-
-		/*
-		 * perf 6.1 finds the ids at its own sizeof(attr) past the
-		 * attr, whatever attr.size says, so the copy is always our
-		 * full struct with size to match.
-		 */
+		if (ev->nr_ids != 0 && sbuf_append(out, ev->ids,
+		    ev->nr_ids * sizeof ev->ids[0]) == NULL)
+			goto nomem;
+	}
+	hdr->attr_size = sizeof attr + sizeof ids;
+	hdr->attrs.offset = out->len;
+	hdr->attrs.size = ctx->nr_events * hdr->attr_size;
+	for (i = 0; i < ctx->nr_events; i++) {
+		ev = &ctx->events[i];
 		attr = ev->attr;
 		attr.size = sizeof attr;
-
-		synth_rec_begin(&r, out, SYNTH_HEADER_ATTR, 0);
-		synth_rec_put(&r, &attr, sizeof attr);
-		synth_rec_put(&r, ev->ids, ev->nr_ids * sizeof ev->ids[0]);
-		if (synth_rec_end(&r, 0) == -1)
-			return -1;
+		ids.size = ev->nr_ids * sizeof ev->ids[0];
+		if (sbuf_append(out, &attr, sizeof attr) == NULL ||
+		    sbuf_append(out, &ids, sizeof ids) == NULL)
+			goto nomem;
+		ids.offset += ids.size;
 	}
 	return 0;
-}
-
-static int
-synth_names(struct sbuf *out, const struct synth_ctx *ctx)
-{
-	const struct synth_event	*ev;
-	struct synth_rec		 r;
-	char				 buf[256];
-	size_t				 i;
-
-	for (i = 0; i < ctx->nr_events; i++) {
-		ev = &ctx->events[i];
-
-		/* The name is found through an id; no id, no name. */
-		if (ev->nr_ids == 0)
-			continue;
-		synth_rec_begin(&r, out, SYNTH_EVENT_UPDATE, 0);
-		synth_rec_u64(&r, SYNTH_UPDATE_NAME);
-		synth_rec_u64(&r, ev->ids[0]);
-		synth_rec_str(&r, synth_event_name(ev, buf, sizeof buf), 8);
-		if (synth_rec_end(&r, 0) == -1)
-			return -1;
-	}
-	return 0;
+nomem:
+	errno = ENOMEM;
+	return -1;
 }
 
 const char *
@@ -257,6 +235,15 @@ synth_rec_begin(struct synth_rec *r, struct sbuf *out, uint32_t type,
 	r->start = out->len;
 	r->failed = 0;
 	synth_rec_put(r, &h, sizeof h);
+}
+
+/* A feature payload: built like a record, without a record header. */
+void
+synth_rec_begin_raw(struct synth_rec *r, struct sbuf *out)
+{
+	r->out = out;
+	r->start = out->len;
+	r->failed = 0;
 }
 
 void

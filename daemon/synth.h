@@ -1,15 +1,16 @@
 /*
- * synth: the records that make a trace file self-contained.
+ * synth: what makes a trace file self-contained.
  *
- * Our trace files use perf's pipe format (see docs/file-format.md): a
- * 16-byte header, then a stream of records. synth builds everything that
- * precedes the kernel's ring data: the header, one HEADER_ATTR per event
- * (with the kernel ids of its per-CPU instances), the event names
- * (EVENT_UPDATE), HEADER_FEATURE records (hostname, osrelease, nrcpus,
- * cmdline, event desc, ...), HEADER_TRACING_DATA for tracepoint events,
- * the kernel mmap, and COMM/MMAP2 of every task that exists now (from
- * /proc), then FINISHED_INIT. Every file of a rotation series gets its own
- * preamble, so any single file can be read alone.
+ * Our trace files use perf's seekable perf.data layout (see perfdata.h
+ * and docs/file-format.md). synth builds everything before the kernel's
+ * ring data: the head (a provisional file header, the attrs with the
+ * kernel ids of their per-CPU instances, the feature payloads known at
+ * the start: hostname, osrelease, nrcpus, cmdline, event desc with the
+ * names, cpu and numa topology, tracing data for tracepoint events, the
+ * kernel's build-id, ..., and the head's table of them), then the first
+ * records of the data section: the kernel mmap and COMM/MMAP2 of every
+ * task that exists now (from /proc), then FINISHED_INIT. Every file of a
+ * rotation series gets its own, so any single file can be read alone.
  *
  * The attrs are written at this build's sizeof(struct perf_event_attr):
  * perf 6.1 reads the ids after its own attr size (128 bytes, the uapi of
@@ -48,10 +49,11 @@ struct synth_ctx {
 	uint32_t		 comp_mmap_len;	/* largest decompressed record run */
 };
 
-/* Append the whole preamble (pipe header first) to out. 0 or -1 (errno set);
- * a task that vanishes while /proc is read is skipped, not an error. With
- * tasks, where the records of the tasks lie in out: the bulk of the
- * preamble, plain kernel-type records that may go compressed. */
+/* Build the whole preamble in the empty out: out's offsets are the file's
+ * (perfdata_parse reads the head back). 0 or -1 (errno set); a task that
+ * vanishes while /proc is read is skipped, not an error. With tasks,
+ * where the records of the tasks lie in out: the bulk of the preamble,
+ * plain kernel-type records that may go compressed. */
 struct synth_span {
 	size_t	 off;
 	size_t	 len;

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,8 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 	tf->dirfd = dirfd;
 	tf->fd = -1;
 	tf->bad_off = UINT64_MAX;
-	sbuf_init(&tf->buildids);
 	tf->opened = time(NULL);
+	sbuf_init(&tf->buildids);
 	gmtime_r(&tf->opened, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	/* The time first so that names sort by age; seq breaks ties within a
@@ -44,7 +45,6 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 			break;
 	}
 	tf->seq = *seq % 1000000;
-	tf->time_first = UINT64_MAX;
 	(*seq)++;
 	if (tf->fd == -1) {
 		free(tf);
@@ -53,37 +53,149 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 	return tf;
 }
 
+int
+tracefile_set_head(struct tracefile *tf, const uint8_t *buf, size_t len)
+{
+	const struct perfdata_section	*bid;
+
+	if (perfdata_parse(buf, len, &tf->layout) == -1)
+		return -1;
+	bid = &tf->layout.feat[PERFDATA_FEAT_BUILD_ID];
+	tf->buildids.len = 0;
+	if (bid->size != 0 && sbuf_append(&tf->buildids, buf + bid->offset,
+	    bid->size) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Sum up b into a. */
+static void
+tracefile_mark_merge(struct tracefile_mark *a, const struct tracefile_mark *b)
+{
+	a->samples += b->samples;
+	if (b->first != 0 && (a->first == 0 || b->first < a->first))
+		a->first = b->first;
+	if (b->last > a->last)
+		a->last = b->last;
+}
+
+static void
+tracefile_chunk_push(struct tracefile *tf, uint64_t off,
+    const struct tracefile_mark *mark)
+{
+	static const struct tracefile_mark	 none;
+	struct tracefile_chunk	*p;
+	size_t			 cap;
+
+	if (tf->nr_chunks == tf->chunk_cap && tf->chunk_first > 0) {
+		tf->nr_chunks -= tf->chunk_first;
+		memmove(tf->chunks, tf->chunks + tf->chunk_first,
+		    tf->nr_chunks * sizeof(*tf->chunks));
+		tf->chunk_first = 0;
+	}
+	if (tf->nr_chunks == tf->chunk_cap) {
+		cap = tf->chunk_cap ? tf->chunk_cap * 2 : 64;
+		if ((p = reallocarray(tf->chunks, cap, sizeof(*p))) == NULL) {
+			/* untracked: counted as if it lands */
+			tracefile_mark_merge(&tf->kept, mark ? mark : &none);
+			return;
+		}
+		tf->chunks = p;
+		tf->chunk_cap = cap;
+	}
+	p = &tf->chunks[tf->nr_chunks++];
+	p->off = off;
+	p->mark = mark ? *mark : none;
+	p->done = 0;
+}
+
 uint64_t
-tracefile_reserve(struct tracefile *tf, size_t len)
+tracefile_reserve(struct tracefile *tf, size_t len,
+    const struct tracefile_mark *mark)
 {
 	uint64_t	 off = tf->reserved;
 
 	tf->reserved += len;
+	tracefile_chunk_push(tf, off, mark);
 	return off;
+}
+
+void
+tracefile_wrote(struct tracefile *tf, uint64_t off)
+{
+	struct tracefile_chunk	*c;
+	size_t			 lo = tf->chunk_first, hi = tf->nr_chunks, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (tf->chunks[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == tf->nr_chunks || tf->chunks[lo].off != off)
+		return;
+	tf->chunks[lo].done = 1;
+	/* a failed write is never done: nothing after it is counted */
+	while (tf->chunk_first < tf->nr_chunks) {
+		c = &tf->chunks[tf->chunk_first];
+		if (!c->done)
+			break;
+		memmove(tf->landed + 1, tf->landed,
+		    (TRACEFILE_LANDED - 1) * sizeof(tf->landed[0]));
+		tf->landed[0].off = c->off;
+		tf->landed[0].before = tf->kept;
+		if (tf->nr_landed < TRACEFILE_LANDED)
+			tf->nr_landed++;
+		tracefile_mark_merge(&tf->kept, &c->mark);
+		tf->chunk_first++;
+	}
 }
 
 int
 tracefile_pwrite(struct tracefile *tf, uint64_t off, const void *buf,
     size_t len)
 {
-	const uint8_t	*p = buf;
-	ssize_t		 n;
+	struct iovec	 iov = { (void *)(uintptr_t)buf, len };
 
-	while (len > 0) {
-		n = pwrite(tf->fd, p, len, (off_t)off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			tracefile_failed(tf, off, errno);
-			return -1;
+	return tracefile_pwritev(tf, off, &iov, 1);
+}
+
+int
+tracefile_pwritev(struct tracefile *tf, uint64_t off, const struct iovec *iov,
+    int n)
+{
+	const uint8_t	*p;
+	uint64_t	 start = off;
+	size_t		 len;
+	ssize_t		 w;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		p = iov[i].iov_base;
+		len = iov[i].iov_len;
+		while (len > 0) {
+			w = pwrite(tf->fd, p, len, (off_t)off);
+			if (w == -1 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				if (w == 0)
+					errno = ENOSPC;
+				/* the cut goes where the request began: a
+				 * record boundary, not inside what was half
+				 * written */
+				tracefile_failed(tf, start, errno);
+				return -1;
+			}
+			p += w;
+			off += (uint64_t)w;
+			len -= (size_t)w;
+			tf->written += (uint64_t)w;
 		}
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-		tf->written += (uint64_t)n;
 	}
+	tracefile_wrote(tf, start);
 	return 0;
 }
 
@@ -105,36 +217,74 @@ tracefile_close(struct tracefile *tf, tracefile_done_cb done, void *arg)
 		tf->state = TRACEFILE_CLOSING;
 }
 
-/* Every byte is on disk: cut at the first failed write, name it, and make
- * the name durable. */
-static void
-tracefile_finalize(struct tracefile *tf)
+/*
+ * Every request has completed: cut at the first failed write and make
+ * the rest a finished perf.data file, or drop it when not one recorded
+ * byte made it. 0: fsync and rename next; -1: nothing more to do.
+ */
+static int
+tracefile_finish(struct tracefile *tf)
 {
+	struct perfdata_extra	 x;
+	uint64_t		 end = tf->reserved;
+	size_t			 i;
+
 	if (tf->bad_off != UINT64_MAX && tf->bad_off <= tf->header_len) {
-		/* not one recorded byte made it: nothing to keep */
 		if (unlinkat(tf->dirfd, tf->partial, 0) == -1)
 			log_warn("%s: unlink", tf->partial);
 		tf->removed = 1;
-		close(tf->fd);
-		tf->fd = -1;
-		tf->state = TRACEFILE_DONE;
-		return;
+		return -1;
 	}
 	if (tf->bad_off != UINT64_MAX) {
-		/* Chunks are whole records, so the first failed chunk's offset
-		 * is a record boundary: what precedes it is a valid stream. */
+		/* Requests are whole records and failures are recorded at
+		 * their start: what precedes it is whole records. */
 		log_warnx("%s: writes failed from offset %llu (%s); the file "
 		    "is cut there", tf->name, (unsigned long long)tf->bad_off,
 		    strerror(tf->err));
-		if (ftruncate(tf->fd, (off_t)tf->bad_off) == -1)
-			log_warn("%s: truncate", tf->partial);
-		else if (fsync(tf->fd) == -1)
-			log_warn("%s: fsync", tf->partial);
+		end = tf->bad_off;
 	}
+	for (i = 0;; i++) {
+		memset(&x, 0, sizeof(x));
+		x.build_ids = tf->buildids.data;
+		x.build_ids_len = tf->buildids.len;
+		x.first_sample = tf->kept.first;
+		x.last_sample = tf->kept.last;
+		if (perfdata_finish(tf->fd, &tf->layout, end, &x, &tf->size) ==
+		    0)
+			return 0;
+		/*
+		 * No room after the data for the feature table: give it the
+		 * space of the last writes kept, cut off one by one (record
+		 * boundaries, all of them), rather than leave no file.
+		 */
+		if ((errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
+		    i == tf->nr_landed || tf->landed[i].off <= tf->header_len)
+			break;
+		end = tf->landed[i].off;
+		tf->kept = tf->landed[i].before;
+		log_warnx("%s: no room for the header and features; the file "
+		    "is cut at offset %llu", tf->name, (unsigned long long)end);
+	}
+	/* salvage at the next start may manage with more room */
+	log_warn("%s: cannot write the header and features; left for salvage",
+	    tf->partial);
+	tf->unfinished = 1;
+	return -1;
+}
+
+/* Header, features and data are on disk: name it, durably. */
+static void
+tracefile_rename(struct tracefile *tf)
+{
 	if (renameat(tf->dirfd, tf->partial, tf->dirfd, tf->name) == -1)
 		log_warn("%s: rename to %s", tf->partial, tf->name);
 	else if (fsync(tf->dirfd) == -1)
 		log_warn("fsync of the output directory");
+}
+
+static void
+tracefile_done(struct tracefile *tf)
+{
 	close(tf->fd);
 	tf->fd = -1;
 	tf->state = TRACEFILE_DONE;
@@ -151,6 +301,10 @@ tracefile_poll(struct tracefile *tf, const struct sigevent *sigev)
 	case TRACEFILE_CLOSING:
 		if (tf->inflight > 0)
 			return 0;
+		if (tracefile_finish(tf) == -1) {
+			tracefile_done(tf);
+			break;
+		}
 		memset(&tf->sync, 0, sizeof(tf->sync));
 		tf->sync.aio_fildes = tf->fd;
 		tf->sync.aio_sigevent = *sigev;
@@ -158,7 +312,8 @@ tracefile_poll(struct tracefile *tf, const struct sigevent *sigev)
 			/* no queue slot: do it here, once, rather than never */
 			if (fsync(tf->fd) == -1)
 				log_warn("%s: fsync", tf->partial);
-			tracefile_finalize(tf);
+			tracefile_rename(tf);
+			tracefile_done(tf);
 			break;
 		}
 		tf->state = TRACEFILE_SYNCING;
@@ -168,7 +323,8 @@ tracefile_poll(struct tracefile *tf, const struct sigevent *sigev)
 			return 0;
 		if (aio_return(&tf->sync) == -1)
 			log_warnx("%s: fsync: %s", tf->partial, strerror(e));
-		tracefile_finalize(tf);
+		tracefile_rename(tf);
+		tracefile_done(tf);
 		break;
 	case TRACEFILE_DONE:
 		return 1;
@@ -186,5 +342,6 @@ tracefile_free(struct tracefile *tf)
 	if (tf->fd != -1)
 		close(tf->fd);
 	sbuf_finish(&tf->buildids);
+	free(tf->chunks);
 	free(tf);
 }

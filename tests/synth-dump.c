@@ -4,7 +4,8 @@
  * one ring per CPU (further events of a CPU redirected into it),
  * writes synth_preamble(), starts the command, and copies the rings
  * into the file, one FINISHED_ROUND after each pass, until the
- * command exits.
+ * command exits; then it finishes the file as the daemon does
+ * (perfdata_finish).
  *
  * usage: synth-dump out [-g] [-k] [-F freq] [-m pages] [-P procfs]
  *	      [-t tracefs] [-z level] [-e event]... -- command [arg ...]
@@ -35,6 +36,7 @@
 #include <zstd.h>
 #endif
 
+#include "../daemon/perfdata.h"
 #include "../daemon/synth.h"
 
 #define DUMP_MAX_EVENTS	8
@@ -254,6 +256,8 @@ main(int argc, char **argv)
 	struct dump_ring	*rings;
 	struct pollfd		*pfds;
 	struct sbuf		 sb;
+	struct perfdata_layout	 layout;
+	off_t			 end;
 	const char		*names[DUMP_MAX_EVENTS], *tracefs, *procfs;
 	const char		*out_path;
 	uint64_t		*ids[DUMP_MAX_EVENTS];
@@ -442,6 +446,8 @@ main(int argc, char **argv)
 	sbuf_init(&sb);
 	if (synth_preamble(&sb, &ctx, NULL) == -1)
 		dump_fatal("synth_preamble");
+	if (perfdata_parse(sb.data, sb.len, &layout) == -1)
+		dump_fatal("perfdata_parse");
 
 	if ((out = open(out_path, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC,
 	    0644)) == -1)
@@ -470,6 +476,10 @@ main(int argc, char **argv)
 			sbuf_finish(&sb);
 		}
 	}
+	if ((end = lseek(out, 0, SEEK_CUR)) == -1)
+		dump_fatal("lseek");
+	if (perfdata_finish(out, &layout, (uint64_t)end, NULL, NULL) == -1)
+		dump_fatal("perfdata_finish");
 	if (close(out) == -1)
 		dump_fatal("close");
 

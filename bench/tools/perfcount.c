@@ -1,6 +1,7 @@
 /*
  * perfcount: count the records of a perf.data file (perf's file format,
- * PERFILE2 with a data section, or the pipe format that perfspilld writes)
+ * PERFILE2 with a data section, as perfspilld writes it, or the pipe
+ * format)
  * without perf: a fast cross-check of `perf report --stats` for the
  * benchmark, and the count of samples that a given process caused.
  *

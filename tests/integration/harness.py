@@ -234,10 +234,11 @@ def _parse_stats(text):
 def perf_stats(path):
     """Counts of each record type as perf sees them: perf report --stats.
 
-    perf 6.1's --stats fails on every file holding tracepoint samples or
-    compressed records, perf record's own files included ("failed to
+    perf 6.1's --stats fails on pipe-format files holding tracepoint
+    samples or compressed records, perf record's own included ("failed to
     process type", "Couldn't decompress data"); perf report -D reads them
-    and ends with the same totals, so for those it is the oracle."""
+    and ends with the same totals, so for those it is the oracle. Our
+    perf.data files need no fallback (test_readers.py checks that)."""
     p = perf("report", "--stats", "-i", path, check=False)
     if p.returncode == 0 and "failed to process" not in p.stderr:
         return _parse_stats(p.stdout), p.stderr

@@ -135,8 +135,7 @@ def test_compression_smaller_and_readable():
         assert t2["bytes_written"] * 3 < t2["bytes"], t2
         for f, t in ((plain, t1), (packed, t2)):
             counts, err = perf_stats(f)
-            # perf 6.1 reads compressed pipe files with report and script
-            # (its --stats cannot, perf's own -z files included)
+            # report and script read the compressed file too
             out = perf("report", "--stdio", "--no-children", "--comm",
                        "spinner", "-i", f)
             # loss on a busy machine is fine only when status counted it

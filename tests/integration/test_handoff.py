@@ -452,10 +452,12 @@ def test_salvaged_file_gets_a_manifest():
               for t in out.split() if re.match(r"^\d+\.\d+:?$", t)]
         assert (m["first_sample_time"], m["last_sample_time"]) == \
             (min(ts), max(ts)), m
-        assert m["buildids"], m
-        for b in m["buildids"]:
-            if os.path.isfile(b["path"]) and readelf_id(b["path"]):
-                assert b["build_id"] == readelf_id(b["path"]), b
+        # the build-ids the finished file holds: perf's view of them
+        out = perf("buildid-list", "-i", files[0]).stdout
+        theirs = {tuple(line.split(None, 1)) for line in out.splitlines()
+                  if re.match(r"^[0-9a-f]{32,40} ", line)}
+        ours = {(b["build_id"], b["path"]) for b in m["buildids"]}
+        assert theirs <= ours, (theirs - ours)
 
 
 def test_on_finish_only_from_the_config_file():

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +70,29 @@ close_all(struct tracefile *tf, struct cblock_queue *q, int *calls)
 	while ((rc = tracefile_poll(tf, &q->sigev)) == 0 && !expired())
 		nanosleep(&ts, NULL);
 	return rc;
+}
+
+#define HEAD	((uint64_t)sizeof(struct perfdata_header))
+
+/* The smallest head a file can have: a header, no attrs, no features;
+ * the data starts after it. */
+static int
+put_head(struct tracefile *tf)
+{
+	struct perfdata_header	 h;
+	uint64_t		 off;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = PERFDATA_MAGIC;
+	h.size = sizeof(h);
+	h.attr_size = 144;
+	h.attrs.offset = sizeof(h);
+	h.data.offset = sizeof(h);
+	if (tracefile_set_head(tf, (const uint8_t *)&h, sizeof(h)) == -1)
+		return -1;
+	off = tracefile_reserve(tf, sizeof(h), NULL);
+	tf->header_len = sizeof(h);
+	return tracefile_pwrite(tf, off, &h, sizeof(h));
 }
 
 static void
@@ -144,6 +170,7 @@ test_two_cblocks(int dirfd)
 	    strcmp(tf->partial + strlen(tf->name), ".partial") == 0);
 	CHECK(exists(dirfd, tf->partial));
 	CHECK(!exists(dirfd, tf->name));
+	CHECK_EQ(put_head(tf), 0);
 
 	for (i = 0; i < 2; i++) {
 		CHECK_EQ(cblock_init(&cbs[i], 8192, i), 0);
@@ -153,10 +180,10 @@ test_two_cblocks(int dirfd)
 	fill(cbs[0].buf, cbs[0].len, 1);
 	cbs[1].len = 3000;
 	fill(cbs[1].buf, cbs[1].len, 2);
-	off0 = tracefile_reserve(tf, cbs[0].len);
-	off1 = tracefile_reserve(tf, cbs[1].len);
-	CHECK_U64(off0, 0);
-	CHECK_U64(off1, 5000);
+	off0 = tracefile_reserve(tf, cbs[0].len, NULL);
+	off1 = tracefile_reserve(tf, cbs[1].len, NULL);
+	CHECK_U64(off0, HEAD);
+	CHECK_U64(off1, HEAD + 5000);
 
 	/* submitted out of order: the offsets, not the order, place them */
 	CHECK_EQ(cblock_submit(&q, &cbs[1], tf, off1), 0);
@@ -175,8 +202,8 @@ test_two_cblocks(int dirfd)
 	fill(hbuf, 100, 3);
 	heap = cblock_create_heap(hbuf, 100, &heap_stats);
 	CHECK(heap != NULL);
-	off2 = tracefile_reserve(tf, 100);
-	CHECK_U64(off2, 8000);
+	off2 = tracefile_reserve(tf, 100, NULL);
+	CHECK_U64(off2, HEAD + 8000);
 	CHECK_EQ(cblock_submit(&q, heap, tf, off2), 0);
 	CHECK_EQ(tf->inflight, 3);
 
@@ -187,7 +214,7 @@ test_two_cblocks(int dirfd)
 	CHECK_EQ(q.nr_busy, 0);
 	CHECK(TAILQ_EMPTY(&q.busy));
 	CHECK_EQ(tf->inflight, 0);
-	CHECK_U64(tf->written, 8100);
+	CHECK_U64(tf->written, HEAD + 8100);
 	CHECK_U64(tf->bad_off, UINT64_MAX);
 	CHECK_U64(stats.inflight, 0);
 	CHECK_U64(stats.completed, 2);
@@ -200,12 +227,12 @@ test_two_cblocks(int dirfd)
 
 	file = slurp(dirfd, tf->partial, &len);
 	CHECK(file != NULL);
-	CHECK_EQ(len, 8100);
-	if (file != NULL && len == 8100) {
-		CHECK(memcmp(file, cbs[0].buf, 5000) == 0);
-		CHECK(memcmp(file + 5000, cbs[1].buf, 3000) == 0);
+	CHECK_EQ(len, HEAD + 8100);
+	if (file != NULL && len == HEAD + 8100) {
+		CHECK(memcmp(file + HEAD, cbs[0].buf, 5000) == 0);
+		CHECK(memcmp(file + HEAD + 5000, cbs[1].buf, 3000) == 0);
 		fill(cbs[0].buf, 100, 3);
-		CHECK(memcmp(file + 8000, cbs[0].buf, 100) == 0);
+		CHECK(memcmp(file + HEAD + 8000, cbs[0].buf, 100) == 0);
 	}
 	free(file);
 
@@ -216,8 +243,17 @@ test_two_cblocks(int dirfd)
 	CHECK_EQ(tf->fd, -1);
 	CHECK(!exists(dirfd, tf->partial));
 	CHECK(exists(dirfd, tf->name));
+	/* finished: the header at 0 now names the whole data section */
 	file = slurp(dirfd, tf->name, &len);
-	CHECK(file != NULL && len == 8100);
+	CHECK(file != NULL && len == HEAD + 8100);
+	if (file != NULL && len == HEAD + 8100) {
+		struct perfdata_header	 h;
+
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.magic, PERFDATA_MAGIC);
+		CHECK_U64(h.data.offset, HEAD);
+		CHECK_U64(h.data.size, 8100);
+	}
 	free(file);
 	/* polling a done file again neither fails nor calls back twice */
 	CHECK_EQ(tracefile_poll(tf, &q.sigev), 1);
@@ -242,6 +278,7 @@ test_failed_write(int dirfd)
 	struct cblock_stats	 stats;
 	struct tracefile	*tf;
 	unsigned int		 seq = 100;
+	struct tracefile_mark	 mark[3];
 	uint64_t		 off[3];
 	uint8_t			*file;
 	size_t			 len = 0;
@@ -253,12 +290,16 @@ test_failed_write(int dirfd)
 		CHECK(tf != NULL);
 		return;
 	}
+	CHECK_EQ(put_head(tf), 0);
 	for (i = 0; i < 3; i++) {
 		CHECK_EQ(cblock_init(&cbs[i], 4096, i), 0);
 		cbs[i].stats = &stats;
 		cbs[i].len = 1000;
 		fill(cbs[i].buf, cbs[i].len, (unsigned int)i);
-		off[i] = tracefile_reserve(tf, cbs[i].len);
+		mark[i].samples = (i + 1) * 10;
+		mark[i].first = 100 + i;
+		mark[i].last = 200 + i;
+		off[i] = tracefile_reserve(tf, cbs[i].len, &mark[i]);
 	}
 
 	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off[0]), 0);
@@ -292,15 +333,151 @@ test_failed_write(int dirfd)
 	CHECK(exists(dirfd, tf->name));
 	file = slurp(dirfd, tf->name, &len);
 	CHECK(file != NULL);
-	CHECK_EQ(len, off[1]);
-	if (file != NULL && len == off[1])
-		CHECK(memcmp(file, cbs[0].buf, 1000) == 0);
+	/* after the data: the feature table, its one entry sample_time,
+	 * and that feature's two times */
+	CHECK_EQ(len, off[1] + 16 + 16);
+	if (file != NULL && len == off[1] + 32) {
+		struct perfdata_header	 h;
+		uint64_t		 t[4];
+
+		CHECK(memcmp(file + HEAD, cbs[0].buf, 1000) == 0);
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.data.size, 1000);
+		CHECK(perfdata_feat_isset(&h, PERFDATA_FEAT_SAMPLE_TIME));
+		memcpy(t, file + off[1], sizeof(t));
+		CHECK_U64(t[0], off[1] + 16);
+		CHECK_U64(t[1], 16);
+		CHECK_U64(t[2], 100);
+		CHECK_U64(t[3], 200);
+	}
+	/* the samples of the third write landed but were cut away */
+	CHECK_U64(tf->kept.samples, 10);
+	CHECK_U64(tf->kept.first, 100);
+	CHECK_U64(tf->kept.last, 200);
 	free(file);
 
 	unlinkat(dirfd, tf->name, 0);
 	tracefile_free(tf);
 	for (i = 0; i < 3; i++)
 		cblock_finish(&cbs[i]);
+}
+
+/*
+ * A serial write in two pieces (a ring's data around its wrap) whose
+ * second piece fails after part of it landed: the file is cut where the
+ * request began, and its samples are not counted.
+ */
+static void
+test_serial_pieces(int dirfd)
+{
+	struct tracefile	*tf;
+	struct tracefile_mark	 mark = { 5, 300, 400 };
+	struct rlimit		 old, lim;
+	struct iovec		 iov[2];
+	uint8_t			 a[100], b[100], *file;
+	unsigned int		 seq = 200;
+	uint64_t		 off0, off1;
+	size_t			 len = 0;
+	int			 calls = 0, rc;
+	struct cblock_queue	 q;
+
+	cblock_queue_init(&q, 0);
+	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+		CHECK(tf != NULL);
+		return;
+	}
+	CHECK_EQ(put_head(tf), 0);
+	fill(a, sizeof(a), 1);
+	fill(b, sizeof(b), 2);
+	iov[0].iov_base = a;
+	iov[0].iov_len = sizeof(a);
+	iov[1].iov_base = b;
+	iov[1].iov_len = sizeof(b);
+	off0 = tracefile_reserve(tf, 200, &mark);
+	CHECK_EQ(tracefile_pwritev(tf, off0, iov, 2), 0);
+	CHECK_U64(tf->kept.samples, 5);
+
+	/* the file may grow only 10 bytes into the second piece */
+	off1 = tracefile_reserve(tf, 200, &mark);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = off1 + sizeof(a) + 10;
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = tracefile_pwritev(tf, off1, iov, 2);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK_EQ(rc, -1);
+	CHECK_U64(tf->bad_off, off1);
+	CHECK_EQ(tf->err, EFBIG);
+	CHECK_U64(tf->kept.samples, 5);
+
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL);
+	if (file != NULL) {
+		struct perfdata_header	 h;
+
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.data.size, 200);
+	}
+	free(file);
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
+}
+
+/*
+ * No room at all after the data (the file may not grow): the file is
+ * cut back by its last write to make room for the feature table, and
+ * counts only what it keeps.
+ */
+static void
+test_no_room_for_features(int dirfd)
+{
+	struct tracefile	*tf;
+	struct tracefile_mark	 m1 = { 3, 10, 20 }, m2 = { 4, 30, 40 };
+	struct rlimit		 old, lim;
+	struct cblock_queue	 q;
+	uint8_t			 a[4096], *file;
+	unsigned int		 seq = 300;
+	uint64_t		 off1, off2;
+	size_t			 len = 0;
+	int			 calls = 0;
+
+	cblock_queue_init(&q, 0);
+	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+		CHECK(tf != NULL);
+		return;
+	}
+	CHECK_EQ(put_head(tf), 0);
+	fill(a, sizeof(a), 3);
+	off1 = tracefile_reserve(tf, sizeof(a), &m1);
+	CHECK_EQ(tracefile_pwrite(tf, off1, a, sizeof(a)), 0);
+	off2 = tracefile_reserve(tf, sizeof(a), &m2);
+	CHECK_EQ(tracefile_pwrite(tf, off2, a, sizeof(a)), 0);
+	CHECK_U64(tf->kept.samples, 7);
+
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = tf->reserved;
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	setrlimit(RLIMIT_FSIZE, &old);
+
+	CHECK_U64(tf->kept.samples, 3);
+	CHECK(exists(dirfd, tf->name));
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL);
+	if (file != NULL) {
+		struct perfdata_header	 h;
+
+		memcpy(&h, file, sizeof(h));
+		CHECK_U64(h.data.size, sizeof(a));
+		CHECK_EQ(len, off2 + 32);
+	}
+	free(file);
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
 }
 
 int
@@ -326,6 +503,8 @@ main(void)
 
 	test_two_cblocks(dirfd);
 	test_failed_write(dirfd);
+	test_serial_pieces(dirfd);
+	test_no_room_for_features(dirfd);
 
 	close(dirfd);
 	/* anything left means a file was not renamed or not removed */

@@ -1,6 +1,6 @@
 /*
  * manifest: the build-ids of HEADER_BUILD_ID records, once per (id,
- * path), and the JSON of a file's facts; ring_times' sample time range.
+ * path), and the JSON of a file's facts.
  */
 #include <stdint.h>
 #include <string.h>
@@ -9,7 +9,6 @@
 #include "buildid.h"
 #include "check.h"
 #include "manifest.h"
-#include "ring.h"
 #include "sbuf.h"
 
 static const char *
@@ -22,23 +21,6 @@ bid_at(json_object *a, size_t i, const char *k)
 	return json_object_get_string(v);
 }
 
-/* A sample at *pos: header, id, ip, pid/tid, time (PERF_SAMPLE_TIME
- * after IDENTIFIER, IP and TID), 40 bytes. */
-static void
-put_sample(uint8_t *buf, size_t *pos, uint32_t pid, uint64_t t)
-{
-	struct perf_event_header	 h = { PERF_RECORD_SAMPLE, 0, 40 };
-	uint64_t			 zero = 0;
-
-	memcpy(buf + *pos, &h, 8);
-	memcpy(buf + *pos + 8, &zero, 8);
-	memcpy(buf + *pos + 16, &zero, 8);
-	memcpy(buf + *pos + 24, &pid, 4);
-	memcpy(buf + *pos + 28, &pid, 4);
-	memcpy(buf + *pos + 32, &t, 8);
-	*pos += 40;
-}
-
 int
 main(void)
 {
@@ -46,9 +28,8 @@ main(void)
 	struct manifest_facts		 f;
 	struct config			 cfg;
 	json_object			*a, *o, *v;
-	uint8_t				 id[20], ring[256];
-	uint64_t			 first, last;
-	size_t				 i, pos;
+	uint8_t				 id[20];
+	size_t				 i;
 	struct perf_event_header	 junk = { 0, 0, 3 };
 
 	for (i = 0; i < sizeof(id); i++)
@@ -113,35 +94,5 @@ main(void)
 	json_object_put(o);
 	sbuf_finish(&b);
 
-	/* ring_times: min and max over a wrapped ring, pid 9's skipped */
-	memset(ring, 0, sizeof(ring));
-	pos = 0;
-	put_sample(ring, &pos, 1, 500);
-	put_sample(ring, &pos, 9, 1);		/* ours: not counted */
-	put_sample(ring, &pos, 1, 300);
-	first = UINT64_MAX;
-	last = 0;
-	ring_times(ring, sizeof(ring), 0, pos, 32, 9, 24, &first, &last);
-	CHECK_U64(first, 300);
-	CHECK_U64(last, 500);
-	/* a time_off of 0 (no PERF_SAMPLE_TIME): nothing */
-	first = UINT64_MAX;
-	ring_times(ring, sizeof(ring), 0, pos, 0, 9, 24, &first, &last);
-	CHECK_U64(first, UINT64_MAX);
-	/* wrapped: a record from 240 around to 24 */
-	memset(ring, 0, sizeof(ring));
-	{
-		uint8_t	 tmp[40];
-		size_t	 p = 0;
-
-		put_sample(tmp, &p, 1, 777);
-		memcpy(ring + 240, tmp, 16);
-		memcpy(ring, tmp + 16, 24);
-	}
-	first = UINT64_MAX;
-	last = 0;
-	ring_times(ring, sizeof(ring), 240, 280, 32, 9, 24, &first, &last);
-	CHECK_U64(first, 777);
-	CHECK_U64(last, 777);
 	return check_exit();
 }

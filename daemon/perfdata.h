@@ -1,0 +1,110 @@
+/*
+ * perfdata: the seekable perf.data layout of our trace files (see
+ * docs/file-format.md), the part that both the daemon's close of a file
+ * and the salvage of a crashed one need.
+ *
+ * A file is written in two steps. When it opens, synth writes its head:
+ * a provisional file header (data size 0), the attrs with their ids, the
+ * payloads of the features known then, and a table of those features
+ * that ends exactly where the data section starts. Data records follow
+ * from there at reserved offsets. perfdata_finish then writes the
+ * feature table perf reads (at the end of the data) with the payloads
+ * learnt while recording, and last the final header at offset 0. The
+ * head alone is enough to finish a file again: salvage does just that.
+ */
+#ifndef PERFSPILL_PERFDATA_H
+#define PERFSPILL_PERFDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PERFDATA_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
+
+/* perf's feature ids (tools/perf/util/header.h). */
+#define PERFDATA_FEAT_TRACING_DATA	1
+#define PERFDATA_FEAT_BUILD_ID		2
+#define PERFDATA_FEAT_HOSTNAME		3
+#define PERFDATA_FEAT_OSRELEASE		4
+#define PERFDATA_FEAT_VERSION		5
+#define PERFDATA_FEAT_ARCH		6
+#define PERFDATA_FEAT_NRCPUS		7
+#define PERFDATA_FEAT_CPUDESC		8
+#define PERFDATA_FEAT_CPUID		9
+#define PERFDATA_FEAT_TOTAL_MEM		10
+#define PERFDATA_FEAT_CMDLINE		11
+#define PERFDATA_FEAT_EVENT_DESC	12
+#define PERFDATA_FEAT_CPU_TOPOLOGY	13
+#define PERFDATA_FEAT_NUMA_TOPOLOGY	14
+#define PERFDATA_FEAT_PMU_MAPPINGS	16
+#define PERFDATA_FEAT_SAMPLE_TIME	21
+#define PERFDATA_FEAT_CLOCKID		23
+#define PERFDATA_FEAT_COMPRESSED	27
+#define PERFDATA_FEAT_CLOCK_DATA	29
+/* ids we may write are below this; perf's bitmap has 256 bits */
+#define PERFDATA_FEAT_MAX		32
+#define PERFDATA_FEAT_BITS		256
+
+struct perfdata_section {
+	uint64_t	 offset;
+	uint64_t	 size;
+};
+
+/* perf_file_header, as it lies at offset 0. */
+struct perfdata_header {
+	uint64_t		 magic;
+	uint64_t		 size;		/* of this header: 104 */
+	uint64_t		 attr_size;	/* of one attr + its ids section */
+	struct perfdata_section	 attrs;
+	struct perfdata_section	 data;
+	struct perfdata_section	 event_types;	/* unused, zero */
+	uint64_t		 features[PERFDATA_FEAT_BITS / 64];
+};
+
+/* What a file's head says: its header and where its features lie. */
+struct perfdata_layout {
+	struct perfdata_header	 hdr;
+	struct perfdata_section	 feat[PERFDATA_FEAT_MAX];	/* size 0: none */
+};
+
+/* What was learnt while recording; a zero field leaves the head's. */
+struct perfdata_extra {
+	const uint8_t	*build_ids;	/* HEADER_BUILD_ID records */
+	size_t		 build_ids_len;
+	uint64_t	 first_sample;	/* perf time; 0: unknown */
+	uint64_t	 last_sample;
+};
+
+int	 perfdata_feat_isset(const struct perfdata_header *, unsigned int);
+void	 perfdata_feat_set(struct perfdata_header *, unsigned int);
+
+/* Read the head of a file (buf holds at least its first len bytes):
+ * the header and the table of the features written with it. 0, or -1
+ * when it is not one of our heads. */
+int	 perfdata_parse(const uint8_t *buf, uint64_t len,
+	    struct perfdata_layout *);
+
+/* The end of the last whole record of the records from off in
+ * buf[0..len): where a file whose writes stopped at random may be cut. */
+uint64_t perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off);
+
+/* Where a sample's time lies for this sample_type: after its id, ip and
+ * pid/tid; 0 when samples carry no time. */
+size_t	 perfdata_time_off(uint64_t sample_type);
+
+/* Widen [*first, *last] (0: empty) to the times of the samples among the
+ * records from buf's start. Returns where the walk stopped: len, or the
+ * start of a record cut by the end of buf. */
+size_t	 perfdata_sample_times(const uint8_t *buf, size_t len,
+	    size_t time_off, uint64_t *first, uint64_t *last);
+
+/*
+ * Make fd a finished perf.data file whose data section ends at
+ * data_end: the feature table and the extra payloads at data_end, the
+ * file cut after them, then the header. Small synchronous writes; the
+ * caller fsyncs. 0 and the file's size in *size (if not NULL), or -1
+ * with errno.
+ */
+int	 perfdata_finish(int fd, const struct perfdata_layout *,
+	    uint64_t data_end, const struct perfdata_extra *, uint64_t *size);
+
+#endif

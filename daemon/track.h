@@ -1,0 +1,37 @@
+/*
+ * track: the task records (MMAP, MMAP2, COMM, FORK) a rotation carries
+ * over. The new file's preamble walks /proc while the loop still drains
+ * the rings into the old file: a task born during the walk is named only
+ * in the old file's ring data, so those records are copied out as they
+ * are drained and written again after the new preamble. perf takes a
+ * second COMM or MMAP of a task as the same fact once more, but a second
+ * FORK replaces the task with a copy of its parent: a FORK is dropped
+ * when the preamble names its task already (its parent may be gone).
+ */
+#ifndef PERFSPILL_TRACK_H
+#define PERFSPILL_TRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf;
+
+/*
+ * Append to out the task records among the whole records of [from, to)
+ * of a circular area of size bytes (any size; a plain buffer of len bytes
+ * is from 0, to len, size len). A record header that is short or runs
+ * past to ends the walk. 0, or -1 when memory runs out.
+ */
+int	track_copy(struct sbuf *out, const uint8_t *data, size_t size,
+	    uint64_t from, uint64_t to);
+
+/* The tids that the COMM records of buf[0..len) name, sorted, in a
+ * malloc'd array (NULL when there are none). 0, or -1 out of memory. */
+int	track_tids(const uint8_t *buf, size_t len, uint32_t **tids,
+	    size_t *nr);
+/* Squeeze out of buf[0..len) the FORK records of a tid among tids[0..nr)
+ * (sorted); returns the length kept. */
+size_t	track_drop_forks(uint8_t *buf, size_t len, const uint32_t *tids,
+	    size_t nr);
+
+#endif
