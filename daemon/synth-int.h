@@ -64,6 +64,9 @@ int	synth_feature_all(struct sbuf *, const struct synth_ctx *);
 /* synth-tracing.c */
 int	synth_tracing_data(struct sbuf *, const struct synth_ctx *);
 
+/* synth-cgroup.c */
+int	synth_cgroups(struct sbuf *, const struct synth_ctx *);
+
 /* synth-proc.c */
 int	synth_proc_kernel(struct sbuf *, const struct synth_ctx *);
 int	synth_proc_tasks(struct sbuf *, const struct synth_ctx *);
