@@ -55,6 +55,7 @@ struct record_cpu {
 	int			*fds;		/* one per slot; fds[0] owns the ring */
 	uint64_t		*ids;		/* their kernel ids */
 	int			 offline;	/* closed: the CPU went offline */
+	int			 open_failed;	/* ...or could not be opened */
 	struct ring		 ring;
 	struct event		*ev;
 	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
@@ -131,6 +132,7 @@ static int	record_sched(struct record *, uint64_t);
 static int	record_take_over(struct record *, struct record_prep *,
 		    const char *);
 static json_object *record_totals(struct record *);
+static void	record_hotplug(struct record *);
 
 struct record *
 record_create(struct event_base *base, int dirfd)
@@ -268,6 +270,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 		record_drain_all(rec, 0);
 	record_reap(rec);
 	record_check(rec);
+	record_hotplug(rec);
 }
 
 static void
@@ -1472,11 +1475,14 @@ record_status(struct record *rec)
 		rc = &rec->cpus[i];
 		c = json_object_new_object();
 		json_object_object_add(c, "cpu", json_object_new_int(rc->cpu));
+		json_object_object_add(c, "online", json_object_new_boolean(
+		    !rc->offline));
 		record_add_u64(c, "bytes", rc->bytes);
 		record_add_u64(c, "records", rc->counts.records);
 		record_add_u64(c, "samples", rc->counts.samples);
 		record_add_u64(c, "lost", rc->counts.lost);
 		record_add_u64(c, "lost_samples", rc->counts.lost_samples);
+		record_add_u64(c, "cblocks", rc->nr_cbs);
 		record_add_u64(c, "aio_inflight", rc->aio.inflight);
 		record_add_u64(c, "aio_submitted", rc->aio.submitted);
 		record_add_u64(c, "aio_completed", rc->aio.completed);
@@ -1487,6 +1493,8 @@ record_status(struct record *rec)
 		json_object_array_add(cpus, c);
 	}
 	json_object_object_add(o, "totals", record_totals(rec));
+	record_add_u64(o, "cpus_added", rec->cpus_added);
+	record_add_u64(o, "cpus_removed", rec->cpus_removed);
 	json_object_object_add(o, "cpus", cpus);
 	if (rec->cur != NULL) {
 		f = json_object_new_object();
@@ -1562,4 +1570,173 @@ record_summary(struct record *rec, char *buf, size_t len)
 	    "paused, " : "recording") : "stopping", rec->paused, samples,
 	    up > 0 ? (double)samples / (double)up : 0.0, lost,
 	    (double)bytes / 1048576.0, dropped ? ", dropping" : "");
+}
+
+/*
+ * CPU hotplug. The online list is read at every tick (netlink uevents
+ * would need an address family the unit does not allow, and a tick is
+ * soon enough: a CPU's first second is worth less than the daemon's
+ * confinement).
+ *
+ * A CPU that went offline is disabled, drained with every ring (its data
+ * goes to the current file, in order) and closed; its cblocks are freed
+ * only once none of them is in flight. The file keeps its ids: they
+ * still name the records already written.
+ *
+ * A CPU that came online gets a ring with every event, the same settings
+ * and cblocks, opened disabled. Its ids must be in the attrs of the file
+ * its samples go to, and a pipe-format file names its ids once, in its
+ * preamble: so the recording rotates to a new file, whose preamble has
+ * them, and only then enables the new CPU. Nothing of the new CPU is in
+ * the old file.
+ */
+static struct record_cpu *
+record_cpu_slot(struct record *rec, int cpu)
+{
+	struct record_cpu	*c;
+	size_t			 i;
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].cpu == cpu)
+			return &rec->cpus[i];
+	if (rec->nr_cpus == rec->cap_cpus)
+		return NULL;
+	c = &rec->cpus[rec->nr_cpus];
+	memset(c, 0, sizeof(*c));
+	c->rec = rec;
+	c->cpu = cpu;
+	c->offline = 1;
+	if ((c->fds = malloc(rec->nr_fds * sizeof(int))) == NULL ||
+	    (c->ids = calloc(rec->nr_fds, sizeof(uint64_t))) == NULL) {
+		free(c->fds);
+		c->fds = NULL;
+		return NULL;
+	}
+	for (i = 0; i < rec->nr_fds; i++)
+		c->fds[i] = -1;
+	rec->nr_cpus++;
+	return c;
+}
+
+static void
+record_cpu_offline(struct record *rec, struct record_cpu *c)
+{
+	cpuring_enable(c->fds, rec->nr_fds, 0);
+	/* what the kernel wrote before the disable is still in the ring */
+	record_drain_all(rec, 0);
+	record_close_cpu(rec, c);
+	c->offline = 1;
+	rec->cpus_removed++;
+	log_info("cpu %d went offline: its ring was drained and closed "
+	    "(%" PRIu64 " bytes, %" PRIu64 " samples recorded from it)",
+	    c->cpu, c->bytes, c->counts.samples);
+}
+
+/* Open c, disabled. 0, or -1 (logged; not tried again while online). */
+static int
+record_cpu_online(struct record *rec, struct record_cpu *c)
+{
+	struct config_error	 err;
+
+	memset(&err, 0, sizeof(err));
+	if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
+	    &err) == -1) {
+		log_warnx("cpu %d came online, but it cannot be recorded: %s",
+		    c->cpu, err.msg);
+		goto error;
+	}
+	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST,
+	    record_ring_cb, c);
+	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
+	    record_ensure_cblocks(rec, c) == -1) {
+		log_warnx("cpu %d came online, but it cannot be recorded: "
+		    "out of memory", c->cpu);
+		goto error;
+	}
+	c->offline = 0;
+	return 0;
+error:
+	record_close_cpu(rec, c);
+	c->open_failed = 1;
+	return -1;
+}
+
+/* The cblocks of closed CPUs, once nothing of theirs is in flight. */
+static void
+record_free_offline(struct record *rec)
+{
+	struct record_cpu	*c;
+	size_t			 i, j;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		if (!c->offline || c->nr_cbs == 0 || c->aio.inflight > 0)
+			continue;
+		for (j = 0; j < c->nr_cbs; j++)
+			cblock_finish(&c->cbs[j]);
+		c->nr_cbs = 0;
+	}
+}
+
+static void
+record_hotplug(struct record *rec)
+{
+	/* at most this many a tick; the others at the next */
+	struct record_cpu	*c, *added[64];
+	int			*cpus;
+	size_t			 n, i, j, nr_added = 0;
+	int			 on;
+
+	if (rec->state != RECORD_RUNNING)
+		return;
+	record_free_offline(rec);
+	if (record_online_cpus(&cpus, &n) == -1)
+		return;	/* mid-write or unreadable: the next tick sees it */
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		for (on = 0, j = 0; j < n && !on; j++)
+			on = cpus[j] == c->cpu;
+		if (!on)
+			c->open_failed = 0;	/* try again when it is back */
+		if (!on && !c->offline)
+			record_cpu_offline(rec, c);
+	}
+	for (j = 0; j < n && nr_added < sizeof(added) / sizeof(added[0]);
+	    j++) {
+		for (c = NULL, i = 0; i < rec->nr_cpus && c == NULL; i++)
+			if (rec->cpus[i].cpu == cpus[j])
+				c = &rec->cpus[i];
+		if (c != NULL && (!c->offline || c->open_failed))
+			continue;
+		if (c == NULL && (c = record_cpu_slot(rec, cpus[j])) == NULL) {
+			log_warnx("cpu %d came online, but there is no room "
+			    "for it (%zu possible CPUs)", cpus[j],
+			    rec->cap_cpus);
+			continue;
+		}
+		if (record_cpu_online(rec, c) == 0)
+			added[nr_added++] = c;
+	}
+	free(cpus);
+	if (nr_added == 0)
+		return;
+	/* a rotation being built has the old ids: build one with the new */
+	record_prep_cancel(rec);
+	if (rec->cur != NULL && record_rotate(rec, "cpu online") == -1) {
+		/* no file would know its ids: close and try again later */
+		for (i = 0; i < nr_added; i++) {
+			record_close_cpu(rec, added[i]);
+			added[i]->offline = 1;
+		}
+		log_warnx("cannot rotate to a file with the new CPU's ids; "
+		    "trying again at the next tick");
+		return;
+	}
+	for (i = 0; i < nr_added; i++) {
+		cpuring_enable(added[i]->fds, rec->nr_fds, 1);
+		rec->cpus_added++;
+		log_info("cpu %d came online: recording it (%zu event fds, "
+		    "%" PRIu64 " cblocks)", added[i]->cpu, rec->nr_fds,
+		    rec->cfg.cblocks);
+	}
 }
