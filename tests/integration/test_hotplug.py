@@ -57,15 +57,21 @@ def write(path, text):
     os.rename(tmp, path)    # the daemon never reads half a list
 
 
+def fake_daemon(d, freq):
+    """Start d believing only cpu0 is online, and record; the fake list."""
+    fake = os.path.join(d.dir, "online")
+    write(fake, "0\n")
+    d.env = {"PERFSPILL_CPU_ONLINE_FILE": fake}
+    d.start()
+    rc, rep = d.ctl("start", "-F", str(freq), "--drain-ms", "100")
+    assert rep["ok"], rep
+    return fake
+
+
 def test_simulated_cpu_comes_online_and_goes():
     need_two_cpus()
     with Daemon(start=False) as d:
-        fake = os.path.join(d.dir, "online")
-        write(fake, "0\n")
-        d.env = {"PERFSPILL_CPU_ONLINE_FILE": fake}
-        d.start()
-        rc, rep = d.ctl("start", "-F", "499", "--drain-ms", "100")
-        assert rep["ok"], rep
+        fake = fake_daemon(d, 499)
         st = d.status()
         assert [c["cpu"] for c in st["cpus"]] == [0], st["cpus"]
         first = st["file"]["name"]
@@ -122,12 +128,7 @@ def test_simulated_cpu_comes_online_and_goes():
 
 def test_simulated_bad_list_keeps_recording():
     with Daemon(start=False) as d:
-        fake = os.path.join(d.dir, "online")
-        write(fake, "0\n")
-        d.env = {"PERFSPILL_CPU_ONLINE_FILE": fake}
-        d.start()
-        rc, rep = d.ctl("start", "-F", "99", "--drain-ms", "100")
-        assert rep["ok"], rep
+        fake = fake_daemon(d, 99)
         write(fake, "garbage\n")
         time.sleep(0.5)
         os.unlink(fake)
