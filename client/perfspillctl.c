@@ -548,6 +548,9 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 	case COMMAND_SHUTDOWN:
 		/* ctl_shutdown says when it has exited */
 		break;
+	case COMMAND_METRICS:
+		fputs(jstr(d, "text"), stdout);
+		break;
 	case COMMAND_PING:
 		printf("pong\n");
 		break;

@@ -55,6 +55,14 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "End the daemon this socket belongs to (as SIGTERM does): a\n"
 	    "recording is stopped and its last file finished first. Returns\n"
 	    "once the daemon has exited.\n" },
+	{ COMMAND_METRICS, "metrics", 0, COMMAND_ARGS_NONE, "",
+	    "counters in the Prometheus text format",
+	    "The daemon's counters and gauges in the Prometheus text format\n"
+	    "(samples, lost, bytes written and dropped, files finished and\n"
+	    "removed, hand-offs, AIO in flight, paused and why). Counters\n"
+	    "count from the daemon's start: a stop and a start do not reset\n"
+	    "them. metrics_file in perfspilld.json(5) writes the same text\n"
+	    "for node_exporter's textfile collector.\n" },
 };
 
 static const struct command_opt command_opts[] = {

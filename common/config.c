@@ -35,6 +35,7 @@ enum config_type {
 
 #define F_POW2		0x1	/* value must be a power of two */
 #define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
+#define F_EMPTY_OK	0x4	/* a path: "" means off */
 
 struct config_key {
 	const char	*name;
@@ -84,6 +85,10 @@ static const struct config_key config_keys[] = {
 	    CONFIG_MAX_GROUPS, 0),
 	K("max_clients", T_UINT, CONFIG_DAEMON, max_clients, 1, 4096, 0),
 	K("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout, 1, 3600, 0),
+	K("metrics_file", T_PATH, CONFIG_DAEMON, metrics_file, 0, 0,
+	    F_EMPTY_OK),
+	K("metrics_interval", T_SECS, CONFIG_DAEMON, metrics_interval, 1, 3600,
+	    0),
 };
 #define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -114,6 +119,7 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->socket_group, sizeof(cfg->socket_group), "perfspill");
 	cfg->max_clients = 128;
 	cfg->client_timeout = 30;
+	cfg->metrics_interval = 5;
 }
 
 static const struct config_key *
@@ -349,12 +355,14 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
 			    "%s must be %s", k->name, config_type_name(k->type));
 		s = json_object_get_string(v);
-		if (s[0] != '/' || strlen(s) >= CONFIG_PATH_LEN ||
+		if ((s[0] != '\0' || !(k->flags & F_EMPTY_OK)) &&
+		    (s[0] != '/' || strlen(s) >= CONFIG_PATH_LEN ||
 		    strstr(s, "/../") != NULL ||
-		    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0))
+		    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0)))
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s must be an absolute path without '..' and "
-			    "shorter than %d bytes", k->name, CONFIG_PATH_LEN);
+			    "shorter than %d bytes%s", k->name, CONFIG_PATH_LEN,
+			    (k->flags & F_EMPTY_OK) ? ", or \"\" for none" : "");
 		if (k->off == offsetof(struct config, socket_path) &&
 		    strlen(s) >= 108)
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,

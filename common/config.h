@@ -61,6 +61,8 @@ struct config {
 	size_t		nr_control_groups;
 	uint64_t	max_clients;
 	uint64_t	client_timeout;	/* seconds a client may stay idle */
+	char		metrics_file[CONFIG_PATH_LEN];	/* "" off */
+	uint64_t	metrics_interval;	/* seconds between writes */
 };
 
 /* Where a set of settings comes from: decides which keys it may name. */

@@ -13,6 +13,7 @@
 #include "command.h"
 #include "control.h"
 #include "daemon.h"
+#include "exporter.h"
 #include "log.h"
 #include "paths.h"
 #include "proto.h"
@@ -38,6 +39,8 @@ static void	cmd_rotate(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_shutdown(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_metrics(struct daemon *, struct control_client *,
+		    json_object *);
 
 /* The handlers of common/command.c's table: names, privilege and args
  * are there, shared with perfspillctl. */
@@ -51,6 +54,7 @@ static const cmd_exec cmd_handlers[COMMAND__COUNT] = {
 	[COMMAND_ROTATE] = cmd_rotate,
 	[COMMAND_RELOAD] = cmd_reload,
 	[COMMAND_SHUTDOWN] = cmd_shutdown,
+	[COMMAND_METRICS] = cmd_metrics,
 };
 
 static void
@@ -189,6 +193,25 @@ cmd_version(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_object_add(o, "version",
 	    json_object_new_string(PERFSPILL_VERSION));
 	json_object_object_add(o, "protocol", json_object_new_int(PROTO_VERSION));
+	control_client_reply(c, proto_reply_ok(o));
+}
+
+static void
+cmd_metrics(struct daemon *d, struct control_client *c, json_object *args)
+{
+	struct sbuf	 sb;
+	json_object	*o;
+
+	sbuf_init(&sb);
+	if (exporter_text(d, &sb) == -1) {
+		sbuf_finish(&sb);
+		cmd_error(c, PROTO_E_SYSTEM, NULL, "out of memory");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "text", json_object_new_string_len(
+	    (const char *)sb.data, (int)sb.len));
+	sbuf_finish(&sb);
 	control_client_reply(c, proto_reply_ok(o));
 }
 

@@ -31,6 +31,9 @@ struct daemon {
 	struct control		*ctl;
 	struct notify		*notify;
 	int			 exiting;
+	time_t			 started;
+	struct event		*metrics_ev;	/* metrics_file's timer, or NULL */
+	int			 metrics_failing; /* its last write failed */
 	/* clients waiting for the running stop to finish */
 	struct control_client	*stop_waiters[16];
 	size_t			 nr_stop_waiters;

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "control.h"
 #include "daemon.h"
+#include "exporter.h"
 #include "log.h"
 #include "notify.h"
 #include "outdir.h"
@@ -97,6 +98,7 @@ daemon_reload(struct daemon *d, struct config_error *err)
 	d->cfg = cfg;
 	control_update(d->ctl, &d->cfg);
 	cmd_settings_changed(d);
+	exporter_start(d);
 	log_info("configuration reloaded");
 	notify_send(d->notify, "READY=1");
 	notify_status(d->notify);
@@ -356,8 +358,10 @@ main(int argc, char *argv[])
 	d.notify = notify_create(d.base, daemon_status_line, &d);
 	log_info("perfspilld %s started; trace files go to %s",
 	    PERFSPILL_VERSION, d.cfg.output_dir);
+	d.started = time(NULL);
 	if (d.cfg.record_on_start && record_start(d.rec, &d.cfg, &serr) == -1)
 		log_warnx("cannot record at start: %s", serr.msg);
+	exporter_start(&d);
 	notify_send(d.notify, "READY=1");
 	notify_status(d.notify);
 	if (ready_fd != -1) {
@@ -384,6 +388,7 @@ main(int argc, char *argv[])
 		sigaddset(&block, signos[i]);
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	log_info("exiting");
+	exporter_finish(&d);
 	control_destroy(d.ctl);
 	record_destroy(d.rec);
 	notify_destroy(d.notify);

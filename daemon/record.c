@@ -31,6 +31,7 @@
 #include "cpuring.h"
 #include "evsel.h"
 #include "log.h"
+#include "metrics.h"
 #include "outdir.h"
 #include "record.h"
 #include "retain.h"
@@ -113,6 +114,7 @@ struct record {
 	uint64_t		 files_lost;	/* finished where no one sees them */
 	char			 problem[CONFIG_PATH_LEN + 128]; /* for stop, or "" */
 	json_object		*last_totals;	/* of the previous recording */
+	struct metrics		 life;	/* recordings before this one */
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
 	void			*stop_arg;
@@ -723,6 +725,7 @@ record_start(struct record *rec, const struct config *cfg,
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds, rec->nr_fds, 1);
 	rec->state = RECORD_RUNNING;
+	rec->life.recordings++;
 	rec->started = time(NULL);
 	log_info("recording %zu event(s) on %zu cpu(s) into %s", rec->nr_evs,
 	    rec->nr_cpus, rec->cur->partial);
@@ -942,6 +945,8 @@ record_finish_stop(struct record *rec)
 
 	json_object_put(rec->last_totals);
 	rec->last_totals = record_totals(rec);
+	/* the daemon's life counters outlive the recording's */
+	record_metrics(rec, &rec->life);
 	record_free_cpus(rec);
 	record_sched(rec, 0);
 	compress_destroy(rec->zc);
@@ -959,6 +964,19 @@ record_finish_stop(struct record *rec)
 	    "", rec->last_file);
 	if (cb != NULL)
 		cb(rec, rec->last_file[0] ? rec->last_file : NULL, arg);
+}
+
+/* Retention, with what it removed counted for the daemon's metrics. */
+static int
+record_retain(struct record *rec)
+{
+	int	 n;
+
+	n = retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
+	    rec->cfg.min_free);
+	if (n > 0)
+		rec->life.files_removed += (uint64_t)n;
+	return n;
 }
 
 static void
@@ -995,8 +1013,7 @@ record_file_done(struct tracefile *tf, void *arg)
 	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
 	    tf->name, tf->bad_off != UINT64_MAX ? tf->bad_off : tf->reserved,
 	    tf->samples);
-	if (retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
-	    rec->cfg.min_free) == -1)
+	if (record_retain(rec) == -1)
 		log_warn("retention: cannot scan the output directory");
 	if (rec->file_cb != NULL)
 		rec->file_cb(tf->name, 1, rec->file_arg);
@@ -1187,8 +1204,7 @@ record_pause_why(struct record *rec, const char *why)
 	    "the output directory");
 	/* the file is cut at its first failed write and finished whole */
 	record_retire_file(rec);
-	if (!rec->dir_gone && retain_enforce(rec->dirfd, rec->cfg.max_files,
-	    rec->cfg.max_size, rec->cfg.min_free) > 0)
+	if (!rec->dir_gone && record_retain(rec) > 0)
 		log_info("retention made room while paused");
 }
 
@@ -1283,8 +1299,7 @@ record_check(struct record *rec)
 		record_rotate_async(rec, "age");
 	if (rec->cfg.min_free && retain_free_bytes(rec->dirfd, &avail) == 0 &&
 	    avail < rec->cfg.min_free) {
-		retain_enforce(rec->dirfd, rec->cfg.max_files,
-		    rec->cfg.max_size, rec->cfg.min_free);
+		record_retain(rec);
 		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
 		    avail < rec->cfg.min_free) {
 			/* retention removed what it could and may remove */
@@ -1406,6 +1421,35 @@ record_totals(struct record *rec)
 	record_add_u64(t, "aio_inflight", v[6] + rec->heap_stats.inflight);
 	record_add_u64(t, "files_finished", rec->files_done);
 	return t;
+}
+
+void
+record_metrics(struct record *rec, struct metrics *m)
+{
+	struct record_cpu	*rc;
+	size_t			 i;
+
+	/* m may be rec->life itself (at the end of a recording) */
+	*m = rec->life;
+	m->aio_inflight = 0;
+	m->recording = rec->state != RECORD_IDLE;
+	m->paused = rec->state == RECORD_RUNNING ? rec->paused : "";
+	/* idle: the last recording is in life already (record_finish_stop) */
+	if (rec->state == RECORD_IDLE)
+		return;
+	for (i = 0; i < rec->nr_cpus; i++) {
+		rc = &rec->cpus[i];
+		m->samples += rc->counts.samples;
+		m->lost += rc->counts.lost;
+		m->lost_samples += rc->counts.lost_samples;
+		m->bytes_written += rc->aio.bytes_written;
+		m->bytes_dropped += rc->aio.bytes_dropped;
+		m->self_excluded += rc->counts.self;
+		m->aio_inflight += rc->aio.inflight;
+	}
+	m->bytes_dropped += rec->bytes_cut;
+	m->files_finished += rec->files_done;
+	m->aio_inflight += rec->heap_stats.inflight;
 }
 
 static void

@@ -50,6 +50,10 @@ const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),
  * for stop to report; NULL when nothing was lost that way. */
 const char	*record_problem(const struct record *);
+/* The daemon's counters since it started, this recording included, and
+ * the gauges of now (metrics.h); the caller sets started and version. */
+struct metrics;
+void	record_metrics(struct record *, struct metrics *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */

@@ -208,7 +208,7 @@ def test_help_lists_every_start_option():
     keys = set(json.loads(p.stdout))
     daemon_keys = {"record_on_start", "output_dir", "socket", "socket_mode",
                    "socket_group", "control_groups", "max_clients",
-                   "client_timeout"}
+                   "client_timeout", "metrics_file", "metrics_interval"}
     assert daemon_keys <= keys
     h = subprocess.run([harness.PERFSPILLCTL, "start", "--help"],
                        capture_output=True, text=True, check=True).stdout

@@ -27,7 +27,8 @@ test_commands(void)
 			CHECK(strcmp(command_table[j].name, c->name) != 0);
 		/* only the readers are open to every peer */
 		CHECK_EQ(c->privileged, !(c->id == COMMAND_PING ||
-		    c->id == COMMAND_VERSION || c->id == COMMAND_STATUS));
+		    c->id == COMMAND_VERSION || c->id == COMMAND_STATUS ||
+		    c->id == COMMAND_METRICS));
 		CHECK_EQ(c->args == COMMAND_ARGS_SETTINGS,
 		    c->id == COMMAND_START || c->id == COMMAND_CONFIGURE);
 		CHECK(strstr(command_names(), c->name) != NULL);

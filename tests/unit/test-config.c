@@ -586,7 +586,7 @@ test_to_json(void)
 	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
-	    "client_timeout ");
+	    "client_timeout metrics_file metrics_interval ");
 	CHECK(json_object_object_get_ex(j, "socket_mode", &v) &&
 	    strcmp(json_object_get_string(v), "0600") == 0);
 	CHECK(json_object_object_get_ex(j, "rotate_size", &v) &&

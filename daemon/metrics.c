@@ -1,0 +1,180 @@
+/*
+ * metrics: the Prometheus text format (see metrics.h). Each family gets
+ * its HELP and TYPE lines; label values are escaped as the format says
+ * (backslash, double quote, line feed), since a pause reason is free text.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metrics.h"
+
+static int
+metrics_printf(struct sbuf *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+metrics_printf(struct sbuf *out, const char *fmt, ...)
+{
+	char	 buf[512];
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -1;
+	return sbuf_append(out, buf, (size_t)n) == NULL ? -1 : 0;
+}
+
+static int
+metrics_family(struct sbuf *out, const char *name, const char *type,
+    const char *help)
+{
+	return metrics_printf(out, "# HELP perfspill_%s %s\n# TYPE perfspill_%s "
+	    "%s\n", name, help, name, type);
+}
+
+static int
+metrics_u64(struct sbuf *out, const char *name, const char *type,
+    const char *help, uint64_t v)
+{
+	if (metrics_family(out, name, type, help) == -1)
+		return -1;
+	return metrics_printf(out, "perfspill_%s %" PRIu64 "\n", name, v);
+}
+
+/* A label value: \ " and line feed escaped, at most 200 bytes of it. */
+static void
+metrics_escape(char *dst, size_t len, const char *src)
+{
+	size_t	 n = 0;
+
+	for (; *src != '\0' && n + 3 < len && n < 200; src++) {
+		if (*src == '\\' || *src == '"') {
+			dst[n++] = '\\';
+			dst[n++] = *src;
+		} else if (*src == '\n') {
+			dst[n++] = '\\';
+			dst[n++] = 'n';
+		} else
+			dst[n++] = *src;
+	}
+	dst[n] = '\0';
+}
+
+int
+metrics_format(struct sbuf *out, const struct metrics *m)
+{
+	static const struct {
+		const char	*name;
+		const char	*help;
+		size_t		 off;
+	} counters[] = {
+#define C(n, h)	{ #n "_total", h, offsetof(struct metrics, n) }
+		C(samples, "Samples written to trace files."),
+		C(lost, "Events the kernel dropped because a ring was full "
+		    "(PERF_RECORD_LOST)."),
+		C(lost_samples, "Samples the kernel dropped "
+		    "(PERF_RECORD_LOST_SAMPLES)."),
+		C(self_excluded, "perfspilld's own samples left out of the "
+		    "files (exclude_self)."),
+		C(files_finished, "Trace files finished (synced and renamed to "
+		    "*.data)."),
+		C(files_removed, "Finished trace files removed by retention."),
+		C(recordings, "Recordings started."),
+#undef C
+	};
+	char	 reason[256];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		if (metrics_u64(out, counters[i].name, "counter",
+		    counters[i].help, *(const uint64_t *)(const void *)
+		    ((const char *)m + counters[i].off)) == -1)
+			return -1;
+	if (metrics_family(out, "bytes_total", "counter", "Bytes drained from "
+	    "the rings, by what became of them.") == -1 ||
+	    metrics_printf(out, "perfspill_bytes_total{result=\"written\"} %"
+	    PRIu64 "\nperfspill_bytes_total{result=\"dropped\"} %" PRIu64 "\n",
+	    m->bytes_written, m->bytes_dropped) == -1)
+		return -1;
+	if (metrics_family(out, "handoffs_total", "counter", "Runs of the "
+	    "on_finish program, by outcome.") == -1 ||
+	    metrics_printf(out, "perfspill_handoffs_total{result=\"ok\"} %"
+	    PRIu64 "\nperfspill_handoffs_total{result=\"failed\"} %" PRIu64
+	    "\n", m->handoffs_ok, m->handoffs_failed) == -1)
+		return -1;
+	if (metrics_u64(out, "aio_inflight", "gauge", "AIO writes in flight.",
+	    m->aio_inflight) == -1 ||
+	    metrics_u64(out, "recording", "gauge", "1 while a recording runs "
+	    "(paused or not).", (uint64_t)m->recording) == -1)
+		return -1;
+	/* the reason as a label: one series while paused, none otherwise */
+	if (metrics_family(out, "paused", "gauge", "1 while recording is "
+	    "paused; the reason is a label.") == -1)
+		return -1;
+	if (m->paused != NULL && m->paused[0] != '\0') {
+		metrics_escape(reason, sizeof(reason), m->paused);
+		if (metrics_printf(out, "perfspill_paused{reason=\"%s\"} 1\n",
+		    reason) == -1)
+			return -1;
+	} else if (metrics_printf(out, "perfspill_paused{reason=\"\"} 0\n") ==
+	    -1)
+		return -1;
+	if (metrics_u64(out, "start_time_seconds", "gauge", "When perfspilld "
+	    "started, seconds since the epoch.", (uint64_t)m->started) == -1)
+		return -1;
+	metrics_escape(reason, sizeof(reason), m->version ? m->version : "");
+	if (metrics_family(out, "build_info", "gauge", "perfspilld's version.") ==
+	    -1 || metrics_printf(out, "perfspill_build_info{version=\"%s\"} 1\n",
+	    reason) == -1)
+		return -1;
+	return 0;
+}
+
+int
+metrics_write_file(const char *path, const struct sbuf *text)
+{
+	char	 tmp[PATH_MAX];
+	int	 fd, e;
+
+	/* beside the target: rename is atomic only within one file system;
+	 * node_exporter skips names that do not end in .prom */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644)) == -1)
+		return -1;
+	if (write(fd, text->data, text->len) != (ssize_t)text->len) {
+		e = errno ? errno : EIO;
+		goto fail;
+	}
+	if (close(fd) == -1) {
+		e = errno;
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, path) == -1) {
+		e = errno;
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	errno = e;
+	return -1;
+}

@@ -1,0 +1,44 @@
+/*
+ * metrics: perfspilld's counters in the Prometheus text exposition format
+ * (version 0.0.4), for `perfspillctl metrics` and for node_exporter's
+ * textfile collector (the metrics_file key).
+ *
+ * Counters are monotonic over the daemon's life: a stop and a start do
+ * not reset them, so a scraper's rate() stays right across recordings.
+ */
+#ifndef PERFSPILL_METRICS_H
+#define PERFSPILL_METRICS_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "sbuf.h"
+
+struct metrics {
+	/* counters, since the daemon started */
+	uint64_t	 samples;	/* samples written to trace files */
+	uint64_t	 lost;		/* events the kernel dropped (LOST) */
+	uint64_t	 lost_samples;	/* samples it dropped (LOST_SAMPLES) */
+	uint64_t	 bytes_written;
+	uint64_t	 bytes_dropped;	/* drained but never on disk */
+	uint64_t	 self_excluded;	/* our own samples left out */
+	uint64_t	 files_finished;
+	uint64_t	 files_removed;	/* by retention */
+	uint64_t	 handoffs_ok;
+	uint64_t	 handoffs_failed;
+	uint64_t	 recordings;	/* starts */
+	/* gauges, now */
+	uint64_t	 aio_inflight;
+	int		 recording;	/* 1 while recording (paused or not) */
+	const char	*paused;	/* why, or NULL / "" when not paused */
+	time_t		 started;	/* the daemon's start */
+	const char	*version;
+};
+
+/* Append the exposition text. 0, or -1 when memory runs out. */
+int	metrics_format(struct sbuf *out, const struct metrics *);
+/* Replace path with the text atomically (a temporary file beside it, then
+ * rename), as node_exporter's textfile collector wants. 0 or -1 (errno). */
+int	metrics_write_file(const char *path, const struct sbuf *);
+
+#endif

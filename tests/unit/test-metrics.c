@@ -1,0 +1,152 @@
+/*
+ * test-metrics: the Prometheus text that metrics_format writes, line by
+ * line (a scraper rejects the whole page for one bad line), and the
+ * atomic replacement of a textfile-collector file.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "metrics.h"
+
+static char *
+test_metrics_text(const struct metrics *m)
+{
+	struct sbuf	 sb;
+	char		*s;
+
+	sbuf_init(&sb);
+	CHECK(metrics_format(&sb, m) == 0);
+	s = calloc(1, sb.len + 1);
+	memcpy(s, sb.data, sb.len);
+	sbuf_finish(&sb);
+	return s;
+}
+
+static int
+test_metrics_has_line(const char *text, const char *line)
+{
+	size_t	 n = strlen(line);
+	const char *p;
+
+	for (p = text; (p = strstr(p, line)) != NULL; p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return 1;
+	return 0;
+}
+
+static void
+test_metrics_format(void)
+{
+	struct metrics	 m;
+	char		*t, *line, *save;
+	unsigned int	 help = 0, type = 0, samples = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.samples = 12914;
+	m.lost = 7;
+	m.bytes_written = 1048576;
+	m.bytes_dropped = 3;
+	m.handoffs_failed = 2;
+	m.aio_inflight = 4;
+	m.recording = 1;
+	m.started = 1796280000;
+	m.version = "0.1.0";
+	t = test_metrics_text(&m);
+	CHECK(test_metrics_has_line(t, "perfspill_samples_total 12914"));
+	CHECK(test_metrics_has_line(t, "# TYPE perfspill_samples_total counter"));
+	CHECK(test_metrics_has_line(t, "perfspill_lost_total 7"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_bytes_total{result=\"written\"} 1048576"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_bytes_total{result=\"dropped\"} 3"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_handoffs_total{result=\"failed\"} 2"));
+	CHECK(test_metrics_has_line(t, "perfspill_aio_inflight 4"));
+	CHECK(test_metrics_has_line(t, "# TYPE perfspill_aio_inflight gauge"));
+	CHECK(test_metrics_has_line(t, "perfspill_recording 1"));
+	CHECK(test_metrics_has_line(t, "perfspill_paused{reason=\"\"} 0"));
+	CHECK(test_metrics_has_line(t, "perfspill_start_time_seconds 1796280000"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_build_info{version=\"0.1.0\"} 1"));
+	CHECK(t[strlen(t) - 1] == '\n');
+	/* every family: one HELP, one TYPE, before its samples */
+	for (line = strtok_r(t, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "# HELP ", 7) == 0)
+			help++;
+		else if (strncmp(line, "# TYPE ", 7) == 0) {
+			type++;
+			CHECK_EQ(help, type);
+		} else {
+			samples++;
+			CHECK(strncmp(line, "perfspill_", 10) == 0);
+			CHECK(strchr(line, ' ') != NULL);
+		}
+	}
+	CHECK_EQ(help, type);
+	CHECK(samples >= help);
+	free(t);
+}
+
+static void
+test_metrics_paused_reason_is_escaped(void)
+{
+	struct metrics	 m;
+	char		*t;
+
+	memset(&m, 0, sizeof(m));
+	m.recording = 1;
+	m.paused = "disk \"full\"\\\nnow";
+	t = test_metrics_text(&m);
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_paused{reason=\"disk \\\"full\\\"\\\\\\nnow\"} 1"));
+	CHECK(!test_metrics_has_line(t, "perfspill_paused{reason=\"\"} 0"));
+	free(t);
+}
+
+static void
+test_metrics_write_file(void)
+{
+	char		 dir[] = "/tmp/test-metrics-XXXXXX", path[64], tmp[80];
+	struct sbuf	 sb;
+	struct stat	 st;
+	char		 buf[64];
+	int		 fd;
+	ssize_t		 n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/perfspill.prom", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	sbuf_init(&sb);
+	sbuf_append(&sb, "perfspill_recording 1\n", 22);
+	CHECK(metrics_write_file(path, &sb) == 0);
+	sb.len = 0;
+	sbuf_append(&sb, "perfspill_recording 0\n", 22);
+	CHECK(metrics_write_file(path, &sb) == 0);
+	CHECK((fd = open(path, O_RDONLY)) != -1);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	CHECK(n == 22 && memcmp(buf, "perfspill_recording 0\n", 22) == 0);
+	CHECK(stat(tmp, &st) == -1);	/* no temporary left behind */
+	/* a directory that does not exist: an error, nothing written */
+	snprintf(path, sizeof(path), "%s/no/perfspill.prom", dir);
+	CHECK(metrics_write_file(path, &sb) == -1);
+	sbuf_finish(&sb);
+	snprintf(path, sizeof(path), "%s/perfspill.prom", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	test_metrics_format();
+	test_metrics_paused_reason_is_escaped();
+	test_metrics_write_file();
+	return check_exit();
+}
