@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import harness
+from cgroupfs import Cgroups
 from harness import Daemon, perf, perf_valid, Skip, wait_for
 
 CPU1_ONLINE = "/sys/devices/system/cpu/cpu1/online"
@@ -57,13 +58,13 @@ def write(path, text):
     os.rename(tmp, path)    # the daemon never reads half a list
 
 
-def fake_daemon(d, freq):
+def fake_daemon(d, *start_args):
     """Start d believing only cpu0 is online, and record; the fake list."""
     fake = os.path.join(d.dir, "online")
     write(fake, "0\n")
     d.env = {"PERFSPILL_CPU_ONLINE_FILE": fake}
     d.start()
-    rc, rep = d.ctl("start", "-F", str(freq), "--drain-ms", "100")
+    rc, rep = d.ctl("start", "--drain-ms", "100", *start_args)
     assert rep["ok"], rep
     return fake
 
@@ -71,7 +72,7 @@ def fake_daemon(d, freq):
 def test_simulated_cpu_comes_online_and_goes():
     need_two_cpus()
     with Daemon(start=False) as d:
-        fake = fake_daemon(d, 499)
+        fake = fake_daemon(d, "-F", "499")
         st = d.status()
         assert [c["cpu"] for c in st["cpus"]] == [0], st["cpus"]
         first = st["file"]["name"]
@@ -126,9 +127,32 @@ def test_simulated_cpu_comes_online_and_goes():
             rep["data"]["totals"]["samples"]
 
 
+def test_simulated_cpu_online_with_a_cgroup_filter():
+    # the new CPU opens every event once per cgroup, like the others
+    need_two_cpus()
+    with Cgroups("A") as cg, Daemon(start=False) as d:
+        fake = fake_daemon(d, "-F", "499", "-G", cg.rel["A"],
+                           "--all-cgroups")
+        write(fake, "0-1\n")
+        wait_for(lambda: d.status()["cpus_added"] == 1, what="cpu1 opened")
+        p = cg.spinner("A", 0.5, cpu=1)
+        p.wait()
+        wait_for(lambda: cpu_entry(d.status(), 1)["samples"] > 50,
+                 what="samples of A from cpu1")
+        rc, rep = d.ctl("stop")
+        files = d.finished_files()
+        last = files[-1]
+        perf_valid(last)
+        assert samples_per_cpu(last).get(1, 0) > 50, files
+        out = perf("report", "--stdio", "-q", "-g", "none", "--sort",
+                   "cgroup,pid", "-i", last).stdout
+        assert re.search(r"/%s\s+%d:spinner" % (re.escape(cg.rel["A"]),
+                                                p.pid), out), out
+
+
 def test_simulated_bad_list_keeps_recording():
     with Daemon(start=False) as d:
-        fake = fake_daemon(d, 99)
+        fake = fake_daemon(d, "-F", "99")
         write(fake, "garbage\n")
         time.sleep(0.5)
         os.unlink(fake)
