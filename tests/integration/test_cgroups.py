@@ -86,6 +86,24 @@ def test_cgroup_made_while_recording_is_named():
         assert rows.get(("/" + cg.rel["late"], p.pid), 0) > 0, text
 
 
+def test_every_rotated_file_names_the_cgroups_alone():
+    # each file's preamble names the cgroups that exist: a file read
+    # without its predecessors still attributes by name
+    with Cgroups("A") as cg, Daemon() as d:
+        rc, rep = d.ctl("start", "--all-cgroups", "-F", "499")
+        assert rep["ok"], rep
+        cg.spinner("A", 0.3).wait()
+        d.ctl("rotate")
+        p = cg.spinner("A", 0.3)
+        p.wait()
+        rc, rep = d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) == 2, files
+        perf_valid(files[1])
+        rows, text = report_by_cgroup_pid(files[1])
+        assert rows.get(("/" + cg.rel["A"], p.pid), 0) > 0, text
+
+
 def test_cgroups_filter_records_only_those_cgroups():
     with Cgroups("A", "B") as cg, Daemon() as d:
         rc, rep = d.ctl("start", "-G", cg.rel["A"], "-F", "499")
