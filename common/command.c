@@ -87,6 +87,12 @@ static const struct command_opt command_opts[] = {
 	{ "kernel_build_id", 0, NULL, NULL,
 	    "build-ids in the kernel's MMAP2 records; breaks a\n"
 	    "perf record running beside it (see perfspilld.json(5))" },
+	{ "all_cgroups", 0, NULL, NULL,
+	    "record each sample's cgroup, as perf record --all-cgroups\n"
+	    "(--no-all-cgroups: don't; 8 bytes a sample)" },
+	{ "cgroups", 'G', "cgroup", "PATH",
+	    "record only this cgroup (path below the cgroup2 mount),\n"
+	    "repeatable or comma separated, as perf record -G" },
 	{ "cblocks", 0, NULL, "N", "AIO buffers per ring, 0 (serial write) to 8" },
 	{ "rotate_size", 0, NULL, "SIZE", "rotate when a file reaches SIZE (e.g. 256M)" },
 	{ "rotate_interval", 0, NULL, "T", "rotate after T (e.g. 3600, 1h)" },

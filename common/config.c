@@ -30,6 +30,7 @@ enum config_type {
 	T_MODE,		/* octal string "0660" */
 	T_EVENTS,	/* array of event names */
 	T_GROUPS,	/* array of group names */
+	T_CGROUPS,	/* array of cgroup paths */
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
@@ -62,6 +63,9 @@ static const struct config_key config_keys[] = {
 	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
 	K("kernel_build_id", T_BOOL, CONFIG_NEXT_START, kernel_build_id, 0, 1,
 	    0),
+	K("all_cgroups", T_BOOL, CONFIG_NEXT_START, all_cgroups, 0, 1, 0),
+	K("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups, 0,
+	    CONFIG_MAX_CGROUPS, 0),
 	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
 	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
 	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
@@ -161,7 +165,8 @@ config_key_at(size_t i, struct config_keyinfo *info)
 	info->name = k->name;
 	info->when = k->when;
 	info->kind = k->type == T_BOOL ? CONFIG_KIND_BOOL :
-	    k->type == T_EVENTS || k->type == T_GROUPS ? CONFIG_KIND_LIST :
+	    k->type == T_EVENTS || k->type == T_GROUPS ||
+	    k->type == T_CGROUPS ? CONFIG_KIND_LIST :
 	    k->type == T_SIZE ? CONFIG_KIND_SIZE :
 	    k->type == T_SECS ? CONFIG_KIND_SECS : CONFIG_KIND_VALUE;
 	return 0;
@@ -194,6 +199,7 @@ config_type_name(enum config_type t)
 	case T_MODE:	return "an octal mode string such as \"0660\"";
 	case T_EVENTS:	return "an array of event names";
 	case T_GROUPS:	return "an array of group names";
+	case T_CGROUPS:	return "an array of cgroup paths (\"system.slice/x.service\")";
 	}
 	return "?";
 }
@@ -296,6 +302,39 @@ config_set_strings(const struct config_key *k, json_object *v, char *dst,
 	return 0;
 }
 
+/* Paths below the cgroup2 mount: names joined by '/', never "..", so
+ * that a request cannot name a directory outside the hierarchy. */
+static int
+config_set_cgroups(const struct config_key *k, json_object *v,
+    struct config *cfg, struct config_error *err)
+{
+	size_t	 i;
+	char	*p, *q;
+
+	if (config_set_strings(k, v, &cfg->cgroups[0][0], CONFIG_CGROUP_LEN,
+	    CONFIG_MAX_CGROUPS, &cfg->nr_cgroups, "/@:+=\\", err) == -1)
+		return -1;
+	for (i = 0; i < cfg->nr_cgroups; i++) {
+		p = cfg->cgroups[i];
+		/* "/a/b/" is "a/b", as perf -G takes both */
+		while (*p == '/')
+			memmove(p, p + 1, strlen(p));
+		while ((q = strrchr(p, '/')) != NULL && q[1] == '\0')
+			*q = '\0';
+		if (*p == '\0' || strstr(p, "//") != NULL ||
+		    strcmp(p, "..") == 0 || strcmp(p, ".") == 0 ||
+		    strncmp(p, "../", 3) == 0 || strncmp(p, "./", 2) == 0 ||
+		    strstr(p, "/../") != NULL || strstr(p, "/./") != NULL ||
+		    ((q = strrchr(p, '/')) != NULL && (strcmp(q, "/..") == 0 ||
+		    strcmp(q, "/.") == 0)))
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s[%zu]: '%.64s' is not a cgroup path below the "
+			    "cgroup2 mount (e.g. \"system.slice\")", k->name,
+			    i, cfg->cgroups[i]);
+	}
+	return 0;
+}
+
 static int
 config_set(struct config *cfg, const struct config_key *k, json_object *v,
     struct config_error *err)
@@ -377,6 +416,8 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 		return config_set_strings(k, v, &cfg->control_groups[0][0],
 		    CONFIG_NAME_LEN, CONFIG_MAX_GROUPS, &cfg->nr_control_groups,
 		    NULL, err);
+	case T_CGROUPS:
+		return config_set_cgroups(k, v, cfg, err);
 	}
 	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "unhandled type");
 }
@@ -642,6 +683,13 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 			json_object_object_add(o, k->name,
 			    json_object_new_string(mode));
 			break;
+		case T_CGROUPS:
+			a = json_object_new_array();
+			for (j = 0; j < cfg->nr_cgroups; j++)
+				json_object_array_add(a,
+				    json_object_new_string(cfg->cgroups[j]));
+			json_object_object_add(o, k->name, a);
+			break;
 		case T_EVENTS:
 		case T_GROUPS:
 			a = json_object_new_array();
@@ -686,6 +734,11 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 		    " --aio=%" PRIu64, cfg->mmap_pages, cfg->cblocks);
 	if (n < len && cfg->kernel_build_id)
 		n += (size_t)snprintf(buf + n, len - n, " --buildid-mmap");
+	if (n < len && cfg->all_cgroups)
+		n += (size_t)snprintf(buf + n, len - n, " --all-cgroups");
+	for (i = 0; i < cfg->nr_cgroups && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " -G %s",
+		    cfg->cgroups[i]);
 	if (n < len && cfg->compression)
 		snprintf(buf + n, len - n, " -z %d", cfg->compression);
 }

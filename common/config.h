@@ -21,6 +21,8 @@
 #define CONFIG_NAME_LEN		64
 #define CONFIG_CBLOCKS_MAX	8
 #define CONFIG_PATH_LEN		512
+#define CONFIG_MAX_CGROUPS	16
+#define CONFIG_CGROUP_LEN	256
 
 struct config {
 	/* recording: take effect at the next start */
@@ -37,6 +39,11 @@ struct config {
 	int		kernel_build_id;/* attr.build_id: see perfspilld.json(5) */
 	uint64_t	realtime;	/* SCHED_FIFO priority while recording */
 	uint64_t	mmap_flush;	/* least bytes a wakeup drains; 0: ring/4 */
+	int		all_cgroups;	/* PERF_SAMPLE_CGROUP and cgroup records */
+	/* record only these cgroups (perf -G), relative to the cgroup2
+	 * mount; none: every task */
+	char		cgroups[CONFIG_MAX_CGROUPS][CONFIG_CGROUP_LEN];
+	size_t		nr_cgroups;
 	/* live: applied while recording */
 	uint64_t	cblocks;	/* 0 serial write, 1..CONFIG_CBLOCKS_MAX AIO */
 	uint64_t	rotate_size;	/* bytes; 0 off */

@@ -29,6 +29,7 @@ static const struct evsel_sym evsel_syms[] = {
 	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
 	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
 	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY },
 	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
 	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
 	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
@@ -159,6 +160,10 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 		    PERF_SAMPLE_PERIOD;
 		if (cfg->callgraph)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		/* every event alike: perf reads one sample layout per attr,
+		 * and the cgroup of a sample is what --sort cgroup shows */
+		if (cfg->all_cgroups)
+			a->sample_type |= PERF_SAMPLE_CGROUP;
 		if (a->type == PERF_TYPE_TRACEPOINT) {
 			/* a tracepoint samples each hit; raw gives its fields */
 			a->sample_type |= PERF_SAMPLE_RAW;
@@ -187,6 +192,9 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 			 * build-id they lack, and perf record then aborts;
 			 * buildid.c reads the ids in user space instead */
 			a->build_id = cfg->kernel_build_id ? 1 : 0;
+			/* PERF_RECORD_CGROUP for cgroups made while recording;
+			 * the preamble names those that exist (synth-cgroup.c) */
+			a->cgroup = cfg->all_cgroups ? 1 : 0;
 		}
 	}
 }

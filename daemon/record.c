@@ -26,7 +26,9 @@
 
 #include "buildid.h"
 #include "cblock.h"
+#include "cgroup.h"
 #include "compress.h"
+#include "cpuring.h"
 #include "evsel.h"
 #include "log.h"
 #include "manifest.h"
@@ -53,7 +55,10 @@
 struct record_cpu {
 	struct record		*rec;
 	int			 cpu;
-	int			*fds;		/* one per event; fds[0] owns the ring */
+	int			*fds;		/* one per slot; fds[0] owns the ring */
+	uint64_t		*ids;		/* their kernel ids */
+	int			 offline;	/* closed: the CPU went offline */
+	int			 open_failed;	/* ...or could not be opened */
 	struct ring		 ring;
 	struct event		*ev;
 	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
@@ -72,10 +77,16 @@ struct record {
 	struct config		 cfg;
 	struct evsel		 evs[CONFIG_MAX_EVENTS];
 	size_t			 nr_evs;
-	struct record_cpu	*cpus;
-	size_t			 nr_cpus;
-	struct cblock		**staged;	/* one pass's chunks, nr_cpus */
-	uint64_t		*ids;		/* kernel ids, [event][cpu] */
+	struct record_cpu	*cpus;		/* never moves: AIO points in */
+	size_t			 nr_cpus;	/* ever opened this recording */
+	size_t			 cap_cpus;	/* the possible CPUs */
+	struct cblock		**staged;	/* one pass's chunks, cap_cpus */
+	struct cpuring_spec	 spec;		/* what each CPU opens */
+	size_t			 nr_fds;	/* ...fds per CPU */
+	int			 cgfds[CONFIG_MAX_CGROUPS]; /* -G filter */
+	char			 cgroupfs[CONFIG_PATH_LEN]; /* cgroup2 mount */
+	uint64_t		 cpus_added;	/* CPU hotplug, this recording */
+	uint64_t		 cpus_removed;
 	struct record_prep	*prep;		/* a rotation being prepared */
 	struct sbuf		 kept;		/* its walk's task records */
 	int			 keeping;	/* ...drained since it began */
@@ -136,6 +147,7 @@ static int	record_sched(struct record *, uint64_t);
 static int	record_take_over(struct record *, struct record_prep *,
 		    const char *);
 static json_object *record_totals(struct record *);
+static void	record_hotplug(struct record *);
 
 struct record *
 record_create(struct event_base *base, int dirfd)
@@ -186,102 +198,59 @@ record_state(const struct record *rec)
 	return rec->state;
 }
 
-/* Online CPUs from sysfs: "0-3,6,8-9". Never assume 0..N-1. */
-static int
-record_online_cpus(int **out, size_t *nr)
+/*
+ * The online CPUs ("0-3,6,8-9": never assume 0..N-1). Read at start and
+ * at every tick for CPU hotplug. PERFSPILL_CPU_ONLINE_FILE replaces the
+ * sysfs file: a test hook that simulates hotplug on any machine.
+ */
+static const char *
+record_online_path(void)
 {
-	FILE	*f;
-	char	 line[4096], *p, *end;
-	long	 a, b, i;
-	int	*cpus = NULL, *tmp;
-	size_t	 n = 0;
+	const char	*p = getenv("PERFSPILL_CPU_ONLINE_FILE");
 
-	if ((f = fopen("/sys/devices/system/cpu/online", "re")) == NULL)
-		return -1;
-	if (fgets(line, sizeof(line), f) == NULL) {
-		fclose(f);
-		errno = EINVAL;
-		return -1;
-	}
-	fclose(f);
-	for (p = line; *p && *p != '\n';) {
-		a = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		b = a;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		for (i = a; i <= b; i++) {
-			if ((tmp = realloc(cpus, (n + 1) * sizeof(*cpus))) == NULL) {
-				free(cpus);
-				return -1;
-			}
-			cpus = tmp;
-			cpus[n++] = (int)i;
-		}
-		p = *end == ',' ? end + 1 : end;
-	}
-	if (n == 0) {
-		free(cpus);
-		errno = EINVAL;
-		return -1;
-	}
-	*out = cpus;
-	*nr = n;
-	return 0;
+	return p != NULL && *p != '\0' ? p : "/sys/devices/system/cpu/online";
 }
 
 static int
-record_open_fail(struct config_error *err, const struct evsel *ev, int cpu,
-    int e)
+record_online_cpus(int **out, size_t *nr)
 {
-	FILE	*f;
-	int	 paranoid = -9;
+	return cpuring_read_list(record_online_path(), out, nr);
+}
 
-	if (e == EACCES || e == EPERM) {
-		if ((f = fopen("/proc/sys/kernel/perf_event_paranoid", "re"))) {
-			if (fscanf(f, "%d", &paranoid) != 1)
-				paranoid = -9;
-			fclose(f);
-		}
-		return config_fail(err, PROTO_E_SYSTEM, "events",
-		    "event '%s' on cpu %d: permission denied (perfspilld needs "
-		    "root or CAP_PERFMON; kernel.perf_event_paranoid=%d)",
-		    ev->name, cpu, paranoid);
-	}
-	if (ev->attr.type == PERF_TYPE_HARDWARE &&
-	    (e == ENOENT || e == EOPNOTSUPP || e == ENODEV))
-		return config_fail(err, PROTO_E_EVENT, "events",
-		    "event '%s': not supported by this machine's PMU (%s)",
-		    ev->name, strerror(e));
-	if (e == EMFILE || e == ENFILE)
-		return config_fail(err, PROTO_E_SYSTEM, "events",
-		    "event '%s' on cpu %d: out of file descriptors (%s)",
-		    ev->name, cpu, strerror(e));
-	return config_fail(err, PROTO_E_EVENT, "events",
-	    "event '%s' on cpu %d: perf_event_open: %s", ev->name, cpu,
-	    strerror(e));
+static void
+record_close_cpu(struct record *rec, struct record_cpu *c)
+{
+	if (c->ev != NULL)
+		event_free(c->ev);
+	c->ev = NULL;
+	if (c->fds != NULL)
+		cpuring_close(c->fds, rec->nr_fds, &c->ring);
+}
+
+static void
+record_close_cgroups(struct record *rec)
+{
+	size_t	 i;
+
+	for (i = 0; i < rec->spec.nr_cg; i++)
+		if (rec->cgfds[i] != -1)
+			close(rec->cgfds[i]);
+	rec->spec.nr_cg = 0;
 }
 
 static void
 record_close_cpus(struct record *rec)
 {
-	struct record_cpu	*c;
-	size_t			 i, j;
+	size_t	 i;
 
 	for (i = 0; i < rec->nr_cpus; i++) {
-		c = &rec->cpus[i];
-		if (c->ev != NULL)
-			event_free(c->ev);
-		c->ev = NULL;
-		ring_unmap(&c->ring);
-		if (c->fds != NULL)
-			for (j = 0; j < rec->nr_evs; j++)
-				if (c->fds[j] != -1)
-					close(c->fds[j]);
-		free(c->fds);
-		c->fds = NULL;
+		record_close_cpu(rec, &rec->cpus[i]);
+		free(rec->cpus[i].fds);
+		rec->cpus[i].fds = NULL;
+		free(rec->cpus[i].ids);
+		rec->cpus[i].ids = NULL;
 	}
+	record_close_cgroups(rec);
 }
 
 /* Only once nothing is in flight: the buffers belong to AIO until then. */
@@ -297,8 +266,6 @@ record_free_cpus(struct record *rec)
 	free(rec->cpus);
 	rec->cpus = NULL;
 	rec->nr_cpus = 0;
-	free(rec->ids);
-	rec->ids = NULL;
 }
 
 static void
@@ -327,6 +294,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 		record_drain_all(rec, 0);
 	record_reap(rec);
 	record_check(rec);
+	record_hotplug(rec);
 }
 
 static void
@@ -435,7 +403,8 @@ static struct record_prep *
 record_prep_create(struct record *rec)
 {
 	struct record_prep	*p;
-	size_t			 i, j;
+	struct synth_event	*sev;
+	size_t			 i, j, k, n = 0, nr_cpus = 0;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
@@ -443,13 +412,12 @@ record_prep_create(struct record *rec)
 	p->pipe[0] = p->pipe[1] = -1;
 	sbuf_init(&p->sb);
 	sbuf_init(&p->bids);
-	p->ids = calloc(rec->nr_evs * rec->nr_cpus, sizeof(*p->ids));
+	p->ids = calloc(rec->nr_fds * rec->nr_cpus, sizeof(*p->ids));
 	p->cpus = calloc(rec->nr_cpus, sizeof(*p->cpus));
 	if (p->ids == NULL || p->cpus == NULL) {
 		record_prep_free(p);
 		return NULL;
 	}
-	memcpy(p->ids, rec->ids, rec->nr_evs * rec->nr_cpus * sizeof(*p->ids));
 	for (i = 0; i < rec->nr_evs; i++) {
 		p->sev[i].attr = rec->evs[i].attr;
 		p->sev[i].name = rec->evs[i].name;
@@ -457,16 +425,27 @@ record_prep_create(struct record *rec)
 		    rec->evs[i].tp_system : NULL;
 		p->sev[i].tp_name = rec->evs[i].tp_name[0] ?
 		    rec->evs[i].tp_name : NULL;
-		p->sev[i].ids = &p->ids[i * rec->nr_cpus];
-		p->sev[i].nr_ids = rec->nr_cpus;
+	}
+	/* the ids of the CPUs open now; slots of an event are consecutive */
+	for (k = 0; k < rec->nr_fds; k++) {
+		sev = &p->sev[cpuring_slot_event(&rec->spec, k)];
+		if (sev->ids == NULL)
+			sev->ids = &p->ids[n];
+		for (j = 0; j < rec->nr_cpus; j++)
+			if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline) {
+				p->ids[n++] = rec->cpus[j].ids[k];
+				sev->nr_ids++;
+			}
 	}
 	for (j = 0; j < rec->nr_cpus; j++)
-		p->cpus[j] = rec->cpus[j].cpu;
+		if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline)
+			p->cpus[nr_cpus++] = rec->cpus[j].cpu;
 	config_cmdline(&rec->cfg, p->cmdline, sizeof(p->cmdline));
 	p->ctx.events = p->sev;
 	p->ctx.nr_events = rec->nr_evs;
 	p->ctx.cpus = p->cpus;
-	p->ctx.nr_cpus = rec->nr_cpus;
+	p->ctx.nr_cpus = nr_cpus;
+	p->ctx.cgroupfs = rec->cfg.all_cgroups ? rec->cgroupfs : NULL;
 	p->ctx.cmdline = p->cmdline;
 	p->ctx.tracefs = evsel_tracefs();
 	p->ctx.procfs = "/proc";
@@ -475,7 +454,8 @@ record_prep_create(struct record *rec)
 	if (rec->zc != NULL) {
 		p->ctx.comp_level = rec->cfg.compression;
 		/* perf decompresses each record into a buffer of this size */
-		p->ctx.comp_mmap_len = (uint32_t)rec->cpus[0].ring.size;
+		p->ctx.comp_mmap_len = (uint32_t)(rec->spec.pages *
+		    (size_t)sysconf(_SC_PAGESIZE));
 	}
 	return p;
 }
@@ -624,8 +604,8 @@ record_start(struct record *rec, const struct config *cfg,
 	struct record_cpu	*c;
 	unsigned long		 maxrate;
 	uint64_t		 wake;
-	int			*cpus = NULL, fd, e;
-	size_t			 i, j, pages = cfg->mmap_pages;
+	int			*cpus = NULL;
+	size_t			 i, j, pages = cfg->mmap_pages, first = 0;
 	size_t			 ring_bytes;
 	struct timeval		 tv;
 	char			 msg[256];
@@ -634,11 +614,26 @@ record_start(struct record *rec, const struct config *cfg,
 		return config_fail(err, PROTO_E_STATE, NULL,
 		    rec->state == RECORD_RUNNING ? "already recording" :
 		    "still finishing the previous recording");
+	/* a cgroup filter keeps a system-wide tracking event first */
+	if (cfg->nr_cgroups > 0) {
+		if (cfg->nr_events + 1 > CONFIG_MAX_EVENTS)
+			return config_fail(err, PROTO_E_BAD_VALUE, "events",
+			    "with cgroups at most %d events may be recorded",
+			    CONFIG_MAX_EVENTS - 1);
+		evsel_parse(&rec->evs[0], "dummy", msg, sizeof(msg));
+		first = 1;
+	}
 	for (i = 0; i < cfg->nr_events; i++)
-		if (evsel_parse(&rec->evs[i], cfg->events[i], msg,
+		if (evsel_parse(&rec->evs[first + i], cfg->events[i], msg,
 		    sizeof(msg)) == -1)
 			return config_fail(err, PROTO_E_EVENT, "events", "%s",
 			    msg);
+	if ((cfg->all_cgroups || cfg->nr_cgroups > 0) &&
+	    cgroup_mount(rec->cgroupfs, sizeof(rec->cgroupfs)) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, cfg->nr_cgroups ?
+		    "cgroups" : "all_cgroups", "cannot find the cgroup2 "
+		    "mount: %s (perf's cgroup sampling needs the unified "
+		    "hierarchy)", strerror(errno));
 	if (cfg->compression > 0 && !compress_available())
 		return config_fail(err, PROTO_E_BAD_VALUE, "compression",
 		    "this perfspilld was built without libzstd; compression "
@@ -671,7 +666,7 @@ record_start(struct record *rec, const struct config *cfg,
 			rec->min_chunk = wake;
 	}
 	rec->round_bytes = 0;
-	rec->nr_evs = cfg->nr_events;
+	rec->nr_evs = first + cfg->nr_events;
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
 	rec->files_done = 0;
@@ -688,22 +683,50 @@ record_start(struct record *rec, const struct config *cfg,
 
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL,
-		    "cannot read the online CPUs: %s", strerror(errno));
+		    "cannot read the online CPUs (%s): %s",
+		    record_online_path(), strerror(errno));
 	rec->round_max = (uint64_t)ring_bytes * rec->nr_cpus;
+	/* room for every CPU that may come online: cpus never moves */
+	rec->cap_cpus = cpuring_possible();
+	if (rec->cap_cpus < rec->nr_cpus)
+		rec->cap_cpus = rec->nr_cpus;
+	rec->cpus_added = rec->cpus_removed = 0;
+	for (i = 0; i < CONFIG_MAX_CGROUPS; i++)
+		rec->cgfds[i] = -1;
+	rec->spec.evs = rec->evs;
+	rec->spec.nr_evs = rec->nr_evs;
+	rec->spec.cgfds = rec->cgfds;
+	rec->spec.nr_cg = 0;
+	rec->spec.pages = pages;
+	for (i = 0; i < cfg->nr_cgroups; i++) {
+		if ((rec->cgfds[i] = cgroup_open(rec->cgroupfs, cfg->cgroups[i],
+		    msg, sizeof(msg))) == -1) {
+			free(cpus);
+			rec->nr_cpus = 0;
+			record_close_cgroups(rec);
+			return config_fail(err, PROTO_E_BAD_VALUE, "cgroups",
+			    "%s", msg);
+		}
+		rec->spec.nr_cg = i + 1;
+	}
+	rec->nr_fds = cpuring_nr_fds(&rec->spec);
 	free(rec->staged);
-	rec->staged = calloc(rec->nr_cpus, sizeof(*rec->staged));
+	rec->staged = calloc(rec->cap_cpus, sizeof(*rec->staged));
 	if (rec->staged == NULL ||
-	    (rec->cpus = calloc(rec->nr_cpus, sizeof(*rec->cpus))) == NULL) {
+	    (rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus))) == NULL) {
 		free(cpus);
+		rec->nr_cpus = 0;
+		record_close_cgroups(rec);
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 	}
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
 		c->rec = rec;
 		c->cpu = cpus[i];
-		if ((c->fds = malloc(rec->nr_evs * sizeof(int))) == NULL)
+		if ((c->fds = malloc(rec->nr_fds * sizeof(int))) == NULL ||
+		    (c->ids = calloc(rec->nr_fds, sizeof(uint64_t))) == NULL)
 			goto nomem;
-		for (j = 0; j < rec->nr_evs; j++)
+		for (j = 0; j < rec->nr_fds; j++)
 			c->fds[j] = -1;
 	}
 	free(cpus);
@@ -742,41 +765,9 @@ record_start(struct record *rec, const struct config *cfg,
 
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
-		for (j = 0; j < rec->nr_evs; j++) {
-			for (;;) {
-				fd = (int)syscall(SYS_perf_event_open,
-				    &rec->evs[j].attr, -1, c->cpu, -1,
-				    PERF_FLAG_FD_CLOEXEC);
-				if (fd != -1 || rec->evs[j].attr.precise_ip == 0 ||
-				    (errno != EINVAL && errno != EOPNOTSUPP))
-					break;
-				rec->evs[j].attr.precise_ip--;
-			}
-			if (fd == -1) {
-				e = errno;
-				record_open_fail(err, &rec->evs[j], c->cpu, e);
-				goto error;
-			}
-			c->fds[j] = fd;
-			if (j == 0) {
-				if (ring_map(&c->ring, fd, pages) == -1) {
-					config_fail(err, PROTO_E_SYSTEM,
-					    "mmap_pages", "cannot map a ring of "
-					    "%zu pages on cpu %d: %s (raise "
-					    "LimitMEMLOCK or "
-					    "kernel.perf_event_mlock_kb)", pages,
-					    c->cpu, strerror(errno));
-					goto error;
-				}
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
-			    c->fds[0]) == -1) {
-				config_fail(err, PROTO_E_SYSTEM, "events",
-				    "cannot redirect event '%s' into the ring "
-				    "of cpu %d: %s", rec->evs[j].name, c->cpu,
-				    strerror(errno));
-				goto error;
-			}
-		}
+		if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
+		    err) == -1)
+			goto error;
 		c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST,
 		    record_ring_cb, c);
 		if (c->ev == NULL || event_add(c->ev, NULL) == -1)
@@ -787,27 +778,15 @@ record_start(struct record *rec, const struct config *cfg,
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (record_ensure_cblocks(rec, &rec->cpus[i]) == -1)
 			goto nomem;
-	/* the kernel's ids tie samples to events in every file's attrs */
-	free(rec->ids);
-	if ((rec->ids = calloc(rec->nr_evs * rec->nr_cpus,
-	    sizeof(*rec->ids))) == NULL)
-		goto nomem;
-	for (i = 0; i < rec->nr_evs; i++)
-		for (j = 0; j < rec->nr_cpus; j++)
-			if (ioctl(rec->cpus[j].fds[i], PERF_EVENT_IOC_ID,
-			    &rec->ids[i * rec->nr_cpus + j]) == -1) {
-				config_fail(err, PROTO_E_SYSTEM, NULL,
-				    "PERF_EVENT_IOC_ID: %s", strerror(errno));
-				goto error;
-			}
 	/*
 	 * Task tracking first, then the /proc walk: a task born between the
 	 * two is in the rings, and one born before is in /proc. Both is
 	 * harmless; perf takes the later name. The rings hold what comes
-	 * meanwhile until the loop drains them into the file.
+	 * meanwhile until the loop drains them into the file. Slot 0 of a
+	 * CPU is events[0], the one that tracks tasks (cpuring.h).
 	 */
 	for (i = 0; i < rec->nr_cpus; i++)
-		ioctl(rec->cpus[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
+		cpuring_enable(rec->cpus[i].fds, 1, 1);
 	if (record_open_file(rec) == -1) {
 		config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
 		    "file in the output directory: %s", strerror(errno));
@@ -825,8 +804,7 @@ record_start(struct record *rec, const struct config *cfg,
 	event_add(rec->tick, &tv);
 
 	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 1; j < rec->nr_evs; j++)
-			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_ENABLE, 0);
+		cpuring_enable(rec->cpus[i].fds + 1, rec->nr_fds - 1, 1);
 	rec->state = RECORD_RUNNING;
 	rec->life.recordings++;
 	rec->started = time(NULL);
@@ -841,9 +819,8 @@ error:
 	record_sched(rec, 0);
 	record_close_cpus(rec);
 	if (rec->cur == NULL && TAILQ_EMPTY(&rec->closing)) {
-		free(rec->cpus);
-		rec->cpus = NULL;
-		rec->nr_cpus = 0;
+		/* nothing in flight: the cblocks may go too */
+		record_free_cpus(rec);
 	}
 	return -1;
 }
@@ -1491,7 +1468,7 @@ record_try_resume(struct record *rec)
 	if (rec->dir_gone && record_find_dir(rec) == -1)
 		return;
 	for (i = 0; i < rec->nr_cpus; i++)
-		need += rec->cpus[i].ring.size;
+		need += rec->spec.pages * (size_t)sysconf(_SC_PAGESIZE);
 	if (retain_free_bytes(rec->dirfd, &avail) == -1 || avail < need)
 		return;
 	if (record_open_file(rec) == -1)
@@ -1562,14 +1539,14 @@ record_reap(struct record *rec)
 int
 record_stop(struct record *rec, record_stop_cb cb, void *arg)
 {
-	size_t	 i, j;
+	size_t	 i;
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
 	record_prep_cancel(rec);
 	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 0; j < rec->nr_evs; j++)
-			ioctl(rec->cpus[i].fds[j], PERF_EVENT_IOC_DISABLE, 0);
+		if (rec->cpus[i].fds != NULL)
+			cpuring_enable(rec->cpus[i].fds, rec->nr_fds, 0);
 	/* what the kernel wrote before the disable is still in the rings */
 	record_drain_all(rec, 0);
 	record_close_cpus(rec);
@@ -1757,11 +1734,14 @@ record_status(struct record *rec)
 		rc = &rec->cpus[i];
 		c = json_object_new_object();
 		json_object_object_add(c, "cpu", json_object_new_int(rc->cpu));
+		json_object_object_add(c, "online", json_object_new_boolean(
+		    !rc->offline));
 		record_add_u64(c, "bytes", rc->bytes);
 		record_add_u64(c, "records", rc->counts.records);
 		record_add_u64(c, "samples", rc->counts.samples);
 		record_add_u64(c, "lost", rc->counts.lost);
 		record_add_u64(c, "lost_samples", rc->counts.lost_samples);
+		record_add_u64(c, "cblocks", rc->nr_cbs);
 		record_add_u64(c, "aio_inflight", rc->aio.inflight);
 		record_add_u64(c, "aio_submitted", rc->aio.submitted);
 		record_add_u64(c, "aio_completed", rc->aio.completed);
@@ -1772,6 +1752,8 @@ record_status(struct record *rec)
 		json_object_array_add(cpus, c);
 	}
 	json_object_object_add(o, "totals", record_totals(rec));
+	record_add_u64(o, "cpus_added", rec->cpus_added);
+	record_add_u64(o, "cpus_removed", rec->cpus_removed);
 	json_object_object_add(o, "cpus", cpus);
 	if (rec->cur != NULL) {
 		f = json_object_new_object();
@@ -1848,4 +1830,173 @@ record_summary(struct record *rec, char *buf, size_t len)
 	    "paused, " : "recording") : "stopping", rec->paused, samples,
 	    up > 0 ? (double)samples / (double)up : 0.0, lost,
 	    (double)bytes / 1048576.0, dropped ? ", dropping" : "");
+}
+
+/*
+ * CPU hotplug. The online list is read at every tick (netlink uevents
+ * would need an address family the unit does not allow, and a tick is
+ * soon enough: a CPU's first second is worth less than the daemon's
+ * confinement).
+ *
+ * A CPU that went offline is disabled, drained with every ring (its data
+ * goes to the current file, in order) and closed; its cblocks are freed
+ * only once none of them is in flight. The file keeps its ids: they
+ * still name the records already written.
+ *
+ * A CPU that came online gets a ring with every event, the same settings
+ * and cblocks, opened disabled. Its ids must be in the attrs of the file
+ * its samples go to, and a pipe-format file names its ids once, in its
+ * preamble: so the recording rotates to a new file, whose preamble has
+ * them, and only then enables the new CPU. Nothing of the new CPU is in
+ * the old file.
+ */
+static struct record_cpu *
+record_cpu_slot(struct record *rec, int cpu)
+{
+	struct record_cpu	*c;
+	size_t			 i;
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].cpu == cpu)
+			return &rec->cpus[i];
+	if (rec->nr_cpus == rec->cap_cpus)
+		return NULL;
+	c = &rec->cpus[rec->nr_cpus];
+	memset(c, 0, sizeof(*c));
+	c->rec = rec;
+	c->cpu = cpu;
+	c->offline = 1;
+	if ((c->fds = malloc(rec->nr_fds * sizeof(int))) == NULL ||
+	    (c->ids = calloc(rec->nr_fds, sizeof(uint64_t))) == NULL) {
+		free(c->fds);
+		c->fds = NULL;
+		return NULL;
+	}
+	for (i = 0; i < rec->nr_fds; i++)
+		c->fds[i] = -1;
+	rec->nr_cpus++;
+	return c;
+}
+
+static void
+record_cpu_offline(struct record *rec, struct record_cpu *c)
+{
+	cpuring_enable(c->fds, rec->nr_fds, 0);
+	/* what the kernel wrote before the disable is still in the ring */
+	record_drain_all(rec, 0);
+	record_close_cpu(rec, c);
+	c->offline = 1;
+	rec->cpus_removed++;
+	log_info("cpu %d went offline: its ring was drained and closed "
+	    "(%" PRIu64 " bytes, %" PRIu64 " samples recorded from it)",
+	    c->cpu, c->bytes, c->counts.samples);
+}
+
+/* Open c, disabled. 0, or -1 (logged; not tried again while online). */
+static int
+record_cpu_online(struct record *rec, struct record_cpu *c)
+{
+	struct config_error	 err;
+
+	memset(&err, 0, sizeof(err));
+	if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
+	    &err) == -1) {
+		log_warnx("cpu %d came online, but it cannot be recorded: %s",
+		    c->cpu, err.msg);
+		goto error;
+	}
+	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST,
+	    record_ring_cb, c);
+	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
+	    record_ensure_cblocks(rec, c) == -1) {
+		log_warnx("cpu %d came online, but it cannot be recorded: "
+		    "out of memory", c->cpu);
+		goto error;
+	}
+	c->offline = 0;
+	return 0;
+error:
+	record_close_cpu(rec, c);
+	c->open_failed = 1;
+	return -1;
+}
+
+/* The cblocks of closed CPUs, once nothing of theirs is in flight. */
+static void
+record_free_offline(struct record *rec)
+{
+	struct record_cpu	*c;
+	size_t			 i, j;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		if (!c->offline || c->nr_cbs == 0 || c->aio.inflight > 0)
+			continue;
+		for (j = 0; j < c->nr_cbs; j++)
+			cblock_finish(&c->cbs[j]);
+		c->nr_cbs = 0;
+	}
+}
+
+static void
+record_hotplug(struct record *rec)
+{
+	/* at most this many a tick; the others at the next */
+	struct record_cpu	*c, *added[64];
+	int			*cpus;
+	size_t			 n, i, j, nr_added = 0;
+	int			 on;
+
+	if (rec->state != RECORD_RUNNING)
+		return;
+	record_free_offline(rec);
+	if (record_online_cpus(&cpus, &n) == -1)
+		return;	/* mid-write or unreadable: the next tick sees it */
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		for (on = 0, j = 0; j < n && !on; j++)
+			on = cpus[j] == c->cpu;
+		if (!on)
+			c->open_failed = 0;	/* try again when it is back */
+		if (!on && !c->offline)
+			record_cpu_offline(rec, c);
+	}
+	for (j = 0; j < n && nr_added < sizeof(added) / sizeof(added[0]);
+	    j++) {
+		for (c = NULL, i = 0; i < rec->nr_cpus && c == NULL; i++)
+			if (rec->cpus[i].cpu == cpus[j])
+				c = &rec->cpus[i];
+		if (c != NULL && (!c->offline || c->open_failed))
+			continue;
+		if (c == NULL && (c = record_cpu_slot(rec, cpus[j])) == NULL) {
+			log_warnx("cpu %d came online, but there is no room "
+			    "for it (%zu possible CPUs)", cpus[j],
+			    rec->cap_cpus);
+			continue;
+		}
+		if (record_cpu_online(rec, c) == 0)
+			added[nr_added++] = c;
+	}
+	free(cpus);
+	if (nr_added == 0)
+		return;
+	/* a rotation being built has the old ids: build one with the new */
+	record_prep_cancel(rec);
+	if (rec->cur != NULL && record_rotate(rec, "cpu online") == -1) {
+		/* no file would know its ids: close and try again later */
+		for (i = 0; i < nr_added; i++) {
+			record_close_cpu(rec, added[i]);
+			added[i]->offline = 1;
+		}
+		log_warnx("cannot rotate to a file with the new CPU's ids; "
+		    "trying again at the next tick");
+		return;
+	}
+	for (i = 0; i < nr_added; i++) {
+		cpuring_enable(added[i]->fds, rec->nr_fds, 1);
+		rec->cpus_added++;
+		log_info("cpu %d came online: recording it (%zu event fds, "
+		    "%" PRIu64 " cblocks)", added[i]->cpu, rec->nr_fds,
+		    rec->cfg.cblocks);
+	}
 }

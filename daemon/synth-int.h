@@ -71,6 +71,9 @@ int	synth_topology_pmus(struct synth_rec *, const struct synth_ctx *);
 /* synth-tracing.c: 0 written, 1 no tracepoint, -1 error */
 int	synth_tracing_data(struct synth_rec *, const struct synth_ctx *);
 
+/* synth-cgroup.c */
+int	synth_cgroups(struct sbuf *, const struct synth_ctx *);
+
 /* synth-proc.c */
 int	synth_proc_kernel(struct sbuf *, const struct synth_ctx *);
 int	synth_proc_kernel_bid(struct sbuf *, const struct synth_ctx *);

@@ -53,6 +53,9 @@ synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
 
 	if (synth_proc_kernel(out, ctx) == -1)
 		goto error;
+	/* before any sample that names one of them */
+	if (synth_cgroups(out, ctx) == -1)
+		goto error;
 	off = out->len;
 	if (synth_proc_tasks(out, ctx) == -1)
 		goto error;

@@ -43,6 +43,7 @@ struct synth_ctx {
 	const char		*cmdline;	/* the settings as a command line */
 	const char		*tracefs;	/* e.g. "/sys/kernel/tracing" */
 	const char		*procfs;	/* "/proc"; tests may point elsewhere */
+	const char		*cgroupfs;	/* cgroup2 mount: CGROUP records; or NULL */
 	uint64_t		 kernel_text;	/* _text, _etext; 0: read kallsyms */
 	uint64_t		 kernel_etext;
 	int			 comp_level;	/* >0: HEADER_COMPRESSED (zstd) */

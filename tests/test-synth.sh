@@ -79,7 +79,7 @@ CC=${CC:-cc}
 CFLAGS="-Wall -Wextra -Werror -std=c11 -D_GNU_SOURCE -O2 -g"
 if ! $CC $CFLAGS -o "$TMP/synth-dump" "$TOP"/daemon/synth*.c \
     "$TOP/daemon/sbuf.c" "$TOP/daemon/buildid.c" "$TOP/daemon/worker.c" \
-    "$TOP/daemon/perfdata.c" "$TOP/common/log.c" \
+    "$TOP/daemon/perfdata.c" "$TOP/daemon/cgroup.c" "$TOP/common/log.c" \
     -I"$TOP/common" "$TOP/tests/synth-dump.c" -pthread 2>"$TMP/cc.err"; then
 	cat "$TMP/cc.err"
 	echo "FAIL: build synth-dump"
@@ -89,7 +89,7 @@ fi
 ZDUMP=
 if $CC $CFLAGS -DDUMP_ZSTD -o "$TMP/synth-dump-z" "$TOP"/daemon/synth*.c \
     "$TOP/daemon/sbuf.c" "$TOP/daemon/buildid.c" "$TOP/daemon/worker.c" \
-    "$TOP/daemon/perfdata.c" "$TOP/common/log.c" \
+    "$TOP/daemon/perfdata.c" "$TOP/daemon/cgroup.c" "$TOP/common/log.c" \
     -I"$TOP/common" "$TOP/tests/synth-dump.c" -pthread -lzstd 2>/dev/null; then
 	ZDUMP=$TMP/synth-dump-z
 fi

@@ -601,6 +601,7 @@ test_to_json(void)
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
+	    "all_cgroups cgroups "
 	    "realtime cblocks "
 	    "rotate_size "
 	    "rotate_interval "
@@ -875,10 +876,56 @@ test_load(void)
 		perror(dir);
 }
 
+static void
+test_cgroups_keys(void)
+{
+	struct config	 c;
+	char		 buf[512];
+
+	config_defaults(&c);
+	CHECK_EQ(c.all_cgroups, 0);
+	CHECK_EQ(c.nr_cgroups, 0);
+	CHECK_EQ(apply1(&c, "{\"all_cgroups\": true}"), 0);
+	CHECK_EQ(c.all_cgroups, 1);
+	CHECK_EQ(apply1(&c, "{\"all_cgroups\": 1}"), PROTO_E_BAD_TYPE);
+	/* leading and trailing slashes go: "/a/b/" is "a/b" */
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"/system.slice/x.service/\", "
+	    "\"user.slice\"]}"), 0);
+	CHECK_EQ(c.nr_cgroups, 2);
+	CHECK_STR(c.cgroups[0], "system.slice/x.service");
+	CHECK_STR(c.cgroups[1], "user.slice");
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"a\\\\x2db\"]}"), 0);
+	CHECK_STR(c.cgroups[0], "a\\x2db");
+	CHECK_EQ(apply1(&c, "{\"cgroups\": []}"), 0);
+	CHECK_EQ(c.nr_cgroups, 0);
+	/* never outside the hierarchy, never empty */
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"..\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"../x\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"a/../../x\"]}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"a/..\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"./a\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"a//b\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"/\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"a b\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": \"a\"}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"cgroups\": [\"a\",\"b\",\"c\",\"d\",\"e\","
+	    "\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\",\"m\",\"n\",\"o\","
+	    "\"p\",\"q\"]}"), PROTO_E_BAD_VALUE);
+	/* a start option, and in the file's command line as perf writes it */
+	CHECK(config_key_when("cgroups") == CONFIG_NEXT_START);
+	CHECK(config_key_when("all_cgroups") == CONFIG_NEXT_START);
+	CHECK_EQ(apply1(&c, "{\"all_cgroups\": true, \"cgroups\": "
+	    "[\"a\", \"b/c\"]}"), 0);
+	config_cmdline(&c, buf, sizeof(buf));
+	CHECK(strstr(buf, " --all-cgroups -G a -G b/c") != NULL);
+}
+
 int
 main(void)
 {
 	test_defaults();
+	test_cgroups_keys();
 	test_recording_keys();
 	test_live_keys();
 	test_daemon_keys();

@@ -1,0 +1,74 @@
+"""Test cgroups for the integration tests: made with mkdir under this
+machine's cgroup2 mount (found in mountinfo: /sys/fs/cgroup on a unified
+system, /sys/fs/cgroup/unified on a hybrid one), loads moved in through
+cgroup.procs, removed afterwards."""
+import os
+import subprocess
+import time
+
+import harness
+from harness import Skip
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.split()[0] == "cgroup2":
+                return pre.split()[4]
+    return None
+
+
+class Cgroups:
+    """Fresh test cgroups below the cgroup2 mount, removed on exit."""
+
+    def __init__(self, *names):
+        self.mount = cgroup2_mount()
+        if self.mount is None:
+            raise Skip("no cgroup2 hierarchy mounted")
+        tag = "perfspill-test-%d" % os.getpid()
+        self.rel = {n: "%s-%s" % (tag, n) for n in names}
+        self.made = []
+        try:
+            for n in names:
+                p = os.path.join(self.mount, self.rel[n])
+                os.mkdir(p)
+                self.made.append(p)
+        except OSError as e:
+            self.close()
+            raise Skip("cannot make a cgroup under %s: %s" % (self.mount, e))
+
+    def path(self, name):
+        return os.path.join(self.mount, self.rel[name])
+
+    def spinner(self, name, secs, cpu=None):
+        """A spinner that runs inside cgroup name from its first instruction:
+        the shell moves itself in, then becomes the spinner (pinned to
+        cpu, when given)."""
+        procs = os.path.join(self.path(name), "cgroup.procs")
+        pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
+        p = subprocess.Popen(pin + ["sh", "-c",
+                                    'echo $$ > "$1" && exec "$2" "$3"',
+                                    "sh", procs, harness.SPINNER, str(secs)],
+                             stdout=subprocess.PIPE)
+        assert p.stdout.readline().strip() == b"ready"
+        return p
+
+    def close(self):
+        for p in reversed(self.made):
+            # a task that has just exited may still count for a moment
+            for _ in range(200):
+                try:
+                    os.rmdir(p)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+        self.made = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
