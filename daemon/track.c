@@ -126,3 +126,13 @@ track_drop_forks(uint8_t *buf, size_t len, const uint32_t *tids, size_t nr)
 	}
 	return kept;
 }
+
+int
+track_ring_full(size_t size, uint64_t used)
+{
+	uint64_t	 slack = size / 4;
+
+	if (slack > TRACK_RECORD_MAX)
+		slack = TRACK_RECORD_MAX;
+	return used > size || size - used < slack;
+}

@@ -34,4 +34,13 @@ int	track_tids(const uint8_t *buf, size_t len, uint32_t **tids,
 size_t	track_drop_forks(uint8_t *buf, size_t len, const uint32_t *tids,
 	    size_t nr);
 
+/*
+ * Whether a ring of size bytes holding used bytes may have dropped a
+ * record since it was last emptied: less room is left than a record may
+ * take (a quarter of a small ring). Room only shrinks until the reader
+ * frees it, so with more left nothing can have been dropped.
+ */
+#define TRACK_RECORD_MAX	65536	/* perf_event_header's u16 size */
+int	track_ring_full(size_t size, uint64_t used);
+
 #endif

@@ -181,6 +181,25 @@ test_forks(void)
 	CHECK(tids == NULL);
 }
 
+/* A ring may have dropped a record only with less room left than the
+ * largest record (a quarter of a small ring). */
+static void
+test_ring_full(void)
+{
+	size_t	 big = 2u << 20, small = 32u << 10;
+
+	CHECK_EQ(track_ring_full(big, 0), 0);
+	CHECK_EQ(track_ring_full(big, big / 2), 0);
+	CHECK_EQ(track_ring_full(big, big - TRACK_RECORD_MAX), 0);
+	CHECK_EQ(track_ring_full(big, big - TRACK_RECORD_MAX + 1), 1);
+	CHECK_EQ(track_ring_full(big, big), 1);
+	CHECK_EQ(track_ring_full(small, small - small / 4), 0);
+	CHECK_EQ(track_ring_full(small, small - small / 4 + 8), 1);
+	/* an inconsistent head: no room to trust */
+	CHECK_EQ(track_ring_full(small, (uint64_t)small + 8), 1);
+	CHECK_EQ(track_ring_full(0, 0), 0);
+}
+
 int
 main(void)
 {
@@ -188,5 +207,6 @@ main(void)
 	test_wrap();
 	test_damaged();
 	test_forks();
+	test_ring_full();
 	return check_exit();
 }
