@@ -1254,7 +1254,8 @@ record_rotate(struct record *rec, const char *why)
  * the ring: at a rotation, in the new file, while the damage (samples of
  * a thread whose FORK was dropped) is in the old one, which would not
  * say so. Wait a little for the kernel to write again to such a ring,
- * and drain it into the old file once more.
+ * and drain it into the old file once more (and, kept, into the new one:
+ * a task born in the loss lives on there, unnamed too).
  */
 static void
 record_take_lost(struct record *rec)
@@ -1264,7 +1265,8 @@ record_take_lost(struct record *rec)
 	size_t			 i, full, quiet;
 	unsigned int		 us;
 
-	for (us = 0;; us += RECORD_LOST_STEP_US) {
+	/* a storm may fill a small ring again meanwhile: drain again */
+	for (us = 0; us < RECORD_LOST_WAIT_US; us += RECORD_LOST_STEP_US) {
 		for (i = full = quiet = 0; i < rec->nr_cpus; i++) {
 			c = &rec->cpus[i];
 			if (c->ring.base == NULL || !c->full)
@@ -1273,11 +1275,12 @@ record_take_lost(struct record *rec)
 			if (ring_head(&c->ring) == ring_tail(&c->ring))
 				quiet++;
 		}
-		if (full == 0)
+		if (full == 0 || rec->state != RECORD_RUNNING)
 			return;
-		if (quiet == 0 || us >= RECORD_LOST_WAIT_US)
-			break;
-		nanosleep(&step, NULL);
+		if (quiet == 0)
+			record_drain_all(rec, 0);
+		else
+			nanosleep(&step, NULL);
 	}
 	record_drain_all(rec, 0);
 }

@@ -8,11 +8,14 @@
 #include "sbuf.h"
 #include "track.h"
 
+/* A LOST record too: a FORK it stands for may be of a task that lives on
+ * into the new file. */
 static int
 track_wanted(uint32_t type)
 {
 	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
-	    type == PERF_RECORD_COMM || type == PERF_RECORD_FORK;
+	    type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+	    type == PERF_RECORD_LOST;
 }
 
 /* Copy len bytes at pos of the circular area into dst. */
