@@ -52,6 +52,16 @@ SAMPLE = re.compile(r"\s*(.*?)\s*(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*$")
 LOST = re.compile(r"\[(\d+)\]\s+(\d+\.\d+): PERF_RECORD_LOST lost (\d+)")
 
 
+with open("/proc/sys/kernel/pid_max") as _f:
+    PID_MAX = int(_f.read())
+
+
+def newer(a, b):
+    """Thread id a was given after b (ids are given in turn, wrapping at
+    pid_max; the storm's threads live far shorter than a turn)."""
+    return a > b if abs(a - b) < PID_MAX // 2 else a < b
+
+
 class Attribution:
     """perf's view of a file, for the tasks of one pid: out-of-order
     events perf reported, samples of pid, the misnamed ones by tid, the
@@ -116,9 +126,10 @@ class Attribution:
         with the tracking before the walk. taskstorm starts a thread's
         successor before the thread ends, so then the walk found a newer
         thread. A thread born after the walk (tracking enabled too late)
-        is newer than every thread the walk found."""
+        is newer than every thread the walk found. Thread ids wrap at
+        pid_max: a much smaller one is newer."""
         return tid not in self.fork and tid in self.exit and \
-            any(t > tid for t in self.preamble)
+            any(newer(t, tid) for t in self.preamble)
 
     def maybe_lost(self, tid):
         """The file says records were lost, and this thread's FORK is not
