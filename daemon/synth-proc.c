@@ -291,6 +291,11 @@ synth_proc_process(struct synth_proc *p, pid_t pid)
 			if (synth_proc_thread(p, pid, tid) == -1)
 				goto error;
 		}
+		/* only the leader: a listing cut short after it means the
+		 * leader exited, the process mostly with it; a single-threaded
+		 * process, most of them, costs one pass */
+		if (pass == 0 && nr == 1 && seen[0] == pid)
+			break;
 		if (nr == before && ++quiet == SYNTH_PROC_TASK_QUIET)
 			break;
 		if (nr > before)
