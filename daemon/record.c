@@ -51,6 +51,9 @@
 #define ROUND_LEN	sizeof(struct perf_event_header)
 /* Seconds between looks for a removed output directory, at most. */
 #define RECORD_RETRY_MAX	16
+/* How long a rotation waits, at most, for a full ring's LOST record. */
+#define RECORD_LOST_WAIT_US	5000
+#define RECORD_LOST_STEP_US	250
 
 struct record_cpu {
 	struct record		*rec;
@@ -66,6 +69,7 @@ struct record_cpu {
 	struct cblock_stats	 aio;
 	struct ring_counts	 counts;
 	uint64_t		 bytes;		/* drained from the ring */
+	int			 full;		/* ...last time: it may have lost */
 };
 
 struct record {
@@ -937,6 +941,7 @@ record_drain_all(struct record *rec, uint64_t min)
 			continue;
 		head = ring_head(&c->ring);
 		tail = ring_tail(&c->ring);
+		c->full = track_ring_full(c->ring.size, head - tail);
 		if (head == tail)
 			continue;
 		if (head - tail < min) {
@@ -1267,6 +1272,43 @@ record_rotate(struct record *rec, const char *why)
 }
 
 /*
+ * A ring that the last drain found full may have dropped records since.
+ * The kernel says so with a LOST record, but only when it next writes to
+ * the ring: at a rotation, in the new file, while the damage (samples of
+ * a thread whose FORK was dropped) is in the old one, which would not
+ * say so. Wait a little for the kernel to write again to such a ring,
+ * and drain it into the old file once more (and, kept, into the new one:
+ * a task born in the loss lives on there, unnamed too).
+ */
+static void
+record_take_lost(struct record *rec)
+{
+	struct timespec		 step = { 0, RECORD_LOST_STEP_US * 1000L };
+	struct record_cpu	*c;
+	size_t			 i, full, quiet;
+	unsigned int		 us;
+
+	/* a storm may fill a small ring again meanwhile: drain again */
+	for (us = 0; us < RECORD_LOST_WAIT_US; us += RECORD_LOST_STEP_US) {
+		for (i = full = quiet = 0; i < rec->nr_cpus; i++) {
+			c = &rec->cpus[i];
+			if (c->ring.base == NULL || !c->full)
+				continue;
+			full++;
+			if (ring_head(&c->ring) == ring_tail(&c->ring))
+				quiet++;
+		}
+		if (full == 0 || rec->state != RECORD_RUNNING)
+			return;
+		if (quiet == 0)
+			record_drain_all(rec, 0);
+		else
+			nanosleep(&step, NULL);
+	}
+	record_drain_all(rec, 0);
+}
+
+/*
  * Switch to a new file whose preamble p holds. What the rings hold now
  * goes to the old file first: it happened before the new preamble's walk
  * of /proc ended, and a task that has exited since is named only in the
@@ -1280,8 +1322,9 @@ record_take_over(struct record *rec, struct record_prep *p, const char *why)
 	uint8_t			*buf;
 	size_t			 len;
 
-	rec->switching = 1;	/* no size rotation from this drain */
+	rec->switching = 1;	/* no size rotation from these drains */
 	record_drain_all(rec, 0);
+	record_take_lost(rec);
 	rec->switching = 0;
 	rec->keeping = 0;
 	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL) {

@@ -236,31 +236,82 @@ error:
 	return -1;
 }
 
-/* A process and its threads; one that exits meanwhile is skipped. */
+/* How often a process's task directory is read, at most; and in a row
+ * without a new thread, to be done. */
+#define SYNTH_PROC_TASK_PASSES	6
+#define SYNTH_PROC_TASK_QUIET	2
+
+static int
+synth_proc_tid_cmp(const void *a, const void *b)
+{
+	pid_t	 x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A process and its threads; one that exits meanwhile is skipped. The
+ * kernel's listing of a task directory ends early, or skips threads,
+ * when the thread it stands at exits while it is read: a thread alive
+ * all along may be missing (born before tracking began, it would have no
+ * name in the file). So the directory is read again until passes in a
+ * row find no thread that an earlier one did not.
+ */
 static int
 synth_proc_process(struct synth_proc *p, pid_t pid)
 {
 	DIR		*d;
 	struct dirent	*de;
 	char		 path[4096];
-	pid_t		 tid;
-	int		 saved;
+	pid_t		 tid, *seen = NULL, *tmp;
+	size_t		 nr = 0, cap = 0, before;
+	int		 pass, quiet = 0, saved;
 
 	snprintf(path, sizeof path, "%s/%d/task", p->procfs, (int)pid);
 	if ((d = opendir(path)) == NULL)
 		return errno == ENOMEM ? -1 : 0;
-	while ((de = readdir(d)) != NULL) {
-		if ((tid = synth_proc_number(de->d_name)) == -1)
-			continue;
-		if (synth_proc_thread(p, pid, tid) == -1) {
-			saved = errno;
-			closedir(d);
-			errno = saved;
-			return -1;
+	for (pass = 0; pass < SYNTH_PROC_TASK_PASSES; pass++) {
+		if (pass > 0)
+			rewinddir(d);
+		before = nr;
+		while ((de = readdir(d)) != NULL) {
+			if ((tid = synth_proc_number(de->d_name)) == -1)
+				continue;
+			if (nr > 0 && bsearch(&tid, seen, before, sizeof(*seen),
+			    synth_proc_tid_cmp) != NULL)
+				continue;
+			if (nr == cap) {
+				cap = cap ? cap * 2 : 64;
+				if ((tmp = reallocarray(seen, cap,
+				    sizeof(*seen))) == NULL)
+					goto error;
+				seen = tmp;
+			}
+			seen[nr++] = tid;
+			if (synth_proc_thread(p, pid, tid) == -1)
+				goto error;
 		}
+		/* only the leader: a listing cut short after it means the
+		 * leader exited, the process mostly with it; a single-threaded
+		 * process, most of them, costs one pass */
+		if (pass == 0 && nr == 1 && seen[0] == pid)
+			break;
+		if (nr == before && ++quiet == SYNTH_PROC_TASK_QUIET)
+			break;
+		if (nr > before)
+			quiet = 0;
+		qsort(seen, nr, sizeof(*seen), synth_proc_tid_cmp);
 	}
+	free(seen);
 	closedir(d);
 	return 0;
+
+error:
+	saved = errno;
+	free(seen);
+	closedir(d);
+	errno = saved;
+	return -1;
 }
 
 /*

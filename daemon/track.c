@@ -8,11 +8,14 @@
 #include "sbuf.h"
 #include "track.h"
 
+/* A LOST record too: a FORK it stands for may be of a task that lives on
+ * into the new file. */
 static int
 track_wanted(uint32_t type)
 {
 	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
-	    type == PERF_RECORD_COMM || type == PERF_RECORD_FORK;
+	    type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+	    type == PERF_RECORD_LOST;
 }
 
 /* Copy len bytes at pos of the circular area into dst. */
@@ -125,4 +128,14 @@ track_drop_forks(uint8_t *buf, size_t len, const uint32_t *tids, size_t nr)
 		kept += h.size;
 	}
 	return kept;
+}
+
+int
+track_ring_full(size_t size, uint64_t used)
+{
+	uint64_t	 slack = size / 4;
+
+	if (slack > TRACK_RECORD_MAX)
+		slack = TRACK_RECORD_MAX;
+	return used > size || size - used < slack;
 }

@@ -1,12 +1,16 @@
 /*
- * track: the task records (MMAP, MMAP2, COMM, FORK) a rotation carries
- * over. The new file's preamble walks /proc while the loop still drains
- * the rings into the old file: a task born during the walk is named only
- * in the old file's ring data, so those records are copied out as they
- * are drained and written again after the new preamble. perf takes a
+ * track: the task records (MMAP, MMAP2, COMM, FORK, and LOST, which may
+ * stand for a FORK) a rotation carries over. The new file's preamble
+ * walks /proc while the loop still drains the rings into the old file: a
+ * task born during the walk is named only in the old file's ring data,
+ * so those records are copied out as they are drained and written again
+ * after the new preamble. perf takes a
  * second COMM or MMAP of a task as the same fact once more, but a second
  * FORK replaces the task with a copy of its parent: a FORK is dropped
  * when the preamble names its task already (its parent may be gone).
+ * A LOST record goes to both files: a task whose FORK the kernel dropped
+ * during the walk is unnamed in both, and each file must say that it
+ * lost records (a sum of LOST over the files counts such a loss twice).
  */
 #ifndef PERFSPILL_TRACK_H
 #define PERFSPILL_TRACK_H
@@ -33,5 +37,14 @@ int	track_tids(const uint8_t *buf, size_t len, uint32_t **tids,
  * (sorted); returns the length kept. */
 size_t	track_drop_forks(uint8_t *buf, size_t len, const uint32_t *tids,
 	    size_t nr);
+
+/*
+ * Whether a ring of size bytes holding used bytes may have dropped a
+ * record since it was last emptied: less room is left than a record may
+ * take (a quarter of a small ring). Room only shrinks until the reader
+ * frees it, so with more left nothing can have been dropped.
+ */
+#define TRACK_RECORD_MAX	65536	/* perf_event_header's u16 size */
+int	track_ring_full(size_t size, uint64_t used);
 
 #endif

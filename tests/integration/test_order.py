@@ -48,18 +48,30 @@ def taskstorm(threads, secs, life_ms=None, mode=None):
 FORK = re.compile(r"(\d+\.\d+): PERF_RECORD_FORK\((\d+):(\d+)\)")
 EXIT = re.compile(r"(\d+\.\d+): PERF_RECORD_EXIT\((\d+):(\d+)\)")
 PRECOMM = re.compile(r"\s0\.000000: PERF_RECORD_COMM: .*:(\d+)/(\d+)\s*$")
-SAMPLE = re.compile(r"\s*(.*?)\s*(\d+)/(\d+)\s+(\d+\.\d+):\s*$")
+SAMPLE = re.compile(r"\s*(.*?)\s*(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*$")
+LOST = re.compile(r"\[(\d+)\]\s+(\d+\.\d+): PERF_RECORD_LOST lost (\d+)")
+
+
+with open("/proc/sys/kernel/pid_max") as _f:
+    PID_MAX = int(_f.read())
+
+
+def newer(a, b):
+    """Thread id a was given after b (ids are given in turn, wrapping at
+    pid_max; the storm's threads live far shorter than a turn)."""
+    return a > b if abs(a - b) < PID_MAX // 2 else a < b
 
 
 class Attribution:
     """perf's view of a file, for the tasks of one pid: out-of-order
     events perf reported, samples of pid, the misnamed ones by tid, the
-    tids the preamble names and the FORK and EXIT times in the data."""
+    tids the preamble names, the FORK and EXIT times in the data, the
+    LOST records (cpu, time, count) and those a CPU's data begins with."""
 
     def __init__(self, path, pid):
         p = perf("script", "-G", "--show-task-events", "--show-lost-events",
                  "-F",
-                 "comm,pid,tid,time", "-i", path)
+                 "comm,pid,tid,cpu,time", "-i", path)
         m = re.search(r"(\d+) out of order events", p.stderr)
         self.ooo = int(m.group(1)) if m else 0
         # nothing else to complain of: the records a rotation repeats in
@@ -72,9 +84,16 @@ class Attribution:
         self.wrong = {}
         self.preamble, self.fork, self.exit = set(), {}, {}
         self.lost = 0
+        self.losts = set()
+        first = {}
         for line in p.stdout.splitlines():
             if "PERF_RECORD_LOST" in line:
                 self.lost += 1
+                m = LOST.search(line)
+                if m:
+                    t = (int(m.group(1)), m.group(2), int(m.group(3)))
+                    self.losts.add(t)
+                    first.setdefault(t[0], t)
                 continue
             if "PERF_RECORD_" in line:
                 for rx, d in ((FORK, self.fork), (EXIT, self.exit)):
@@ -86,13 +105,19 @@ class Attribution:
                     self.preamble.add(int(m.group(2)))
                 continue
             m = SAMPLE.match(line)
-            if m is None or int(m.group(2)) != pid:
+            if m is None:
+                continue
+            first.setdefault(int(m.group(4)), None)
+            if int(m.group(2)) != pid:
                 continue
             self.samples += 1
             # before its exec the child of fork is rightly named as we are
             if m.group(1) not in ("taskstorm", OURS):
                 self.wrong.setdefault(int(m.group(3)), []).append(
                     line.strip())
+        # perf sorts a LOST record before a sample of the same time: in
+        # time order as in the ring
+        self.lost_first = sorted(t for t in first.values() if t)
 
     def unknowable(self, tid):
         """A thread alive when tracking began that ended before the /proc
@@ -101,9 +126,10 @@ class Attribution:
         with the tracking before the walk. taskstorm starts a thread's
         successor before the thread ends, so then the walk found a newer
         thread. A thread born after the walk (tracking enabled too late)
-        is newer than every thread the walk found."""
+        is newer than every thread the walk found. Thread ids wrap at
+        pid_max: a much smaller one is newer."""
         return tid not in self.fork and tid in self.exit and \
-            any(t > tid for t in self.preamble)
+            any(newer(t, tid) for t in self.preamble)
 
     def maybe_lost(self, tid):
         """The file says records were lost, and this thread's FORK is not
@@ -114,13 +140,25 @@ class Attribution:
 
 def check_files(files, pid, what, need_all=True, excuse=False):
     """No out-of-order event in any file; every sample of pid named
-    taskstorm. Returns pid's samples over all files."""
+    taskstorm; a LOST record that a CPU's data in a file begins with is
+    in the file before too. The kernel writes one when it next writes to
+    a ring it had to drop records from: found full at a rotation, the
+    ring is drained once more into the old file, which holds the damage
+    (samples of a thread whose FORK was dropped) and must say so; the new
+    one gets a copy (the thread may live on). Returns pid's samples over
+    all files."""
     assert files, what
     total = 0
+    prev = None
     for f in files:
         a = Attribution(f, pid)
         assert a.ooo == 0, "%s: %s: perf saw %d out of order events" % (
             what, f, a.ooo)
+        told = [t for t in a.lost_first if prev and t not in prev.losts]
+        assert not told, "%s: %s: the data of a CPU begins with a LOST " \
+            "record (cpu, time, count) %s that the file before does not " \
+            "hold: the loss was before the rotation" % (what, f, told)
+        prev = a
         wrong = [l for tid, ls in a.wrong.items()
                  if not (excuse and a.unknowable(tid)) and
                  not a.maybe_lost(tid) for l in ls]
@@ -208,6 +246,31 @@ def test_threads_born_during_a_size_rotation_keep_their_name():
     need_tp("raw_syscalls", "sys_enter")
     record_rounds(["raw_syscalls:sys_enter"], lambda: taskstorm(2, 1, 10),
                   extra=("--no-callgraph",), rotate=("8M", "1M"))
+
+
+def test_a_ring_full_at_a_rotation_says_so_in_the_old_file():
+    """Rings small enough to overflow under the storm on a busy machine,
+    files rotated every megabyte: a ring that a rotation's last drain
+    found full has its LOST record in the old file, with the samples of
+    the threads whose FORK the kernel dropped (3 recordings: most files
+    failed so before)."""
+    need_tp("raw_syscalls", "sys_enter")
+    for i, args in enumerate((("--cblocks", "1"), ("--cblocks", "2"),
+                              ("--cblocks", "0"))):
+        what = "recording %d (%s)" % (i, " ".join(args))
+        with daemon() as d:
+            busy = harness.spinner(1.5)
+            assert busy.stdout.readline().strip() == b"ready"
+            d.ctl("start", "-m", "64", "--realtime", "1", "-e",
+                  "raw_syscalls:sys_enter", "--no-callgraph",
+                  "--rotate-size", "1M", *args)
+            p = taskstorm(2, 1, 10)
+            assert p.wait() == 0
+            d.ctl("stop")
+            busy.wait()
+            files = d.finished_files()
+            assert len(files) >= 2, (what, files)
+            check_files(files, p.pid, what, need_all=False)
 
 
 def test_threads_born_during_the_start_keep_their_name():

@@ -33,7 +33,7 @@ put(uint8_t *area, size_t size, uint64_t pos, uint32_t type, uint16_t len)
 static void
 test_plain(void)
 {
-	uint8_t		 buf[256];
+	uint8_t		 buf[320];
 	struct sbuf	 out;
 	uint64_t	 end = 0;
 	struct perf_event_header h;
@@ -47,6 +47,16 @@ test_plain(void)
 	end = put(buf, sizeof(buf), end, PERF_RECORD_MMAP2, 56);
 	CHECK_EQ(track_copy(&out, buf, (size_t)end, 0, end), 0);
 	CHECK_EQ(out.len, 32 + 48 + 56);
+	/* a LOST record may stand for a FORK: it goes too */
+	out.len = 0;
+	CHECK_EQ(track_copy(&out, buf, (size_t)end, 0, end), 0);
+	end = put(buf, sizeof(buf), end, PERF_RECORD_LOST, 32);
+	CHECK_EQ(track_copy(&out, buf, (size_t)end, end - 32, end), 0);
+	CHECK_EQ(out.len, 32 + 48 + 56 + 32);
+	memcpy(&h, out.data + 136, sizeof(h));
+	CHECK_EQ(h.type, PERF_RECORD_LOST);
+	out.len = 32 + 48 + 56;
+	end -= 32;
 	memcpy(&h, out.data, sizeof(h));
 	CHECK_EQ(h.type, PERF_RECORD_COMM);
 	CHECK_EQ(out.data[31], PERF_RECORD_COMM);
@@ -181,6 +191,25 @@ test_forks(void)
 	CHECK(tids == NULL);
 }
 
+/* A ring may have dropped a record only with less room left than the
+ * largest record (a quarter of a small ring). */
+static void
+test_ring_full(void)
+{
+	size_t	 big = 2u << 20, small = 32u << 10;
+
+	CHECK_EQ(track_ring_full(big, 0), 0);
+	CHECK_EQ(track_ring_full(big, big / 2), 0);
+	CHECK_EQ(track_ring_full(big, big - TRACK_RECORD_MAX), 0);
+	CHECK_EQ(track_ring_full(big, big - TRACK_RECORD_MAX + 1), 1);
+	CHECK_EQ(track_ring_full(big, big), 1);
+	CHECK_EQ(track_ring_full(small, small - small / 4), 0);
+	CHECK_EQ(track_ring_full(small, small - small / 4 + 8), 1);
+	/* an inconsistent head: no room to trust */
+	CHECK_EQ(track_ring_full(small, (uint64_t)small + 8), 1);
+	CHECK_EQ(track_ring_full(0, 0), 0);
+}
+
 int
 main(void)
 {
@@ -188,5 +217,6 @@ main(void)
 	test_wrap();
 	test_damaged();
 	test_forks();
+	test_ring_full();
 	return check_exit();
 }
