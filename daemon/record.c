@@ -37,6 +37,7 @@
 #include "record.h"
 #include "retain.h"
 #include "ring.h"
+#include "salvage.h"
 #include "sbuf.h"
 #include "size.h"
 #include "synth.h"
@@ -71,6 +72,8 @@ struct record_cpu {
 	uint64_t		 bytes;		/* drained from the ring */
 	int			 full;		/* ...last time: it may have lost */
 };
+
+#define RECORD_UNFINISHED_MAX	8
 
 struct record {
 	struct event_base	*base;
@@ -123,6 +126,10 @@ struct record {
 	time_t			 retry_at;	/* ...look for it again then */
 	unsigned int		 retry_wait;	/* ...seconds, doubling */
 	uint64_t		 files_lost;	/* finished where no one sees them */
+	/* .partial files a full disk left without header and features:
+	 * finished when space returns, or by salvage at the next start */
+	char			 unfinished[RECORD_UNFINISHED_MAX][NAME_MAX + 1];
+	size_t			 nr_unfinished;
 	char			 problem[CONFIG_PATH_LEN + 128]; /* for stop, or "" */
 	json_object		*last_totals;	/* of the previous recording */
 	struct metrics		 life;	/* recordings before this one */
@@ -138,6 +145,7 @@ struct record {
 };
 
 static void	record_drain_all(struct record *, uint64_t);
+static void	record_retry_unfinished(struct record *);
 static void	record_count_file(struct tracefile *,
 		    const struct ring_counts *, const struct ring_counts *);
 static void	record_reap(struct record *);
@@ -683,6 +691,7 @@ record_start(struct record *rec, const struct config *cfg,
 		    "directory %s was removed and is not back: %s (perfspilld "
 		    "does not create it while running)", cfg->output_dir,
 		    strerror(errno));
+	record_retry_unfinished(rec);
 	evsel_config(rec->evs, rec->nr_evs, cfg, ring_bytes);
 
 	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
@@ -1101,6 +1110,30 @@ record_count_file(struct tracefile *tf, const struct ring_counts *now,
 	tf->lost_samples += now->lost_samples - before->lost_samples;
 }
 
+/*
+ * The files a full disk left unfinished, finished now that there may be
+ * room for their header and features (salvage's way: the build-ids
+ * learnt while recording are not in them). Those that still fail stay
+ * listed; past the list's end, salvage at the next start takes them.
+ */
+static void
+record_retry_unfinished(struct record *rec)
+{
+	size_t	 i, kept = 0;
+
+	for (i = 0; i < rec->nr_unfinished; i++) {
+		if (salvage_file(rec->dirfd, rec->unfinished[i]) == 0) {
+			rec->files_done++;
+			continue;
+		}
+		if (kept != i)
+			memcpy(rec->unfinished[kept], rec->unfinished[i],
+			    sizeof(rec->unfinished[i]));
+		kept++;
+	}
+	rec->nr_unfinished = kept;
+}
+
 static void
 record_finish_stop(struct record *rec)
 {
@@ -1113,6 +1146,12 @@ record_finish_stop(struct record *rec)
 	record_metrics(rec, &rec->life);
 	record_free_cpus(rec);
 	record_sched(rec, 0);
+	record_retry_unfinished(rec);
+	if (rec->nr_unfinished > 0 && rec->problem[0] == '\0')
+		snprintf(rec->problem, sizeof(rec->problem), "%zu file(s) "
+		    "could not be finished for lack of space; they stay "
+		    ".partial and are finished when space returns or at the "
+		    "next start", rec->nr_unfinished);
 	compress_destroy(rec->zc);
 	rec->zc = NULL;
 	free(rec->zbuf);
@@ -1186,6 +1225,14 @@ record_file_done(struct tracefile *tf, void *arg)
 			rec->file_cb(tf->name, 0, rec->file_arg);
 		return;
 	}
+	if (tf->unfinished) {
+		if (rec->nr_unfinished < RECORD_UNFINISHED_MAX)
+			snprintf(rec->unfinished[rec->nr_unfinished++],
+			    NAME_MAX + 1, "%s", tf->partial);
+		if (rec->file_cb != NULL)
+			rec->file_cb(tf->name, 0, rec->file_arg);
+		return;
+	}
 	if (faccessat(rec->dirfd, tf->name, F_OK, AT_SYMLINK_NOFOLLOW) == -1) {
 		/* renamed into a directory no one can reach, or not at all */
 		rec->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
@@ -1200,8 +1247,6 @@ record_file_done(struct tracefile *tf, void *arg)
 		    tf->samples);
 		return;
 	}
-	if (tf->unfinished)
-		return;
 	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
 	rec->files_done++;
 	/* what the file holds: a cut drops the samples after it */
@@ -1514,6 +1559,7 @@ record_try_resume(struct record *rec)
 		need += rec->spec.pages * (size_t)sysconf(_SC_PAGESIZE);
 	if (retain_free_bytes(rec->dirfd, &avail) == -1 || avail < need)
 		return;
+	record_retry_unfinished(rec);
 	if (record_open_file(rec) == -1)
 		return;
 	log_info("resumed: %" PRIu64 " bytes free; writing %s", avail,

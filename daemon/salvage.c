@@ -175,8 +175,8 @@ salvage_manifest(int dirfd, int fd, const char *final)
 	munmap(map, (size_t)st.st_size);
 }
 
-static int
-salvage_one(int dirfd, const char *partial)
+int
+salvage_file(int dirfd, const char *partial)
 {
 	char		 final[256], damaged[272];
 	struct stat	 st;
@@ -261,7 +261,7 @@ salvage_dir(int dirfd)
 	}
 	closedir(dir);
 	for (i = 0; i < nr; i++) {
-		if (salvage_one(dirfd, names[i]) == 0)
+		if (salvage_file(dirfd, names[i]) == 0)
 			saved++;
 		free(names[i]);
 	}

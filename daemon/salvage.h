@@ -14,5 +14,8 @@
 
 /* Salvage every *.data.partial of dirfd; returns how many were saved. */
 int		salvage_dir(int dirfd);
+/* Salvage one .partial (no writer may hold it); 0: saved as its final
+ * name, -1: not (logged; it stays for the next try). */
+int		salvage_file(int dirfd, const char *partial);
 
 #endif

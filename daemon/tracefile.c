@@ -265,8 +265,10 @@ tracefile_finish(struct tracefile *tf)
 		log_warnx("%s: no room for the header and features; the file "
 		    "is cut at offset %llu", tf->name, (unsigned long long)end);
 	}
-	/* salvage at the next start may manage with more room */
-	log_warn("%s: cannot write the header and features; left for salvage",
+	/* finished when space returns (record.c), or by salvage at the next
+	 * start */
+	log_warn("%s: cannot write the header and features; kept as .partial "
+	    "until space returns",
 	    tf->partial);
 	tf->unfinished = 1;
 	return -1;

