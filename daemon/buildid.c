@@ -26,12 +26,9 @@
 
 #include "buildid.h"
 #include "log.h"
+#include "perf-abi.h"
 #include "worker.h"
 
-/* perf's user-space record type and flags (tools/lib/perf/include/perf/
- * event.h); the uapi header does not have them */
-#define BUILDID_HEADER_RECORD	67
-#define BUILDID_MISC_SIZE	(1 << 15)	/* the size byte is valid */
 #define BUILDID_NAME_ALIGN	64		/* perf's NAME_ALIGN */
 
 /* MMAP2: header, pid, tid, addr, len, pgoff, then at 40 either maj, min,
@@ -236,8 +233,8 @@ buildid_record(struct sbuf *out, int32_t pid, uint16_t misc,
 	    BUILDID_NAME_ALIGN;
 	if (len > BUILDID_MAX)
 		len = BUILDID_MAX;
-	h.type = BUILDID_HEADER_RECORD;
-	h.misc = misc | BUILDID_MISC_SIZE;
+	h.type = PERF_RECORD_HEADER_BUILD_ID;
+	h.misc = misc | PERF_RECORD_MISC_BUILD_ID_SIZE;
 	/* header, pid, id[20] + size + 3 reserved bytes, the name; then
 	 * to 8 bytes, as every record of our files (salvage relies on it) */
 	h.size = (uint16_t)((sizeof h + 4 + 24 + n + 7) / 8 * 8);

@@ -9,8 +9,8 @@
 
 #include "compress.h"
 #include "log.h"
+#include "perf-abi.h"
 
-#define REC_COMPRESSED		81
 /* perf's limit for one record, less the header and perf's own margin */
 #define REC_MAX			(65535 - sizeof(struct perf_event_header) - 1)
 
@@ -78,7 +78,7 @@ compress_emit(uint8_t *rec, size_t n)
 {
 	struct perf_event_header h;
 
-	h.type = REC_COMPRESSED;
+	h.type = PERF_RECORD_COMPRESSED;
 	h.misc = 0;
 	h.size = (uint16_t)(sizeof(h) + n);
 	memcpy(rec, &h, sizeof(h));

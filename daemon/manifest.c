@@ -16,9 +16,9 @@
 #include "buildid.h"
 #include "manifest.h"
 #include "paths.h"
+#include "perf-abi.h"
 
 /* perf's HEADER_BUILD_ID: header, pid, id[20], id size, 3 reserved, name */
-#define MANIFEST_BID_TYPE	67
 #define MANIFEST_BID_NAME	(sizeof(struct perf_event_header) + 4 + 24)
 
 int
@@ -114,7 +114,7 @@ manifest_buildids(const uint8_t *buf, size_t len)
 		memcpy(&h, buf + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size > len - off)
 			break;
-		if (h.type != MANIFEST_BID_TYPE || h.size <= MANIFEST_BID_NAME)
+		if (h.type != PERF_RECORD_HEADER_BUILD_ID || h.size <= MANIFEST_BID_NAME)
 			continue;
 		idlen = buf[off + sizeof(h) + 4 + BUILDID_MAX];
 		if (idlen == 0 || idlen > BUILDID_MAX)

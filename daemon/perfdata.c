@@ -8,11 +8,10 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "perf-abi.h"
 #include "perfdata.h"
 #include "sbuf.h"
 
-#define REC_HEADER_TRACING_DATA	66
-#define REC_COMPRESSED		81	/* perf's -z records are not 8-aligned */
 /* record types end well below this; a larger one is garbage */
 #define REC_TYPE_MAX		128
 
@@ -83,10 +82,10 @@ perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off)
 		memcpy(&h, buf + off, sizeof(h));
 		/* zeros: space reserved for a write that never landed */
 		if (h.size < sizeof(h) || h.type == 0 ||
-		    ((h.size & 7) != 0 && h.type != REC_COMPRESSED) ||
+		    ((h.size & 7) != 0 && h.type != PERF_RECORD_COMPRESSED) ||
 		    h.type >= REC_TYPE_MAX || off + h.size > len)
 			break;
-		if (h.type == REC_HEADER_TRACING_DATA) {
+		if (h.type == PERF_RECORD_HEADER_TRACING_DATA) {
 			/* pipe files: the tracing data follows, 8-aligned */
 			if (h.size < sizeof(h) + 4)
 				break;

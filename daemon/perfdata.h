@@ -18,31 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PERFDATA_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
-
-/* perf's feature ids (tools/perf/util/header.h). */
-#define PERFDATA_FEAT_TRACING_DATA	1
-#define PERFDATA_FEAT_BUILD_ID		2
-#define PERFDATA_FEAT_HOSTNAME		3
-#define PERFDATA_FEAT_OSRELEASE		4
-#define PERFDATA_FEAT_VERSION		5
-#define PERFDATA_FEAT_ARCH		6
-#define PERFDATA_FEAT_NRCPUS		7
-#define PERFDATA_FEAT_CPUDESC		8
-#define PERFDATA_FEAT_CPUID		9
-#define PERFDATA_FEAT_TOTAL_MEM		10
-#define PERFDATA_FEAT_CMDLINE		11
-#define PERFDATA_FEAT_EVENT_DESC	12
-#define PERFDATA_FEAT_CPU_TOPOLOGY	13
-#define PERFDATA_FEAT_NUMA_TOPOLOGY	14
-#define PERFDATA_FEAT_PMU_MAPPINGS	16
-#define PERFDATA_FEAT_SAMPLE_TIME	21
-#define PERFDATA_FEAT_CLOCKID		23
-#define PERFDATA_FEAT_COMPRESSED	27
-#define PERFDATA_FEAT_CLOCK_DATA	29
-/* ids we may write are below this; perf's bitmap has 256 bits */
-#define PERFDATA_FEAT_MAX		32
-#define PERFDATA_FEAT_BITS		256
+#include "perf-abi.h"
 
 struct perfdata_section {
 	uint64_t	 offset;

@@ -14,11 +14,10 @@
 
 #include "log.h"
 #include "manifest.h"
+#include "perf-abi.h"
 #include "perfdata.h"
 #include "retain.h"
 #include "salvage.h"
-
-#define PIPE_HEADER_LEN		16
 
 /*
  * Where the file's records stop being whole, and make it a finished
@@ -31,14 +30,14 @@ salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
 	struct perfdata_extra	 x;
 	uint64_t		 magic, hsize, end, type;
 
-	if (size < PIPE_HEADER_LEN)
+	if (size < PERFDATA_PIPE_HEADER_LEN)
 		return 1;
 	memcpy(&magic, map, 8);
 	memcpy(&hsize, map + 8, 8);
-	if (magic == PERFDATA_MAGIC && hsize == PIPE_HEADER_LEN) {
+	if (magic == PERFDATA_MAGIC && hsize == PERFDATA_PIPE_HEADER_LEN) {
 		/* a pipe-format file of an older perfspilld: cut it only */
-		*valid = perfdata_valid_end(map, size, PIPE_HEADER_LEN);
-		if (*valid <= PIPE_HEADER_LEN)
+		*valid = perfdata_valid_end(map, size, PERFDATA_PIPE_HEADER_LEN);
+		if (*valid <= PERFDATA_PIPE_HEADER_LEN)
 			return 1;
 		return *valid < size && ftruncate(fd, (off_t)*valid) == -1 ?
 		    -1 : 0;

@@ -1,6 +1,6 @@
 /*
  * synth-int: what the synth*.c files share and nobody else sees: the
- * record builder, perf's own record numbers, and the part of the
+ * record builder and the part of the
  * preamble each file writes. synth.c puts the parts in order.
  */
 #ifndef PERFSPILL_SYNTH_INT_H
@@ -9,16 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perf-abi.h"
 #include "perfdata.h"
 #include "synth.h"
-
-/*
- * Record types perf adds after the kernel's (tools/lib/perf/include/
- * perf/event.h); the uapi header does not have them.
- */
-#define SYNTH_HEADER_BUILD_ID		67
-#define SYNTH_FINISHED_ROUND		68
-#define SYNTH_FINISHED_INIT		82
 
 #define SYNTH_ALIGN(x, a)	(((x) + (a) - 1) / (a) * (a))
 

@@ -63,7 +63,7 @@ synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
 		tasks->off = off;
 		tasks->len = out->len - off;
 	}
-	if (synth_empty(out, SYNTH_FINISHED_INIT) == -1)
+	if (synth_empty(out, PERF_RECORD_FINISHED_INIT) == -1)
 		goto error;
 	return 0;
 
@@ -97,7 +97,7 @@ synth_id_hdr_size(uint64_t sample_type)
 int
 synth_finished_round(struct sbuf *out)
 {
-	return synth_empty(out, SYNTH_FINISHED_ROUND);
+	return synth_empty(out, PERF_RECORD_FINISHED_ROUND);
 }
 
 static int

@@ -36,12 +36,12 @@
 #include <zstd.h>
 #endif
 
+#include "../daemon/perf-abi.h"
 #include "../daemon/perfdata.h"
 #include "../daemon/synth.h"
 
 #define DUMP_MAX_EVENTS	8
 #define DUMP_MAX_FREQ	5000	/* this VM stalls at higher rates */
-#define DUMP_COMPRESSED	81	/* PERF_RECORD_COMPRESSED */
 
 struct dump_ring {
 	int		 fd;
@@ -105,7 +105,7 @@ dump_emit(int out, const void *p, size_t n)
 		if (o.pos == 0)
 			continue;
 		memset(&h, 0, sizeof h);
-		h.type = DUMP_COMPRESSED;
+		h.type = PERF_RECORD_COMPRESSED;
 		h.size = sizeof h + o.pos;
 		memcpy(buf, &h, sizeof h);
 		dump_write(out, buf, h.size);

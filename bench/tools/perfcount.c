@@ -32,12 +32,10 @@
 #include <linux/perf_event.h>
 #include <zstd.h>
 
+#include "../../daemon/perf-abi.h"
+
 #define MAX_ATTRS	64
 #define MAX_PIDS	16
-#define REC_HEADER_ATTR		64
-#define REC_HEADER_TRACING_DATA	66
-#define REC_AUXTRACE		71
-#define REC_COMPRESSED		81
 
 struct attr {
 	uint64_t	 sample_type;
@@ -229,10 +227,10 @@ count(const uint8_t *rec, size_t len)
 		if (len >= 16)
 			lost_samples += rd64(rec + 8);
 		break;
-	case REC_HEADER_ATTR:
+	case PERF_RECORD_HEADER_ATTR:
 		add_attr(rec + 8, len - 8);
 		break;
-	case REC_COMPRESSED:
+	case PERF_RECORD_COMPRESSED:
 		decompress(rec + 8, len - 8);
 		break;
 	}
@@ -294,9 +292,9 @@ walk_some(const uint8_t *start, const uint8_t *end, int pipe)
 			return (size_t)(end - start);
 		}
 		extra = 0;
-		if (pipe && type == REC_HEADER_TRACING_DATA && size >= 12)
+		if (pipe && type == PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
 			extra = (rd32(p + 8) + 7u) & ~7u;
-		else if (type == REC_AUXTRACE && size >= 16)
+		else if (type == PERF_RECORD_AUXTRACE && size >= 16)
 			extra = rd64(p + 8);
 		if ((uint64_t)(end - p) < size + extra)
 			break;
@@ -396,7 +394,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "perfcount: %s: too short\n", argv[i]);
 		return 1;
 	}
-	if (memcmp(m, "PERFILE2", 8) != 0) {
+	if (rd64(m) != PERFDATA_MAGIC) {
 		fprintf(stderr, "perfcount: %s: not a perf.data file\n", argv[i]);
 		return 1;
 	}
