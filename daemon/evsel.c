@@ -179,7 +179,7 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 		if (a->type == PERF_TYPE_SOFTWARE || a->type == PERF_TYPE_HARDWARE)
 			a->precise_ip = 3;
 		a->watermark = 1;
-		a->wakeup_watermark = (__u32)(ring_bytes * cfg->wakeup_pct / 100);
+		a->wakeup_watermark = (__u32)evsel_wakeup_bytes(cfg, ring_bytes);
 		if (i == 0) {
 			/* one event per ring tracks tasks and maps for all */
 			a->mmap = 1;
@@ -197,6 +197,12 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 			a->cgroup = cfg->all_cgroups ? 1 : 0;
 		}
 	}
+}
+
+uint64_t
+evsel_wakeup_bytes(const struct config *cfg, size_t ring_bytes)
+{
+	return (uint64_t)ring_bytes * cfg->wakeup_pct / 100;
 }
 
 unsigned long

@@ -8,6 +8,7 @@
 #define PERFSPILL_EVSEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/perf_event.h>
 
 #include "config.h"
@@ -28,6 +29,9 @@ int	evsel_parse(struct evsel *ev, const char *name, char *err, size_t len);
 /* Fill the sampling part of every attr from the settings. */
 void	evsel_config(struct evsel *evs, size_t n, const struct config *,
 	    size_t ring_bytes);
+
+/* Bytes in a ring of ring_bytes that wake the loop (wakeup_pct). */
+uint64_t	evsel_wakeup_bytes(const struct config *, size_t ring_bytes);
 
 /* The kernel's perf_event_max_sample_rate, or 0 when unreadable. */
 unsigned long	evsel_max_sample_rate(void);
