@@ -42,12 +42,14 @@ struct config_key {
 	enum config_type type;
 	enum config_when when;
 	size_t		 off;
+	size_t		 size;		/* of the field at off */
 	uint64_t	 min, max;
 	int		 flags;
 };
 
 #define K(n, t, w, f, lo, hi, fl) \
-	{ n, t, w, offsetof(struct config, f), lo, hi, fl }
+	{ n, t, w, offsetof(struct config, f), \
+	    sizeof(((struct config *)NULL)->f), lo, hi, fl }
 
 static const struct config_key config_keys[] = {
 	K("events", T_EVENTS, CONFIG_NEXT_START, events, 1, CONFIG_MAX_EVENTS, 0),
@@ -146,12 +148,17 @@ config_find(const char *name)
 	return NULL;
 }
 
-enum config_when
-config_key_when(const char *name)
+void
+config_copy_live(struct config *dst, const struct config *src)
 {
-	const struct config_key	*k = config_find(name);
+	size_t	 i;
 
-	return k ? k->when : CONFIG_DAEMON;
+	/* every live key is one field; a list's count would be another */
+	for (i = 0; i < NKEYS; i++)
+		if (config_keys[i].when == CONFIG_LIVE)
+			memcpy((char *)dst + config_keys[i].off,
+			    (const char *)src + config_keys[i].off,
+			    config_keys[i].size);
 }
 
 int

@@ -118,7 +118,8 @@ json_object	*config_to_json(const struct config *, int with_daemon_keys);
 /* The recording settings as a perf-like command line (for the file). */
 void	config_cmdline(const struct config *, char *, size_t);
 
-enum config_when config_key_when(const char *key);
+/* Copy the live keys (CONFIG_LIVE) of src into dst, and nothing else. */
+void	config_copy_live(struct config *dst, const struct config *src);
 
 /* What a client needs to present key i of the schema (start's options). */
 enum config_kind {

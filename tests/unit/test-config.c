@@ -16,6 +16,19 @@
 
 static struct config_error	 err;
 
+/* When key takes effect, from the schema's rows; unknown: CONFIG_DAEMON. */
+static enum config_when
+key_when(const char *key)
+{
+	struct config_keyinfo	 info;
+	size_t			 i;
+
+	for (i = 0; config_key_at(i, &info) == 0; i++)
+		if (strcmp(info.name, key) == 0)
+			return info.when;
+	return CONFIG_DAEMON;
+}
+
 /* Apply the JSON text s on top of *cfg; on failure also check that *cfg
  * did not move by a byte. Returns 0 or the error code. */
 static int
@@ -535,14 +548,53 @@ test_changed(void)
 		json_object_put(changed);
 	}
 
-	CHECK_EQ(config_key_when("cblocks"), CONFIG_LIVE);
-	CHECK_EQ(config_key_when("rotate_interval"), CONFIG_LIVE);
-	CHECK_EQ(config_key_when("freq"), CONFIG_NEXT_START);
-	CHECK_EQ(config_key_when("events"), CONFIG_NEXT_START);
-	CHECK_EQ(config_key_when("output_dir"), CONFIG_DAEMON);
-	CHECK_EQ(config_key_when("socket"), CONFIG_DAEMON);
-	/* an unknown key is treated as the most restricted kind */
-	CHECK_EQ(config_key_when("bogus"), CONFIG_DAEMON);
+	CHECK_EQ(key_when("cblocks"), CONFIG_LIVE);
+	CHECK_EQ(key_when("rotate_interval"), CONFIG_LIVE);
+	CHECK_EQ(key_when("freq"), CONFIG_NEXT_START);
+	CHECK_EQ(key_when("events"), CONFIG_NEXT_START);
+	CHECK_EQ(key_when("output_dir"), CONFIG_DAEMON);
+	CHECK_EQ(key_when("socket"), CONFIG_DAEMON);
+	CHECK_EQ(key_when("bogus"), CONFIG_DAEMON);
+}
+
+/*
+ * What a configure changes in a recording in progress: the live keys,
+ * each of them, and nothing else (record_update).
+ */
+static void
+test_copy_live(void)
+{
+	struct config		 rec, cfg, want;
+	struct config_keyinfo	 info;
+	char			 live[256] = "";
+	size_t			 i;
+
+	for (i = 0; config_key_at(i, &info) == 0; i++)
+		if (info.when == CONFIG_LIVE) {
+			strcat(live, " ");
+			strcat(live, info.name);
+		}
+	CHECK_STR(live, " cblocks rotate_size rotate_interval max_files "
+	    "max_size min_free");
+
+	config_defaults(&rec);
+	config_defaults(&cfg);
+	CHECK_EQ(apply1(&cfg, "{\"cblocks\":5,\"rotate_size\":\"3G\","
+	    "\"rotate_interval\":\"2h\",\"max_files\":7,\"max_size\":\"9G\","
+	    "\"min_free\":\"1G\",\"freq\":777,\"events\":[\"task-clock\"],"
+	    "\"mmap_pages\":64,\"compression\":3,\"exclude_self\":false,"
+	    "\"cgroups\":[\"a\"]}"), 0);
+	want = rec;
+	want.cblocks = 5;
+	want.rotate_size = UINT64_C(3) << 30;
+	want.rotate_interval = 7200;
+	want.max_files = 7;
+	want.max_size = UINT64_C(9) << 30;
+	want.min_free = UINT64_C(1) << 30;
+	config_copy_live(&rec, &cfg);
+	CHECK(memcmp(&rec, &want, sizeof(rec)) == 0);
+	CHECK_U64(rec.freq, want.freq);
+	CHECK_STR(rec.events[0], "cpu-clock");
 }
 
 /* to_json, as text and back, then apply to fresh defaults: the same. */
@@ -913,8 +965,8 @@ test_cgroups_keys(void)
 	    "\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\",\"m\",\"n\",\"o\","
 	    "\"p\",\"q\"]}"), PROTO_E_BAD_VALUE);
 	/* a start option, and in the file's command line as perf writes it */
-	CHECK(config_key_when("cgroups") == CONFIG_NEXT_START);
-	CHECK(config_key_when("all_cgroups") == CONFIG_NEXT_START);
+	CHECK(key_when("cgroups") == CONFIG_NEXT_START);
+	CHECK(key_when("all_cgroups") == CONFIG_NEXT_START);
 	CHECK_EQ(apply1(&c, "{\"all_cgroups\": true, \"cgroups\": "
 	    "[\"a\", \"b/c\"]}"), 0);
 	config_cmdline(&c, buf, sizeof(buf));
@@ -928,6 +980,7 @@ main(void)
 	test_cgroups_keys();
 	test_recording_keys();
 	test_live_keys();
+	test_copy_live();
 	test_daemon_keys();
 	test_unknown();
 	test_all_or_nothing();
