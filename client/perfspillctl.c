@@ -78,12 +78,8 @@ static enum config_kind
 ctl_key_kind(const char *key)
 {
 	struct config_keyinfo	 k;
-	size_t			 i;
 
-	for (i = 0; config_key_at(i, &k) == 0; i++)
-		if (strcmp(k.name, key) == 0)
-			return k.kind;
-	return CONFIG_KIND_VALUE;
+	return config_key_info(key, &k) == 0 ? k.kind : CONFIG_KIND_VALUE;
 }
 
 static void

@@ -161,14 +161,9 @@ config_copy_live(struct config *dst, const struct config *src)
 			    config_keys[i].size);
 }
 
-int
-config_key_at(size_t i, struct config_keyinfo *info)
+static void
+config_keyinfo(const struct config_key *k, struct config_keyinfo *info)
 {
-	const struct config_key	*k;
-
-	if (i >= NKEYS)
-		return -1;
-	k = &config_keys[i];
 	info->name = k->name;
 	info->when = k->when;
 	info->kind = k->type == T_BOOL ? CONFIG_KIND_BOOL :
@@ -176,6 +171,25 @@ config_key_at(size_t i, struct config_keyinfo *info)
 	    k->type == T_CGROUPS ? CONFIG_KIND_LIST :
 	    k->type == T_SIZE ? CONFIG_KIND_SIZE :
 	    k->type == T_SECS ? CONFIG_KIND_SECS : CONFIG_KIND_VALUE;
+}
+
+int
+config_key_at(size_t i, struct config_keyinfo *info)
+{
+	if (i >= NKEYS)
+		return -1;
+	config_keyinfo(&config_keys[i], info);
+	return 0;
+}
+
+int
+config_key_info(const char *name, struct config_keyinfo *info)
+{
+	const struct config_key	*k;
+
+	if ((k = config_find(name)) == NULL)
+		return -1;
+	config_keyinfo(k, info);
 	return 0;
 }
 

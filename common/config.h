@@ -136,5 +136,7 @@ struct config_keyinfo {
 };
 /* 0 and *info filled for key i, -1 past the last key. */
 int	config_key_at(size_t i, struct config_keyinfo *info);
+/* 0 and *info filled for the key named name, -1 for an unknown name. */
+int	config_key_info(const char *name, struct config_keyinfo *info);
 
 #endif

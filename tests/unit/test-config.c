@@ -21,12 +21,8 @@ static enum config_when
 key_when(const char *key)
 {
 	struct config_keyinfo	 info;
-	size_t			 i;
 
-	for (i = 0; config_key_at(i, &info) == 0; i++)
-		if (strcmp(info.name, key) == 0)
-			return info.when;
-	return CONFIG_DAEMON;
+	return config_key_info(key, &info) == 0 ? info.when : CONFIG_DAEMON;
 }
 
 /* Apply the JSON text s on top of *cfg; on failure also check that *cfg
