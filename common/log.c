@@ -66,12 +66,6 @@ log_use_file(void)
 	log_file = 1;
 }
 
-void
-log_setverbose(int verbose)
-{
-	log_verbose = verbose;
-}
-
 static void
 log_vmsg(int pri, const char *fmt, va_list ap, const char *suffix)
 {

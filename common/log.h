@@ -11,7 +11,6 @@
 #define LOG_ATTR(f, a)	__attribute__((format(printf, f, a)))
 
 void	log_init(const char *, int verbose);
-void	log_setverbose(int);
 /* From now on to syslog (LOG_DAEMON): for a daemon without a terminal.
  * -1 when there is no syslog socket to take the messages. */
 int	log_use_syslog(void);

@@ -1,7 +1,8 @@
 /*
  * proto: framing, validation and construction of control messages
- * (see proto.h). Everything a peer sends goes through proto_frame and
- * proto_parse_request before any handler sees it.
+ * (see proto.h). Everything a peer sends goes through
+ * proto_parse_request before any handler sees it; control.c cuts the
+ * lines, none longer than PROTO_MAX_MSG.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,23 +35,6 @@ proto_err_name(enum proto_err e)
 	if ((int)e < 0 || e >= PROTO_E__COUNT)
 		return "internal";
 	return proto_err_names[e];
-}
-
-int
-proto_frame(const char *buf, size_t len, size_t max, size_t *linelen)
-{
-	const char	*nl;
-	size_t		 scan = len < max ? len : max;
-
-	/* Only the first max bytes may hold the newline; the rest is never
-	 * looked at, so a peer cannot make us scan without bound. */
-	if ((nl = memchr(buf, '\n', scan)) != NULL) {
-		*linelen = (size_t)(nl - buf);
-		return 1;
-	}
-	if (len >= max)
-		return -1;
-	return 0;
 }
 
 enum proto_err

@@ -40,13 +40,6 @@ enum proto_err {
 const char	*proto_err_name(enum proto_err);
 
 /*
- * Framing: look for a complete line in buf[0..len). Returns 1 and sets
- * *linelen (without the newline) when one is there, 0 when more bytes are
- * needed, -1 when the line is already longer than max.
- */
-int	proto_frame(const char *buf, size_t len, size_t max, size_t *linelen);
-
-/*
  * Parse and validate one request line. On success returns PROTO_OK, *cmd
  * points into *req and *args is the args object (never NULL: an empty
  * object when the request had none). On failure returns the code and

@@ -43,7 +43,7 @@ cblock_init(struct cblock *cb, size_t cap, int index)
 		return -1;
 	cb->cap = cap;
 	/*
-	 * The seed's rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0). POSIX's
+	 * perf's multi-AIO rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0). POSIX's
 	 * aio_reqprio lowers a request's priority, so the first cblock's
 	 * requests yield to the others' when glibc has several queued for
 	 * one fd. Order on disk does not depend on it: every request carries
@@ -115,11 +115,8 @@ cblock_queue_init(struct cblock_queue *q, int signo)
 	TAILQ_INIT(&q->busy);
 	memset(&q->sigev, 0, sizeof(q->sigev));
 	q->nr_busy = 0;
-	if (signo > 0) {
-		q->sigev.sigev_notify = SIGEV_SIGNAL;
-		q->sigev.sigev_signo = signo;
-	} else
-		q->sigev.sigev_notify = SIGEV_NONE;
+	/* the loop reaps on every pass: a completion needs no signal */
+	q->sigev.sigev_notify = SIGEV_NONE;
 }
 
 static int

@@ -52,7 +52,7 @@ struct cblock {
 
 TAILQ_HEAD(cblock_list, cblock);
 
-/* The set of requests in flight, and how their completion is signalled. */
+/* The set of requests in flight, and the sigevent each carries. */
 struct cblock_queue {
 	struct cblock_list	 busy;
 	struct sigevent		 sigev;
@@ -78,6 +78,8 @@ enum cblock_step {
 };
 enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
 
+/* Requests signal nothing (SIGEV_NONE): cblock_reap polls them. signo
+ * is not used. */
 void	 cblock_queue_init(struct cblock_queue *, int signo);
 /* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). */
@@ -85,8 +87,8 @@ int	 cblock_submit(struct cblock_queue *, struct cblock *,
 	    struct tracefile *, uint64_t off);
 /*
  * Look at every request in flight: finish the done ones, resubmit partial
- * writes, record failures in their tracefile. A signal is only a hint, so
- * this always scans the whole set. Returns the number still busy.
+ * writes, record failures in their tracefile. Returns the number still
+ * busy.
  */
 size_t	 cblock_reap(struct cblock_queue *);
 /* Block until at least one of cbs[0..n) is no longer busy. */

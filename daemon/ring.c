@@ -42,13 +42,6 @@ ring_u64_at(const uint8_t *data, size_t size, uint64_t pos)
 	return v;
 }
 
-void
-ring_count(const uint8_t *data, size_t size, uint64_t tail, uint64_t head,
-    struct ring_counts *c)
-{
-	ring_count_excl(data, size, tail, head, c, 0, 0);
-}
-
 static uint32_t
 ring_u32_at(const uint8_t *data, size_t size, uint64_t pos)
 {

@@ -35,10 +35,8 @@ struct ring_counts {
 	uint64_t	bad;		/* a record header of size 0 or too big */
 	uint64_t	self;		/* samples of the excluded pid, not kept */
 };
-void	ring_count(const uint8_t *data, size_t size, uint64_t tail,
-	    uint64_t head, struct ring_counts *);
-/* The same, with the samples of pid (its u32 at pid_off in a sample)
- * counted as self instead of as records and samples. */
+/* The samples of pid (its u32 at pid_off in a sample; pid_off 0: none)
+ * are counted as self instead of as records and samples. */
 void	ring_count_excl(const uint8_t *data, size_t size, uint64_t tail,
 	    uint64_t head, struct ring_counts *, uint32_t pid, size_t pid_off);
 /* Count the whole records of buf[0..len) (a drained copy) and squeeze

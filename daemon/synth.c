@@ -94,12 +94,6 @@ synth_id_hdr_size(uint64_t sample_type)
 	return size;
 }
 
-int
-synth_finished_round(struct sbuf *out)
-{
-	return synth_empty(out, PERF_RECORD_FINISHED_ROUND);
-}
-
 static int
 synth_empty(struct sbuf *out, uint32_t type)
 {

@@ -70,7 +70,4 @@ size_t	synth_id_hdr_size(uint64_t sample_type);
  * recording: the scan is most of a preamble's cost. 0 or -1 (ENOMEM). */
 int	synth_kernel_range(const char *procfs, uint64_t *text, uint64_t *etext);
 
-/* Append one PERF_RECORD_FINISHED_ROUND. */
-int	synth_finished_round(struct sbuf *out);
-
 #endif

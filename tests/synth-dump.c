@@ -253,6 +253,8 @@ main(int argc, char **argv)
 	struct synth_event	 events[DUMP_MAX_EVENTS];
 	struct synth_ctx	 ctx;
 	struct perf_event_attr	 attr;
+	struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0,
+				    sizeof(round) };
 	struct dump_ring	*rings;
 	struct pollfd		*pfds;
 	struct sbuf		 sb;
@@ -468,13 +470,8 @@ main(int argc, char **argv)
 		copied = 0;
 		for (c = 0; c < nr_cpus; c++)
 			copied += dump_drain(&rings[c], out);
-		if (copied != 0) {
-			sbuf_init(&sb);
-			if (synth_finished_round(&sb) == -1)
-				dump_fatal("synth_finished_round");
-			dump_write(out, sb.data, sb.len);
-			sbuf_finish(&sb);
-		}
+		if (copied != 0)
+			dump_write(out, &round, sizeof(round));
 	}
 	if ((end = lseek(out, 0, SEEK_CUR)) == -1)
 		dump_fatal("lseek");

@@ -1,5 +1,5 @@
 /*
- * test-proto: framing and validation of control requests. Everything here
+ * test-proto: validation of control requests. Everything here
  * is what a peer on the socket controls, so the refusals are the point:
  * each must be refused with its own stable code, before a handler runs.
  */
@@ -8,47 +8,6 @@
 
 #include "check.h"
 #include "proto.h"
-
-static void
-test_frame(void)
-{
-	char	 buf[64];
-	size_t	 n;
-
-	memset(buf, 'x', sizeof(buf));
-
-	n = 99;
-	CHECK_EQ(proto_frame("abc\ndef", 7, 16, &n), 1);
-	CHECK_EQ(n, 3);
-	CHECK_EQ(proto_frame("\n", 1, 16, &n), 1);
-	CHECK_EQ(n, 0);
-	/* the first of two lines */
-	CHECK_EQ(proto_frame("a\nb\n", 4, 16, &n), 1);
-	CHECK_EQ(n, 1);
-
-	/* not yet */
-	CHECK_EQ(proto_frame("abc", 3, 16, &n), 0);
-	CHECK_EQ(proto_frame("", 0, 16, &n), 0);
-	CHECK_EQ(proto_frame(buf, 15, 16, &n), 0);
-
-	/* max counts the newline: 15 bytes and the newline fit in 16 */
-	buf[15] = '\n';
-	CHECK_EQ(proto_frame(buf, 16, 16, &n), 1);
-	CHECK_EQ(n, 15);
-	buf[15] = 'x';
-
-	/* too long, with or without more bytes behind */
-	CHECK_EQ(proto_frame(buf, 16, 16, &n), -1);
-	CHECK_EQ(proto_frame(buf, 64, 16, &n), -1);
-
-	/* a newline past max is not even looked for */
-	buf[16] = '\n';
-	CHECK_EQ(proto_frame(buf, 17, 16, &n), -1);
-	CHECK_EQ(proto_frame(buf, 64, 16, &n), -1);
-	buf[16] = 'x';
-	buf[40] = '\n';
-	CHECK_EQ(proto_frame(buf, 64, 16, &n), -1);
-}
 
 /* Parse s and return the code; the request is freed at once. */
 static enum proto_err
@@ -366,7 +325,6 @@ test_build(void)
 int
 main(void)
 {
-	test_frame();
 	test_parse_valid();
 	test_parse_invalid();
 	test_err_names();

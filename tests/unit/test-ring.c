@@ -138,7 +138,7 @@ test_count_wrap(void)
 	pos = record(data, pos, PERF_RECORD_LOST, 24, lost3, 2);
 	CHECK_EQ(pos, 384);
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, tail, pos, &c);
+	ring_count_excl(data, SIZE, tail, pos, &c, 0, 0);
 	CHECK_U64(c.records, 6);
 	CHECK_U64(c.samples, 2);
 	CHECK_U64(c.lost, 8);
@@ -150,7 +150,7 @@ test_count_wrap(void)
 	memset(data, 0, sizeof(data));
 	pos = record(data, SIZE - 8, PERF_RECORD_LOST_SAMPLES, 16, ls7, 1);
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, SIZE - 8, pos, &c);
+	ring_count_excl(data, SIZE, SIZE - 8, pos, &c, 0, 0);
 	CHECK_U64(c.records, 1);
 	CHECK_U64(c.lost_samples, 7);
 	CHECK_U64(c.bad, 0);
@@ -160,14 +160,14 @@ test_count_wrap(void)
 	for (pos = 64; pos < 64 + SIZE; )
 		pos = record(data, pos, PERF_RECORD_SAMPLE, 32, NULL, 0);
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, 64, 64 + SIZE, &c);
+	ring_count_excl(data, SIZE, 64, 64 + SIZE, &c, 0, 0);
 	CHECK_U64(c.records, SIZE / 32);
 	CHECK_U64(c.samples, SIZE / 32);
 	CHECK_U64(c.bad, 0);
 
 	/* empty */
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, 64, 64, &c);
+	ring_count_excl(data, SIZE, 64, 64, &c, 0, 0);
 	CHECK_U64(c.records, 0);
 	CHECK_U64(c.bad, 0);
 }
@@ -186,7 +186,7 @@ test_count_bad(void)
 	record(data, pos, PERF_RECORD_SAMPLE, 0, NULL, 0);
 	record(data, pos + 8, PERF_RECORD_SAMPLE, 16, NULL, 0);
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, 0, 40, &c);
+	ring_count_excl(data, SIZE, 0, 40, &c, 0, 0);
 	CHECK_U64(c.records, 1);
 	CHECK_U64(c.samples, 1);
 	CHECK_U64(c.bad, 1);
@@ -195,7 +195,7 @@ test_count_bad(void)
 	memset(data, 0, sizeof(data));
 	record(data, 0, PERF_RECORD_SAMPLE, 4, NULL, 0);
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, 0, 32, &c);
+	ring_count_excl(data, SIZE, 0, 32, &c, 0, 0);
 	CHECK_U64(c.records, 0);
 	CHECK_U64(c.bad, 1);
 
@@ -204,7 +204,7 @@ test_count_bad(void)
 	pos = record(data, 0, PERF_RECORD_SAMPLE, 16, NULL, 0);
 	record(data, pos, PERF_RECORD_SAMPLE, 64, NULL, 0);
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, 0, 48, &c);
+	ring_count_excl(data, SIZE, 0, 48, &c, 0, 0);
 	CHECK_U64(c.records, 1);
 	CHECK_U64(c.bad, 1);
 }
@@ -227,7 +227,7 @@ test_count_counter_wrap(void)
 	pos = record(data, pos, PERF_RECORD_LOST, 24, lost5, 2);
 	CHECK_U64(pos, 48);		/* wrapped past zero */
 	memset(&c, 0, sizeof(c));
-	ring_count(data, SIZE, tail, pos, &c);
+	ring_count_excl(data, SIZE, tail, pos, &c, 0, 0);
 	CHECK_U64(c.records, 5);
 	CHECK_U64(c.samples, 4);
 	CHECK_U64(c.lost, 5);
