@@ -1,5 +1,5 @@
 /*
- * proto: framing, validation and construction of control messages
+ * proto: validation and construction of control messages
  * (see proto.h). Everything a peer sends goes through
  * proto_parse_request before any handler sees it; control.c cuts the
  * lines, none longer than PROTO_MAX_MSG.
