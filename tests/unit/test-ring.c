@@ -4,6 +4,7 @@
  * milliseconds under load, and the 64-bit counters wrap too, if rarely.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/perf_event.h>
 
@@ -248,6 +249,130 @@ put_sample(uint8_t *buf, size_t off, uint32_t pid, uint64_t tag)
 	return off + 32;
 }
 
+/* put_sample's record at ring position pos, wrapping as the kernel does. */
+static uint64_t
+ring_sample(uint8_t *data, uint64_t pos, uint32_t pid, uint64_t tag)
+{
+	uint8_t	 rec[32];
+
+	put_sample(rec, 0, pid, tag);
+	put(data, pos, rec, sizeof(rec));
+	return pos + sizeof(rec);
+}
+
+/* ring_copy_excl returned want bytes equal to want_buf, and wrote no
+ * byte past them. */
+static void
+check_copy(const uint8_t *dst, size_t got, const uint8_t *want,
+    size_t want_len, int line)
+{
+	CHECK_U64(got, want_len);
+	if (got == want_len && memcmp(dst, want, want_len) != 0) {
+		printf("test-ring.c:%d: copied bytes differ\n", line);
+		CHECK(0);
+	}
+	CHECK_EQ(dst[want_len], 0xaa);
+}
+
+/*
+ * ring_copy_excl: the drain's copy of a ring without the daemon's own
+ * samples (pid 77, pid at 24 as in put_sample). Kept records come out
+ * whole, in order and unwrapped, however the ring's end cut them.
+ */
+static void
+test_copy_excl(void)
+{
+	uint8_t			 data[SIZE], dst[2 * SIZE], want[SIZE];
+	struct ring		 r;
+	struct perf_event_header h;
+	uint64_t		 tail, pos, f[3] = { 1, 2, 77 };
+	size_t			 n;
+
+	memset(&r, 0, sizeof(r));
+	r.data = data;
+	r.size = SIZE;
+
+	/*
+	 * After some laps, 48 bytes before the area's end: ours at the
+	 * start, then a sample split 16/16 by the end of the area, a
+	 * 40-byte COMM-like record whose u32 at 24 is 77 (not a sample:
+	 * kept), ours in the middle, another sample, ours at the end.
+	 */
+	memset(data, 0, sizeof(data));
+	tail = 5 * SIZE + SIZE - 48;
+	pos = ring_sample(data, tail, 77, 1);
+	pos = ring_sample(data, pos, 5, 2);
+	pos = record(data, pos, PERF_RECORD_COMM, 40, f, 3);
+	pos = ring_sample(data, pos, 77, 3);
+	pos = ring_sample(data, pos, 6, 4);
+	pos = ring_sample(data, pos, 77, 5);
+	n = put_sample(want, 0, 5, 2);
+	memset(&h, 0, sizeof(h));
+	h.type = PERF_RECORD_COMM;
+	h.size = 40;
+	memset(want + n, 0, 40);
+	memcpy(want + n, &h, sizeof(h));
+	memcpy(want + n + 8, f, sizeof(f));
+	n = put_sample(want, n + 40, 6, 4);
+	memset(dst, 0xaa, sizeof(dst));
+	check_copy(dst, ring_copy_excl(&r, tail, pos, dst, 77, 24), want, n,
+	    __LINE__);
+
+	/* pid_off 0 excludes nothing: the ring's bytes as they are */
+	memset(dst, 0xaa, sizeof(dst));
+	memcpy(want, data + SIZE - 48, 48);
+	memcpy(want + 48, data, (size_t)(pos - tail) - 48);
+	check_copy(dst, ring_copy_excl(&r, tail, pos, dst, 77, 0), want,
+	    (size_t)(pos - tail), __LINE__);
+
+	/* another pid to exclude: only its samples go */
+	memset(dst, 0xaa, sizeof(dst));
+	n = put_sample(want, 0, 77, 1);
+	memcpy(want + n, data + SIZE - 16, 16);	/* pid 5's sample... */
+	memcpy(want + n + 16, data, 16);	/* ...split by the end */
+	n += 32;
+	memcpy(want + n, data + 16, 40 + 32);	/* COMM, ours */
+	n += 40 + 32;
+	n = put_sample(want, n, 77, 5);
+	check_copy(dst, ring_copy_excl(&r, tail, pos, dst, 6, 24), want, n,
+	    __LINE__);
+
+	/* ours split by the end of the area, its pid after the wrap; the
+	 * 64-bit counters wrap at the same place */
+	memset(data, 0, sizeof(data));
+	tail = UINT64_MAX - 15;		/* offset 240 */
+	pos = ring_sample(data, tail, 77, 1);
+	pos = ring_sample(data, pos, 9, 2);
+	CHECK_U64(pos, 48);
+	n = put_sample(want, 0, 9, 2);
+	memset(dst, 0xaa, sizeof(dst));
+	check_copy(dst, ring_copy_excl(&r, tail, pos, dst, 77, 24), want, n,
+	    __LINE__);
+
+	/* nothing but ours, and nothing at all */
+	memset(data, 0, sizeof(data));
+	pos = ring_sample(data, 100 * SIZE, 77, 1);
+	pos = ring_sample(data, pos, 77, 2);
+	memset(dst, 0xaa, sizeof(dst));
+	check_copy(dst, ring_copy_excl(&r, 100 * SIZE, pos, dst, 77, 24),
+	    want, 0, __LINE__);
+	check_copy(dst, ring_copy_excl(&r, pos, pos, dst, 77, 24), want, 0,
+	    __LINE__);
+
+	/* a header of size 0, or a record that runs past head: the copy
+	 * stops before it and keeps what came whole */
+	memset(data, 0, sizeof(data));
+	pos = ring_sample(data, 0, 5, 1);
+	n = put_sample(want, 0, 5, 1);
+	memset(dst, 0xaa, sizeof(dst));
+	check_copy(dst, ring_copy_excl(&r, 0, pos + 32, dst, 77, 24), want,
+	    n, __LINE__);
+	ring_sample(data, pos, 6, 2);
+	memset(dst, 0xaa, sizeof(dst));
+	check_copy(dst, ring_copy_excl(&r, 0, pos + 24, dst, 77, 24), want,
+	    n, __LINE__);
+}
+
 /*
  * ring_filter_buf: our own samples (pid 77) leave the copy, the others
  * stay whole and in order, and the counts say which is which.
@@ -295,6 +420,7 @@ int
 main(void)
 {
 	test_filter_buf();
+	test_copy_excl();
 	test_span();
 	test_count_wrap();
 	test_count_bad();
