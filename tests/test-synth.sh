@@ -7,7 +7,8 @@
 # works), the header, tracepoint fields, clock data, a file cut short,
 # and not one warning from perf on any of them.
 #
-# usage: tests/test-synth.sh [perf]	(run as root, from anywhere)
+# usage: [SYNTH_DUMP=build/tests/synth-dump SYNTH_DUMP_ZSTD=1]
+#	tests/test-synth.sh [perf]	(run as root, from anywhere)
 
 set -u
 
@@ -74,25 +75,16 @@ if [ ! -e "$TRACEFS/events" ]; then
 	    { echo "cannot mount tracefs on $TRACEFS"; exit 1; }
 fi
 
-# Build.
-CC=${CC:-cc}
-CFLAGS="-Wall -Wextra -Werror -std=c11 -D_GNU_SOURCE -O2 -g"
-if ! $CC $CFLAGS -o "$TMP/synth-dump" "$TOP"/daemon/synth*.c \
-    "$TOP/daemon/sbuf.c" "$TOP/daemon/buildid.c" "$TOP/daemon/worker.c" \
-    "$TOP/daemon/perfdata.c" "$TOP/daemon/cgroup.c" "$TOP/common/log.c" \
-    -I"$TOP/common" "$TOP/tests/synth-dump.c" -pthread 2>"$TMP/cc.err"; then
-	cat "$TMP/cc.err"
-	echo "FAIL: build synth-dump"
+# synth-dump as meson builds it (tests/meson.build), with libzstd when
+# SYNTH_DUMP_ZSTD is set.
+SYNTH_DUMP=${SYNTH_DUMP:-$TOP/build/tests/synth-dump}
+if [ ! -x "$SYNTH_DUMP" ]; then
+	echo "FAIL: no $SYNTH_DUMP (ninja -C build, or set SYNTH_DUMP)"
 	exit 1
 fi
-# With libzstd, a second build that can write PERF_RECORD_COMPRESSED.
+cp "$SYNTH_DUMP" "$TMP/synth-dump" || exit 1
 ZDUMP=
-if $CC $CFLAGS -DDUMP_ZSTD -o "$TMP/synth-dump-z" "$TOP"/daemon/synth*.c \
-    "$TOP/daemon/sbuf.c" "$TOP/daemon/buildid.c" "$TOP/daemon/worker.c" \
-    "$TOP/daemon/perfdata.c" "$TOP/daemon/cgroup.c" "$TOP/common/log.c" \
-    -I"$TOP/common" "$TOP/tests/synth-dump.c" -pthread -lzstd 2>/dev/null; then
-	ZDUMP=$TMP/synth-dump-z
-fi
+[ -n "${SYNTH_DUMP_ZSTD:-}" ] && ZDUMP=$TMP/synth-dump
 cat >"$TMP/spin.c" <<'EOF'
 #include <stdlib.h>
 #include <time.h>
@@ -122,12 +114,12 @@ main(int argc, char **argv)
 	return 0;
 }
 EOF
-if ! $CC -O1 -g -o "$TMP/spinner" "$TMP/spin.c"; then
+if ! ${CC:-cc} -O1 -g -o "$TMP/spinner" "$TMP/spin.c"; then
 	echo "FAIL: build spinner"
 	exit 1
 fi
 cp "$TMP/spinner" "$TMP/childspin"
-pass "built synth-dump and the spinners"
+pass "synth-dump and the spinners"
 
 # 1. cpu-clock, with a program that runs before the recording starts.
 "$TMP/spinner" 60 &
@@ -233,7 +225,7 @@ perf_run clockscript "$TMP/clock.data" script &&
 # 5. Ring data as zstd PERF_RECORD_COMPRESSED: perf needs the
 # compressed feature to decode it.
 if [ -z "$ZDUMP" ]; then
-	echo "skip: compressed ring data (no libzstd to build with)"
+	echo "skip: compressed ring data (synth-dump without libzstd)"
 elif ! "$ZDUMP" "$TMP/zstd.data" -z 3 -F 1000 -e cpu-clock \
     -e sched:sched_switch -- "$TMP/childspin" 0.5; then
 	fail "synth-dump -z"
