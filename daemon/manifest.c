@@ -114,7 +114,8 @@ manifest_buildids(const uint8_t *buf, size_t len)
 		memcpy(&h, buf + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size > len - off)
 			break;
-		if (h.type != PERF_RECORD_HEADER_BUILD_ID || h.size <= MANIFEST_BID_NAME)
+		if (h.type != PERF_RECORD_HEADER_BUILD_ID ||
+		    h.size <= MANIFEST_BID_NAME)
 			continue;
 		idlen = buf[off + sizeof(h) + 4 + BUILDID_MAX];
 		if (idlen == 0 || idlen > BUILDID_MAX)

@@ -36,7 +36,8 @@ salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
 	memcpy(&hsize, map + 8, 8);
 	if (magic == PERFDATA_MAGIC && hsize == PERFDATA_PIPE_HEADER_LEN) {
 		/* a pipe-format file of an older perfspilld: cut it only */
-		*valid = perfdata_valid_end(map, size, PERFDATA_PIPE_HEADER_LEN);
+		*valid = perfdata_valid_end(map, size,
+		    PERFDATA_PIPE_HEADER_LEN);
 		if (*valid <= PERFDATA_PIPE_HEADER_LEN)
 			return 1;
 		return *valid < size && ftruncate(fd, (off_t)*valid) == -1 ?

@@ -292,7 +292,8 @@ walk_some(const uint8_t *start, const uint8_t *end, int pipe)
 			return (size_t)(end - start);
 		}
 		extra = 0;
-		if (pipe && type == PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
+		if (pipe && type == PERF_RECORD_HEADER_TRACING_DATA &&
+		    size >= 12)
 			extra = (rd32(p + 8) + 7u) & ~7u;
 		else if (type == PERF_RECORD_AUXTRACE && size >= 16)
 			extra = rd64(p + 8);
