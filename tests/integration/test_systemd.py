@@ -575,14 +575,20 @@ def test_socket_activation_starts_the_daemon_at_first_connection():
         shutil.rmtree(d, ignore_errors=True)
 
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # = SCM_TIMESTAMPNS
+
+
 class NotifyListener:
     """An AF_UNIX datagram socket like systemd's NOTIFY_SOCKET: collects
-    (time, sender pid, message) of every datagram."""
+    (time, sender pid, message) of every datagram. The time is the
+    kernel's, taken when the datagram was queued (SO_TIMESTAMPNS): this
+    thread may run late on a loaded machine, the daemon's sends did not."""
 
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(path)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.path = path
         self.msgs = []
         self.lock = threading.Lock()
@@ -595,13 +601,17 @@ class NotifyListener:
             r, _, _ = select.select([self.sock], [], [], 0.1)
             if not r:
                 continue
-            data, anc, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(12))
+            data, anc, _, _ = self.sock.recvmsg(
+                4096, socket.CMSG_SPACE(12) + socket.CMSG_SPACE(16))
             pid = None
+            t = time.time()
             for level, typ, cdata in anc:
                 if level == socket.SOL_SOCKET and \
                         typ == socket.SCM_CREDENTIALS:
                     pid = struct.unpack("iII", cdata[:12])[0]
-            t = time.monotonic()
+                elif level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
+                    sec, nsec = struct.unpack("qq", cdata[:16])
+                    t = sec + nsec / 1e9
             with self.lock:
                 for line in data.decode(errors="replace").splitlines():
                     self.msgs.append((t, pid, line))
