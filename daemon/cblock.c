@@ -36,21 +36,23 @@ cblock_buffer(size_t len)
 int
 cblock_init(struct cblock *cb, size_t cap, int index)
 {
-	long	 delta;
-
+	(void)index;
 	memset(cb, 0, sizeof(*cb));
 	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
 	cb->cap = cap;
 	/*
-	 * The seed's rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0). POSIX's
-	 * aio_reqprio lowers a request's priority, so the first cblock's
-	 * requests yield to the others' when glibc has several queued for
-	 * one fd. Order on disk does not depend on it: every request carries
-	 * its own reserved offset.
+	 * Not the seed's max(_SC_AIO_PRIO_DELTA_MAX - i, 0). glibc gives a
+	 * request the caller's priority minus aio_reqprio, and its AIO
+	 * thread calls pthread_setschedparam whenever that differs from the
+	 * last request's: under SCHED_OTHER (priority 0) and at any
+	 * SCHED_FIFO priority below the delta the result is negative, so
+	 * every change of cblock cost a failed sched_setscheduler (about one
+	 * write in three with 4 cblocks, bench/RESULTS-slowio-draft.md).
+	 * Order on disk never depended on it: each request carries its own
+	 * offset. At 0 the AIO threads simply follow the loop's policy.
 	 */
-	delta = sysconf(_SC_AIO_PRIO_DELTA_MAX);
-	cb->prio = delta - index > 0 ? (int)(delta - index) : 0;
+	cb->prio = 0;
 	return 0;
 }
 
