@@ -2,6 +2,7 @@
  * cblock: AIO control blocks, their selection and completion (see cblock.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ cblock_init(struct cblock *cb, size_t cap, int index)
 {
 	(void)index;
 	memset(cb, 0, sizeof(*cb));
+	cb->fd = -1;
 	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
 	cb->cap = cap;
@@ -75,6 +77,7 @@ cblock_create_heap(uint8_t *buf, size_t len, struct cblock_stats *stats)
 		return NULL;
 	cb->buf = buf;
 	cb->cap = cb->len = len;
+	cb->fd = -1;
 	cb->heap = 1;
 	cb->stats = stats;
 	return cb;
@@ -117,11 +120,53 @@ cblock_queue_init(struct cblock_queue *q, int signo)
 	TAILQ_INIT(&q->busy);
 	memset(&q->sigev, 0, sizeof(q->sigev));
 	q->nr_busy = 0;
+	q->writeback = 0;
+	q->parallel = 0;
 	if (signo > 0) {
 		q->sigev.sigev_notify = SIGEV_SIGNAL;
 		q->sigev.sigev_signo = signo;
 	} else
 		q->sigev.sigev_notify = SIGEV_NONE;
+}
+
+void
+cblock_queue_writeback(struct cblock_queue *q, int on)
+{
+	q->writeback = on;
+}
+
+void
+cblock_queue_parallel(struct cblock_queue *q, int on)
+{
+	q->parallel = on;
+}
+
+/*
+ * A request of cb has landed in the page cache. Start its disk write now
+ * rather than when the dirty limits force it: a recorder writing at a
+ * steady rate then never owns a pile of dirty pages that writeback must
+ * work through all at once, throttling every writer on the disk (ours
+ * included) meanwhile. SYNC_FILE_RANGE_WRITE alone does not wait for the
+ * disk. The cblock's request before this one was handed over a round
+ * ago and is most likely clean now: drop it, as nothing reads a trace
+ * file back while it is written. Pages still dirty or under writeback
+ * are left alone by the kernel, so this loses nothing. Both are hints:
+ * their errors change nothing. wb_tf is only compared, never followed:
+ * a new file at a freed one's address at worst gets a useless hint.
+ */
+static void
+cblock_writeback(struct cblock *cb)
+{
+	int	 fd = cb->tf->fd;
+
+	(void)sync_file_range(fd, (off_t)cb->off, (off_t)cb->len,
+	    SYNC_FILE_RANGE_WRITE);
+	if (cb->wb_tf == cb->tf && cb->wb_len > 0)
+		(void)posix_fadvise(fd, (off_t)cb->wb_off, (off_t)cb->wb_len,
+		    POSIX_FADV_DONTNEED);
+	cb->wb_tf = cb->tf;
+	cb->wb_off = cb->off;
+	cb->wb_len = cb->len;
 }
 
 static int
@@ -130,7 +175,7 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	int	 tries;
 
 	memset(&cb->aio, 0, sizeof(cb->aio));
-	cb->aio.aio_fildes = cb->tf->fd;
+	cb->aio.aio_fildes = cb->fd != -1 ? cb->fd : cb->tf->fd;
 	cb->aio.aio_buf = cb->buf + cb->done;
 	cb->aio.aio_nbytes = cb->len - cb->done;
 	cb->aio.aio_offset = (off_t)(cb->off + cb->done);
@@ -149,6 +194,16 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	return 0;
 }
 
+/* glibc is done with the request: nothing uses its descriptor now. */
+static void
+cblock_close_fd(struct cblock *cb)
+{
+	if (cb->fd != -1) {
+		close(cb->fd);
+		cb->fd = -1;
+	}
+}
+
 static void
 cblock_release(struct cblock_queue *q, struct cblock *cb)
 {
@@ -157,6 +212,7 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 	cb->busy = 0;
 	cb->tf->inflight--;
 	cb->stats->inflight--;
+	cblock_close_fd(cb);
 	cb->tf = NULL;
 	if (cb->heap) {
 		free(cb->buf);
@@ -173,6 +229,9 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->done = 0;
 	cb->err = 0;
 	cb->stats->submitted++;
+	/* without a descriptor of its own the request still goes out, on the
+	 * file's, behind the others */
+	cb->fd = q->parallel ? fcntl(tf->fd, F_DUPFD_CLOEXEC, 0) : -1;
 	if (cblock_aio_write(q, cb) == -1) {
 		int	 saved = errno;
 
@@ -180,6 +239,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 		cb->stats->failed++;
 		cb->stats->bytes_dropped += cb->len;
 		tracefile_failed(tf, off, saved);
+		cblock_close_fd(cb);
 		cb->busy = 0;
 		cb->tf = NULL;
 		if (cb->heap) {
@@ -233,6 +293,8 @@ cblock_reap(struct cblock_queue *q)
 			cb->stats->bytes_written += cb->len;
 			cb->tf->written += cb->len;
 			tracefile_wrote(cb->tf, cb->off);
+			if (q->writeback && !cb->heap)
+				cblock_writeback(cb);
 			cblock_release(q, cb);
 			break;
 		}

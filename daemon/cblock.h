@@ -45,7 +45,11 @@ struct cblock {
 	int			 heap;	/* one-shot: freed when it completes */
 	int			 prio;
 	int			 err;	/* errno of a failed write */
+	int			 fd;	/* a dup of tf->fd, or -1 */
 	struct tracefile	*tf;
+	struct tracefile	*wb_tf;	/* the request before, in writeback */
+	uint64_t		 wb_off;
+	size_t			 wb_len;
 	struct cblock_stats	*stats;
 	TAILQ_ENTRY(cblock)	 entry;
 };
@@ -57,6 +61,8 @@ struct cblock_queue {
 	struct cblock_list	 busy;
 	struct sigevent		 sigev;
 	size_t			 nr_busy;
+	int			 writeback;	/* see cblock_queue_writeback */
+	int			 parallel;	/* see cblock_queue_parallel */
 };
 
 /* A drain buffer of len bytes, its pages already faulted in. */
@@ -79,6 +85,22 @@ enum cblock_step {
 enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
 
 void	 cblock_queue_init(struct cblock_queue *, int signo);
+/*
+ * On: each completed request's range is handed to writeback at once
+ * (sync_file_range), and the cblock's request before it, written back
+ * meanwhile, is dropped from the page cache (posix_fadvise DONTNEED), so
+ * that a recording does not pile up dirty and cached pages. Off (the
+ * default): the kernel's own writeback decides.
+ */
+void	 cblock_queue_writeback(struct cblock_queue *, int on);
+/*
+ * On: each request goes to glibc on a descriptor of its own (a dup of the
+ * file's), so that glibc, which serves one descriptor's requests one at a
+ * time, runs the requests of several cblocks at once: a disk with a
+ * latency per request (a network or FUSE file system, a deep device
+ * queue) then overlaps them. Off (the default): one descriptor per file.
+ */
+void	 cblock_queue_parallel(struct cblock_queue *, int on);
 /* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,
