@@ -39,7 +39,6 @@ cblock_init(struct cblock *cb, size_t cap, int index)
 {
 	(void)index;
 	memset(cb, 0, sizeof(*cb));
-	cb->fd = -1;
 	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
 	cb->cap = cap;
@@ -77,7 +76,6 @@ cblock_create_heap(uint8_t *buf, size_t len, struct cblock_stats *stats)
 		return NULL;
 	cb->buf = buf;
 	cb->cap = cb->len = len;
-	cb->fd = -1;
 	cb->heap = 1;
 	cb->stats = stats;
 	return cb;
@@ -121,7 +119,6 @@ cblock_queue_init(struct cblock_queue *q, int signo)
 	memset(&q->sigev, 0, sizeof(q->sigev));
 	q->nr_busy = 0;
 	q->writeback = 0;
-	q->parallel = 0;
 	if (signo > 0) {
 		q->sigev.sigev_notify = SIGEV_SIGNAL;
 		q->sigev.sigev_signo = signo;
@@ -133,12 +130,6 @@ void
 cblock_queue_writeback(struct cblock_queue *q, int on)
 {
 	q->writeback = on;
-}
-
-void
-cblock_queue_parallel(struct cblock_queue *q, int on)
-{
-	q->parallel = on;
 }
 
 /*
@@ -175,7 +166,7 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	int	 tries;
 
 	memset(&cb->aio, 0, sizeof(cb->aio));
-	cb->aio.aio_fildes = cb->fd != -1 ? cb->fd : cb->tf->fd;
+	cb->aio.aio_fildes = cb->tf->fd;
 	cb->aio.aio_buf = cb->buf + cb->done;
 	cb->aio.aio_nbytes = cb->len - cb->done;
 	cb->aio.aio_offset = (off_t)(cb->off + cb->done);
@@ -194,16 +185,6 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	return 0;
 }
 
-/* glibc is done with the request: nothing uses its descriptor now. */
-static void
-cblock_close_fd(struct cblock *cb)
-{
-	if (cb->fd != -1) {
-		close(cb->fd);
-		cb->fd = -1;
-	}
-}
-
 static void
 cblock_release(struct cblock_queue *q, struct cblock *cb)
 {
@@ -212,7 +193,6 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 	cb->busy = 0;
 	cb->tf->inflight--;
 	cb->stats->inflight--;
-	cblock_close_fd(cb);
 	cb->tf = NULL;
 	if (cb->heap) {
 		free(cb->buf);
@@ -229,9 +209,6 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->done = 0;
 	cb->err = 0;
 	cb->stats->submitted++;
-	/* without a descriptor of its own the request still goes out, on the
-	 * file's, behind the others */
-	cb->fd = q->parallel ? fcntl(tf->fd, F_DUPFD_CLOEXEC, 0) : -1;
 	if (cblock_aio_write(q, cb) == -1) {
 		int	 saved = errno;
 
@@ -239,7 +216,6 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 		cb->stats->failed++;
 		cb->stats->bytes_dropped += cb->len;
 		tracefile_failed(tf, off, saved);
-		cblock_close_fd(cb);
 		cb->busy = 0;
 		cb->tf = NULL;
 		if (cb->heap) {

@@ -45,7 +45,6 @@ struct cblock {
 	int			 heap;	/* one-shot: freed when it completes */
 	int			 prio;
 	int			 err;	/* errno of a failed write */
-	int			 fd;	/* a dup of tf->fd, or -1 */
 	struct tracefile	*tf;
 	struct tracefile	*wb_tf;	/* the request before, in writeback */
 	uint64_t		 wb_off;
@@ -62,7 +61,6 @@ struct cblock_queue {
 	struct sigevent		 sigev;
 	size_t			 nr_busy;
 	int			 writeback;	/* see cblock_queue_writeback */
-	int			 parallel;	/* see cblock_queue_parallel */
 };
 
 /* A drain buffer of len bytes, its pages already faulted in. */
@@ -93,14 +91,6 @@ void	 cblock_queue_init(struct cblock_queue *, int signo);
  * default): the kernel's own writeback decides.
  */
 void	 cblock_queue_writeback(struct cblock_queue *, int on);
-/*
- * On: each request goes to glibc on a descriptor of its own (a dup of the
- * file's), so that glibc, which serves one descriptor's requests one at a
- * time, runs the requests of several cblocks at once: a disk with a
- * latency per request (a network or FUSE file system, a deep device
- * queue) then overlaps them. Off (the default): one descriptor per file.
- */
-void	 cblock_queue_parallel(struct cblock_queue *, int on);
 /* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,

@@ -494,12 +494,11 @@ open_fds(void)
 
 /*
  * With writeback hints on (sync_file_range, then DONTNEED of the cblock's
- * request before), or a descriptor per request (requests of several
- * cblocks written at once, completing in any order), every byte still
- * lands where it was reserved, and no descriptor is left behind.
+ * request before) every byte still lands where it was reserved, and no
+ * descriptor is left behind.
  */
 static void
-test_write_modes(int dirfd, int writeback, int parallel)
+test_write_modes(int dirfd, int writeback)
 {
 	struct cblock_queue	 q;
 	struct cblock		 cbs[2];
@@ -515,9 +514,7 @@ test_write_modes(int dirfd, int writeback, int parallel)
 	memset(&stats, 0, sizeof(stats));
 	cblock_queue_init(&q, 0);
 	CHECK_EQ(q.writeback, 0);
-	CHECK_EQ(q.parallel, 0);
 	cblock_queue_writeback(&q, writeback);
-	cblock_queue_parallel(&q, parallel);
 	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
 		CHECK(tf != NULL);
 		return;
@@ -594,9 +591,8 @@ main(void)
 	test_failed_write(dirfd);
 	test_serial_pieces(dirfd);
 	test_no_room_for_features(dirfd);
-	test_write_modes(dirfd, 1, 0);
-	test_write_modes(dirfd, 0, 1);
-	test_write_modes(dirfd, 1, 1);
+	test_write_modes(dirfd, 0);
+	test_write_modes(dirfd, 1);
 
 	close(dirfd);
 	/* anything left means a file was not renamed or not removed */
