@@ -42,7 +42,11 @@ def bandwidth(out, paths):
                     linestyle="-" if c.startswith("perfspilld") else "--",
                     label=c)
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("slowfs bandwidth, MB/s")
+        bws = sorted({b for c in confs for b in cells[key][c]})
+        ax.set_xticks(bws)
+        ax.set_xticklabels(["%.0f" % b for b in bws])
+        ax.minorticks_off()
+        ax.set_xlabel("slowfs bandwidth, MB/s (10^6 bytes)")
         ax.set_title(titles[key], fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
