@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """plot.py RESULTS.json OUT.png: lost share against ring size, both
-recorders, from the sweep of bench/run (needs matplotlib)."""
+recorders, from the sweep of bench/run (needs matplotlib).
+
+plot.py --bandwidth OUT.png RESULTS.json...: lost share against the slow
+storage's bandwidth, one line per configuration and a panel per load,
+from several `bench/run --matrix --slow-storage BW,...` runs."""
 import json
 import statistics
 import sys
@@ -10,7 +14,51 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt     # noqa: E402
 
 
+def bandwidth(out, paths):
+    cells = {}      # load -> config -> bandwidth -> [lost %]
+    titles = {}
+    for p in paths:
+        res = json.load(open(p))
+        bw = res["args"]["slow_storage"][0] / 1e6
+        for key, M in res.get("matrix", {}).items():
+            titles[key] = M["title"]
+            for r in M["runs"]:
+                if r["recorder"] == "none" or r.get("error") or \
+                        r.get("lost_share") is None:
+                    continue
+                cells.setdefault(key, {}).setdefault(
+                    r["config"], {}).setdefault(bw, []).append(
+                        100.0 * r["lost_share"])
+    keys = sorted(cells)
+    fig, axes = plt.subplots(1, len(keys), figsize=(6 * len(keys), 5),
+                             squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        confs = sorted(cells[key])
+        cmap = plt.get_cmap("tab10")
+        for i, c in enumerate(confs):
+            xs = sorted(cells[key][c])
+            ys = [statistics.median(cells[key][c][x]) for x in xs]
+            ax.plot(xs, ys, marker="o", color=cmap(i % 10),
+                    linestyle="-" if c.startswith("perfspilld") else "--",
+                    label=c)
+        ax.set_xscale("log", base=2)
+        bws = sorted({b for c in confs for b in cells[key][c]})
+        ax.set_xticks(bws)
+        ax.set_xticklabels(["%.0f" % b for b in bws])
+        ax.minorticks_off()
+        ax.set_xlabel("slowfs bandwidth, MB/s (10^6 bytes)")
+        ax.set_title(titles[key], fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("lost events, % of all (median)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
 def main():
+    if sys.argv[1] == "--bandwidth":
+        bandwidth(sys.argv[2], sys.argv[3:])
+        return
     res = json.load(open(sys.argv[1]))
     S = res["sweep"]
     cells = {}

@@ -2,6 +2,7 @@
  * cblock: AIO control blocks, their selection and completion (see cblock.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,21 +37,23 @@ cblock_buffer(size_t len)
 int
 cblock_init(struct cblock *cb, size_t cap, int index)
 {
-	long	 delta;
-
+	(void)index;
 	memset(cb, 0, sizeof(*cb));
 	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
 	cb->cap = cap;
 	/*
-	 * perf's multi-AIO rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0). POSIX's
-	 * aio_reqprio lowers a request's priority, so the first cblock's
-	 * requests yield to the others' when glibc has several queued for
-	 * one fd. Order on disk does not depend on it: every request carries
-	 * its own reserved offset.
+	 * Not perf's multi-AIO rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0).
+	 * glibc gives a request the caller's priority minus aio_reqprio, and
+	 * its AIO thread calls pthread_setschedparam whenever that differs from the
+	 * last request's: under SCHED_OTHER (priority 0) and at any
+	 * SCHED_FIFO priority below the delta the result is negative, so
+	 * every change of cblock cost a failed sched_setscheduler (about one
+	 * write in three with 4 cblocks, bench/RESULTS-slowio-draft.md).
+	 * Order on disk never depended on it: each request carries its own
+	 * offset. At 0 the AIO threads simply follow the loop's policy.
 	 */
-	delta = sysconf(_SC_AIO_PRIO_DELTA_MAX);
-	cb->prio = delta - index > 0 ? (int)(delta - index) : 0;
+	cb->prio = 0;
 	return 0;
 }
 
@@ -115,8 +118,43 @@ cblock_queue_init(struct cblock_queue *q, int signo)
 	TAILQ_INIT(&q->busy);
 	memset(&q->sigev, 0, sizeof(q->sigev));
 	q->nr_busy = 0;
+	q->writeback = 0;
 	/* the loop reaps on every pass: a completion needs no signal */
 	q->sigev.sigev_notify = SIGEV_NONE;
+}
+
+void
+cblock_queue_writeback(struct cblock_queue *q, int on)
+{
+	q->writeback = on;
+}
+
+/*
+ * A request of cb has landed in the page cache. Start its disk write now
+ * rather than when the dirty limits force it: a recorder writing at a
+ * steady rate then never owns a pile of dirty pages that writeback must
+ * work through all at once, throttling every writer on the disk (ours
+ * included) meanwhile. SYNC_FILE_RANGE_WRITE alone does not wait for the
+ * disk. The cblock's request before this one was handed over a round
+ * ago and is most likely clean now: drop it, as nothing reads a trace
+ * file back while it is written. Pages still dirty or under writeback
+ * are left alone by the kernel, so this loses nothing. Both are hints:
+ * their errors change nothing. wb_tf is only compared, never followed:
+ * a new file at a freed one's address at worst gets a useless hint.
+ */
+static void
+cblock_writeback(struct cblock *cb)
+{
+	int	 fd = cb->tf->fd;
+
+	(void)sync_file_range(fd, (off_t)cb->off, (off_t)cb->len,
+	    SYNC_FILE_RANGE_WRITE);
+	if (cb->wb_tf == cb->tf && cb->wb_len > 0)
+		(void)posix_fadvise(fd, (off_t)cb->wb_off, (off_t)cb->wb_len,
+		    POSIX_FADV_DONTNEED);
+	cb->wb_tf = cb->tf;
+	cb->wb_off = cb->off;
+	cb->wb_len = cb->len;
 }
 
 static int
@@ -228,6 +266,8 @@ cblock_reap(struct cblock_queue *q)
 			cb->stats->bytes_written += cb->len;
 			cb->tf->written += cb->len;
 			tracefile_wrote(cb->tf, cb->off);
+			if (q->writeback && !cb->heap)
+				cblock_writeback(cb);
 			cblock_release(q, cb);
 			break;
 		}

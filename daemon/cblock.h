@@ -46,6 +46,9 @@ struct cblock {
 	int			 prio;
 	int			 err;	/* errno of a failed write */
 	struct tracefile	*tf;
+	struct tracefile	*wb_tf;	/* the request before, in writeback */
+	uint64_t		 wb_off;
+	size_t			 wb_len;
 	struct cblock_stats	*stats;
 	TAILQ_ENTRY(cblock)	 entry;
 };
@@ -57,6 +60,7 @@ struct cblock_queue {
 	struct cblock_list	 busy;
 	struct sigevent		 sigev;
 	size_t			 nr_busy;
+	int			 writeback;	/* see cblock_queue_writeback */
 };
 
 /* A drain buffer of len bytes, its pages already faulted in. */
@@ -81,6 +85,14 @@ enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
 /* Requests signal nothing (SIGEV_NONE): cblock_reap polls them. signo
  * is not used. */
 void	 cblock_queue_init(struct cblock_queue *, int signo);
+/*
+ * On: each completed request's range is handed to writeback at once
+ * (sync_file_range), and the cblock's request before it, written back
+ * meanwhile, is dropped from the page cache (posix_fadvise DONTNEED), so
+ * that a recording does not pile up dirty and cached pages. Off (the
+ * default): the kernel's own writeback decides.
+ */
+void	 cblock_queue_writeback(struct cblock_queue *, int on);
 /* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,

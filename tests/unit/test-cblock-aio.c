@@ -480,6 +480,92 @@ test_no_room_for_features(int dirfd)
 	tracefile_free(tf);
 }
 
+/* Descriptors open in this process. */
+static int
+open_fds(void)
+{
+	int	 fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			n++;
+	return n;
+}
+
+/*
+ * With writeback hints on (sync_file_range, then DONTNEED of the cblock's
+ * request before) every byte still lands where it was reserved, and no
+ * descriptor is left behind.
+ */
+static void
+test_write_modes(int dirfd, int writeback)
+{
+	struct cblock_queue	 q;
+	struct cblock		 cbs[2];
+	struct cblock_stats	 stats;
+	struct tracefile	*tf;
+	struct tracefile_mark	 mark = { 1, 10, 20 };
+	unsigned int		 seq = 400;
+	uint64_t		 off[8];
+	uint8_t			*file;
+	size_t			 len = 0, sz = 65536;
+	int			 calls = 0, i, r, fds;
+
+	memset(&stats, 0, sizeof(stats));
+	cblock_queue_init(&q, 0);
+	CHECK_EQ(q.writeback, 0);
+	cblock_queue_writeback(&q, writeback);
+	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+		CHECK(tf != NULL);
+		return;
+	}
+	CHECK_EQ(put_head(tf), 0);
+	fds = open_fds();
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(cblock_init(&cbs[i], sz, i), 0);
+		cbs[i].stats = &stats;
+		cbs[i].len = sz;
+	}
+	for (r = 0; r < 4; r++) {
+		for (i = 0; i < 2; i++) {
+			fill(cbs[i].buf, sz, (unsigned int)(r * 2 + i));
+			off[r * 2 + i] = tracefile_reserve(tf, sz, &mark);
+			CHECK_EQ(cblock_submit(&q, &cbs[i], tf,
+			    off[r * 2 + i]), 0);
+		}
+		CHECK_EQ(reap_all(&q), 0);
+		CHECK_EQ(open_fds(), fds);
+		/* each cblock remembers its last request for the next hint */
+		for (i = 0; writeback && i < 2; i++) {
+			CHECK(cbs[i].wb_tf == tf);
+			CHECK_U64(cbs[i].wb_off, off[r * 2 + i]);
+			CHECK_EQ(cbs[i].wb_len, sz);
+		}
+	}
+	CHECK_U64(stats.completed, 8);
+	CHECK_U64(stats.bytes_written, 8 * sz);
+
+	CHECK_EQ(close_all(tf, &q, &calls), 1);
+	file = slurp(dirfd, tf->name, &len);
+	CHECK(file != NULL);
+	CHECK(len >= off[7] + sz);
+	if (file != NULL && len >= off[7] + sz) {
+		uint8_t	*want = malloc(sz);
+
+		CHECK(want != NULL);
+		for (i = 0; want != NULL && i < 8; i++) {
+			fill(want, sz, (unsigned int)i);
+			CHECK(memcmp(file + off[i], want, sz) == 0);
+		}
+		free(want);
+	}
+	free(file);
+	unlinkat(dirfd, tf->name, 0);
+	tracefile_free(tf);
+	for (i = 0; i < 2; i++)
+		cblock_finish(&cbs[i]);
+}
+
 int
 main(void)
 {
@@ -505,6 +591,8 @@ main(void)
 	test_failed_write(dirfd);
 	test_serial_pieces(dirfd);
 	test_no_room_for_features(dirfd);
+	test_write_modes(dirfd, 0);
+	test_write_modes(dirfd, 1);
 
 	close(dirfd);
 	/* anything left means a file was not renamed or not removed */
