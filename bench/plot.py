@@ -14,6 +14,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt     # noqa: E402
 
 
+def spread(ax, xs, samples, color, linestyle="-", label=None):
+    """A line through the medians, a bar from min to max at each point:
+    the runs' spread, so that a difference smaller than it reads as
+    none."""
+    ys = [statistics.median(samples[x]) for x in xs]
+    lo = [y - min(samples[x]) for x, y in zip(xs, ys)]
+    hi = [max(samples[x]) - y for x, y in zip(xs, ys)]
+    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", color=color,
+                linestyle=linestyle, label=label, capsize=3)
+    return ys + [max(samples[x]) for x in xs]
+
+
 def bandwidth(out, paths):
     cells = {}      # load -> config -> bandwidth -> [lost %]
     titles = {}
@@ -37,10 +49,8 @@ def bandwidth(out, paths):
         cmap = plt.get_cmap("tab10")
         for i, c in enumerate(confs):
             xs = sorted(cells[key][c])
-            ys = [statistics.median(cells[key][c][x]) for x in xs]
-            ax.plot(xs, ys, marker="o", color=cmap(i % 10),
-                    linestyle="-" if c.startswith("perfspilld") else "--",
-                    label=c)
+            spread(ax, xs, cells[key][c], cmap(i % 10),
+                   "-" if c.startswith("perfspilld") else "--", c)
         ax.set_xscale("log", base=2)
         bws = sorted({b for c in confs for b in cells[key][c]})
         ax.set_xticks(bws)
@@ -50,7 +60,7 @@ def bandwidth(out, paths):
         ax.set_title(titles[key], fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    axes[0][0].set_ylabel("lost events, % of all (median)")
+    axes[0][0].set_ylabel("lost events, % of all (median, min..max)")
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 
@@ -83,14 +93,12 @@ def main():
         cmap = plt.get_cmap("viridis", max(len(confs), 2))
         for i, c in enumerate(confs):
             xs = sorted(cells[c])
-            ys = [statistics.median(cells[c][x]) for x in xs]
-            allv += ys
             lab = c
             if c.startswith("perfspilld c"):
                 n = int(c.rsplit("c", 1)[1])
                 lab = "cblocks %d%s" % (n, " (serial pwrite)" if n == 0
                                         else "")
-            ax.plot(xs, ys, marker="o", color=cmap(i), label=lab)
+            allv += spread(ax, xs, cells[c], cmap(i), label=lab)
         ax.set_xscale("log", base=2)
         ax.set_xticks(S["rings"])
         ax.set_xticklabels(["%d\n(%s KiB)" % (p, p * 4) for p in S["rings"]])
@@ -107,7 +115,7 @@ def main():
         axes[0].set_ylim(bottom=0, top=max(allv) * 1.5)
     m = res["machine"]
     fig.suptitle("syscall storm (raw_syscalls:sys_enter, %s x %d), %s, %d "
-                 "CPUs; median of %d run(s) per point" % (
+                 "CPUs; median of %d run(s) per point, bars min..max" % (
                      S["unit"], S["batch"], m["kernel"], m["nproc"],
                      res["args"]["sweep_runs"]), fontsize=10)
     fig.tight_layout()
