@@ -153,7 +153,6 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 	TAILQ_REMOVE(&q->busy, cb, entry);
 	q->nr_busy--;
 	cb->busy = 0;
-	cb->tf->inflight--;
 	cb->stats->inflight--;
 	cb->tf = NULL;
 	if (cb->heap) {
@@ -191,7 +190,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->busy = 1;
 	TAILQ_INSERT_TAIL(&q->busy, cb, entry);
 	q->nr_busy++;
-	tf->inflight++;
+	tracefile_queued(tf);
 	cb->stats->inflight++;
 	return 0;
 }
@@ -220,17 +219,15 @@ cblock_reap(struct cblock_queue *q)
 			cb->stats->failed++;
 			cb->stats->bytes_dropped += cb->len - cb->done;
 			cb->stats->bytes_written += cb->done;
-			cb->tf->written += cb->done;
-			/* at the request's start: the part written may end
-			 * inside a record */
-			tracefile_failed(cb->tf, cb->off, cb->err);
+			/* failed at the request's start: the part written
+			 * may end inside a record */
+			tracefile_completed(cb->tf, cb->off, cb->done, cb->err);
 			cblock_release(q, cb);
 			break;
 		case CBLOCK_DONE:
 			cb->stats->completed++;
 			cb->stats->bytes_written += cb->len;
-			cb->tf->written += cb->len;
-			tracefile_wrote(cb->tf, cb->off);
+			tracefile_completed(cb->tf, cb->off, cb->len, 0);
 			cblock_release(q, cb);
 			break;
 		}

@@ -320,7 +320,6 @@ static void
 record_count_file(struct tracefile *tf, const struct ring_counts *now,
     const struct ring_counts *before)
 {
-	tf->samples += now->samples - before->samples;
-	tf->lost += now->lost - before->lost;
-	tf->lost_samples += now->lost_samples - before->lost_samples;
+	tracefile_count(tf, now->samples - before->samples,
+	    now->lost - before->lost, now->lost_samples - before->lost_samples);
 }

@@ -147,9 +147,16 @@ record_file_done(struct tracefile *tf, void *arg)
 void
 record_add_buildids(struct record *rec, struct tracefile *tf)
 {
-	if (buildid_flush(rec->bids, &tf->buildids, rec->state ==
-	    RECORD_STOPPING ? BUILDID_STOP_WAIT_MS : 0) == -1)
+	struct sbuf	 sb;
+	int		 rc;
+
+	/* what could be flushed goes in, also when not all could */
+	sbuf_init(&sb);
+	rc = buildid_flush(rec->bids, &sb, rec->state == RECORD_STOPPING ?
+	    BUILDID_STOP_WAIT_MS : 0);
+	if (tracefile_add_buildids(tf, sb.data, sb.len) == -1 || rc == -1)
 		log_warnx("%s: out of memory for build-ids", tf->partial);
+	sbuf_finish(&sb);
 }
 
 /* Put the current file on the closing list; its writes finish there. */

@@ -230,8 +230,6 @@ record_install(struct record *rec, struct record_prep *p)
 	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
 	buf = sbuf_take(&p->sb, &len);
-	/* a file cut inside its preamble holds nothing worth keeping */
-	rec->cur->header_len = len;
 	if (tracefile_set_head(rec->cur, buf, len) == -1) {
 		free(buf);
 		rc = -1;
@@ -239,8 +237,8 @@ record_install(struct record *rec, struct record_prep *p)
 		/* the build_id feature: the kernel's (set_head took it from
 		 * the head), then those of the files the preamble's tasks
 		 * map; the drain adds the rest until the file closes */
-		if (p->bids.len > 0 && sbuf_append(&rec->cur->buildids,
-		    p->bids.data, p->bids.len) == NULL)
+		if (tracefile_add_buildids(rec->cur, p->bids.data,
+		    p->bids.len) == -1)
 			log_warnx("%s: out of memory for build-ids",
 			    rec->cur->partial);
 		rc = record_write_extra(rec, rec->cur, buf, len);
