@@ -48,14 +48,14 @@ record_retry_unfinished(struct record *rec)
 	rec->nr_unfinished = kept;
 }
 
-/* Hand a finished file's facts on (the manifest, the hand-off): before
- * retention, which must know its hand-off holds it. */
+/* Hand a closed file's facts on (the manifest, the hand-off, the rotate
+ * waiters): before retention, which must know its hand-off holds it. */
 static void
-record_file_facts(struct record *rec, const struct tracefile *tf)
+record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 {
 	struct manifest_facts	 f;
 
-	if (rec->fin_cb == NULL)
+	if (rec->file_cb == NULL)
 		return;
 	memset(&f, 0, sizeof(f));
 	f.name = tf->name;
@@ -73,7 +73,7 @@ record_file_facts(struct record *rec, const struct tracefile *tf)
 	f.cfg = &rec->cfg;
 	f.buildids = tf->buildids.data;
 	f.buildids_len = tf->buildids.len;
-	rec->fin_cb(&f, rec->fin_arg);
+	rec->file_cb(&f, whole, rec->file_arg);
 }
 
 /* Retention, with what it removed counted for the daemon's metrics. */
@@ -93,6 +93,7 @@ void
 record_file_done(struct tracefile *tf, void *arg)
 {
 	struct record	*rec = arg;
+	int		 whole = 0;
 
 	if (tf->bad_off != UINT64_MAX)
 		rec->bytes_cut += tf->reserved - tf->bad_off;
@@ -100,19 +101,12 @@ record_file_done(struct tracefile *tf, void *arg)
 		log_warnx("%s: nothing recorded could be written (%s at "
 		    "offset %" PRIu64 "); removed", tf->partial,
 		    strerror(tf->err), tf->bad_off);
-		if (rec->file_cb != NULL)
-			rec->file_cb(tf->name, 0, rec->file_arg);
-		return;
-	}
-	if (tf->unfinished) {
+	} else if (tf->unfinished) {
 		if (rec->nr_unfinished < RECORD_UNFINISHED_MAX)
 			snprintf(rec->unfinished[rec->nr_unfinished++],
 			    NAME_MAX + 1, "%s", tf->partial);
-		if (rec->file_cb != NULL)
-			rec->file_cb(tf->name, 0, rec->file_arg);
-		return;
-	}
-	if (faccessat(rec->dirfd, tf->name, F_OK, AT_SYMLINK_NOFOLLOW) == -1) {
+	} else if (faccessat(rec->dirfd, tf->name, F_OK,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
 		/* renamed into a directory no one can reach, or not at all */
 		rec->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
 		    tf->reserved;
@@ -124,18 +118,18 @@ record_file_done(struct tracefile *tf, void *arg)
 		log_warnx("%s is lost with the output directory (%" PRIu64
 		    " bytes, %" PRIu64 " samples)", tf->name, tf->reserved,
 		    tf->samples);
-		return;
+	} else {
+		whole = 1;
+		snprintf(rec->last_file, sizeof(rec->last_file), "%s",
+		    tf->name);
+		rec->files_done++;
+		/* what the file holds: a cut drops the samples after it */
+		log_info("finished %s (%" PRIu64 " bytes, %" PRIu64
+		    " samples)", tf->name, tf->size, tf->kept.samples);
 	}
-	snprintf(rec->last_file, sizeof(rec->last_file), "%s", tf->name);
-	rec->files_done++;
-	/* what the file holds: a cut drops the samples after it */
-	log_info("finished %s (%" PRIu64 " bytes, %" PRIu64 " samples)",
-	    tf->name, tf->size, tf->kept.samples);
-	record_file_facts(rec, tf);
-	if (record_retain(rec) == -1)
+	record_file_hook(rec, tf, whole);
+	if (whole && record_retain(rec) == -1)
 		log_warn("retention: cannot scan the output directory");
-	if (rec->file_cb != NULL)
-		rec->file_cb(tf->name, 1, rec->file_arg);
 }
 
 /*

@@ -109,10 +109,8 @@ struct record {
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
 	void			*stop_arg;
-	record_file_cb		 file_cb;	/* each file finished */
+	record_file_cb		 file_cb;	/* each file closed */
 	void			*file_arg;
-	record_finished_cb	 fin_cb;	/* ...with its facts */
-	void			*fin_arg;
 	retain_hold_cb		 hold_cb;	/* files retention must keep */
 	void			*hold_arg;
 };

@@ -502,13 +502,6 @@ record_on_file_done(struct record *rec, record_file_cb cb, void *arg)
 }
 
 void
-record_on_finished(struct record *rec, record_finished_cb cb, void *arg)
-{
-	rec->fin_cb = cb;
-	rec->fin_arg = arg;
-}
-
-void
 record_set_retain_hold(struct record *rec, retain_hold_cb cb, void *arg)
 {
 	rec->hold_cb = cb;
