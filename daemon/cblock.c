@@ -125,8 +125,6 @@ cblock_queue_init(struct cblock_queue *q, int signo)
 static int
 cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 {
-	int	 tries;
-
 	memset(&cb->aio, 0, sizeof(cb->aio));
 	cb->aio.aio_fildes = cb->tf->fd;
 	cb->aio.aio_buf = cb->buf + cb->done;
@@ -135,14 +133,18 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	cb->aio.aio_reqprio = cb->prio;
 	cb->aio.aio_sigevent = q->sigev;
 	/*
-	 * glibc may refuse for a moment when it cannot queue a request.
-	 * Its threads finish earlier requests without us, so waiting is
-	 * enough; reaping here would run inside cblock_reap's own walk.
+	 * glibc refuses for a moment when it has no room for a request or
+	 * no thread to run it. Its threads finish earlier requests without
+	 * us: the request waits in the busy set, deferred, and the next
+	 * reap (every drain pass, the reaper while a file is finished)
+	 * offers it again, rather than the loop sleeping here. Its offset
+	 * is reserved, so the order of the queue does not matter.
 	 */
-	for (tries = 0; aio_write(&cb->aio) == -1; tries++) {
-		if (errno != EAGAIN || tries == 10000)
+	cb->deferred = 0;
+	if (aio_write(&cb->aio) == -1) {
+		if (errno != EAGAIN)
 			return -1;
-		usleep(100);
+		cb->deferred = 1;
 	}
 	return 0;
 }
@@ -199,14 +201,24 @@ size_t
 cblock_reap(struct cblock_queue *q)
 {
 	struct cblock	*cb, *next;
+	enum cblock_step step;
 	int		 e;
 	ssize_t		 ret;
 
 	for (cb = TAILQ_FIRST(&q->busy); cb != NULL; cb = next) {
 		next = TAILQ_NEXT(cb, entry);
-		e = aio_error(&cb->aio);
-		ret = e == EINPROGRESS ? 0 : aio_return(&cb->aio);
-		switch (cblock_step(cb, e, ret)) {
+		if (cb->deferred) {
+			/* its aiocb was never queued: aio_error cannot say */
+			if (cblock_aio_write(q, cb) == 0)
+				continue;
+			cb->err = errno;
+			step = CBLOCK_FAILED;
+		} else {
+			e = aio_error(&cb->aio);
+			ret = e == EINPROGRESS ? 0 : aio_return(&cb->aio);
+			step = cblock_step(cb, e, ret);
+		}
+		switch (step) {
 		case CBLOCK_INPROGRESS:
 			break;
 		case CBLOCK_RESUBMIT:
@@ -235,6 +247,16 @@ cblock_reap(struct cblock_queue *q)
 	return q->nr_busy;
 }
 
+/* Sleep until one of list completes. 0, or -1 when waiting cannot work. */
+static int
+cblock_suspend(const struct aiocb *const *list, size_t k)
+{
+	if (aio_suspend(list, (int)k, NULL) == -1 && errno != EINTR &&
+	    errno != EAGAIN)
+		return -1;
+	return 0;
+}
+
 void
 cblock_wait(struct cblock_queue *q, struct cblock *cbs, size_t n)
 {
@@ -246,12 +268,27 @@ cblock_wait(struct cblock_queue *q, struct cblock *cbs, size_t n)
 		for (i = k = 0; i < n && k < 64; i++) {
 			if (!cbs[i].busy)
 				return;
-			list[k++] = &cbs[i].aio;
+			if (!cbs[i].deferred)
+				list[k++] = &cbs[i].aio;
 		}
-		if (k == 0)
+		if (k == 0 || cblock_suspend(list, k) == -1)
 			return;
-		if (aio_suspend(list, (int)k, NULL) == -1 && errno != EINTR &&
-		    errno != EAGAIN)
+	}
+}
+
+void
+cblock_wait_all(struct cblock_queue *q)
+{
+	const struct aiocb	*list[64];
+	struct cblock		*cb;
+	size_t			 k;
+
+	while (cblock_reap(q) > 0) {
+		k = 0;
+		TAILQ_FOREACH(cb, &q->busy, entry)
+			if (!cb->deferred && k < 64)
+				list[k++] = &cb->aio;
+		if (k == 0 || cblock_suspend(list, k) == -1)
 			return;
 	}
 }

@@ -45,6 +45,7 @@ struct cblock {
 	int			 heap;	/* one-shot: freed when it completes */
 	int			 prio;
 	int			 err;	/* errno of a failed write */
+	int			 deferred; /* refused for now: not glibc's */
 	struct tracefile	*tf;
 	struct cblock_stats	*stats;
 	TAILQ_ENTRY(cblock)	 entry;
@@ -80,7 +81,9 @@ enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
 
 void	 cblock_queue_init(struct cblock_queue *, int signo);
 /* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
- * cblock is then not busy and its bytes are counted as dropped). */
+ * cblock is then not busy and its bytes are counted as dropped). A request
+ * glibc cannot take for the moment (EAGAIN) is busy but deferred: the
+ * next cblock_reap offers it again. */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,
 	    struct tracefile *, uint64_t off);
 /*
@@ -89,7 +92,11 @@ int	 cblock_submit(struct cblock_queue *, struct cblock *,
  * this always scans the whole set. Returns the number still busy.
  */
 size_t	 cblock_reap(struct cblock_queue *);
-/* Block until at least one of cbs[0..n) is no longer busy. */
+/* Block until at least one of cbs[0..n) is no longer busy, or none of
+ * them is glibc's to wait for (all deferred). */
 void	 cblock_wait(struct cblock_queue *, struct cblock *cbs, size_t n);
+/* Block until glibc holds no request of q: before the buffers are freed
+ * at exit. Deferred requests are not glibc's; they stay busy. */
+void	 cblock_wait_all(struct cblock_queue *);
 
 #endif

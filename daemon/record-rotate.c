@@ -308,6 +308,13 @@ record_rotate(struct record *rec, const char *why)
  * say so. Wait a little for the kernel to write again to such a ring,
  * and drain it into the old file once more (and, kept, into the new one:
  * a task born in the loss lives on there, unnamed too).
+ *
+ * This one waits in the loop, bounded (RECORD_LOST_WAIT_US, and only
+ * while a ring the last pass found full stays quiet): a timer instead
+ * would make the switch asynchronous, and record_rotate's callers count
+ * on it being done when it returns (the rotate command answers with the
+ * new file; a CPU that came online is enabled only once a file names
+ * its ids).
  */
 static void
 record_take_lost(struct record *rec)

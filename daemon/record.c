@@ -535,11 +535,7 @@ record_destroy(struct record *rec)
 		return;
 	record_prep_cancel(rec);
 	/* wait out everything in flight: its buffers are about to go */
-	while (rec->q.nr_busy > 0) {
-		cblock_reap(&rec->q);
-		if (rec->q.nr_busy > 0)
-			usleep(1000);
-	}
+	cblock_wait_all(&rec->q);
 	record_free_cpus(rec);
 	free(rec->staged);
 	while ((tf = TAILQ_FIRST(&rec->closing)) != NULL) {
