@@ -89,7 +89,7 @@ record_retain(struct record *rec)
 	return n;
 }
 
-void
+static void
 record_file_done(struct tracefile *tf, void *arg)
 {
 	struct record	*rec = arg;
@@ -138,7 +138,7 @@ record_file_done(struct tracefile *tf, void *arg)
  * waits (a bounded time, rings already closed) for ids still being read;
  * at a rotation they go to the next file.
  */
-void
+static void
 record_add_buildids(struct record *rec, struct tracefile *tf)
 {
 	struct sbuf	 sb;
@@ -153,15 +153,22 @@ record_add_buildids(struct record *rec, struct tracefile *tf)
 	sbuf_finish(&sb);
 }
 
-/* Put the current file on the closing list; its writes finish there. */
+/* Put tf on the closing list; its writes finish there. */
+void
+record_close_file(struct record *rec, struct tracefile *tf)
+{
+	record_add_buildids(rec, tf);
+	tracefile_close(tf, record_file_done, rec);
+	TAILQ_INSERT_TAIL(&rec->closing, tf, entry);
+}
+
+/* The current file, with no next one. */
 void
 record_retire_file(struct record *rec)
 {
 	if (rec->cur == NULL)
 		return;
-	record_add_buildids(rec, rec->cur);
-	tracefile_close(rec->cur, record_file_done, rec);
-	TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
+	record_close_file(rec, rec->cur);
 	rec->cur = NULL;
 }
 

@@ -133,8 +133,7 @@ void	record_prep_cancel(struct record *);
 
 /* record-file.c */
 void	record_retry_unfinished(struct record *);
-void	record_file_done(struct tracefile *, void *);
-void	record_add_buildids(struct record *, struct tracefile *);
+void	record_close_file(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
 void	record_pause(struct record *, int err);
 void	record_dir_gone(struct record *);

@@ -273,9 +273,7 @@ record_open_file(struct record *rec)
 static void
 record_switch(struct record *rec, struct tracefile *old, const char *why)
 {
-	record_add_buildids(rec, old);
-	tracefile_close(old, record_file_done, rec);
-	TAILQ_INSERT_TAIL(&rec->closing, old, entry);
+	record_close_file(rec, old);
 	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
 	record_reap(rec);
 }

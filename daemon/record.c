@@ -362,7 +362,11 @@ record_start(struct record *rec, const struct config *cfg,
 			goto nomem;
 	}
 
-	/* the buffers exist before the first drain, not during it */
+	/*
+	 * The buffers exist before the first drain: making one faults its
+	 * pages in (cblock_buffer), too slow while the rings fill. A cblocks
+	 * count raised while recording gets its buffers in the drain.
+	 */
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (record_ensure_cblocks(rec, &rec->cpus[i]) == -1)
 			goto nomem;

@@ -303,7 +303,7 @@ tracefile_finish(struct tracefile *tf)
 		log_warnx("%s: no room for the header and features; the file "
 		    "is cut at offset %llu", tf->name, (unsigned long long)end);
 	}
-	/* finished when space returns (record.c), or by salvage at the next
+	/* finished when space returns (record-file.c), or by salvage at the next
 	 * start */
 	log_warn("%s: cannot write the header and features; kept as .partial "
 	    "until space returns",

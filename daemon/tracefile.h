@@ -4,10 +4,12 @@
  * reserved in order, and on close waits for every request against it.
  * Then it is finished in the loop with a few small synchronous writes
  * to the page cache (the feature table and late features after the
- * data, the header at offset 0: perfdata_finish), fsync'd through AIO
- * so that the loop never waits for the disk, renamed to NAME.data and
- * the directory fsync'd. A program watching the directory only ever
- * sees whole files under *.data.
+ * data, the header at offset 0: perfdata_finish), its data fsync'd
+ * through AIO so that the loop does not wait for that flush (in the
+ * loop only when glibc has no slot for the request), renamed to
+ * NAME.data and the directory fsync'd: the rename and that fsync are
+ * synchronous in the loop, a metadata flush of one directory. A program
+ * watching the directory only ever sees whole files under *.data.
  */
 #ifndef PERFSPILL_TRACEFILE_H
 #define PERFSPILL_TRACEFILE_H
