@@ -124,6 +124,129 @@ record_keep(struct record *rec, const uint8_t *data, size_t size,
 	}
 }
 
+/* What one pass found in a ring, for the push of its mode. */
+struct record_take {
+	uint64_t		 head, tail;
+	struct ring_span	 sp;
+	int64_t			 n;		/* bytes */
+	struct ring_counts	 before;	/* the ring's counts until now */
+	size_t			 bogus;		/* build-id flags to repair */
+};
+
+/*
+ * The serial mode (cblocks = 0, or the ring's cblocks could not be
+ * made): write from the ring (or a copy without our own samples), then
+ * release it. The bytes it put into tf.
+ */
+static size_t
+record_push_serial(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t)
+{
+	struct tracefile_mark	 mark;
+	struct iovec		 iov[2];
+	const uint8_t		*src[2];
+	size_t			 len, l[2];
+	uint64_t		 off;
+
+	src[0] = c->ring.data + t->sp.off[0];
+	l[0] = t->sp.len[0];
+	src[1] = c->ring.data + t->sp.off[1];
+	l[1] = t->sp.len[1];
+	if (c->counts.self != t->before.self || t->bogus) {
+		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->xbuf,
+		    rec->self_pid, rec->pid_off);
+		src[0] = rec->xbuf;
+		l[1] = 0;
+		if (t->bogus)
+			buildid_repair(rec->xbuf, l[0],
+			    rec->cfg.kernel_build_id);
+	}
+	/* a rotation's tracking records: from the copy where
+	 * there is one, whose build-id flags are repaired */
+	if (src[0] == rec->xbuf)
+		record_keep(rec, rec->xbuf, l[0], 0, l[0]);
+	else
+		record_keep(rec, c->ring.data, c->ring.size, t->tail, t->head);
+	mark.samples = c->counts.samples - t->before.samples;
+	mark.first = mark.last = 0;
+	record_mark(rec, &mark, src, l);
+	if (rec->zc != NULL && l[0] + l[1] > 0 &&
+	    (len = compress_records(rec->zc, rec->zbuf,
+	    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
+		src[0] = rec->zbuf;
+		l[0] = len;
+		l[1] = 0;
+	}
+	len = l[0] + l[1];
+	off = tracefile_reserve(tf, len, &mark);
+	iov[0].iov_base = (void *)(uintptr_t)src[0];
+	iov[0].iov_len = l[0];
+	iov[1].iov_base = (void *)(uintptr_t)src[1];
+	iov[1].iov_len = l[1];
+	if (tracefile_pwritev(tf, off, iov, 2) == -1)
+		c->aio.bytes_dropped += len;
+	else
+		c->aio.bytes_written += len;
+	ring_release(&c->ring, t->head);
+	record_count_file(tf, &c->counts, &t->before);
+	return len;
+}
+
+/*
+ * The AIO mode, in the manner of perf's perf_mmap__push: copy the ring
+ * into a free cblock, release the ring, and stage the copy; the pass
+ * submits it. 1 with *out staged, 0 when only our own samples were
+ * there, -1 when every cblock stayed in flight (the data stays in the
+ * ring for next time).
+ */
+static int
+record_push_aio(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t, struct cblock **out)
+{
+	struct cblock	*cb;
+	size_t		 ncb = rec->cfg.cblocks, len;
+	int		 k;
+
+	/* take a free cblock; wait only when all are in flight */
+	if ((k = cblock_pick(c->cbs, ncb)) == -1) {
+		cblock_wait(&rec->q, c->cbs, ncb);
+		if ((k = cblock_pick(c->cbs, ncb)) == -1)
+			return -1;
+	}
+	cb = &c->cbs[k];
+	/*
+	 * Copy first, then count and drop our own samples in the copy
+	 * while it is in the cache; compression happens here too, into
+	 * the cblock: the AIO path stays the same, with fewer bytes.
+	 */
+	ring_copy(&c->ring, &t->sp, rec->zc ? rec->xbuf : cb->buf);
+	if (t->bogus)
+		buildid_repair(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
+		    rec->cfg.kernel_build_id);
+	/* the copy is ours: give the space back to the kernel now */
+	ring_release(&c->ring, t->head);
+	len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
+	    &c->counts, rec->self_pid, rec->pid_off);
+	record_count_file(tf, &c->counts, &t->before);
+	if (len == 0)
+		return 0;	/* only our own samples */
+	record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
+	cb->len = len;
+	cb->mark.samples = c->counts.samples - t->before.samples;
+	cb->mark.first = cb->mark.last = 0;
+	perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
+	    rec->time_off, &cb->mark.first, &cb->mark.last);
+	if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
+	    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
+	    0)) == 0) {
+		memcpy(cb->buf, rec->xbuf, len);
+		cb->len = len;
+	}
+	cb->busy = 1;	/* staged: not pickable until submitted */
+	*out = cb;
+	return 1;
+}
+
 /*
  * One pass over every ring. perf's ordering rule: at a FINISHED_ROUND it
  * sorts and flushes everything up to the newest time it had seen at the
@@ -138,21 +261,14 @@ record_drain_all(struct record *rec, uint64_t min)
 {
 	struct cblock		**staged = rec->staged;
 	struct record_cpu	*c;
-	struct ring_span	 sp;
-	struct ring_counts	 before;
+	struct record_take	 t;
 	struct perf_event_header round = { REC_FINISHED_ROUND, 0,
 	    ROUND_LEN };
 	struct cblock		*cb;
-	struct tracefile_mark	 mark;
-	struct iovec		 iov[2];
-	uint64_t		 head, tail, off;
-	int64_t			 n;
-	size_t			 i, nstaged = 0, nserial = 0, ncb, len, l[2];
-	size_t			 bogus;
+	uint64_t		 off;
+	size_t			 i, nstaged = 0, nserial = 0, ncb;
 	size_t			 left = 0;	/* non-empty rings not read */
 	uint64_t		 drained = 0;
-	const uint8_t		*src[2];
-	int			 k;
 	struct tracefile	*tf = rec->cur;
 
 	if (rec->state != RECORD_RUNNING)
@@ -163,130 +279,55 @@ record_drain_all(struct record *rec, uint64_t min)
 		c = &rec->cpus[i];
 		if (c->ring.base == NULL)
 			continue;
-		head = ring_head(&c->ring);
-		tail = ring_tail(&c->ring);
-		c->full = track_ring_full(c->ring.size, head - tail);
-		if (head == tail)
+		t.head = ring_head(&c->ring);
+		t.tail = ring_tail(&c->ring);
+		c->full = track_ring_full(c->ring.size, t.head - t.tail);
+		if (t.head == t.tail)
 			continue;
-		if (head - tail < min) {
+		if (t.head - t.tail < min) {
 			left++;
 			continue;
 		}
-		if ((n = ring_span(head, tail, c->ring.size, &sp)) < 0) {
+		if ((t.n = ring_span(t.head, t.tail, c->ring.size, &t.sp)) <
+		    0) {
 			log_warnx("cpu %d: ring head %" PRIu64 " and tail %"
 			    PRIu64 " are inconsistent; skipping its data",
-			    c->cpu, head, tail);
-			ring_release(&c->ring, head);
+			    c->cpu, t.head, t.tail);
+			ring_release(&c->ring, t.head);
 			continue;
 		}
-		before = c->counts;
-		c->bytes += (uint64_t)n;
-		bogus = buildid_note_ring(rec->bids, c->ring.data, c->ring.size,
-		    tail, head, rec->cfg.kernel_build_id);
+		t.before = c->counts;
+		c->bytes += (uint64_t)t.n;
+		t.bogus = buildid_note_ring(rec->bids, c->ring.data,
+		    c->ring.size, t.tail, t.head, rec->cfg.kernel_build_id);
 		ncb = rec->cfg.cblocks;
 		if (tf == NULL || ncb == 0 ||
 		    record_ensure_cblocks(rec, c) == -1) {
 			/* paused or serial: read the records in the ring */
-			ring_count_excl(c->ring.data, c->ring.size, tail, head,
-			    &c->counts, rec->self_pid, rec->pid_off);
+			ring_count_excl(c->ring.data, c->ring.size, t.tail,
+			    t.head, &c->counts, rec->self_pid, rec->pid_off);
 		}
 		if (tf == NULL) {
 			/* paused: keep the ring moving, count what is dropped */
-			c->aio.bytes_dropped += (uint64_t)n;
-			ring_release(&c->ring, head);
+			c->aio.bytes_dropped += (uint64_t)t.n;
+			ring_release(&c->ring, t.head);
 			continue;
 		}
 		if (ncb == 0 || c->nr_cbs < ncb) {
-			/* serial: write from the ring (or a copy without our
-			 * own samples), then release it */
-			src[0] = c->ring.data + sp.off[0];
-			l[0] = sp.len[0];
-			src[1] = c->ring.data + sp.off[1];
-			l[1] = sp.len[1];
-			if (c->counts.self != before.self || bogus) {
-				l[0] = ring_copy_excl(&c->ring, tail, head,
-				    rec->xbuf, rec->self_pid, rec->pid_off);
-				src[0] = rec->xbuf;
-				l[1] = 0;
-				if (bogus)
-					buildid_repair(rec->xbuf, l[0],
-					    rec->cfg.kernel_build_id);
-			}
-			/* a rotation's tracking records: from the copy where
-			 * there is one, whose build-id flags are repaired */
-			if (src[0] == rec->xbuf)
-				record_keep(rec, rec->xbuf, l[0], 0, l[0]);
-			else
-				record_keep(rec, c->ring.data, c->ring.size,
-				    tail, head);
-			mark.samples = c->counts.samples - before.samples;
-			mark.first = mark.last = 0;
-			record_mark(rec, &mark, src, l);
-			if (rec->zc != NULL && l[0] + l[1] > 0 &&
-			    (len = compress_records(rec->zc, rec->zbuf,
-			    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
-				src[0] = rec->zbuf;
-				l[0] = len;
-				l[1] = 0;
-			}
-			len = l[0] + l[1];
-			off = tracefile_reserve(tf, len, &mark);
-			iov[0].iov_base = (void *)(uintptr_t)src[0];
-			iov[0].iov_len = l[0];
-			iov[1].iov_base = (void *)(uintptr_t)src[1];
-			iov[1].iov_len = l[1];
-			if (tracefile_pwritev(tf, off, iov, 2) == -1)
-				c->aio.bytes_dropped += len;
-			else
-				c->aio.bytes_written += len;
-			ring_release(&c->ring, head);
-			record_count_file(tf, &c->counts, &before);
-			drained += len;
+			drained += record_push_serial(rec, c, tf, &t);
 			nserial++;
 			continue;
 		}
-		/* take a free cblock; wait only when all are in flight */
-		if ((k = cblock_pick(c->cbs, ncb)) == -1) {
-			cblock_wait(&rec->q, c->cbs, ncb);
-			if ((k = cblock_pick(c->cbs, ncb)) == -1) {
-				/* the data stays in the ring for next time */
-				c->bytes -= (uint64_t)n;
-				left++;
-				continue;
-			}
+		switch (record_push_aio(rec, c, tf, &t, &cb)) {
+		case -1:
+			c->bytes -= (uint64_t)t.n;
+			left++;
+			break;
+		case 1:
+			staged[nstaged++] = cb;
+			drained += cb->len;
+			break;
 		}
-		cb = &c->cbs[k];
-		/*
-		 * Copy first, then count and drop our own samples in the copy
-		 * while it is in the cache; compression happens here too, into
-		 * the cblock: the AIO path stays the same, with fewer bytes.
-		 */
-		ring_copy(&c->ring, &sp, rec->zc ? rec->xbuf : cb->buf);
-		if (bogus)
-			buildid_repair(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
-			    rec->cfg.kernel_build_id);
-		/* the copy is ours: give the space back to the kernel now */
-		ring_release(&c->ring, head);
-		len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)n,
-		    &c->counts, rec->self_pid, rec->pid_off);
-		record_count_file(tf, &c->counts, &before);
-		if (len == 0)
-			continue;	/* only our own samples */
-		record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
-		cb->len = len;
-		cb->mark.samples = c->counts.samples - before.samples;
-		cb->mark.first = cb->mark.last = 0;
-		perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
-		    rec->time_off, &cb->mark.first, &cb->mark.last);
-		if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
-		    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
-		    0)) == 0) {
-			memcpy(cb->buf, rec->xbuf, len);
-			cb->len = len;
-		}
-		cb->busy = 1;	/* staged: not pickable until submitted */
-		staged[nstaged++] = cb;
-		drained += cb->len;
 	}
 	if (nstaged == 0 && nserial == 0)
 		return;
