@@ -18,9 +18,11 @@ def record(d, *args, load=1.0):
     return rep["data"]["path"], rep["data"]["totals"]
 
 
-def shares(path):
-    """Symbol -> share (%) of the spinner's own samples."""
-    out = perf("report", "--stdio", "--no-children", "--comm", "spinner",
+def shares(path, pid):
+    """Symbol -> share (%) of the spinner's own samples. By pid, not by
+    comm: a system-wide recording also holds any other spinner that runs
+    on the machine meanwhile."""
+    out = perf("report", "--stdio", "--no-children", "--pid", str(pid),
                "--percentage", "relative", "--sort", "sym", "-g", "none",
                "-i", path).stdout
     res = {}
@@ -94,14 +96,21 @@ def test_same_profile_as_perf_record():
     the same functions, with shares within a few points."""
     tmp = tempfile.mkdtemp(prefix="perfspill-cmp-")
     ref = os.path.join(tmp, "perf.data")
+    pidfile = os.path.join(tmp, "pid")
+    # the workload says its pid, then becomes the spinner
     p = subprocess.run(["perf", "record", "-q", "-a", "-F", "997", "-g",
-                        "-o", ref, "--", harness.SPINNER, "1.5"],
-                       capture_output=True)
+                        "-o", ref, "--", "sh", "-c",
+                        'echo $$ >"$0"; exec "$1" 1.5', pidfile,
+                        harness.SPINNER], capture_output=True)
     assert p.returncode == 0, p.stderr
-    theirs = shares(ref)
+    with open(pidfile) as f:
+        theirs = shares(ref, int(f.read()))
     with Daemon() as d:
-        path, _ = record(d, "-F", "997", "-g", load=1.5)
-        ours = shares(path)
+        d.ctl("start", "-F", "997", "-g")
+        sp = spinner(1.5)
+        sp.wait()
+        rc, rep = d.ctl("stop")
+        ours = shares(rep["data"]["path"], sp.pid)
     subprocess.run(["rm", "-rf", tmp])
     for sym in ("spin_alpha", "spin_beta"):
         assert sym in ours and sym in theirs, (ours, theirs)
