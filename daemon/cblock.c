@@ -35,9 +35,8 @@ cblock_buffer(size_t len)
 }
 
 int
-cblock_init(struct cblock *cb, size_t cap, int index)
+cblock_init(struct cblock *cb, size_t cap)
 {
-	(void)index;
 	memset(cb, 0, sizeof(*cb));
 	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
@@ -113,7 +112,7 @@ cblock_step(struct cblock *cb, int aio_err, ssize_t ret)
 }
 
 void
-cblock_queue_init(struct cblock_queue *q, int signo)
+cblock_queue_init(struct cblock_queue *q)
 {
 	TAILQ_INIT(&q->busy);
 	memset(&q->sigev, 0, sizeof(q->sigev));
@@ -160,8 +159,6 @@ cblock_writeback(struct cblock *cb)
 static int
 cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 {
-	int	 tries;
-
 	memset(&cb->aio, 0, sizeof(cb->aio));
 	cb->aio.aio_fildes = cb->tf->fd;
 	cb->aio.aio_buf = cb->buf + cb->done;
@@ -170,14 +167,18 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	cb->aio.aio_reqprio = cb->prio;
 	cb->aio.aio_sigevent = q->sigev;
 	/*
-	 * glibc may refuse for a moment when it cannot queue a request.
-	 * Its threads finish earlier requests without us, so waiting is
-	 * enough; reaping here would run inside cblock_reap's own walk.
+	 * glibc refuses for a moment when it has no room for a request or
+	 * no thread to run it. Its threads finish earlier requests without
+	 * us: the request waits in the busy set, deferred, and the next
+	 * reap (every drain pass, the reaper while a file is finished)
+	 * offers it again, rather than the loop sleeping here. Its offset
+	 * is reserved, so the order of the queue does not matter.
 	 */
-	for (tries = 0; aio_write(&cb->aio) == -1; tries++) {
-		if (errno != EAGAIN || tries == 10000)
+	cb->deferred = 0;
+	if (aio_write(&cb->aio) == -1) {
+		if (errno != EAGAIN)
 			return -1;
-		usleep(100);
+		cb->deferred = 1;
 	}
 	return 0;
 }
@@ -188,7 +189,6 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 	TAILQ_REMOVE(&q->busy, cb, entry);
 	q->nr_busy--;
 	cb->busy = 0;
-	cb->tf->inflight--;
 	cb->stats->inflight--;
 	cb->tf = NULL;
 	if (cb->heap) {
@@ -226,7 +226,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->busy = 1;
 	TAILQ_INSERT_TAIL(&q->busy, cb, entry);
 	q->nr_busy++;
-	tf->inflight++;
+	tracefile_queued(tf);
 	cb->stats->inflight++;
 	return 0;
 }
@@ -235,14 +235,24 @@ size_t
 cblock_reap(struct cblock_queue *q)
 {
 	struct cblock	*cb, *next;
+	enum cblock_step step;
 	int		 e;
 	ssize_t		 ret;
 
 	for (cb = TAILQ_FIRST(&q->busy); cb != NULL; cb = next) {
 		next = TAILQ_NEXT(cb, entry);
-		e = aio_error(&cb->aio);
-		ret = e == EINPROGRESS ? 0 : aio_return(&cb->aio);
-		switch (cblock_step(cb, e, ret)) {
+		if (cb->deferred) {
+			/* its aiocb was never queued: aio_error cannot say */
+			if (cblock_aio_write(q, cb) == 0)
+				continue;
+			cb->err = errno;
+			step = CBLOCK_FAILED;
+		} else {
+			e = aio_error(&cb->aio);
+			ret = e == EINPROGRESS ? 0 : aio_return(&cb->aio);
+			step = cblock_step(cb, e, ret);
+		}
+		switch (step) {
 		case CBLOCK_INPROGRESS:
 			break;
 		case CBLOCK_RESUBMIT:
@@ -255,17 +265,15 @@ cblock_reap(struct cblock_queue *q)
 			cb->stats->failed++;
 			cb->stats->bytes_dropped += cb->len - cb->done;
 			cb->stats->bytes_written += cb->done;
-			cb->tf->written += cb->done;
-			/* at the request's start: the part written may end
-			 * inside a record */
-			tracefile_failed(cb->tf, cb->off, cb->err);
+			/* failed at the request's start: the part written
+			 * may end inside a record */
+			tracefile_completed(cb->tf, cb->off, cb->done, cb->err);
 			cblock_release(q, cb);
 			break;
 		case CBLOCK_DONE:
 			cb->stats->completed++;
 			cb->stats->bytes_written += cb->len;
-			cb->tf->written += cb->len;
-			tracefile_wrote(cb->tf, cb->off);
+			tracefile_completed(cb->tf, cb->off, cb->len, 0);
 			if (q->writeback && !cb->heap)
 				cblock_writeback(cb);
 			cblock_release(q, cb);
@@ -273,6 +281,16 @@ cblock_reap(struct cblock_queue *q)
 		}
 	}
 	return q->nr_busy;
+}
+
+/* Sleep until one of list completes. 0, or -1 when waiting cannot work. */
+static int
+cblock_suspend(const struct aiocb *const *list, size_t k)
+{
+	if (aio_suspend(list, (int)k, NULL) == -1 && errno != EINTR &&
+	    errno != EAGAIN)
+		return -1;
+	return 0;
 }
 
 void
@@ -286,12 +304,27 @@ cblock_wait(struct cblock_queue *q, struct cblock *cbs, size_t n)
 		for (i = k = 0; i < n && k < 64; i++) {
 			if (!cbs[i].busy)
 				return;
-			list[k++] = &cbs[i].aio;
+			if (!cbs[i].deferred)
+				list[k++] = &cbs[i].aio;
 		}
-		if (k == 0)
+		if (k == 0 || cblock_suspend(list, k) == -1)
 			return;
-		if (aio_suspend(list, (int)k, NULL) == -1 && errno != EINTR &&
-		    errno != EAGAIN)
+	}
+}
+
+void
+cblock_wait_all(struct cblock_queue *q)
+{
+	const struct aiocb	*list[64];
+	struct cblock		*cb;
+	size_t			 k;
+
+	while (cblock_reap(q) > 0) {
+		k = 0;
+		TAILQ_FOREACH(cb, &q->busy, entry)
+			if (!cb->deferred && k < 64)
+				list[k++] = &cb->aio;
+		if (k == 0 || cblock_suspend(list, k) == -1)
 			return;
 	}
 }

@@ -45,6 +45,7 @@ struct cblock {
 	int			 heap;	/* one-shot: freed when it completes */
 	int			 prio;
 	int			 err;	/* errno of a failed write */
+	int			 deferred; /* refused for now: not glibc's */
 	struct tracefile	*tf;
 	struct tracefile	*wb_tf;	/* the request before, in writeback */
 	uint64_t		 wb_off;
@@ -65,7 +66,7 @@ struct cblock_queue {
 
 /* A drain buffer of len bytes, its pages already faulted in. */
 uint8_t	*cblock_buffer(size_t len);
-int	 cblock_init(struct cblock *, size_t cap, int index);
+int	 cblock_init(struct cblock *, size_t cap);
 void	 cblock_finish(struct cblock *);
 struct cblock *cblock_create_heap(uint8_t *buf, size_t len,
 	    struct cblock_stats *);
@@ -82,9 +83,8 @@ enum cblock_step {
 };
 enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
 
-/* Requests signal nothing (SIGEV_NONE): cblock_reap polls them. signo
- * is not used. */
-void	 cblock_queue_init(struct cblock_queue *, int signo);
+/* Requests signal nothing (SIGEV_NONE): cblock_reap polls them. */
+void	 cblock_queue_init(struct cblock_queue *);
 /*
  * On: each completed request's range is handed to writeback at once
  * (sync_file_range), and the cblock's request before it, written back
@@ -94,7 +94,9 @@ void	 cblock_queue_init(struct cblock_queue *, int signo);
  */
 void	 cblock_queue_writeback(struct cblock_queue *, int on);
 /* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
- * cblock is then not busy and its bytes are counted as dropped). */
+ * cblock is then not busy and its bytes are counted as dropped). A request
+ * glibc cannot take for the moment (EAGAIN) is busy but deferred: the
+ * next cblock_reap offers it again. */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,
 	    struct tracefile *, uint64_t off);
 /*
@@ -103,7 +105,11 @@ int	 cblock_submit(struct cblock_queue *, struct cblock *,
  * busy.
  */
 size_t	 cblock_reap(struct cblock_queue *);
-/* Block until at least one of cbs[0..n) is no longer busy. */
+/* Block until at least one of cbs[0..n) is no longer busy, or none of
+ * them is glibc's to wait for (all deferred). */
 void	 cblock_wait(struct cblock_queue *, struct cblock *cbs, size_t n);
+/* Block until glibc holds no request of q: before the buffers are freed
+ * at exit. Deferred requests are not glibc's; they stay busy. */
+void	 cblock_wait_all(struct cblock_queue *);
 
 #endif

@@ -151,9 +151,8 @@ cmd_client_gone(struct daemon *d, struct control_client *c)
 }
 
 void
-cmd_file_done(const char *file, int whole, void *arg)
+cmd_file_done(struct daemon *d, const char *file, int whole)
 {
-	struct daemon	*d = arg;
 	json_object	*o;
 	size_t		 i = 0;
 

@@ -25,8 +25,9 @@ void	cmd_settings(const struct daemon *, struct config *);
  * ones, with the overrides on top, to the recording in progress. */
 void	cmd_settings_changed(struct daemon *);
 
-/* record_on_file_done callback: answers the rotates waiting for file. */
-void	cmd_file_done(const char *file, int whole, void *arg);
+/* A file was closed (record_on_file_done): answers the rotates waiting
+ * for it. */
+void	cmd_file_done(struct daemon *, const char *file, int whole);
 
 struct record;
 /* record_stop callback: answers the clients waiting for the stop and

@@ -79,16 +79,25 @@ daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
 	return 0;
 }
 
-/* A file is whole: its manifest beside it, then its hand-off. */
+/*
+ * A file was closed. A whole one gets its manifest beside it, then its
+ * hand-off (which retention, run after this, must see); then the rotates
+ * waiting for it are answered either way.
+ */
 static void
-daemon_file_finished(const struct manifest_facts *f, void *arg)
+daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
 {
 	struct daemon	*d = arg;
-	int		 ok;
+	int		 manifest_ok = 1;
 
-	if ((ok = manifest_write(d->dirfd, f) == 0) == 0)
-		log_warn("%s: writing its manifest", f->name);
-	handoff_add(d->handoff, f, ok);
+	if (whole) {
+		if (manifest_write(d->dirfd, f) == -1) {
+			log_warn("%s: writing its manifest", f->name);
+			manifest_ok = 0;
+		}
+		handoff_add(d->handoff, f, manifest_ok);
+	}
+	cmd_file_done(d, f->name, whole);
 }
 
 int
@@ -353,11 +362,10 @@ main(int argc, char *argv[])
 	}
 	if ((d.rec = record_create(d.base, d.dirfd)) == NULL)
 		fatal("record_create");
-	record_on_file_done(d.rec, cmd_file_done, &d);
 	if ((d.handoff = handoff_create(d.base, d.dirfd)) == NULL)
 		fatalx("cannot set up the on_finish hand-off");
 	handoff_configure(d.handoff, &d.cfg);
-	record_on_finished(d.rec, daemon_file_finished, &d);
+	record_on_file_done(d.rec, daemon_file_done, &d);
 	record_set_retain_hold(d.rec, handoff_holds, d.handoff);
 	record_set_lock(d.rec, d.lockfd);
 	if ((d.ctl = control_create(&d)) == NULL)

@@ -58,12 +58,23 @@ tracefile_set_head(struct tracefile *tf, const uint8_t *buf, size_t len)
 {
 	const struct perfdata_section	*bid;
 
+	tf->header_len = len;
 	if (perfdata_parse(buf, len, &tf->layout) == -1)
 		return -1;
 	bid = &tf->layout.feat[PERFDATA_FEAT_BUILD_ID];
 	tf->buildids.len = 0;
 	if (bid->size != 0 && sbuf_append(&tf->buildids, buf + bid->offset,
 	    bid->size) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+tracefile_add_buildids(struct tracefile *tf, const void *buf, size_t len)
+{
+	if (len > 0 && sbuf_append(&tf->buildids, buf, len) == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -152,6 +163,33 @@ tracefile_wrote(struct tracefile *tf, uint64_t off)
 		tracefile_mark_merge(&tf->kept, &c->mark);
 		tf->chunk_first++;
 	}
+}
+
+void
+tracefile_count(struct tracefile *tf, uint64_t samples, uint64_t lost,
+    uint64_t lost_samples)
+{
+	tf->samples += samples;
+	tf->lost += lost;
+	tf->lost_samples += lost_samples;
+}
+
+void
+tracefile_queued(struct tracefile *tf)
+{
+	tf->inflight++;
+}
+
+void
+tracefile_completed(struct tracefile *tf, uint64_t off, size_t written,
+    int err)
+{
+	tf->inflight--;
+	tf->written += written;
+	if (err != 0)
+		tracefile_failed(tf, off, err);
+	else
+		tracefile_wrote(tf, off);
 }
 
 int
@@ -265,7 +303,7 @@ tracefile_finish(struct tracefile *tf)
 		log_warnx("%s: no room for the header and features; the file "
 		    "is cut at offset %llu", tf->name, (unsigned long long)end);
 	}
-	/* finished when space returns (record.c), or by salvage at the next
+	/* finished when space returns (record-file.c), or by salvage at the next
 	 * start */
 	log_warn("%s: cannot write the header and features; kept as .partial "
 	    "until space returns",

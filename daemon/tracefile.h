@@ -4,10 +4,12 @@
  * reserved in order, and on close waits for every request against it.
  * Then it is finished in the loop with a few small synchronous writes
  * to the page cache (the feature table and late features after the
- * data, the header at offset 0: perfdata_finish), fsync'd through AIO
- * so that the loop never waits for the disk, renamed to NAME.data and
- * the directory fsync'd. A program watching the directory only ever
- * sees whole files under *.data.
+ * data, the header at offset 0: perfdata_finish), its data fsync'd
+ * through AIO so that the loop does not wait for that flush (in the
+ * loop only when glibc has no slot for the request), renamed to
+ * NAME.data and the directory fsync'd: the rename and that fsync are
+ * synchronous in the loop, a metadata flush of one directory. A program
+ * watching the directory only ever sees whole files under *.data.
  */
 #ifndef PERFSPILL_TRACEFILE_H
 #define PERFSPILL_TRACEFILE_H
@@ -104,13 +106,25 @@ TAILQ_HEAD(tracefile_list, tracefile);
  * the .partial file in dirfd. */
 struct tracefile *tracefile_open(int dirfd, const char *host, unsigned int *seq);
 /* The head synth built (buf, the first len bytes): where the data starts
- * and the features to finish the file with. 0 or -1. */
+ * and the features to finish the file with; a file cut inside it holds
+ * nothing worth keeping. 0 or -1. */
 int	 tracefile_set_head(struct tracefile *, const uint8_t *buf, size_t len);
+/* PERF_RECORD_HEADER_BUILD_ID records for the build_id feature of the
+ * finished file, after those already there. 0 or -1. */
+int	 tracefile_add_buildids(struct tracefile *, const void *, size_t);
 /* Reserve len bytes holding what mark says (NULL: no samples). */
 uint64_t tracefile_reserve(struct tracefile *, size_t len,
 	    const struct tracefile_mark *);
 /* The write reserved at off is on disk. */
 void	 tracefile_wrote(struct tracefile *, uint64_t off);
+/* What a drain placed in the file: ring samples and loss records. */
+void	 tracefile_count(struct tracefile *, uint64_t samples, uint64_t lost,
+	    uint64_t lost_samples);
+/* An AIO request against the file was queued; it completed having
+ * written that many bytes, and failed with err (0: it is whole). */
+void	 tracefile_queued(struct tracefile *);
+void	 tracefile_completed(struct tracefile *, uint64_t off, size_t written,
+	    int err);
 /* Synchronous write at off (the serial mode, cblocks = 0), of the request
  * reserved there: one buffer, or pieces (a ring's data around its wrap).
  * 0 or -1. */

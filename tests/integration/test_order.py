@@ -202,8 +202,11 @@ def record_rounds(events, load, extra=(), rotate=None, pages=PAGES):
             files = d.finished_files()
             if rotate:
                 assert len(files) >= 2, (what, files)
-            # with rotation a file may hold only the other tasks
-            n = check_files(files, p.pid, what, need_all=not rotate)
+            # with rotation a file may hold only the other tasks; so may
+            # one of a recording the system calls of a busy shared
+            # machine rotated by the default rotate_size
+            n = check_files(files, p.pid, what,
+                            need_all=not rotate and len(files) == 1)
             assert n > 0, (what, "no samples of the load")
 
 

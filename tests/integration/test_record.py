@@ -119,7 +119,11 @@ def test_tracepoint_named_in_perf_script():
         subprocess.run(["sh", "-c", "for i in 1 2 3 4 5; do sleep 0.05; done"])
         rc, rep = d.ctl("stop")
         path = rep["data"]["path"]
-        assert perf_valid(path) > 0
+        # every context switch of a busy shared machine goes into the
+        # rings: a loss is fine only when status counted it
+        t = rep["data"]["totals"]
+        assert perf_valid(path, allow_lost=t["lost"] + t["lost_samples"] >
+                          0) > 0
         out = perf("script", "-i", path).stdout
         assert "sched:sched_switch" in out, out[:1000]
 
@@ -206,6 +210,7 @@ def test_own_samples_excluded():
         # totals cover more files than the one its path names
         d.ctl("configure", "rotate_size=0")
         for exclude in (True, False):
+            before = set(d.finished_files())
             d.ctl("configure", "exclude_self=%s" % str(exclude).lower())
             d.ctl("start", "-e", "raw_syscalls:sys_enter", "--no-callgraph",
                   "--cblocks", "2", "-m", "256")
@@ -213,8 +218,13 @@ def test_own_samples_excluded():
                             "count=20000"], stderr=subprocess.DEVNULL)
             time.sleep(1.2)
             rc, rep = d.ctl("stop")
-            pids = perf("script", "-F", "pid", "-i",
-                        rep["data"]["path"]).stdout.split()
+            # every file of the recording: the system calls of a busy
+            # machine may fill more than one (a rotation by size)
+            pids = []
+            for f in d.finished_files():
+                if f not in before:
+                    pids += perf("script", "-F", "pid", "-i",
+                                 f).stdout.split()
             ours = pids.count(pid)
             if exclude:
                 assert ours == 0, ours
@@ -334,7 +344,12 @@ def test_mmap_flush_fewer_larger_writes():
             writes[flush] = (sub, byt)
         (s1, b1), (s0, b0) = writes["1"], writes["0"]
         print("writes (count, bytes) by mmap_flush:", writes)
-        assert s0 < s1 and b0 / s0 > b1 / s1, writes
+        # larger writes for the same bytes; the count alone only when
+        # the two runs wrote about as much (another run of this test on
+        # the machine calls getppid too, into one of the two)
+        assert b0 / s0 > b1 / s1, writes
+        if 0.8 < b0 / b1 < 1.25:
+            assert s0 < s1, writes
 
 
 def test_client_errors_when_daemon_absent():

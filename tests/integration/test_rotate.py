@@ -207,8 +207,13 @@ def test_disk_full_pauses_and_resumes():
                      what="resume after space returned")
             syscalls(2000)
             rc, rep = d.ctl("stop")
-            assert "resumed" in d.read_log()
-            assert rep["data"]["path"]
+            log = d.read_log()
+            assert "resumed" in log
+            # a file finished at the stop, unless the machine's system
+            # calls filled the disk again after the resume (a second
+            # pause retired the file then, and the stop has none)
+            assert rep["data"].get("path") or log.count(
+                "paused: disk full") > 1, (rep, log[-2000:])
             # the files left unfinished were finished when space returned
             assert not [f for f in os.listdir(d.out)
                         if f.endswith(".partial")], os.listdir(d.out)

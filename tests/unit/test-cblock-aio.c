@@ -151,7 +151,7 @@ test_two_cblocks(int dirfd)
 
 	memset(&stats, 0, sizeof(stats));
 	memset(&heap_stats, 0, sizeof(heap_stats));
-	cblock_queue_init(&q, 0);
+	cblock_queue_init(&q);
 	CHECK_EQ(q.sigev.sigev_notify, SIGEV_NONE);
 	CHECK_EQ(q.nr_busy, 0);
 	CHECK(TAILQ_EMPTY(&q.busy));
@@ -173,7 +173,7 @@ test_two_cblocks(int dirfd)
 	CHECK_EQ(put_head(tf), 0);
 
 	for (i = 0; i < 2; i++) {
-		CHECK_EQ(cblock_init(&cbs[i], 8192, i), 0);
+		CHECK_EQ(cblock_init(&cbs[i], 8192), 0);
 		cbs[i].stats = &stats;
 	}
 	cbs[0].len = 5000;
@@ -285,14 +285,14 @@ test_failed_write(int dirfd)
 	int			 calls = 0, i, rwfd, rofd;
 
 	memset(&stats, 0, sizeof(stats));
-	cblock_queue_init(&q, 0);
+	cblock_queue_init(&q);
 	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
 		CHECK(tf != NULL);
 		return;
 	}
 	CHECK_EQ(put_head(tf), 0);
 	for (i = 0; i < 3; i++) {
-		CHECK_EQ(cblock_init(&cbs[i], 4096, i), 0);
+		CHECK_EQ(cblock_init(&cbs[i], 4096), 0);
 		cbs[i].stats = &stats;
 		cbs[i].len = 1000;
 		fill(cbs[i].buf, cbs[i].len, (unsigned int)i);
@@ -381,7 +381,7 @@ test_serial_pieces(int dirfd)
 	int			 calls = 0, rc;
 	struct cblock_queue	 q;
 
-	cblock_queue_init(&q, 0);
+	cblock_queue_init(&q);
 	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
 		CHECK(tf != NULL);
 		return;
@@ -443,7 +443,7 @@ test_no_room_for_features(int dirfd)
 	size_t			 len = 0;
 	int			 calls = 0;
 
-	cblock_queue_init(&q, 0);
+	cblock_queue_init(&q);
 	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
 		CHECK(tf != NULL);
 		return;
@@ -512,7 +512,7 @@ test_write_modes(int dirfd, int writeback)
 	int			 calls = 0, i, r, fds;
 
 	memset(&stats, 0, sizeof(stats));
-	cblock_queue_init(&q, 0);
+	cblock_queue_init(&q);
 	CHECK_EQ(q.writeback, 0);
 	cblock_queue_writeback(&q, writeback);
 	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
@@ -522,7 +522,7 @@ test_write_modes(int dirfd, int writeback)
 	CHECK_EQ(put_head(tf), 0);
 	fds = open_fds();
 	for (i = 0; i < 2; i++) {
-		CHECK_EQ(cblock_init(&cbs[i], sz, i), 0);
+		CHECK_EQ(cblock_init(&cbs[i], sz), 0);
 		cbs[i].stats = &stats;
 		cbs[i].len = sz;
 	}

@@ -122,9 +122,9 @@ setup(struct fixture *f)
 
 	fake_reset();
 	memset(f, 0, sizeof(*f));
-	cblock_queue_init(&f->q, 0);
+	cblock_queue_init(&f->q);
 	for (i = 0; i < 2; i++) {
-		if (cblock_init(&f->cbs[i], 4096, i) == -1)
+		if (cblock_init(&f->cbs[i], 4096) == -1)
 			abort();
 		f->cbs[i].stats = &f->stats;
 		f->cbs[i].len = 4096;
@@ -133,6 +133,19 @@ setup(struct fixture *f)
 	/* only what cblock touches: never opened, never closed */
 	f->tf.fd = 1000;
 	f->tf.bad_off = UINT64_MAX;
+}
+
+/* cb's one request failed: dropped bytes lost, the file cut at bad_off. */
+static void
+check_refused(struct fixture *f, struct cblock *cb, uint64_t dropped,
+    uint64_t bad_off, int err)
+{
+	CHECK_EQ(cb->busy, 0);
+	CHECK_U64(f->stats.failed, 1);
+	CHECK_U64(f->stats.bytes_dropped, dropped);
+	CHECK_U64(f->tf.bad_off, bad_off);
+	CHECK_EQ(f->tf.err, err);
+	CHECK_EQ(f->tf.inflight, 0);
 }
 
 static void
@@ -211,13 +224,8 @@ test_partial(void)
 	CHECK_EQ(cblock_reap(&f.q), 1);
 	fake_complete(cb, ENOSPC, -1);
 	CHECK_EQ(cblock_reap(&f.q), 0);
-	CHECK_EQ(cb->busy, 0);
-	CHECK_U64(f.stats.failed, 1);
-	CHECK_U64(f.stats.bytes_dropped, 3096);
+	check_refused(&f, cb, 3096, 4096, ENOSPC);
 	CHECK_U64(f.stats.bytes_written, 1000);
-	CHECK_U64(f.tf.bad_off, 4096);
-	CHECK_EQ(f.tf.err, ENOSPC);
-	CHECK_EQ(f.tf.inflight, 0);
 	teardown(&f);
 
 	/* a short write whose continuation is refused */
@@ -275,10 +283,10 @@ test_refused(void)
 }
 
 /*
- * glibc refuses with EAGAIN while it cannot queue a request; cblock waits
- * and tries again, without reaping (a reap there would run inside
- * cblock_reap's own walk). The request joins the busy set only once it
- * is queued, so no reap can take its empty aiocb for a finished write.
+ * glibc refuses with EAGAIN while it cannot queue a request. cblock does
+ * not wait for it: the request joins the busy set deferred, its aiocb
+ * never asked about (it was not queued), and every reap offers it again
+ * until glibc takes it or refuses it for good.
  */
 static void
 test_eagain(void)
@@ -289,17 +297,32 @@ test_eagain(void)
 	setup(&f);
 	fake_refuse(EAGAIN);
 	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
-	CHECK_EQ(nwrite_calls, 2);
+	CHECK_EQ(nwrite_calls, 1);
 	CHECK_EQ(cb0->busy, 1);
+	CHECK_EQ(cb0->deferred, 1);
 	CHECK_EQ(f.q.nr_busy, 1);
 	CHECK_EQ(f.tf.inflight, 1);
+	CHECK_U64(f.stats.inflight, 1);
 	CHECK_U64(f.stats.failed, 0);
 	CHECK_U64(f.stats.bytes_dropped, 0);
 	CHECK_U64(f.tf.bad_off, UINT64_MAX);
+	/* refused again at the first reap, taken at the second */
+	fake_refuse(EAGAIN);
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	CHECK_EQ(nwrite_calls, 2);
+	CHECK_EQ(cb0->deferred, 1);
+	CHECK_EQ(nreqs, 0);
+	CHECK_EQ(cblock_reap(&f.q), 1);
+	CHECK_EQ(nwrite_calls, 3);
+	CHECK_EQ(cb0->deferred, 0);
+	CHECK_EQ(nreqs, 1);
+	CHECK_U64(reqs[0].aio_offset, 0);
+	CHECK_EQ(reqs[0].aio_nbytes, 4096);
 	fake_complete(cb0, 0, 4096);
 	CHECK_EQ(cblock_reap(&f.q), 0);
 	CHECK_U64(f.stats.completed, 1);
 	CHECK_U64(f.tf.written, 4096);
+	CHECK_EQ(f.tf.inflight, 0);
 	teardown(&f);
 
 	/* an EAGAIN leaves the other, completed, request to the next reap */
@@ -314,9 +337,41 @@ test_eagain(void)
 	CHECK_U64(f.stats.completed, 0);
 	CHECK_EQ(cblock_reap(&f.q), 1);
 	CHECK_EQ(cb0->busy, 0);
+	CHECK_EQ(cb1->deferred, 0);
 	CHECK_U64(f.stats.completed, 1);
 	CHECK_U64(f.stats.failed, 0);
 	CHECK_U64(f.tf.bad_off, UINT64_MAX);
+	teardown(&f);
+
+	/* refused for good at a retry: failed, the file cut at its start */
+	setup(&f);
+	fake_refuse(EAGAIN);
+	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 8192), 0);
+	fake_refuse(EINVAL);
+	CHECK_EQ(cblock_reap(&f.q), 0);
+	check_refused(&f, cb1, 4096, 8192, EINVAL);
+	teardown(&f);
+
+	/* cblock_wait does not spin on requests glibc does not hold: with
+	 * every cblock deferred it returns, and the drain leaves the data
+	 * in the ring */
+	setup(&f);
+	fake_refuse(EAGAIN);
+	fake_refuse(EAGAIN);
+	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 4096), 0);
+	fake_refuse(EAGAIN);
+	fake_refuse(EAGAIN);
+	cblock_wait(&f.q, f.cbs, 2);
+	CHECK_EQ(nwrite_calls, 4);
+	CHECK_EQ(cblock_pick(f.cbs, 2), -1);
+	/* glibc takes them now: the wait sleeps until they are done */
+	cblock_wait(&f.q, f.cbs, 2);
+	CHECK(cblock_pick(f.cbs, 2) != -1);
+	cblock_wait_all(&f.q);
+	CHECK_EQ(f.q.nr_busy, 0);
+	CHECK_U64(f.stats.completed, 2);
+	CHECK_U64(f.tf.written, 8192);
 	teardown(&f);
 }
 

@@ -1,0 +1,380 @@
+/*
+ * record-drain: one pass over every ring into the current file, in the
+ * serial mode (cblocks = 0: pwrite from the ring), the AIO mode (a copy
+ * in a free cblock, then aio_write) or paused (counted as dropped), with
+ * compression and our own samples left out, and the rounds perf sorts
+ * by.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <linux/perf_event.h>
+
+#include "log.h"
+#include "perf-abi.h"
+#include "perfdata.h"
+#include "record-int.h"
+#include "track.h"
+
+/* A pass's FINISHED_ROUND rides at the end of its last chunk. */
+#define ROUND_LEN	sizeof(struct perf_event_header)
+
+static void	record_count_file(struct tracefile *,
+		    const struct ring_counts *, const struct ring_counts *);
+
+/* The sample times of ring data in two pieces (a wrap may cut a record
+ * in two: its time is not looked for). */
+static void
+record_mark(struct record *rec, struct tracefile_mark *m,
+    const uint8_t *const src[2], const size_t l[2])
+{
+	struct perf_event_header	 h;
+	size_t				 pos, have;
+
+	pos = perfdata_sample_times(src[0], l[0], rec->time_off, &m->first,
+	    &m->last);
+	if (l[1] == 0)
+		return;
+	if ((have = l[0] - pos) == 0) {
+		perfdata_sample_times(src[1], l[1], rec->time_off, &m->first,
+		    &m->last);
+		return;
+	}
+	if (have < sizeof(h)) {
+		memcpy(&h, src[0] + pos, have);
+		memcpy((uint8_t *)&h + have, src[1], sizeof(h) - have);
+	} else
+		memcpy(&h, src[0] + pos, sizeof(h));
+	if (h.size >= have && h.size - have <= l[1])
+		perfdata_sample_times(src[1] + (h.size - have),
+		    l[1] - (h.size - have), rec->time_off, &m->first,
+		    &m->last);
+}
+
+/* Write bytes that are not ring data (the preamble) to tf; takes buf. */
+int
+record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+    size_t len)
+{
+	struct cblock	*cb;
+	uint64_t	 off = tracefile_reserve(tf, len, NULL);
+	int		 rc;
+
+	if (rec->cfg.cblocks == 0) {
+		rc = tracefile_pwrite(tf, off, buf, len);
+		free(buf);
+		return rc;
+	}
+	if ((cb = cblock_create_heap(buf, len, &rec->heap_stats)) == NULL) {
+		free(buf);
+		return -1;
+	}
+	return cblock_submit(&rec->q, cb, tf, off);
+}
+
+int
+record_ensure_cblocks(struct record *rec, struct record_cpu *c)
+{
+	size_t	 want = rec->cfg.cblocks;
+
+	while (c->nr_cbs < want) {
+		if (cblock_init(&c->cbs[c->nr_cbs], (rec->zc ? rec->zcap :
+		    c->ring.size) + ROUND_LEN) == -1)
+			return -1;
+		c->cbs[c->nr_cbs].stats = &c->aio;
+		c->nr_cbs++;
+	}
+	return 0;
+}
+
+/*
+ * While a rotation's preamble walks /proc, the task records drained into
+ * the old file are kept for the new one too (track.h): a task born after
+ * the walk passed it is named there and nowhere else.
+ */
+void
+record_keep_begin(struct record *rec)
+{
+	rec->kept.len = 0;
+	rec->keeping = 1;
+}
+
+void
+record_keep_end(struct record *rec)
+{
+	rec->keeping = 0;
+	rec->kept.len = 0;
+}
+
+static void
+record_keep(struct record *rec, const uint8_t *data, size_t size,
+    uint64_t from, uint64_t to)
+{
+	if (!rec->keeping)
+		return;
+	if (track_copy(&rec->kept, data, size, from, to) == -1) {
+		log_warnx("out of memory keeping task records for the next "
+		    "file; tasks born during its /proc walk may go unnamed");
+		record_keep_end(rec);
+	}
+}
+
+/* What one pass found in a ring, for the push of its mode. */
+struct record_take {
+	uint64_t		 head, tail;
+	struct ring_span	 sp;
+	int64_t			 n;		/* bytes */
+	struct ring_counts	 before;	/* the ring's counts until now */
+	size_t			 bogus;		/* build-id flags to repair */
+};
+
+/*
+ * The serial mode (cblocks = 0, or the ring's cblocks could not be
+ * made): write from the ring (or a copy without our own samples), then
+ * release it. The bytes it put into tf.
+ */
+static size_t
+record_push_serial(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t)
+{
+	struct tracefile_mark	 mark;
+	struct iovec		 iov[2];
+	const uint8_t		*src[2];
+	size_t			 len, l[2];
+	uint64_t		 off;
+
+	src[0] = c->ring.data + t->sp.off[0];
+	l[0] = t->sp.len[0];
+	src[1] = c->ring.data + t->sp.off[1];
+	l[1] = t->sp.len[1];
+	if (c->counts.self != t->before.self || t->bogus) {
+		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->xbuf,
+		    rec->self_pid, rec->pid_off);
+		src[0] = rec->xbuf;
+		l[1] = 0;
+		if (t->bogus)
+			buildid_repair(rec->xbuf, l[0],
+			    rec->cfg.kernel_build_id);
+	}
+	/* a rotation's tracking records: from the copy where
+	 * there is one, whose build-id flags are repaired */
+	if (src[0] == rec->xbuf)
+		record_keep(rec, rec->xbuf, l[0], 0, l[0]);
+	else
+		record_keep(rec, c->ring.data, c->ring.size, t->tail, t->head);
+	mark.samples = c->counts.samples - t->before.samples;
+	mark.first = mark.last = 0;
+	record_mark(rec, &mark, src, l);
+	if (rec->zc != NULL && l[0] + l[1] > 0 &&
+	    (len = compress_records(rec->zc, rec->zbuf,
+	    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
+		src[0] = rec->zbuf;
+		l[0] = len;
+		l[1] = 0;
+	}
+	len = l[0] + l[1];
+	off = tracefile_reserve(tf, len, &mark);
+	iov[0].iov_base = (void *)(uintptr_t)src[0];
+	iov[0].iov_len = l[0];
+	iov[1].iov_base = (void *)(uintptr_t)src[1];
+	iov[1].iov_len = l[1];
+	if (tracefile_pwritev(tf, off, iov, 2) == -1)
+		c->aio.bytes_dropped += len;
+	else
+		c->aio.bytes_written += len;
+	ring_release(&c->ring, t->head);
+	record_count_file(tf, &c->counts, &t->before);
+	return len;
+}
+
+/*
+ * The AIO mode, in the manner of perf's perf_mmap__push: copy the ring
+ * into a free cblock, release the ring, and stage the copy; the pass
+ * submits it. 1 with *out staged, 0 when only our own samples were
+ * there, -1 when every cblock stayed in flight (the data stays in the
+ * ring for next time).
+ */
+static int
+record_push_aio(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t, struct cblock **out)
+{
+	struct cblock	*cb;
+	size_t		 ncb = rec->cfg.cblocks, len;
+	int		 k;
+
+	/*
+	 * Take a free cblock. With all in flight (a disk slower than the
+	 * data) the data stays in the ring and a timer comes back for it:
+	 * waiting here would hold the loop for as long as the disk takes,
+	 * and status, stop and the control socket with it (seen: 0.1-1.1 s
+	 * on a 50 MB/s disk). The ring may overflow meanwhile; the kernel
+	 * counts that loss exactly. Only a file's last drain (rotation,
+	 * stop) waits, so that every ring ends in the file it belongs to.
+	 */
+	if ((k = cblock_pick(c->cbs, ncb)) == -1) {
+		if (!rec->switching)
+			return -1;
+		cblock_wait(&rec->q, c->cbs, ncb);
+		if ((k = cblock_pick(c->cbs, ncb)) == -1)
+			return -1;
+	}
+	cb = &c->cbs[k];
+	/*
+	 * Copy first, then count and drop our own samples in the copy
+	 * while it is in the cache; compression happens here too, into
+	 * the cblock: the AIO path stays the same, with fewer bytes.
+	 */
+	ring_copy(&c->ring, &t->sp, rec->zc ? rec->xbuf : cb->buf);
+	if (t->bogus)
+		buildid_repair(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
+		    rec->cfg.kernel_build_id);
+	/* the copy is ours: give the space back to the kernel now */
+	ring_release(&c->ring, t->head);
+	len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
+	    &c->counts, rec->self_pid, rec->pid_off);
+	record_count_file(tf, &c->counts, &t->before);
+	if (len == 0)
+		return 0;	/* only our own samples */
+	record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
+	cb->len = len;
+	cb->mark.samples = c->counts.samples - t->before.samples;
+	cb->mark.first = cb->mark.last = 0;
+	perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
+	    rec->time_off, &cb->mark.first, &cb->mark.last);
+	if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
+	    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
+	    0)) == 0) {
+		memcpy(cb->buf, rec->xbuf, len);
+		cb->len = len;
+	}
+	cb->busy = 1;	/* staged: not pickable until submitted */
+	*out = cb;
+	return 1;
+}
+
+/*
+ * One pass over every ring. perf's ordering rule: at a FINISHED_ROUND it
+ * sorts and flushes everything up to the newest time it had seen at the
+ * previous one. So a round may only close after a pass that read every
+ * ring up to the head it saw: an event left behind in a ring (below min,
+ * or all its cblocks busy) would arrive after perf had flushed newer ones,
+ * a FORK or COMM after the samples that need it. Such a pass writes no
+ * FINISHED_ROUND; its data belongs to the round the next full pass closes.
+ */
+void
+record_drain_all(struct record *rec, uint64_t min)
+{
+	struct cblock		**staged = rec->staged;
+	struct record_cpu	*c;
+	struct record_take	 t;
+	struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0,
+	    ROUND_LEN };
+	struct cblock		*cb;
+	uint64_t		 off;
+	size_t			 i, nstaged = 0, nserial = 0, ncb;
+	size_t			 left = 0;	/* non-empty rings not read */
+	size_t			 busy = 0;	/* ...for want of a free cblock */
+	uint64_t		 drained = 0;
+	struct tracefile	*tf = rec->cur;
+
+	if (rec->state != RECORD_RUNNING)
+		return;
+	/* completions are polled: aio_error reads memory, no system call */
+	cblock_reap(&rec->q);
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		if (c->ring.base == NULL)
+			continue;
+		t.head = ring_head(&c->ring);
+		t.tail = ring_tail(&c->ring);
+		c->full = track_ring_full(c->ring.size, t.head - t.tail);
+		if (t.head == t.tail)
+			continue;
+		if (t.head - t.tail < min) {
+			left++;
+			continue;
+		}
+		if ((t.n = ring_span(t.head, t.tail, c->ring.size, &t.sp)) <
+		    0) {
+			log_warnx("cpu %d: ring head %" PRIu64 " and tail %"
+			    PRIu64 " are inconsistent; skipping its data",
+			    c->cpu, t.head, t.tail);
+			ring_release(&c->ring, t.head);
+			continue;
+		}
+		t.before = c->counts;
+		c->bytes += (uint64_t)t.n;
+		t.bogus = buildid_note_ring(rec->bids, c->ring.data,
+		    c->ring.size, t.tail, t.head, rec->cfg.kernel_build_id);
+		ncb = rec->cfg.cblocks;
+		if (tf == NULL || ncb == 0 ||
+		    record_ensure_cblocks(rec, c) == -1) {
+			/* paused or serial: read the records in the ring */
+			ring_count_excl(c->ring.data, c->ring.size, t.tail,
+			    t.head, &c->counts, rec->self_pid, rec->pid_off);
+		}
+		if (tf == NULL) {
+			/* paused: keep the ring moving, count what is dropped */
+			c->aio.bytes_dropped += (uint64_t)t.n;
+			ring_release(&c->ring, t.head);
+			continue;
+		}
+		if (ncb == 0 || c->nr_cbs < ncb) {
+			drained += record_push_serial(rec, c, tf, &t);
+			nserial++;
+			continue;
+		}
+		switch (record_push_aio(rec, c, tf, &t, &cb)) {
+		case -1:
+			c->bytes -= (uint64_t)t.n;
+			left++;
+			busy++;
+			break;
+		case 1:
+			staged[nstaged++] = cb;
+			drained += cb->len;
+			break;
+		}
+	}
+	if (busy > 0 && rec->retry != NULL) {
+		struct timeval	 tv = { 0, RECORD_RETRY_US };
+
+		event_add(rec->retry, &tv);
+	}
+	if (nstaged == 0 && nserial == 0)
+		return;
+	if (left > 0)
+		rec->round_bytes += drained;
+	else if (nstaged > 0) {
+		cb = staged[nstaged - 1];
+		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
+		cb->len += ROUND_LEN;
+		rec->round_bytes = 0;
+	} else {
+		off = tracefile_reserve(tf, ROUND_LEN, NULL);
+		tracefile_pwrite(tf, off, &round, ROUND_LEN);
+		rec->round_bytes = 0;
+	}
+	for (i = 0; i < nstaged; i++) {
+		cb = staged[i];
+		cb->busy = 0;
+		off = tracefile_reserve(tf, cb->len, &cb->mark);
+		if (cblock_submit(&rec->q, cb, tf, off) == -1)
+			log_warn("%s: aio_write", tf->partial);
+	}
+	if (tf->bad_off != UINT64_MAX)
+		record_pause(rec, tf->err);
+	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
+		record_rotate_async(rec, "size");
+}
+
+/* What a drain of one ring (counts, was before) put into tf. */
+static void
+record_count_file(struct tracefile *tf, const struct ring_counts *now,
+    const struct ring_counts *before)
+{
+	tracefile_count(tf, now->samples - before->samples,
+	    now->lost - before->lost, now->lost_samples - before->lost_samples);
+}

@@ -1,0 +1,324 @@
+/*
+ * record-file: the files of a recording once they stop taking data:
+ * finished (the hand-off of their facts, then retention), and the pause
+ * and resume around them when the disk is full or the output directory
+ * was removed; the tick's housekeeping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manifest.h"
+#include "outdir.h"
+#include "record-int.h"
+#include "salvage.h"
+#include "size.h"
+
+/* Seconds between looks for a removed output directory, at most. */
+#define RECORD_RETRY_MAX	16
+
+static void	record_pause_why(struct record *, const char *);
+
+/*
+ * The files a full disk left unfinished, finished now that there may be
+ * room for their header and features (salvage's way: the build-ids
+ * learnt while recording are not in them). Those that still fail stay
+ * listed; past the list's end, salvage at the next start takes them.
+ */
+void
+record_retry_unfinished(struct record *rec)
+{
+	size_t	 i, kept = 0;
+
+	for (i = 0; i < rec->nr_unfinished; i++) {
+		if (salvage_file(rec->dirfd, rec->unfinished[i]) == 0) {
+			rec->files_done++;
+			continue;
+		}
+		if (kept != i)
+			memcpy(rec->unfinished[kept], rec->unfinished[i],
+			    sizeof(rec->unfinished[i]));
+		kept++;
+	}
+	rec->nr_unfinished = kept;
+}
+
+/* Hand a closed file's facts on (the manifest, the hand-off, the rotate
+ * waiters): before retention, which must know its hand-off holds it. */
+static void
+record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
+{
+	struct manifest_facts	 f;
+
+	if (rec->file_cb == NULL)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.name = tf->name;
+	f.host = rec->host;
+	f.seq = tf->seq;
+	/* what the finished file holds: a cut drops what followed it */
+	f.bytes = tf->size;
+	f.samples = tf->kept.samples;
+	f.lost = tf->lost;
+	f.lost_samples = tf->lost_samples;
+	f.time_first = tf->kept.first;
+	f.time_last = tf->kept.last;
+	f.opened = tf->opened;
+	f.finished = time(NULL);
+	f.cfg = &rec->cfg;
+	f.buildids = tf->buildids.data;
+	f.buildids_len = tf->buildids.len;
+	rec->file_cb(&f, whole, rec->file_arg);
+}
+
+/* Retention, with what it removed counted for the daemon's metrics. */
+static int
+record_retain(struct record *rec)
+{
+	int	 n;
+
+	n = retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
+	    rec->cfg.min_free, rec->hold_cb, rec->hold_arg);
+	if (n > 0)
+		rec->life.files_removed += (uint64_t)n;
+	return n;
+}
+
+static void
+record_file_done(struct tracefile *tf, void *arg)
+{
+	struct record	*rec = arg;
+	int		 whole = 0;
+
+	if (tf->bad_off != UINT64_MAX)
+		rec->bytes_cut += tf->reserved - tf->bad_off;
+	if (tf->removed) {
+		log_warnx("%s: nothing recorded could be written (%s at "
+		    "offset %" PRIu64 "); removed", tf->partial,
+		    strerror(tf->err), tf->bad_off);
+	} else if (tf->unfinished) {
+		if (rec->nr_unfinished < RECORD_UNFINISHED_MAX)
+			snprintf(rec->unfinished[rec->nr_unfinished++],
+			    NAME_MAX + 1, "%s", tf->partial);
+	} else if (faccessat(rec->dirfd, tf->name, F_OK,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
+		/* renamed into a directory no one can reach, or not at all */
+		rec->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
+		    tf->reserved;
+		rec->files_lost++;
+		snprintf(rec->problem, sizeof(rec->problem), "the output "
+		    "directory %s was removed while recording: %" PRIu64
+		    " file(s) lost, their bytes counted as dropped",
+		    rec->cfg.output_dir, rec->files_lost);
+		log_warnx("%s is lost with the output directory (%" PRIu64
+		    " bytes, %" PRIu64 " samples)", tf->name, tf->reserved,
+		    tf->samples);
+	} else {
+		whole = 1;
+		snprintf(rec->last_file, sizeof(rec->last_file), "%s",
+		    tf->name);
+		rec->files_done++;
+		/* what the file holds: a cut drops the samples after it */
+		log_info("finished %s (%" PRIu64 " bytes, %" PRIu64
+		    " samples)", tf->name, tf->size, tf->kept.samples);
+	}
+	record_file_hook(rec, tf, whole);
+	if (whole && record_retain(rec) == -1)
+		log_warn("retention: cannot scan the output directory");
+}
+
+/*
+ * The build-ids of the files tf's tasks mapped, for its build_id feature,
+ * written when the file is finished. Only the last file of a recording
+ * waits (a bounded time, rings already closed) for ids still being read;
+ * at a rotation they go to the next file.
+ */
+static void
+record_add_buildids(struct record *rec, struct tracefile *tf)
+{
+	struct sbuf	 sb;
+	int		 rc;
+
+	/* what could be flushed goes in, also when not all could */
+	sbuf_init(&sb);
+	rc = buildid_flush(rec->bids, &sb, rec->state == RECORD_STOPPING ?
+	    BUILDID_STOP_WAIT_MS : 0);
+	if (tracefile_add_buildids(tf, sb.data, sb.len) == -1 || rc == -1)
+		log_warnx("%s: out of memory for build-ids", tf->partial);
+	sbuf_finish(&sb);
+}
+
+/* Put tf on the closing list; its writes finish there. */
+void
+record_close_file(struct record *rec, struct tracefile *tf)
+{
+	record_add_buildids(rec, tf);
+	tracefile_close(tf, record_file_done, rec);
+	TAILQ_INSERT_TAIL(&rec->closing, tf, entry);
+}
+
+/* The current file, with no next one. */
+void
+record_retire_file(struct record *rec)
+{
+	if (rec->cur == NULL)
+		return;
+	record_close_file(rec, rec->cur);
+	rec->cur = NULL;
+}
+
+void
+record_pause(struct record *rec, int err)
+{
+	record_pause_why(rec, err == ENOSPC || err == EDQUOT ? "disk full" :
+	    strerror(err));
+}
+
+static void
+record_pause_why(struct record *rec, const char *why)
+{
+	if (rec->paused[0])
+		return;
+	snprintf(rec->paused, sizeof(rec->paused), "%s", why);
+	log_warnx("paused: %s in %s; the rings are still drained and what "
+	    "they hold is counted as dropped until recording resumes",
+	    rec->paused, rec->cfg.output_dir[0] ? rec->cfg.output_dir :
+	    "the output directory");
+	/* the file is cut at its first failed write and finished whole */
+	record_retire_file(rec);
+	if (!rec->dir_gone && record_retain(rec) > 0)
+		log_info("retention made room while paused");
+}
+
+/*
+ * The output directory was removed (or renamed away). Writes into the
+ * open files still succeed, into inodes no one can reach: pause, so that
+ * what the rings hold is counted as dropped instead, and look for the
+ * directory again with a back-off (it is not created: see outdir.c).
+ */
+void
+record_dir_gone(struct record *rec)
+{
+	if (rec->dir_gone)
+		return;
+	rec->dir_gone = 1;
+	rec->retry_wait = 1;
+	rec->retry_at = time(NULL) + 1;
+	snprintf(rec->problem, sizeof(rec->problem), "the output directory "
+	    "%s was removed while recording", rec->cfg.output_dir);
+	/* a pause for another reason retired the file already */
+	rec->paused[0] = '\0';
+	record_pause_why(rec, "output directory removed");
+}
+
+/* The output directory is back (0), or not yet: try again later. */
+static int
+record_find_dir(struct record *rec)
+{
+	time_t	 now = time(NULL);
+
+	if (now < rec->retry_at)
+		return -1;
+	/* renamed back: the same directory, still ours, still locked */
+	if (!outdir_gone(rec->dirfd, rec->cfg.output_dir) ||
+	    outdir_reopen(rec->dirfd, rec->lockfd, rec->cfg.output_dir) == 0) {
+		rec->dir_gone = 0;
+		log_info("output directory %s is back", rec->cfg.output_dir);
+		return 0;
+	}
+	if (errno == EWOULDBLOCK)
+		/* made again, and another daemon took it meanwhile */
+		snprintf(rec->paused, sizeof(rec->paused), "output directory "
+		    "removed; made again, but another perfspilld holds it");
+	else if (errno != ENOENT)
+		log_warn("output directory %s", rec->cfg.output_dir);
+	if (rec->retry_wait < RECORD_RETRY_MAX)
+		rec->retry_wait *= 2;
+	rec->retry_at = now + (time_t)rec->retry_wait;
+	return -1;
+}
+
+/* Space back? Start a fresh file. The margin is one full drain of every
+ * ring, so that the first pass does not fail again at once. */
+static void
+record_try_resume(struct record *rec)
+{
+	uint64_t	 avail, need = rec->cfg.min_free;
+	size_t		 i;
+
+	if (rec->dir_gone && record_find_dir(rec) == -1)
+		return;
+	for (i = 0; i < rec->nr_cpus; i++)
+		need += rec->spec.pages * (size_t)sysconf(_SC_PAGESIZE);
+	if (retain_free_bytes(rec->dirfd, &avail) == -1 || avail < need)
+		return;
+	record_retry_unfinished(rec);
+	if (record_open_file(rec) == -1)
+		return;
+	log_info("resumed: %" PRIu64 " bytes free; writing %s", avail,
+	    rec->cur->partial);
+	rec->paused[0] = '\0';
+}
+
+/* Housekeeping of every tick: age rotation, free space, resuming. */
+void
+record_check(struct record *rec)
+{
+	uint64_t	 avail;
+	char		 why[96], a[32], m[32];
+
+	if (rec->state != RECORD_RUNNING)
+		return;
+	if (!rec->dir_gone && outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
+		record_dir_gone(rec);
+		return;
+	}
+	if (rec->paused[0]) {
+		record_try_resume(rec);
+		return;
+	}
+	if (rec->cfg.rotate_interval && rec->cur != NULL &&
+	    time(NULL) - rec->cur->opened >= (time_t)rec->cfg.rotate_interval)
+		record_rotate_async(rec, "age");
+	if (rec->cfg.min_free && retain_free_bytes(rec->dirfd, &avail) == 0 &&
+	    avail < rec->cfg.min_free) {
+		record_retain(rec);
+		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
+		    avail < rec->cfg.min_free) {
+			/* retention removed what it could and may remove */
+			snprintf(why, sizeof(why), "below min_free: %s free, "
+			    "min_free %s", size_format(avail, a, sizeof(a)),
+			    size_format(rec->cfg.min_free, m, sizeof(m)));
+			record_pause_why(rec, why);
+		}
+	}
+}
+
+void
+record_reap(struct record *rec)
+{
+	struct tracefile	*tf, *next;
+
+	cblock_reap(&rec->q);
+	for (tf = TAILQ_FIRST(&rec->closing); tf != NULL; tf = next) {
+		next = TAILQ_NEXT(tf, entry);
+		if (tracefile_poll(tf, &rec->q.sigev)) {
+			TAILQ_REMOVE(&rec->closing, tf, entry);
+			tracefile_free(tf);
+		}
+	}
+	if (rec->state == RECORD_STOPPING && TAILQ_EMPTY(&rec->closing) &&
+	    rec->q.nr_busy == 0)
+		record_finish_stop(rec);
+	else if (rec->reaper != NULL && !TAILQ_EMPTY(&rec->closing)) {
+		/* a file is being finished: look again soon, not at the tick */
+		struct timeval	 tv = { 0, 5000 };
+
+		event_add(rec->reaper, &tv);
+	}
+}

@@ -1,0 +1,152 @@
+/*
+ * record-int.h: what the record-*.c files share, and no one else. The
+ * session itself (record.c) opens and closes the rings; record-drain.c
+ * moves their data into the current file; record-rotate.c builds the
+ * next file's preamble and switches to it; record-file.c finishes the
+ * closed files and pauses and resumes on a full disk or a removed
+ * directory; record-status.c reports. record.h is the public API.
+ */
+#ifndef PERFSPILL_RECORD_INT_H
+#define PERFSPILL_RECORD_INT_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "buildid.h"
+#include "cblock.h"
+#include "compress.h"
+#include "config.h"
+#include "cpuring.h"
+#include "evsel.h"
+#include "metrics.h"
+#include "record.h"
+#include "retain.h"
+#include "ring.h"
+#include "sbuf.h"
+#include "tracefile.h"
+
+struct record_cpu {
+	struct record		*rec;
+	int			 cpu;
+	int			*fds;		/* one per slot; fds[0] owns the ring */
+	uint64_t		*ids;		/* their kernel ids */
+	int			 offline;	/* closed: the CPU went offline */
+	int			 open_failed;	/* ...or could not be opened */
+	struct ring		 ring;
+	struct event		*ev;
+	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
+	size_t			 nr_cbs;	/* allocated; only cfg.cblocks are used */
+	struct cblock_stats	 aio;
+	struct ring_counts	 counts;
+	uint64_t		 bytes;		/* drained from the ring */
+	int			 full;		/* ...last time: it may have lost */
+};
+
+#define RECORD_UNFINISHED_MAX	8
+/* a drain that found every cblock of a ring in flight looks again after
+ * this long: a write to a slow disk takes milliseconds */
+#define RECORD_RETRY_US		1000
+
+struct record {
+	struct event_base	*base;
+	int			 dirfd;
+	char			 host[64];
+	unsigned int		 seq;
+	enum record_state	 state;
+	struct config		 cfg;
+	struct evsel		 evs[CONFIG_MAX_EVENTS];
+	size_t			 nr_evs;
+	struct record_cpu	*cpus;		/* never moves: AIO points in */
+	size_t			 nr_cpus;	/* ever opened this recording */
+	size_t			 cap_cpus;	/* the possible CPUs */
+	struct cblock		**staged;	/* one pass's chunks, cap_cpus */
+	struct cpuring_spec	 spec;		/* what each CPU opens */
+	size_t			 nr_fds;	/* ...fds per CPU */
+	int			 cgfds[CONFIG_MAX_CGROUPS]; /* -G filter */
+	char			 cgroupfs[CONFIG_PATH_LEN]; /* cgroup2 mount */
+	uint64_t		 cpus_added;	/* CPU hotplug, this recording */
+	uint64_t		 cpus_removed;
+	struct record_prep	*prep;		/* a rotation being prepared */
+	struct sbuf		 kept;		/* its walk's task records */
+	int			 keeping;	/* ...drained since it began */
+	struct cblock_queue	 q;
+	struct cblock_stats	 heap_stats;	/* preambles */
+	struct tracefile	*cur;
+	struct tracefile_list	 closing;
+	struct buildid		*bids;		/* the daemon's life, not a start's */
+	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
+	uint32_t		 self_pid;	/* our samples are not written... */
+	size_t			 pid_off;	/* ...found here; 0: keep them */
+	size_t			 time_off;	/* of a sample's time; 0: none */
+	uint8_t			*xbuf;		/* a drain without our samples */
+	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
+	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
+	uint64_t		 round_bytes;	/* written since the last round */
+	uint64_t		 round_max;	/* ...before a wakeup takes all */
+	int			 switching;	/* a file's last drain: every ring
+						 * is read, waiting for a cblock */
+	struct event		*reaper;	/* polls completions while closing */
+	struct event		*retry;		/* a drain again soon: cblocks were
+						 * all in flight */
+	struct compress		*zc;		/* NULL: files are not compressed */
+	uint8_t			*zbuf;		/* serial mode's compression output */
+	size_t			 zcap;
+	struct event		*tick;
+	time_t			 started;
+	uint64_t		 files_done;
+	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
+	char			 paused[128];	/* why recording is paused, or "" */
+	int			 lockfd;	/* the output directory's lock */
+	int			 dir_gone;	/* paused: the directory was removed */
+	time_t			 retry_at;	/* ...look for it again then */
+	unsigned int		 retry_wait;	/* ...seconds, doubling */
+	uint64_t		 files_lost;	/* finished where no one sees them */
+	/* .partial files a full disk left without header and features:
+	 * finished when space returns, or by salvage at the next start */
+	char			 unfinished[RECORD_UNFINISHED_MAX][NAME_MAX + 1];
+	size_t			 nr_unfinished;
+	char			 problem[CONFIG_PATH_LEN + 128]; /* for stop, or "" */
+	json_object		*last_totals;	/* of the previous recording */
+	struct metrics		 life;	/* recordings before this one */
+	char			 last_file[NAME_MAX + 1];
+	record_stop_cb		 stop_cb;
+	void			*stop_arg;
+	record_file_cb		 file_cb;	/* each file closed */
+	void			*file_arg;
+	retain_hold_cb		 hold_cb;	/* files retention must keep */
+	void			*hold_arg;
+};
+
+/* record.c */
+void	record_finish_stop(struct record *);
+
+/* record-drain.c */
+void	record_drain_all(struct record *, uint64_t);
+int	record_ensure_cblocks(struct record *, struct record_cpu *);
+int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
+	    size_t);
+void	record_keep_begin(struct record *);
+void	record_keep_end(struct record *);
+
+/* record-rotate.c */
+int	record_open_file(struct record *);
+void	record_rotate_async(struct record *, const char *);
+void	record_prep_cancel(struct record *);
+
+/* record-file.c */
+void	record_retry_unfinished(struct record *);
+void	record_close_file(struct record *, struct tracefile *);
+void	record_retire_file(struct record *);
+void	record_pause(struct record *, int err);
+void	record_dir_gone(struct record *);
+void	record_check(struct record *);
+void	record_reap(struct record *);
+
+/* record-status.c */
+json_object *record_totals(struct record *);
+
+#endif

@@ -1,0 +1,464 @@
+/*
+ * record-rotate: the next file. Its preamble is built on a thread while
+ * the loop keeps draining into the old file (or in the loop, for a start
+ * or a command), then the recording takes it over: the old file gets
+ * what the rings hold, the new one the tasks born meanwhile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "outdir.h"
+#include "record-int.h"
+#include "synth.h"
+#include "track.h"
+#include "worker.h"
+
+/* How long a rotation waits, at most, for a full ring's LOST record. */
+#define RECORD_LOST_WAIT_US	5000
+#define RECORD_LOST_STEP_US	250
+
+static int	record_take_over(struct record *, struct record_prep *,
+		    const char *);
+
+/*
+ * A preamble in the making. Everything synth reads from the daemon is
+ * copied in here, so that a rotation can build it on a thread while the
+ * loop keeps draining the rings into the old file: reading /proc takes
+ * tens of milliseconds, longer than a small ring lasts at a high rate.
+ */
+struct record_prep {
+	struct record		*rec;
+	struct synth_event	 sev[CONFIG_MAX_EVENTS];
+	struct synth_ctx	 ctx;
+	uint64_t		*ids;
+	int			*cpus;
+	char			 cmdline[512];
+	struct sbuf		 sb;
+	struct sbuf		 bids;		/* the build-ids sb's MMAP2s carry */
+	struct compress		*zc;		/* the stream the tasks began */
+	uint32_t		*tids;		/* the tasks it names, sorted */
+	size_t			 nr_tids;
+	int			 rc;
+	int			 err;
+	const char		*why;
+	pthread_t		 th;
+	int			 pipe[2];
+	struct event		*ev;
+};
+
+static void
+record_prep_free(struct record_prep *p)
+{
+	if (p == NULL)
+		return;
+	if (p->ev != NULL)
+		event_free(p->ev);
+	if (p->pipe[0] != -1)
+		close(p->pipe[0]);
+	if (p->pipe[1] != -1)
+		close(p->pipe[1]);
+	sbuf_finish(&p->sb);
+	sbuf_finish(&p->bids);
+	compress_destroy(p->zc);
+	free(p->tids);
+	free(p->ids);
+	free(p->cpus);
+	free(p);
+}
+
+static struct record_prep *
+record_prep_create(struct record *rec)
+{
+	struct record_prep	*p;
+	struct synth_event	*sev;
+	size_t			 i, j, k, n = 0, nr_cpus = 0;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->rec = rec;
+	p->pipe[0] = p->pipe[1] = -1;
+	sbuf_init(&p->sb);
+	sbuf_init(&p->bids);
+	p->ids = calloc(rec->nr_fds * rec->nr_cpus, sizeof(*p->ids));
+	p->cpus = calloc(rec->nr_cpus, sizeof(*p->cpus));
+	if (p->ids == NULL || p->cpus == NULL) {
+		record_prep_free(p);
+		return NULL;
+	}
+	for (i = 0; i < rec->nr_evs; i++) {
+		p->sev[i].attr = rec->evs[i].attr;
+		p->sev[i].name = rec->evs[i].name;
+		p->sev[i].tp_system = rec->evs[i].tp_system[0] ?
+		    rec->evs[i].tp_system : NULL;
+		p->sev[i].tp_name = rec->evs[i].tp_name[0] ?
+		    rec->evs[i].tp_name : NULL;
+	}
+	/* the ids of the CPUs open now; slots of an event are consecutive */
+	for (k = 0; k < rec->nr_fds; k++) {
+		sev = &p->sev[cpuring_slot_event(&rec->spec, k)];
+		if (sev->ids == NULL)
+			sev->ids = &p->ids[n];
+		for (j = 0; j < rec->nr_cpus; j++)
+			if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline) {
+				p->ids[n++] = rec->cpus[j].ids[k];
+				sev->nr_ids++;
+			}
+	}
+	for (j = 0; j < rec->nr_cpus; j++)
+		if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline)
+			p->cpus[nr_cpus++] = rec->cpus[j].cpu;
+	config_cmdline(&rec->cfg, p->cmdline, sizeof(p->cmdline));
+	p->ctx.events = p->sev;
+	p->ctx.nr_events = rec->nr_evs;
+	p->ctx.cpus = p->cpus;
+	p->ctx.nr_cpus = nr_cpus;
+	p->ctx.cgroupfs = rec->cfg.all_cgroups ? rec->cgroupfs : NULL;
+	p->ctx.cmdline = p->cmdline;
+	p->ctx.tracefs = evsel_tracefs();
+	p->ctx.procfs = "/proc";
+	p->ctx.kernel_text = rec->ktext;
+	p->ctx.kernel_etext = rec->ketext;
+	if (rec->zc != NULL) {
+		p->ctx.comp_level = rec->cfg.compression;
+		/* perf decompresses each record into a buffer of this size */
+		p->ctx.comp_mmap_len = (uint32_t)(rec->spec.pages *
+		    (size_t)sysconf(_SC_PAGESIZE));
+	}
+	return p;
+}
+
+/*
+ * With compression the tasks' records, most of a preamble, go compressed
+ * too, into a stream of the preamble's own that the new file's ring data
+ * then continues (record_install adopts it): one file, one zstd stream,
+ * as perf reads it. perf decompresses each record into a buffer of the
+ * file's mmap_len, so the input goes in pieces no larger. Any failure
+ * leaves the records plain, and the file starts a fresh stream.
+ */
+static void
+record_prep_compress(struct record_prep *p, const struct synth_span *tasks)
+{
+	struct sbuf	 out;
+	uint8_t		*buf;
+	size_t		 cap, n, off, piece, used = 0;
+
+	if (p->ctx.comp_level <= 0 || tasks->len == 0 ||
+	    (p->zc = compress_create(p->ctx.comp_level)) == NULL)
+		return;
+	cap = compress_bound(tasks->len) + tasks->len / p->ctx.comp_mmap_len *
+	    compress_bound(0);
+	sbuf_init(&out);
+	if ((buf = malloc(cap)) == NULL)
+		goto fail;
+	for (off = 0; off < tasks->len; off += piece) {
+		piece = tasks->len - off;
+		if (piece > p->ctx.comp_mmap_len)
+			piece = p->ctx.comp_mmap_len;
+		if ((n = compress_records(p->zc, buf + used, cap - used,
+		    p->sb.data + tasks->off + off, piece, NULL, 0)) == 0)
+			goto fail;
+		used += n;
+	}
+	if (sbuf_append(&out, p->sb.data, tasks->off) == NULL ||
+	    sbuf_append(&out, buf, used) == NULL ||
+	    sbuf_append(&out, p->sb.data + tasks->off + tasks->len,
+	    p->sb.len - tasks->off - tasks->len) == NULL)
+		goto fail;
+	sbuf_finish(&p->sb);
+	p->sb = out;
+	free(buf);
+	return;
+fail:
+	sbuf_finish(&out);
+	free(buf);
+	compress_destroy(p->zc);
+	p->zc = NULL;
+}
+
+/* Touches nothing but p: runs on the rotation thread. */
+static void
+record_prep_run(struct record_prep *p)
+{
+	struct synth_span	 tasks;
+
+	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
+	p->err = errno;
+	if (p->rc != 0)
+		return;
+	/* before the tasks may go compressed; no build-ids is no failure */
+	if (buildid_preamble(&p->bids, p->sb.data + tasks.off, tasks.len) ==
+	    -1)
+		sbuf_finish(&p->bids);
+	/* without the list a rotation repeats every FORK it kept */
+	if (track_tids(p->sb.data + tasks.off, tasks.len, &p->tids,
+	    &p->nr_tids) == -1)
+		p->nr_tids = 0;
+	record_prep_compress(p, &tasks);
+}
+
+/* Make p's preamble the start of a new current file. */
+static int
+record_install(struct record *rec, struct record_prep *p)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if (p->rc == -1) {
+		errno = p->err;
+		log_warn("cannot build the trace file preamble");
+		return -1;
+	}
+	if ((rec->cur = tracefile_open(rec->dirfd, rec->host, &rec->seq)) ==
+	    NULL) {
+		log_warn("cannot create a trace file in the output directory");
+		return -1;
+	}
+	/* a new file is a new zstd stream: it must decode alone; the
+	 * preamble's compressed tasks are its beginning */
+	if (p->zc != NULL) {
+		compress_destroy(rec->zc);
+		rec->zc = p->zc;
+		p->zc = NULL;
+	} else if (rec->zc != NULL)
+		compress_reset(rec->zc);
+	buf = sbuf_take(&p->sb, &len);
+	if (tracefile_set_head(rec->cur, buf, len) == -1) {
+		free(buf);
+		rc = -1;
+	} else {
+		/* the build_id feature: the kernel's (set_head took it from
+		 * the head), then those of the files the preamble's tasks
+		 * map; the drain adds the rest until the file closes */
+		if (tracefile_add_buildids(rec->cur, p->bids.data,
+		    p->bids.len) == -1)
+			log_warnx("%s: out of memory for build-ids",
+			    rec->cur->partial);
+		rc = record_write_extra(rec, rec->cur, buf, len);
+	}
+	if (rc == -1) {
+		log_warn("%s: writing the preamble", rec->cur->partial);
+		/* a file without its preamble is useless: finish it empty */
+		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
+		tracefile_close(rec->cur, NULL, NULL);
+		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
+		rec->cur = NULL;
+	}
+	return rc;
+}
+
+/* Build and install a file here, in the loop (start, resume, command). */
+int
+record_open_file(struct record *rec)
+{
+	struct record_prep	*p;
+	int			 rc;
+
+	if ((p = record_prep_create(rec)) == NULL)
+		return -1;
+	record_prep_run(p);
+	rc = record_install(rec, p);
+	record_prep_free(p);
+	return rc;
+}
+
+/* The new file is ready: switch to it, then finish the old one. */
+static void
+record_switch(struct record *rec, struct tracefile *old, const char *why)
+{
+	record_close_file(rec, old);
+	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
+	record_reap(rec);
+}
+
+int
+record_rotate(struct record *rec, const char *why)
+{
+	struct tracefile	*old = rec->cur;
+	struct record_prep	*p;
+	int			 rc;
+
+	if (rec->state != RECORD_RUNNING || old == NULL)
+		return -1;
+	if (rec->prep != NULL)
+		return 0;	/* one is already being built: it will do */
+	if ((p = record_prep_create(rec)) == NULL)
+		return -1;
+	record_keep_begin(rec);
+	record_prep_run(p);
+	rc = record_take_over(rec, p, why);
+	record_prep_free(p);
+	return rc;
+}
+
+/*
+ * A ring that the last drain found full may have dropped records since.
+ * The kernel says so with a LOST record, but only when it next writes to
+ * the ring: at a rotation, in the new file, while the damage (samples of
+ * a thread whose FORK was dropped) is in the old one, which would not
+ * say so. Wait a little for the kernel to write again to such a ring,
+ * and drain it into the old file once more (and, kept, into the new one:
+ * a task born in the loss lives on there, unnamed too).
+ *
+ * This one waits in the loop, bounded (RECORD_LOST_WAIT_US, and only
+ * while a ring the last pass found full stays quiet): a timer instead
+ * would make the switch asynchronous, and record_rotate's callers count
+ * on it being done when it returns (the rotate command answers with the
+ * new file; a CPU that came online is enabled only once a file names
+ * its ids).
+ */
+static void
+record_take_lost(struct record *rec)
+{
+	struct timespec		 step = { 0, RECORD_LOST_STEP_US * 1000L };
+	struct record_cpu	*c;
+	size_t			 i, full, quiet;
+	unsigned int		 us;
+
+	/* a storm may fill a small ring again meanwhile: drain again */
+	for (us = 0; us < RECORD_LOST_WAIT_US; us += RECORD_LOST_STEP_US) {
+		for (i = full = quiet = 0; i < rec->nr_cpus; i++) {
+			c = &rec->cpus[i];
+			if (c->ring.base == NULL || !c->full)
+				continue;
+			full++;
+			if (ring_head(&c->ring) == ring_tail(&c->ring))
+				quiet++;
+		}
+		if (full == 0 || rec->state != RECORD_RUNNING)
+			return;
+		if (quiet == 0)
+			record_drain_all(rec, 0);
+		else
+			nanosleep(&step, NULL);
+	}
+	record_drain_all(rec, 0);
+}
+
+/*
+ * Switch to a new file whose preamble p holds. What the rings hold now
+ * goes to the old file first: it happened before the new preamble's walk
+ * of /proc ended, and a task that has exited since is named only in the
+ * old file. The new file is whole-ready (preamble queued) before the old
+ * one stops taking data: every record goes to one file, none to both.
+ */
+static int
+record_take_over(struct record *rec, struct record_prep *p, const char *why)
+{
+	struct tracefile	*old = rec->cur;
+	uint8_t			*buf;
+	size_t			 len;
+
+	rec->switching = 1;	/* no size rotation from these drains */
+	record_drain_all(rec, 0);
+	record_take_lost(rec);
+	rec->switching = 0;
+	rec->keeping = 0;
+	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL) {
+		record_keep_end(rec);
+		return -1;	/* paused by that drain: no file to leave */
+	}
+	rec->cur = NULL;
+	if (record_install(rec, p) == -1) {
+		record_keep_end(rec);
+		rec->cur = old;
+		/* the old file stays open, but has nowhere to be finished */
+		if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
+			record_dir_gone(rec);
+		return -1;
+	}
+	/* the tasks born during the walk, right after the preamble; their
+	 * times sort them among the samples. Not the FORK of a task the
+	 * preamble names: perf would replace it by a copy of its parent */
+	rec->kept.len = track_drop_forks(rec->kept.data, rec->kept.len,
+	    p->tids, p->nr_tids);
+	if (rec->kept.len > 0 && rec->cur != NULL) {
+		buf = sbuf_take(&rec->kept, &len);
+		if (record_write_extra(rec, rec->cur, buf, len) == -1)
+			log_warn("%s: writing the tasks born during its /proc "
+			    "walk", rec->cur->partial);
+	}
+	record_keep_end(rec);
+	record_switch(rec, old, why);
+	return 0;
+}
+
+static void *
+record_prep_thread(void *arg)
+{
+	struct record_prep	*p = arg;
+	char			 c = 1;
+
+	record_prep_run(p);
+	/* wake the loop; it joins us */
+	if (write(p->pipe[1], &c, 1) != 1)
+		p->rc = -1;
+	return NULL;
+}
+
+static void
+record_prep_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct record_prep	*p = arg;
+	struct record		*rec = p->rec;
+
+	pthread_join(p->th, NULL);
+	rec->prep = NULL;
+	/* paused or stopped meanwhile: the preamble is not wanted now */
+	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
+		record_take_over(rec, p, p->why);
+	record_keep_end(rec);
+	record_prep_free(p);
+}
+
+/* The preamble's /proc walk takes tens of milliseconds: never at the
+ * loop's real-time priority, which would hold off everything else. */
+static int
+record_prep_spawn(struct record_prep *p)
+{
+	return worker_spawn(&p->th, record_prep_thread, p);
+}
+
+/* Rotation by size or age: the preamble is built off the loop. */
+void
+record_rotate_async(struct record *rec, const char *why)
+{
+	struct record_prep	*p;
+
+	if (rec->prep != NULL || rec->cur == NULL || rec->switching)
+		return;
+	if ((p = record_prep_create(rec)) == NULL)
+		return;
+	p->why = why;
+	record_keep_begin(rec);
+	if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, record_prep_done,
+	    p)) == NULL || event_add(p->ev, NULL) == -1 ||
+	    record_prep_spawn(p) != 0) {
+		log_warn("cannot start a rotation thread; rotating in the loop");
+		record_keep_end(rec);
+		record_prep_free(p);
+		record_rotate(rec, why);
+		return;
+	}
+	rec->prep = p;
+}
+
+/* A pending rotation's thread is joined and its work dropped. */
+void
+record_prep_cancel(struct record *rec)
+{
+	if (rec->prep == NULL)
+		return;
+	pthread_join(rec->prep->th, NULL);
+	record_prep_free(rec->prep);
+	rec->prep = NULL;
+	record_keep_end(rec);
+}
