@@ -296,6 +296,15 @@ record_drain_all(struct record *rec, uint64_t min)
 			left++;
 			continue;
 		}
+		/* every cblock in flight: leave the ring before reading any
+		 * of it (record_push_aio says why) */
+		if (tf != NULL && rec->cfg.cblocks > 0 && !rec->switching &&
+		    c->nr_cbs >= rec->cfg.cblocks &&
+		    cblock_pick(c->cbs, rec->cfg.cblocks) == -1) {
+			left++;
+			busy++;
+			continue;
+		}
 		if ((t.n = ring_span(t.head, t.tail, c->ring.size, &t.sp)) <
 		    0) {
 			log_warnx("cpu %d: ring head %" PRIu64 " and tail %"
@@ -339,10 +348,16 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 	}
 	if (busy > 0 && rec->retry != NULL) {
-		struct timeval	 tv = { 0, RECORD_RETRY_US };
+		struct timeval	 tv = { 0, 0 };
 
+		if (rec->retry_us < RECORD_RETRY_MIN_US)
+			rec->retry_us = RECORD_RETRY_MIN_US;
+		tv.tv_usec = rec->retry_us;
 		event_add(rec->retry, &tv);
-	}
+		if (rec->retry_us < RECORD_RETRY_MAX_US)
+			rec->retry_us *= 2;
+	} else if (busy == 0)
+		rec->retry_us = RECORD_RETRY_MIN_US;
 	if (nstaged == 0 && nserial == 0)
 		return;
 	if (left > 0)
