@@ -713,7 +713,8 @@ buildid_preamble(struct sbuf *out, const uint8_t *buf, size_t len)
 		n++;
 	}
 	/* every process maps libc: one record per name and id */
-	qsort(seen, n, sizeof *seen, buildid_seen_cmp);
+	if (n > 1)	/* seen is NULL when nothing was mapped */
+		qsort(seen, n, sizeof *seen, buildid_seen_cmp);
 	for (i = 0; i < n && rc == 0; i++)
 		if (i == 0 || buildid_seen_cmp(&seen[i - 1], &seen[i]) != 0)
 			rc = buildid_record(out, -1, PERF_RECORD_MISC_USER,

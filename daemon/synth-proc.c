@@ -300,7 +300,10 @@ synth_proc_process(struct synth_proc *p, pid_t pid)
 			break;
 		if (nr > before)
 			quiet = 0;
-		qsort(seen, nr, sizeof(*seen), synth_proc_tid_cmp);
+		/* nothing listed (the process is gone): seen is NULL, which
+		 * qsort must not get even for 0 elements */
+		if (nr > 1)
+			qsort(seen, nr, sizeof(*seen), synth_proc_tid_cmp);
 	}
 	free(seen);
 	closedir(d);
