@@ -84,6 +84,9 @@ static const struct command_opt command_opts[] = {
 	    "keep perfspilld's own samples out (--no-exclude-self)" },
 	{ "realtime", 'r', NULL, "PRIO",
 	    "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
+	{ "writeback", 0, NULL, NULL,
+	    "start each write's writeback at once and drop written pages\n"
+	    "from the page cache (a congested disk; --no-writeback)" },
 	{ "kernel_build_id", 0, NULL, NULL,
 	    "build-ids in the kernel's MMAP2 records; breaks a\n"
 	    "perf record running beside it (see perfspilld.json(5))" },

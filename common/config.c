@@ -69,6 +69,7 @@ static const struct config_key config_keys[] = {
 	K("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups, 0,
 	    CONFIG_MAX_CGROUPS, 0),
 	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
+	K("writeback", T_BOOL, CONFIG_NEXT_START, writeback, 0, 1, 0),
 	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
 	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
 	    UINT64_C(1) << 50, F_ZERO_OK),

@@ -38,6 +38,8 @@ struct config {
 	int		exclude_self;	/* keep perfspilld's own samples out */
 	int		kernel_build_id;/* attr.build_id: see perfspilld.json(5) */
 	uint64_t	realtime;	/* SCHED_FIFO priority while recording */
+	int		writeback;	/* sync_file_range each write, drop it
+					 * once written: a congested disk */
 	uint64_t	mmap_flush;	/* least bytes a wakeup drains; 0: ring/4 */
 	int		all_cgroups;	/* PERF_SAMPLE_CGROUP and cgroup records */
 	/* record only these cgroups (perf -G), relative to the cgroup2

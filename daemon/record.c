@@ -254,6 +254,7 @@ record_start(struct record *rec, const struct config *cfg,
 		    "a woken ring would be left to overflow", cfg->mmap_flush,
 		    wake, cfg->wakeup_pct);
 	rec->cfg = *cfg;
+	cblock_queue_writeback(&rec->q, cfg->writeback);
 	/*
 	 * perf's --mmap-flush: a watermark wakeup drains the rings that hold
 	 * at least this much and leaves the others to fill (the tick and the

@@ -101,6 +101,51 @@ def test_every_cblock_count_gives_valid_files():
         assert len(d.finished_files()) == 5
 
 
+def traced_hints(d, start_args):
+    """Record a syscall storm with start_args while strace watches the
+    daemon's writeback hints; returns (hint calls, the stop reply)."""
+    log = os.path.join(d.dir, "strace.out")
+    d.ctl("start", "-e", "raw_syscalls:sys_enter", "--no-callgraph",
+          "--cblocks", "2", *start_args)
+    st = subprocess.Popen(["strace", "-f", "-qq", "-o", log, "-e",
+                           "trace=sync_file_range,fadvise64", "-p",
+                           str(d.proc.pid)])
+
+    def traced():
+        with open("/proc/%d/status" % d.proc.pid) as f:
+            return "TracerPid:\t0\n" not in f.read()
+    wait_for(traced, what="strace to attach")
+    harness.syscalls(200000)
+    rc, rep = d.ctl("stop")
+    st.terminate()
+    st.wait()
+    with open(log) as f:
+        calls = [l for l in f if "sync_file_range(" in l or
+                 "fadvise64(" in l]
+    os.unlink(log)
+    return calls, rep["data"]
+
+
+def test_writeback_hints_only_when_asked_and_lose_nothing():
+    """writeback: each completed AIO write is handed to writeback at once
+    (sync_file_range) and the buffer's write before it dropped from the
+    page cache (fadvise DONTNEED); off by default. The file must be whole
+    either way: the hints may not change a byte."""
+    harness.need_tp()
+    if subprocess.run(["which", "strace"],
+                      capture_output=True).returncode != 0:
+        raise Skip("strace is not installed (scripts/deps)")
+    with Daemon() as d:
+        calls, data = traced_hints(d, ())
+        assert calls == [], calls[:3]
+        calls, data = traced_hints(d, ("--writeback",))
+        assert any("SYNC_FILE_RANGE_WRITE" in c for c in calls), calls[:3]
+        assert any("POSIX_FADV_DONTNEED" in c for c in calls), calls[:3]
+        t = data["totals"]
+        n = perf_valid(data["path"], allow_lost=t["lost"] > 0)
+        assert n == t["samples"] > 0, (n, t)
+
+
 def test_cblocks_out_of_range_refused():
     with Daemon() as d:
         rc, rep = d.ctl("start", "--cblocks", "9", check=False)

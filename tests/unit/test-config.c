@@ -216,6 +216,10 @@ test_recording_keys(void)
 	CHECK_EQ(apply1(&c, "{\"realtime\":100}"), PROTO_E_BAD_VALUE);
 	CHECK_EQ(apply1(&c, "{\"realtime\":true}"), PROTO_E_BAD_TYPE);
 	CHECK_EQ(apply1(&c, "{\"realtime\":0}"), 0);
+	CHECK_EQ(c.writeback, 0);	/* off unless asked for */
+	CHECK_EQ(apply1(&c, "{\"writeback\":true}"), 0);
+	CHECK_EQ(c.writeback, 1);
+	CHECK_EQ(apply1(&c, "{\"writeback\":1}"), PROTO_E_BAD_TYPE);
 	CHECK_EQ(apply1(&c, "{\"mmap_flush\":\"64K\"}"), 0);
 	CHECK_EQ(c.mmap_flush, 65536);
 	CHECK_EQ(apply1(&c, "{\"mmap_flush\":1}"), 0);
@@ -650,7 +654,7 @@ test_to_json(void)
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
 	    "all_cgroups cgroups "
-	    "realtime cblocks "
+	    "realtime writeback cblocks "
 	    "rotate_size "
 	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "
