@@ -204,18 +204,9 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	size_t		 ncb = rec->cfg.cblocks, len;
 	int		 k;
 
-	/*
-	 * Take a free cblock. With all in flight (a disk slower than the
-	 * data) the data stays in the ring and a timer comes back for it:
-	 * waiting here would hold the loop for as long as the disk takes,
-	 * and status, stop and the control socket with it (seen: 0.1-1.1 s
-	 * on a 50 MB/s disk). The ring may overflow meanwhile; the kernel
-	 * counts that loss exactly. Only a file's last drain (rotation,
-	 * stop) waits, so that every ring ends in the file it belongs to.
-	 */
+	/* a free cblock: the pass left a ring with none alone, unless this
+	 * is a file's last drain, which waits (record_drain_all) */
 	if ((k = cblock_pick(c->cbs, ncb)) == -1) {
-		if (!rec->switching)
-			return -1;
 		cblock_wait(&rec->q, c->cbs, ncb);
 		if ((k = cblock_pick(c->cbs, ncb)) == -1)
 			return -1;
@@ -296,8 +287,16 @@ record_drain_all(struct record *rec, uint64_t min)
 			left++;
 			continue;
 		}
-		/* every cblock in flight: leave the ring before reading any
-		 * of it (record_push_aio says why) */
+		/*
+		 * Every cblock in flight (a disk slower than the data): leave
+		 * the ring before reading any of it, and a timer comes back
+		 * for it. Waiting would hold the loop for as long as the disk
+		 * takes, and status, stop and the control socket with it
+		 * (seen: 0.1-1.1 s on a 50 MB/s disk). The ring may overflow
+		 * meanwhile; the kernel counts that loss exactly. Only a
+		 * file's last drain (rotation, stop, CPU offline) waits, so
+		 * that every ring ends in the file it belongs to.
+		 */
 		if (tf != NULL && rec->cfg.cblocks > 0 && !rec->switching &&
 		    c->nr_cbs >= rec->cfg.cblocks &&
 		    cblock_pick(c->cbs, rec->cfg.cblocks) == -1) {
