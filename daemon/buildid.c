@@ -600,13 +600,37 @@ buildid_bogus_flag(const uint8_t *rec, size_t size, int kernel)
 	    rec[BUILDID_MMAP2_DEV] > BUILDID_MAX;
 }
 
+/* A whole MMAP2 record we may write: its stray flag cleared (1), noted. */
+static size_t
+buildid_note_rec(struct buildid *b, uint8_t *rec, size_t size, int kernel)
+{
+	uint16_t	 misc;
+	size_t		 bogus = 0;
+
+	if (buildid_bogus_flag(rec, size, kernel)) {
+		memcpy(&misc, rec + offsetof(struct perf_event_header, misc),
+		    sizeof misc);
+		misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID;
+		memcpy(rec + offsetof(struct perf_event_header, misc), &misc,
+		    sizeof misc);
+		bogus = 1;
+	}
+	buildid_note(b, rec, size);
+	return bogus;
+}
+
+void
+buildid_note_copy(struct buildid *b, uint8_t *rec, size_t size, int kernel)
+{
+	b->cleared += buildid_note_rec(b, rec, size, kernel);
+}
+
 size_t
 buildid_note_ring(struct buildid *b, const uint8_t *data, size_t size,
     uint64_t tail, uint64_t head, int kernel)
 {
 	struct perf_event_header	 h;
 	uint8_t				 rec[PATH_MAX + 256];
-	uint16_t			 misc;
 	size_t				 bogus = 0;
 
 	while (head - tail >= sizeof h) {
@@ -619,13 +643,7 @@ buildid_note_ring(struct buildid *b, const uint8_t *data, size_t size,
 			break;		/* the drain counts the bad record */
 		if (h.type == PERF_RECORD_MMAP2 && h.size <= sizeof rec) {
 			buildid_copy(rec, data, size, tail, h.size);
-			if (buildid_bogus_flag(rec, h.size, kernel)) {
-				misc = h.misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
-				memcpy(rec + offsetof(struct perf_event_header,
-				    misc), &misc, sizeof misc);
-				bogus++;
-			}
-			buildid_note(b, rec, h.size);
+			bogus += buildid_note_rec(b, rec, h.size, kernel);
 		}
 		tail += h.size;
 	}

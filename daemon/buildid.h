@@ -60,6 +60,10 @@ void		 buildid_destroy(struct buildid *);
  */
 size_t		 buildid_note_ring(struct buildid *, const uint8_t *data,
 		    size_t size, uint64_t tail, uint64_t head, int kernel);
+/* Note one whole MMAP2 record of a drained copy, clearing such a flag
+ * in place (counted). Loop only. */
+void		 buildid_note_copy(struct buildid *, uint8_t *rec, size_t size,
+		    int kernel);
 /* Clear those flags in a drained copy of whole records. */
 void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
 /* Files known, and stray build-id flags found, over the daemon's life. */

@@ -189,6 +189,14 @@ record_push_serial(struct record *rec, struct record_cpu *c,
 	return len;
 }
 
+static void
+record_note_mmap2(uint8_t *r, size_t len, void *arg)
+{
+	struct record	*rec = arg;
+
+	buildid_note_copy(rec->bids, r, len, rec->cfg.kernel_build_id);
+}
+
 /*
  * The AIO mode, in the manner of perf's perf_mmap__push: copy the ring
  * into a free cblock, release the ring, and stage the copy; the pass
@@ -200,9 +208,10 @@ static int
 record_push_aio(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, const struct record_take *t, struct cblock **out)
 {
-	struct cblock	*cb;
-	size_t		 ncb = rec->cfg.cblocks, len;
-	int		 k;
+	struct cblock		*cb;
+	struct ring_filter	 f;
+	size_t			 ncb = rec->cfg.cblocks, len;
+	int			 k;
 
 	/* a free cblock: the pass left a ring with none alone, unless this
 	 * is a file's last drain, which waits (record_drain_all) */
@@ -213,27 +222,31 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	}
 	cb = &c->cbs[k];
 	/*
-	 * Copy first, then count and drop our own samples in the copy
-	 * while it is in the cache; compression happens here too, into
-	 * the cblock: the AIO path stays the same, with fewer bytes.
+	 * Copy first (it streams), then one walk over the copy while it is
+	 * in the cache: count, drop our own samples, take the sample times,
+	 * note (and repair) the MMAP2s for the build-ids. Compression
+	 * happens here too, into the cblock: the AIO path stays the same,
+	 * with fewer bytes.
 	 */
 	ring_copy(&c->ring, &t->sp, rec->zc ? rec->xbuf : cb->buf);
-	if (t->bogus)
-		buildid_repair(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
-		    rec->cfg.kernel_build_id);
 	/* the copy is ours: give the space back to the kernel now */
 	ring_release(&c->ring, t->head);
+	memset(&f, 0, sizeof(f));
+	f.pid = rec->self_pid;
+	f.pid_off = rec->pid_off;
+	f.time_off = rec->time_off;
+	f.mmap2 = record_note_mmap2;
+	f.arg = rec;
 	len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
-	    &c->counts, rec->self_pid, rec->pid_off);
+	    &c->counts, &f);
 	record_count_file(tf, &c->counts, &t->before);
 	if (len == 0)
 		return 0;	/* only our own samples */
 	record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
 	cb->len = len;
 	cb->mark.samples = c->counts.samples - t->before.samples;
-	cb->mark.first = cb->mark.last = 0;
-	perfdata_sample_times(rec->zc ? rec->xbuf : cb->buf, len,
-	    rec->time_off, &cb->mark.first, &cb->mark.last);
+	cb->mark.first = f.first;
+	cb->mark.last = f.last;
 	if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
 	    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
 	    0)) == 0) {
@@ -314,12 +327,15 @@ record_drain_all(struct record *rec, uint64_t min)
 		}
 		t.before = c->counts;
 		c->bytes += (uint64_t)t.n;
-		t.bogus = buildid_note_ring(rec->bids, c->ring.data,
-		    c->ring.size, t.tail, t.head, rec->cfg.kernel_build_id);
+		t.bogus = 0;
 		ncb = rec->cfg.cblocks;
 		if (tf == NULL || ncb == 0 ||
 		    record_ensure_cblocks(rec, c) == -1) {
-			/* paused or serial: read the records in the ring */
+			/* paused or serial: read the records in the ring (the
+			 * AIO mode reads its copy, record_push_aio) */
+			t.bogus = buildid_note_ring(rec->bids, c->ring.data,
+			    c->ring.size, t.tail, t.head,
+			    rec->cfg.kernel_build_id);
 			ring_count_excl(c->ring.data, c->ring.size, t.tail,
 			    t.head, &c->counts, rec->self_pid, rec->pid_off);
 		}

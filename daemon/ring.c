@@ -181,8 +181,8 @@ ring_copy_excl(const struct ring *r, uint64_t tail, uint64_t head,
 }
 
 size_t
-ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *c, uint32_t pid,
-    size_t pid_off)
+ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *c,
+    struct ring_filter *f)
 {
 	struct perf_event_header	 h;
 	size_t				 pos, out = 0, run = 0, run_len = 0;
@@ -200,10 +200,10 @@ ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *c, uint32_t pid,
 			c->bad++;
 			break;
 		}
-		if (h.type == PERF_RECORD_SAMPLE && pid_off != 0 &&
-		    h.size >= pid_off + 4) {
-			memcpy(&p, buf + pos + pid_off, sizeof(p));
-			if (p == pid) {
+		if (h.type == PERF_RECORD_SAMPLE && f->pid_off != 0 &&
+		    h.size >= f->pid_off + 4) {
+			memcpy(&p, buf + pos + f->pid_off, sizeof(p));
+			if (p == f->pid) {
 				c->self++;
 				if (run_len > 0 && run != out)
 					memmove(buf + out, buf + run, run_len);
@@ -218,6 +218,17 @@ ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *c, uint32_t pid,
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE:
 			c->samples++;
+			if (f->time_off == 0 || h.size < f->time_off + 8)
+				break;
+			memcpy(&v, buf + pos + f->time_off, sizeof(v));
+			if (f->first == 0 || v < f->first)
+				f->first = v;
+			if (v > f->last)
+				f->last = v;
+			break;
+		case PERF_RECORD_MMAP2:
+			if (f->mmap2 != NULL)
+				f->mmap2(buf + pos, h.size, f->arg);
 			break;
 		case PERF_RECORD_LOST:
 			memcpy(&v, buf + pos + 16, sizeof(v));

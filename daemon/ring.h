@@ -39,10 +39,25 @@ struct ring_counts {
  * are counted as self instead of as records and samples. */
 void	ring_count_excl(const uint8_t *data, size_t size, uint64_t tail,
 	    uint64_t head, struct ring_counts *, uint32_t pid, size_t pid_off);
+/*
+ * What a pass over a drained copy does besides counting: drop the
+ * samples of pid, note the times of the samples kept, and hand each MMAP2
+ * record to mmap2 (writable: it may repair it). One pass for all of it:
+ * the first walk over data fresh from the ring pays its cache misses,
+ * and the drain of a busy ring is mostly walks (the copy streams).
+ */
+struct ring_filter {
+	uint32_t	 pid;
+	size_t		 pid_off;	/* of pid in a sample; 0: keep all */
+	size_t		 time_off;	/* of time in a sample; 0: none */
+	uint64_t	 first, last;	/* of the samples kept; 0: none yet */
+	void		(*mmap2)(uint8_t *rec, size_t len, void *arg);
+	void		*arg;
+};
 /* Count the whole records of buf[0..len) (a drained copy) and squeeze
- * out the samples of pid in place; returns the length kept. */
+ * out the samples of f->pid in place; returns the length kept. */
 size_t	ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *,
-	    uint32_t pid, size_t pid_off);
+	    struct ring_filter *f);
 /* Copy [tail, head) to dst without the samples of pid; returns the bytes
  * copied. Records stay whole and in order. */
 size_t	ring_copy_excl(const struct ring *, uint64_t tail, uint64_t head,

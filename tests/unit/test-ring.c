@@ -3,6 +3,7 @@
  * areas. The wrap cases matter most: the data area wraps every few
  * milliseconds under load, and the 64-bit counters wrap too, if rarely.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -382,6 +383,7 @@ test_filter_buf(void)
 {
 	uint8_t			 buf[512];
 	struct ring_counts	 c;
+	struct ring_filter	 f;
 	size_t			 len = 0, out, i;
 	uint64_t		 tag;
 	static const uint32_t	 pids[] = { 77, 5, 6, 77, 77, 7, 77 };
@@ -389,7 +391,10 @@ test_filter_buf(void)
 	for (i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
 		len = put_sample(buf, len, pids[i], 100 + i);
 	memset(&c, 0, sizeof(c));
-	out = ring_filter_buf(buf, len, &c, 77, 24);
+	memset(&f, 0, sizeof(f));
+	f.pid = 77;
+	f.pid_off = 24;
+	out = ring_filter_buf(buf, len, &c, &f);
 	CHECK_U64(out, 3 * 32);
 	CHECK_U64(c.samples, 3);
 	CHECK_U64(c.records, 3);
@@ -406,20 +411,87 @@ test_filter_buf(void)
 	for (i = 0; i < 3; i++)
 		len = put_sample(buf, len, 77, i);
 	memset(&c, 0, sizeof(c));
-	CHECK_U64(ring_filter_buf(buf, len, &c, 77, 0), len);
+	f.pid_off = 0;
+	CHECK_U64(ring_filter_buf(buf, len, &c, &f), len);
 	CHECK_U64(c.self, 0);
 	CHECK_U64(c.samples, 3);
 
 	/* only our own: nothing is left */
 	memset(&c, 0, sizeof(c));
-	CHECK_U64(ring_filter_buf(buf, len, &c, 77, 24), 0);
+	f.pid_off = 24;
+	CHECK_U64(ring_filter_buf(buf, len, &c, &f), 0);
 	CHECK_U64(c.self, 3);
+}
+
+static int	 mmap2_seen;
+
+/* the hook may write the record: mark it as buildid_note_copy would */
+static void
+mark_mmap2(uint8_t *rec, size_t len, void *arg)
+{
+	uint16_t	 misc = 0x4000;
+
+	mmap2_seen += *(int *)arg;
+	if (len >= 8)
+		memcpy(rec + offsetof(struct perf_event_header, misc), &misc,
+		    sizeof(misc));
+}
+
+/*
+ * The same walk takes the times of the samples it keeps (not of ours)
+ * and hands each MMAP2 to the hook, whose change stays in the record
+ * where the squeeze moved it.
+ */
+static void
+test_filter_times_mmap2(void)
+{
+	uint8_t				 buf[512];
+	struct perf_event_header	 h = { PERF_RECORD_MMAP2, 0, 48 };
+	struct ring_counts		 c;
+	struct ring_filter		 f;
+	size_t				 len = 0;
+	uint16_t			 misc;
+	int				 one = 1;
+
+	len = put_sample(buf, len, 77, 50);
+	len = put_sample(buf, len, 5, 300);
+	memset(buf + len, 0, 48);
+	memcpy(buf + len, &h, sizeof(h));
+	len += 48;
+	len = put_sample(buf, len, 6, 200);
+	len = put_sample(buf, len, 77, 900);
+	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
+	f.pid = 77;
+	f.pid_off = 24;
+	f.time_off = 8;
+	f.mmap2 = mark_mmap2;
+	f.arg = &one;
+	CHECK_U64(ring_filter_buf(buf, len, &c, &f), 32 + 48 + 32);
+	CHECK_U64(f.first, 200);
+	CHECK_U64(f.last, 300);
+	CHECK_U64(mmap2_seen, 1);
+	CHECK_U64(c.records, 3);
+	memcpy(&h, buf + 32, sizeof(h));
+	CHECK_U64(h.type, PERF_RECORD_MMAP2);
+	memcpy(&misc, buf + 32 + offsetof(struct perf_event_header, misc),
+	    sizeof(misc));
+	CHECK_U64(misc, 0x4000);
+
+	/* no time_off: no times */
+	memset(&c, 0, sizeof(c));
+	f.time_off = 0;
+	f.first = f.last = 0;
+	ring_filter_buf(buf, 32, &c, &f);
+	CHECK_U64(f.first, 0);
+	CHECK_U64(f.last, 0);
 }
 
 int
 main(void)
 {
 	test_filter_buf();
+	test_filter_times_mmap2();
 	test_copy_excl();
 	test_span();
 	test_count_wrap();
