@@ -460,6 +460,49 @@ def test_salvaged_file_gets_a_manifest():
         assert theirs <= ours, (theirs - ours)
 
 
+def test_hand_off_outlives_a_daemon_restart():
+    """Files whose hand-off had not succeeded when the daemon stopped (an
+    upgrade, a reboot) are handed off by the next daemon with the same
+    facts, and its retention at start keeps them; a file handed off is
+    not run again by a third."""
+    with Daemon(config={}, start=False) as d:
+        runs = os.path.join(d.dir, "runs")
+        hook = script(d.dir, "hook",
+                      "echo \"$PERFSPILL_NAME $PERFSPILL_SEQ "
+                      "$PERFSPILL_SAMPLES\" >> %s\n"
+                      "[ -e %s/ok ] || exit 3\n" % (runs, d.dir))
+        start_with(d, hook, on_finish_tries=100, on_finish_retry="3600",
+                   max_files=1)
+        files = files_of(d, 2)
+        assert len(files) == 2, files
+        wait_for(lambda: handoffs(d)["retrying"] == 2, 60, "2 retries")
+        d.stop_daemon()
+        with open(runs) as f:
+            before = sorted(f.read().splitlines())
+        open(os.path.join(d.dir, "ok"), "w").close()
+        os.unlink(runs)
+        d.start()
+        wait_for(lambda: handoffs(d)["ok"] == 2, 60,
+                 "the hand-offs resumed")
+        # max_files 1 at start: held, both are still there
+        assert d.finished_files() == files, os.listdir(d.out)
+        with open(runs) as f:
+            assert sorted(f.read().splitlines()) == before
+        log = d.read_log()
+        for p in files:
+            assert "on_finish for %s: resumed" % os.path.basename(p) \
+                in log, log
+        # shipped: a third daemon has nothing to resume
+        d.stop_daemon()
+        os.unlink(runs)
+        d.start()
+        h = handoffs(d)
+        assert h["queued"] + h["running"] + h["ok"] == 0, h
+        assert not os.path.exists(runs)
+        assert [f for f in os.listdir(d.out) if f.endswith(".handoff")] \
+            == [], os.listdir(d.out)
+
+
 def test_on_finish_only_from_the_config_file():
     """A peer on the socket cannot make the daemon run a program."""
     with Daemon() as d:
