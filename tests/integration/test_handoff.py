@@ -107,6 +107,17 @@ def files_of(d, n):
     return d.finished_files()
 
 
+def crash_while_recording(d):
+    """kill -9 the daemon while its file holds samples: a .partial left."""
+    d.ctl("start")
+    harness.spinner(1.0).wait()
+    wait_for(lambda: d.status()["file"]["samples"] > 0, 30,
+             "samples in the file")
+    d.proc.kill()
+    d.proc.wait()
+    os.unlink(d.sock)
+
+
 def test_every_file_arrives_with_its_manifest():
     """ship-example.sh as on_finish: every finished file and its manifest
     reach the receiver byte for byte; the manifest agrees with perf."""
@@ -430,14 +441,7 @@ def test_salvaged_file_gets_a_manifest():
     """A .partial left by kill -9 is salvaged at the next start and gets
     a manifest from its own records, which perf agrees with."""
     with Daemon() as d:
-        d.ctl("start")
-        sp = harness.spinner(1.0)
-        sp.wait()
-        wait_for(lambda: d.status()["file"]["samples"] > 0, 30,
-                 "samples in the file")
-        d.proc.kill()
-        d.proc.wait()
-        os.unlink(d.sock)
+        crash_while_recording(d)
         d.start()
         files = d.finished_files()
         assert len(files) == 1, os.listdir(d.out)
@@ -501,6 +505,37 @@ def test_hand_off_outlives_a_daemon_restart():
         assert not os.path.exists(runs)
         assert [f for f in os.listdir(d.out) if f.endswith(".handoff")] \
             == [], os.listdir(d.out)
+
+
+def test_salvaged_and_unmanifested_files_are_handed_off():
+    """Files finished outside a recording's close get their manifest and
+    hand-off too: a .partial salvaged at start (kill -9), and a .data a
+    crash left without its manifest (killed between the rename and the
+    manifest)."""
+    with Daemon(config={}, start=False) as d:
+        runs = os.path.join(d.dir, "runs")
+        hook = script(d.dir, "hook",
+                      "echo \"$PERFSPILL_NAME $2\" >> %s\n" % runs)
+        start_with(d, hook)
+        shipped = files_of(d, 1)
+        wait_for(lambda: handoffs(d)["ok"] == 1, 60, "a hand-off")
+        crash_while_recording(d)
+        os.unlink(shipped[0] + ".json")
+        os.unlink(runs)
+        d.start()
+        files = d.finished_files()
+        assert len(files) == 2, os.listdir(d.out)
+        wait_for(lambda: handoffs(d)["ok"] == 2, 60, "2 hand-offs")
+        with open(runs) as f:
+            got = sorted(l.split() for l in f.read().splitlines())
+        assert got == [[os.path.basename(p), p + ".json"] for p in files], \
+            got
+        for p in files:
+            with open(p + ".json") as f:
+                m = json.load(f)
+            counts, _ = harness.perf_stats(p)
+            assert m["samples"] == counts.get("SAMPLE", 0) > 0, (m, counts)
+            assert m["bytes"] == os.path.getsize(p), m
 
 
 def test_on_finish_only_from_the_config_file():
