@@ -8,9 +8,11 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 
 import harness
@@ -118,41 +120,61 @@ def crash_while_recording(d):
     os.unlink(d.sock)
 
 
+def ship_through_ship_example(d, n):
+    """Record n files into d (made with start=False) with ship-example.sh
+    as on_finish uploading to a local receiver; every file and manifest
+    must arrive byte for byte. Returns the files."""
+    root = os.path.join(d.dir, "received")
+    rcv = Receiver(root)
+    try:
+        hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
+            rcv.url, SHIP))
+        start_with(d, hook)
+        files = files_of(d, n)
+        assert len(files) == n, files
+        wait_for(lambda: handoffs(d)["ok"] == n, 120, "%d hand-offs" % n)
+        h = handoffs(d)
+        assert h["failed"] == 0 and h["running"] == 0 and \
+            h["queued"] == 0, h
+        host = socket.gethostname()
+        for path in files:
+            name = os.path.basename(path)
+            got = os.path.join(root, "up", host, name)
+            with open(path, "rb") as a, open(got, "rb") as b:
+                assert a.read() == b.read(), name
+            with open(path + ".json", "rb") as a, \
+                    open(got + ".json", "rb") as b:
+                assert a.read() == b.read(), name + ".json"
+            check_manifest(path)
+        assert "on_finish for" in d.read_log()
+        return files
+    finally:
+        rcv.close()
+
+
 def test_every_file_arrives_with_its_manifest():
     """ship-example.sh as on_finish: every finished file and its manifest
     reach the receiver byte for byte; the manifest agrees with perf."""
     with Daemon(config={}, start=False) as d:
-        root = os.path.join(d.dir, "received")
-        rcv = Receiver(root)
-        try:
-            hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
-                rcv.url, SHIP))
-            start_with(d, hook)
-            files = files_of(d, 3)
-            assert len(files) == 3, files
-            wait_for(lambda: handoffs(d)["ok"] == 3, 120, "3 hand-offs")
-            h = handoffs(d)
-            assert h["failed"] == 0 and h["running"] == 0 and \
-                h["queued"] == 0, h
-            host = socket.gethostname()
-            for path in files:
-                name = os.path.basename(path)
-                got = os.path.join(root, "up", host, name)
-                with open(path, "rb") as a, open(got, "rb") as b:
-                    assert a.read() == b.read(), name
-                with open(path + ".json", "rb") as a, \
-                        open(got + ".json", "rb") as b:
-                    assert a.read() == b.read(), name + ".json"
-                check_manifest(path)
-            assert "on_finish for" in d.read_log()
-            # the same counts in the Prometheus text
-            text = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock,
-                                   "metrics"], capture_output=True,
-                                  text=True, check=True).stdout
-            assert 'perfspill_handoffs_total{result="ok"} 3\n' in text, text
-            assert 'perfspill_handoffs_total{result="failed"} 0\n' in text
-        finally:
-            rcv.close()
+        ship_through_ship_example(d, 3)
+        # the same counts in the Prometheus text
+        text = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock,
+                               "metrics"], capture_output=True,
+                              text=True, check=True).stdout
+        assert 'perfspill_handoffs_total{result="ok"} 3\n' in text, text
+        assert 'perfspill_handoffs_total{result="failed"} 0\n' in text
+
+
+def test_ship_example_with_a_space_in_the_output_dir():
+    """The paths ship-example.sh is given are used whole: an output
+    directory with a space in its name ships like any other."""
+    top = tempfile.mkdtemp(prefix="perfspill-space-")
+    try:
+        with Daemon(config={}, start=False,
+                    outdir=os.path.join(top, "trace files")) as d:
+            ship_through_ship_example(d, 1)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def check_manifest(path):
