@@ -34,7 +34,9 @@ host=${PERFSPILL_HOST:-$(hostname)}
 name=$(basename "$file")
 
 if [ -n "$SHIP_URL" ]; then
-	for f in "$file" $manifest; do
+	# ${manifest:+...}: no word for an empty manifest, one for a path
+	# with spaces
+	for f in "$file" ${manifest:+"$manifest"}; do
 		# --fail: an HTTP error is an exit status, so perfspilld retries
 		# shellcheck disable=SC2086
 		curl --fail --silent --show-error --max-time "$SHIP_TIMEOUT" \

@@ -1,6 +1,7 @@
 /*
  * handoff: the on_finish program of each finished file (see handoff.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,8 @@
 #define HANDOFF_RETRY_MAX	3600
 #define HANDOFF_NENV		20
 #define HANDOFF_ENV_LEN		(CONFIG_PATH_LEN + NAME_MAX + 32)
+/* .NAME.handoff: the file's hand-off has not succeeded yet */
+#define HANDOFF_MARK_SUFFIX	".handoff"
 
 enum handoff_state {
 	HANDOFF_QUEUED,		/* waiting for a free slot */
@@ -65,6 +69,7 @@ struct handoff {
 
 static void	handoff_kick(struct handoff *);
 static void	handoff_free_job(struct handoff_job *);
+static void	handoff_unmark(struct handoff_job *);
 static void	handoff_reap(evutil_socket_t, short, void *);
 
 struct handoff *
@@ -113,6 +118,7 @@ handoff_configure(struct handoff *ho, const struct config *cfg)
 		log_warnx("on_finish for %s: not run (on_finish is off now)",
 		    j->name);
 		ho->gave_up++;
+		handoff_unmark(j);
 		handoff_free_job(j);
 	}
 }
@@ -143,6 +149,52 @@ handoff_utc(char *buf, size_t len, time_t t)
 
 	gmtime_r(&t, &tm);
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * The mark of a file whose hand-off is owed: it outlives the daemon, so
+ * that the next one (an upgrade, a reboot) runs what this one could not
+ * finish, with the same facts. Hidden, so retention and listings pass it.
+ */
+static void
+handoff_mark_name(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, ".%s" HANDOFF_MARK_SUFFIX, name);
+}
+
+static void
+handoff_mark(struct handoff_job *j)
+{
+	char	 mark[NAME_MAX + 16];
+	FILE	*f;
+	size_t	 i;
+	int	 fd;
+
+	handoff_mark_name(j->name, mark, sizeof(mark));
+	if ((fd = openat(j->ho->dirfd, mark, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC | O_NOFOLLOW, 0640)) == -1 ||
+	    (f = fdopen(fd, "w")) == NULL) {
+		log_warn("on_finish for %s: %s (not run again after a restart)",
+		    j->name, mark);
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	for (i = 0; i < j->nenv; i++)
+		fprintf(f, "%s\n", j->env[i]);
+	if (fclose(f) == EOF)
+		log_warn("on_finish for %s: %s", j->name, mark);
+}
+
+/* The hand-off is over for good: done, given up or turned off. */
+static void
+handoff_unmark(struct handoff_job *j)
+{
+	char	 mark[NAME_MAX + 16];
+
+	handoff_mark_name(j->name, mark, sizeof(mark));
+	if (unlinkat(j->ho->dirfd, mark, 0) == -1 && errno != ENOENT)
+		log_warn("on_finish for %s: removing %s", j->name, mark);
 }
 
 static void
@@ -184,6 +236,24 @@ handoff_timer(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static struct handoff_job *
+handoff_new_job(struct handoff *ho, const char *name)
+{
+	struct handoff_job	*j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL ||
+	    (j->timer = evtimer_new(ho->base, handoff_timer, j)) == NULL) {
+		free(j);
+		log_warnx("on_finish for %s: out of memory; not run", name);
+		ho->gave_up++;
+		return NULL;
+	}
+	j->ho = ho;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	snprintf(j->path, sizeof(j->path), "%s/%s", ho->dir, name);
+	return j;
+}
+
 void
 handoff_add(struct handoff *ho, const struct manifest_facts *f,
     int manifest_ok)
@@ -193,16 +263,8 @@ handoff_add(struct handoff *ho, const struct manifest_facts *f,
 
 	if (ho->prog[0] == '\0')
 		return;
-	if ((j = calloc(1, sizeof(*j))) == NULL ||
-	    (j->timer = evtimer_new(ho->base, handoff_timer, j)) == NULL) {
-		free(j);
-		log_warnx("on_finish for %s: out of memory; not run", f->name);
-		ho->gave_up++;
+	if ((j = handoff_new_job(ho, f->name)) == NULL)
 		return;
-	}
-	j->ho = ho;
-	snprintf(j->name, sizeof(j->name), "%s", f->name);
-	snprintf(j->path, sizeof(j->path), "%s/%s", ho->dir, f->name);
 	if (manifest_ok)
 		snprintf(j->manifest, sizeof(j->manifest), "%s.json", j->path);
 	handoff_utc(a, sizeof(a), f->opened);
@@ -227,8 +289,82 @@ handoff_add(struct handoff *ho, const struct manifest_facts *f,
 	    f->time_first);
 	handoff_setenv(j, "PERFSPILL_LAST_SAMPLE_TIME", "%" PRIu64,
 	    f->time_last);
+	handoff_mark(j);
 	j->state = HANDOFF_QUEUED;
 	TAILQ_INSERT_TAIL(&ho->q, j, entry);
+	handoff_kick(ho);
+}
+
+/*
+ * The hand-offs a previous daemon left owed, from their marks, queued
+ * before retention first runs so that it keeps their files. A mark whose
+ * file is gone (removed by hand) is dropped.
+ */
+void
+handoff_resume(struct handoff *ho)
+{
+	struct handoff_job	*j;
+	struct dirent		*de;
+	struct stat		 st;
+	char			 name[NAME_MAX + 1], line[HANDOFF_ENV_LEN];
+	size_t			 n, sl = strlen(HANDOFF_MARK_SUFFIX);
+	FILE			*f;
+	DIR			*dir;
+	int			 fd;
+
+	/* off: the marks wait for a daemon that has on_finish again */
+	if (ho->prog[0] == '\0')
+		return;
+	if ((fd = openat(ho->dirfd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1 || (dir = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		log_warn("on_finish: looking for hand-offs owed");
+		return;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		n = strlen(de->d_name);
+		if (de->d_name[0] != '.' || n <= sl + 1 || n - 1 - sl >=
+		    sizeof(name) || strcmp(de->d_name + n - sl,
+		    HANDOFF_MARK_SUFFIX) != 0)
+			continue;
+		memcpy(name, de->d_name + 1, n - 1 - sl);
+		name[n - 1 - sl] = '\0';
+		if (fstatat(ho->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISREG(st.st_mode)) {
+			log_info("on_finish for %s: file gone; hand-off "
+			    "dropped", name);
+			unlinkat(ho->dirfd, de->d_name, 0);
+			continue;
+		}
+		if ((j = handoff_new_job(ho, name)) == NULL)
+			continue;
+		if ((fd = openat(ho->dirfd, de->d_name, O_RDONLY | O_CLOEXEC |
+		    O_NOFOLLOW)) == -1 || (f = fdopen(fd, "r")) == NULL) {
+			log_warn("on_finish for %s: %s", name, de->d_name);
+			if (fd != -1)
+				close(fd);
+			handoff_free_job(j);
+			continue;
+		}
+		while (j->nenv < HANDOFF_NENV &&
+		    fgets(line, sizeof(line), f) != NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			if (strncmp(line, "PERFSPILL_MANIFEST=", 19) == 0 &&
+			    strlen(line + 19) < sizeof(j->manifest))
+				memcpy(j->manifest, line + 19,
+				    strlen(line + 19) + 1);
+			if (strchr(line, '=') != NULL)
+				snprintf(j->env[j->nenv++], HANDOFF_ENV_LEN,
+				    "%s", line);
+		}
+		fclose(f);
+		log_info("on_finish for %s: resumed (owed by the last daemon)",
+		    name);
+		j->state = HANDOFF_QUEUED;
+		TAILQ_INSERT_TAIL(&ho->q, j, entry);
+	}
+	closedir(dir);
 	handoff_kick(ho);
 }
 
@@ -323,6 +459,7 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 			}
 			unlinkat(ho->dirfd, mname, 0);
 		}
+		handoff_unmark(j);
 		handoff_free_job(j);
 		return;
 	}
@@ -331,6 +468,7 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 		ho->gave_up++;
 		log_warnx("on_finish for %s: %s; giving up after %u tries "
 		    "(retention may remove it now)", j->name, how, j->tries);
+		handoff_unmark(j);
 		handoff_free_job(j);
 		return;
 	}
@@ -483,11 +621,12 @@ handoff_destroy(struct handoff *ho)
 	while ((j = TAILQ_FIRST(&ho->q)) != NULL) {
 		if (j->state == HANDOFF_RUNNING) {
 			log_warnx("on_finish for %s: still running at exit; "
-			    "terminating it", j->name);
+			    "terminating it (the next start runs it again)",
+			    j->name);
 			kill(-j->pid, SIGTERM);
 		} else
-			log_warnx("on_finish for %s: not run (exiting)",
-			    j->name);
+			log_warnx("on_finish for %s: not run (exiting; the "
+			    "next start runs it)", j->name);
 		handoff_free_job(j);
 	}
 	event_free(ho->sigchld);

@@ -26,6 +26,7 @@ void		 handoff_configure(struct handoff *, const struct config *);
 void		 handoff_add(struct handoff *, const struct manifest_facts *f,
 		    int manifest_ok);
 /* Is name's hand-off queued, running or waiting for a retry? */
+void		 handoff_resume(struct handoff *);
 int		 handoff_holds(const char *name, void *handoff);
 json_object	*handoff_status(struct handoff *);
 /* Runs that succeeded and that failed, over the daemon's life. */

@@ -51,21 +51,57 @@ metrics_u64(struct sbuf *out, const char *name, const char *type,
 	return metrics_printf(out, "perfspill_%s %" PRIu64 "\n", name, v);
 }
 
-/* A label value: \ " and line feed escaped, at most 200 bytes of it. */
+/* The length of the UTF-8 character at s, or 0 when it is not one. */
+static size_t
+metrics_utf8_len(const unsigned char *s)
+{
+	size_t	 n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * A label value: \ " and line feed escaped, at most 200 bytes of it,
+ * whole characters only; a byte that is not UTF-8 (a path in another
+ * encoding) becomes '?', as the text format is UTF-8 and a scraper
+ * refuses the whole page for one bad label.
+ */
 static void
 metrics_escape(char *dst, size_t len, const char *src)
 {
-	size_t	 n = 0;
+	const unsigned char	*s = (const unsigned char *)src;
+	size_t			 n = 0, c;
 
-	for (; *src != '\0' && n + 3 < len && n < 200; src++) {
-		if (*src == '\\' || *src == '"') {
+	for (; *s != '\0'; s += c) {
+		if ((c = metrics_utf8_len(s)) == 0)
+			c = 1;
+		if (n + c + 2 >= len || n + c > 200)
+			break;
+		if (*s == '\\' || *s == '"') {
 			dst[n++] = '\\';
-			dst[n++] = *src;
-		} else if (*src == '\n') {
+			dst[n++] = (char)*s;
+		} else if (*s == '\n') {
 			dst[n++] = '\\';
 			dst[n++] = 'n';
-		} else
-			dst[n++] = *src;
+		} else if (metrics_utf8_len(s) == 0)
+			dst[n++] = '?';
+		else {
+			memcpy(dst + n, s, c);
+			n += c;
+		}
 	}
 	dst[n] = '\0';
 }

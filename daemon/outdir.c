@@ -38,14 +38,21 @@ outdir_lock(int dirfd, const char *path)
 {
 	char	 buf[32];
 	ssize_t	 n;
-	int	 fd, len;
+	int	 fd, len, e;
 
 	if ((fd = openat(dirfd, OUTDIR_LOCK_FILE, O_RDWR | O_CREAT |
 	    O_CLOEXEC | O_NOFOLLOW, 0640)) == -1) {
 		log_warn("%s/%s", path, OUTDIR_LOCK_FILE);
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+	/*
+	 * The directory itself is locked (its fd lives as long as we write
+	 * in it): the lock file alone could be removed by hand, and the next
+	 * daemon would lock a new one. The file's lock is kept for daemons
+	 * that know only it; the file says who holds both.
+	 */
+	if (flock(dirfd, LOCK_EX | LOCK_NB) == -1 ||
+	    flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno != EWOULDBLOCK) {
 			log_warn("locking %s/%s", path, OUTDIR_LOCK_FILE);
 			goto error;
@@ -63,7 +70,10 @@ outdir_lock(int dirfd, const char *path)
 		log_warn("%s/%s: writing our pid", path, OUTDIR_LOCK_FILE);
 	return fd;
 error:
+	e = errno;
+	flock(dirfd, LOCK_UN);		/* ours if only the file's failed */
 	close(fd);
+	errno = e;
 	return -1;
 }
 

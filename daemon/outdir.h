@@ -1,7 +1,8 @@
 /*
  * outdir: the output directory itself, apart from the files in it. One
- * daemon owns it at a time, by an exclusive lock on OUTDIR_LOCK_FILE held
- * for the daemon's life and taken before anything in it is touched; it
+ * daemon owns it at a time, by exclusive locks on the directory and on
+ * OUTDIR_LOCK_FILE (which names the holder) held for the daemon's life
+ * and taken before anything in it is touched; it
  * notices when the directory is removed under it and opens it again, lock
  * and all, once it is back.
  */

@@ -349,10 +349,6 @@ main(int argc, char *argv[])
 	if ((d.lockfd = outdir_lock(d.dirfd, d.cfg.output_dir)) == -1)
 		fatalx("not starting; nothing in %s was changed",
 		    d.cfg.output_dir);
-	/* a crash left .partial files: make them whole before anything new */
-	salvage_dir(d.dirfd);
-	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free,
-	    NULL, NULL);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	for (i = 0; i < 4; i++) {
@@ -364,7 +360,14 @@ main(int argc, char *argv[])
 		fatal("record_create");
 	if ((d.handoff = handoff_create(d.base, d.dirfd)) == NULL)
 		fatalx("cannot set up the on_finish hand-off");
+	/* what the last daemon owed, before retention: it keeps those */
 	handoff_configure(d.handoff, &d.cfg);
+	handoff_resume(d.handoff);
+	/* a crash left .partial files: make them whole before anything new,
+	 * with their manifests and hand-offs */
+	salvage_dir(d.dirfd, daemon_file_done, &d);
+	retain_enforce(d.dirfd, d.cfg.max_files, d.cfg.max_size, d.cfg.min_free,
+	    handoff_holds, d.handoff);
 	record_on_file_done(d.rec, daemon_file_done, &d);
 	record_set_retain_hold(d.rec, handoff_holds, d.handoff);
 	record_set_lock(d.rec, d.lockfd);

@@ -36,7 +36,8 @@ record_retry_unfinished(struct record *rec)
 	size_t	 i, kept = 0;
 
 	for (i = 0; i < rec->nr_unfinished; i++) {
-		if (salvage_file(rec->dirfd, rec->unfinished[i]) == 0) {
+		if (salvage_file(rec->dirfd, rec->unfinished[i],
+		    rec->file_cb, rec->file_arg) == 0) {
 			rec->files_done++;
 			continue;
 		}

@@ -128,7 +128,8 @@ salvage_feat(const uint8_t *map, uint64_t size,
 
 /* The manifest of a salvaged file, from the finished file itself. */
 static void
-salvage_manifest(int dirfd, int fd, const char *final)
+salvage_manifest(int dirfd, int fd, const char *final, salvage_done_cb done,
+    void *arg)
 {
 	struct manifest_facts	 f;
 	struct perfdata_header	 h;
@@ -170,13 +171,15 @@ salvage_manifest(int dirfd, int fd, const char *final)
 			f.buildids_len = (size_t)b.size;
 		}
 	}
-	if (manifest_write(dirfd, &f) == -1)
+	if (done != NULL)
+		done(&f, 1, arg);
+	else if (manifest_write(dirfd, &f) == -1)
 		log_warn("salvage: writing the manifest of %s", final);
 	munmap(map, (size_t)st.st_size);
 }
 
 int
-salvage_file(int dirfd, const char *partial)
+salvage_file(int dirfd, const char *partial, salvage_done_cb done, void *arg)
 {
 	char		 final[256], damaged[272];
 	struct stat	 st;
@@ -228,15 +231,40 @@ salvage_file(int dirfd, const char *partial)
 	}
 	log_info("salvage: recovered %s (%llu bytes)", final,
 	    (unsigned long long)valid);
-	salvage_manifest(dirfd, fd, final);
+	salvage_manifest(dirfd, fd, final, done, arg);
 	rc = 0;
 out:
 	close(fd);
 	return rc;
 }
 
+/* A finished file without its manifest: the daemon died between the
+ * rename of the data file and the manifest's, so no hand-off ran either. */
+static void
+salvage_unmanifested(int dirfd, const char *name, salvage_done_cb done,
+    void *arg)
+{
+	struct stat	 st;
+	char		 mname[NAME_MAX + 8];
+	int		 fd;
+
+	if (manifest_name(name, mname, sizeof(mname)) == -1 ||
+	    fstatat(dirfd, mname, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    errno != ENOENT)
+		return;
+	if ((fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) ==
+	    -1) {
+		log_warn("salvage: %s", name);
+		return;
+	}
+	log_warnx("salvage: %s has no manifest; writing it from the file",
+	    name);
+	salvage_manifest(dirfd, fd, name, done, arg);
+	close(fd);
+}
+
 int
-salvage_dir(int dirfd)
+salvage_dir(int dirfd, salvage_done_cb done, void *arg)
 {
 	DIR		*dir;
 	struct dirent	*de;
@@ -249,8 +277,9 @@ salvage_dir(int dirfd)
 	/* collect first: renaming while readdir runs may show names twice */
 	while ((de = readdir(dir)) != NULL) {
 		len = strlen(de->d_name);
-		if (strncmp(de->d_name, "perfspill-", 10) != 0 || len < 14 ||
-		    strcmp(de->d_name + len - 13, ".data.partial") != 0)
+		if (!retain_is_trace(de->d_name) &&
+		    (strncmp(de->d_name, "perfspill-", 10) != 0 || len < 14 ||
+		    strcmp(de->d_name + len - 13, ".data.partial") != 0))
 			continue;
 		if ((tmp = realloc(names, (nr + 1) * sizeof(*names))) == NULL)
 			break;
@@ -261,7 +290,9 @@ salvage_dir(int dirfd)
 	}
 	closedir(dir);
 	for (i = 0; i < nr; i++) {
-		if (salvage_file(dirfd, names[i]) == 0)
+		if (retain_is_trace(names[i]))
+			salvage_unmanifested(dirfd, names[i], done, arg);
+		else if (salvage_file(dirfd, names[i], done, arg) == 0)
 			saved++;
 		free(names[i]);
 	}

@@ -12,10 +12,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Salvage every *.data.partial of dirfd; returns how many were saved. */
-int		salvage_dir(int dirfd);
+#include "manifest.h"
+
+/*
+ * A file salvage finished, with the facts read back from it: done writes
+ * its manifest and hands it off like any finished file (whole is 1).
+ * Without one, salvage writes the manifest itself.
+ */
+typedef void (*salvage_done_cb)(const struct manifest_facts *, int whole,
+    void *);
+
+/* Salvage every *.data.partial of dirfd, and give a finished file a
+ * crash left without its manifest one (and its hand-off); returns how
+ * many .partial files were saved. */
+int		salvage_dir(int dirfd, salvage_done_cb, void *);
 /* Salvage one .partial (no writer may hold it); 0: saved as its final
  * name, -1: not (logged; it stays for the next try). */
-int		salvage_file(int dirfd, const char *partial);
+int		salvage_file(int dirfd, const char *partial, salvage_done_cb,
+		    void *);
 
 #endif

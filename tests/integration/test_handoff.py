@@ -8,9 +8,11 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 
 import harness
@@ -107,41 +109,72 @@ def files_of(d, n):
     return d.finished_files()
 
 
+def crash_while_recording(d):
+    """kill -9 the daemon while its file holds samples: a .partial left."""
+    d.ctl("start")
+    harness.spinner(1.0).wait()
+    wait_for(lambda: d.status()["file"]["samples"] > 0, 30,
+             "samples in the file")
+    d.proc.kill()
+    d.proc.wait()
+    os.unlink(d.sock)
+
+
+def ship_through_ship_example(d, n):
+    """Record n files into d (made with start=False) with ship-example.sh
+    as on_finish uploading to a local receiver; every file and manifest
+    must arrive byte for byte. Returns the files."""
+    root = os.path.join(d.dir, "received")
+    rcv = Receiver(root)
+    try:
+        hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
+            rcv.url, SHIP))
+        start_with(d, hook)
+        files = files_of(d, n)
+        assert len(files) == n, files
+        wait_for(lambda: handoffs(d)["ok"] == n, 120, "%d hand-offs" % n)
+        h = handoffs(d)
+        assert h["failed"] == 0 and h["running"] == 0 and \
+            h["queued"] == 0, h
+        host = socket.gethostname()
+        for path in files:
+            name = os.path.basename(path)
+            got = os.path.join(root, "up", host, name)
+            with open(path, "rb") as a, open(got, "rb") as b:
+                assert a.read() == b.read(), name
+            with open(path + ".json", "rb") as a, \
+                    open(got + ".json", "rb") as b:
+                assert a.read() == b.read(), name + ".json"
+            check_manifest(path)
+        assert "on_finish for" in d.read_log()
+        return files
+    finally:
+        rcv.close()
+
+
 def test_every_file_arrives_with_its_manifest():
     """ship-example.sh as on_finish: every finished file and its manifest
     reach the receiver byte for byte; the manifest agrees with perf."""
     with Daemon(config={}, start=False) as d:
-        root = os.path.join(d.dir, "received")
-        rcv = Receiver(root)
-        try:
-            hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
-                rcv.url, SHIP))
-            start_with(d, hook)
-            files = files_of(d, 3)
-            assert len(files) == 3, files
-            wait_for(lambda: handoffs(d)["ok"] == 3, 120, "3 hand-offs")
-            h = handoffs(d)
-            assert h["failed"] == 0 and h["running"] == 0 and \
-                h["queued"] == 0, h
-            host = socket.gethostname()
-            for path in files:
-                name = os.path.basename(path)
-                got = os.path.join(root, "up", host, name)
-                with open(path, "rb") as a, open(got, "rb") as b:
-                    assert a.read() == b.read(), name
-                with open(path + ".json", "rb") as a, \
-                        open(got + ".json", "rb") as b:
-                    assert a.read() == b.read(), name + ".json"
-                check_manifest(path)
-            assert "on_finish for" in d.read_log()
-            # the same counts in the Prometheus text
-            text = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock,
-                                   "metrics"], capture_output=True,
-                                  text=True, check=True).stdout
-            assert 'perfspill_handoffs_total{result="ok"} 3\n' in text, text
-            assert 'perfspill_handoffs_total{result="failed"} 0\n' in text
-        finally:
-            rcv.close()
+        ship_through_ship_example(d, 3)
+        # the same counts in the Prometheus text
+        text = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock,
+                               "metrics"], capture_output=True,
+                              text=True, check=True).stdout
+        assert 'perfspill_handoffs_total{result="ok"} 3\n' in text, text
+        assert 'perfspill_handoffs_total{result="failed"} 0\n' in text
+
+
+def test_ship_example_with_a_space_in_the_output_dir():
+    """The paths ship-example.sh is given are used whole: an output
+    directory with a space in its name ships like any other."""
+    top = tempfile.mkdtemp(prefix="perfspill-space-")
+    try:
+        with Daemon(config={}, start=False,
+                    outdir=os.path.join(top, "trace files")) as d:
+            ship_through_ship_example(d, 1)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def check_manifest(path):
@@ -430,14 +463,7 @@ def test_salvaged_file_gets_a_manifest():
     """A .partial left by kill -9 is salvaged at the next start and gets
     a manifest from its own records, which perf agrees with."""
     with Daemon() as d:
-        d.ctl("start")
-        sp = harness.spinner(1.0)
-        sp.wait()
-        wait_for(lambda: d.status()["file"]["samples"] > 0, 30,
-                 "samples in the file")
-        d.proc.kill()
-        d.proc.wait()
-        os.unlink(d.sock)
+        crash_while_recording(d)
         d.start()
         files = d.finished_files()
         assert len(files) == 1, os.listdir(d.out)
@@ -458,6 +484,80 @@ def test_salvaged_file_gets_a_manifest():
                   if re.match(r"^[0-9a-f]{32,40} ", line)}
         ours = {(b["build_id"], b["path"]) for b in m["buildids"]}
         assert theirs <= ours, (theirs - ours)
+
+
+def test_hand_off_outlives_a_daemon_restart():
+    """Files whose hand-off had not succeeded when the daemon stopped (an
+    upgrade, a reboot) are handed off by the next daemon with the same
+    facts, and its retention at start keeps them; a file handed off is
+    not run again by a third."""
+    with Daemon(config={}, start=False) as d:
+        runs = os.path.join(d.dir, "runs")
+        hook = script(d.dir, "hook",
+                      "echo \"$PERFSPILL_NAME $PERFSPILL_SEQ "
+                      "$PERFSPILL_SAMPLES\" >> %s\n"
+                      "[ -e %s/ok ] || exit 3\n" % (runs, d.dir))
+        start_with(d, hook, on_finish_tries=100, on_finish_retry="3600",
+                   max_files=1)
+        files = files_of(d, 2)
+        assert len(files) == 2, files
+        wait_for(lambda: handoffs(d)["retrying"] == 2, 60, "2 retries")
+        d.stop_daemon()
+        with open(runs) as f:
+            before = sorted(f.read().splitlines())
+        open(os.path.join(d.dir, "ok"), "w").close()
+        os.unlink(runs)
+        d.start()
+        wait_for(lambda: handoffs(d)["ok"] == 2, 60,
+                 "the hand-offs resumed")
+        # max_files 1 at start: held, both are still there
+        assert d.finished_files() == files, os.listdir(d.out)
+        with open(runs) as f:
+            assert sorted(f.read().splitlines()) == before
+        log = d.read_log()
+        for p in files:
+            assert "on_finish for %s: resumed" % os.path.basename(p) \
+                in log, log
+        # shipped: a third daemon has nothing to resume
+        d.stop_daemon()
+        os.unlink(runs)
+        d.start()
+        h = handoffs(d)
+        assert h["queued"] + h["running"] + h["ok"] == 0, h
+        assert not os.path.exists(runs)
+        assert [f for f in os.listdir(d.out) if f.endswith(".handoff")] \
+            == [], os.listdir(d.out)
+
+
+def test_salvaged_and_unmanifested_files_are_handed_off():
+    """Files finished outside a recording's close get their manifest and
+    hand-off too: a .partial salvaged at start (kill -9), and a .data a
+    crash left without its manifest (killed between the rename and the
+    manifest)."""
+    with Daemon(config={}, start=False) as d:
+        runs = os.path.join(d.dir, "runs")
+        hook = script(d.dir, "hook",
+                      "echo \"$PERFSPILL_NAME $2\" >> %s\n" % runs)
+        start_with(d, hook)
+        shipped = files_of(d, 1)
+        wait_for(lambda: handoffs(d)["ok"] == 1, 60, "a hand-off")
+        crash_while_recording(d)
+        os.unlink(shipped[0] + ".json")
+        os.unlink(runs)
+        d.start()
+        files = d.finished_files()
+        assert len(files) == 2, os.listdir(d.out)
+        wait_for(lambda: handoffs(d)["ok"] == 2, 60, "2 hand-offs")
+        with open(runs) as f:
+            got = sorted(l.split() for l in f.read().splitlines())
+        assert got == [[os.path.basename(p), p + ".json"] for p in files], \
+            got
+        for p in files:
+            with open(p + ".json") as f:
+                m = json.load(f)
+            counts, _ = harness.perf_stats(p)
+            assert m["samples"] == counts.get("SAMPLE", 0) > 0, (m, counts)
+            assert m["bytes"] == os.path.getsize(p), m
 
 
 def test_on_finish_only_from_the_config_file():

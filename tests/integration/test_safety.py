@@ -46,6 +46,18 @@ class Tmpfs:
         os.rmdir(self.top)
 
 
+def second_daemon(d, sock):
+    """Another perfspilld on d's output directory with its own socket,
+    once it has exited or listens."""
+    p = subprocess.Popen(
+        [harness.PERFSPILLD, "-f", "--socket", sock, "--output-dir", d.out,
+         "-c", os.path.join(os.path.dirname(__file__), "empty.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: p.poll() is not None or os.path.exists(sock),
+             what="the second daemon to exit or listen")
+    return p
+
+
 def test_second_daemon_on_the_output_dir_changes_nothing():
     """A second perfspilld on the same output directory (its own socket)
     must not salvage the first one's growing .partial, nor apply its
@@ -62,13 +74,7 @@ def test_second_daemon_on_the_output_dir_changes_nothing():
         for i in range(25):
             before = snapshot(d.out)
             sock = os.path.join(d.dir, "second-%d.sock" % i)
-            p = subprocess.Popen(
-                [harness.PERFSPILLD, "-f", "--socket", sock, "--output-dir",
-                 d.out, "-c", os.path.join(os.path.dirname(__file__),
-                                           "empty.json")],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            wait_for(lambda: p.poll() is not None or os.path.exists(sock),
-                     what="the second daemon to exit or listen")
+            p = second_daemon(d, sock)
             after = snapshot(d.out)
             if p.poll() is None:
                 p.kill()
@@ -95,6 +101,30 @@ def test_second_daemon_on_the_output_dir_changes_nothing():
         files = d.finished_files()
         assert len(files) == 1
         perf_valid(files[0])
+
+
+def test_lock_file_removed_still_keeps_a_second_daemon_out():
+    """The lock is the directory's own, not only its lock file's: with
+    .perfspilld.lock removed (an operator cleaning up hidden files) a
+    second daemon still finds the directory taken and leaves the first
+    one's growing .partial alone."""
+    with Daemon() as d:
+        d.ctl("start", "-F", "99")
+        partial = d.status()["file"]["name"]
+        os.unlink(os.path.join(d.out, ".perfspilld.lock"))
+        sock = os.path.join(d.dir, "second.sock")
+        p = second_daemon(d, sock)
+        if p.poll() is None:
+            p.kill()
+        out, err = p.communicate()
+        assert p.returncode != 0 and not os.path.exists(sock), (out, err)
+        assert "in use by another perfspilld" in err, err
+        assert partial in os.listdir(d.out), os.listdir(d.out)
+        assert "salvage" not in err, err
+        rc, rep = d.ctl("stop")
+        assert rep["data"]["file"] + ".partial" == partial
+        perf_valid(rep["data"]["file"] if os.path.isabs(rep["data"]["file"])
+                   else os.path.join(d.out, rep["data"]["file"]))
 
 
 def test_output_dir_removed_pauses_counts_and_resumes():

@@ -109,6 +109,32 @@ test_metrics_paused_reason_is_escaped(void)
 	free(t);
 }
 
+/* The text format is UTF-8: a long reason is not cut inside a character,
+ * and bytes that are not UTF-8 (a Latin-1 path) are not passed on. */
+static void
+test_metrics_paused_reason_stays_utf8(void)
+{
+	struct metrics	 m;
+	char		 reason[256], want[256];
+	char		*t;
+
+	memset(&m, 0, sizeof(m));
+	m.recording = 1;
+	memset(reason, 'a', 199);
+	snprintf(reason + 199, sizeof(reason) - 199, "\xc3\xa9 and more");
+	m.paused = reason;
+	t = test_metrics_text(&m);
+	snprintf(want, sizeof(want), "perfspill_paused{reason=\"%.199s\"} 1",
+	    reason);
+	CHECK(test_metrics_has_line(t, want));
+	free(t);
+	m.paused = "dir /tmp/caf\xe9 removed, \xe2\x82\xac ok";
+	t = test_metrics_text(&m);
+	CHECK(test_metrics_has_line(t, "perfspill_paused{reason=\"dir "
+	    "/tmp/caf? removed, \xe2\x82\xac ok\"} 1"));
+	free(t);
+}
+
 static void
 test_metrics_write_file(void)
 {
@@ -147,6 +173,7 @@ main(void)
 {
 	test_metrics_format();
 	test_metrics_paused_reason_is_escaped();
+	test_metrics_paused_reason_stays_utf8();
 	test_metrics_write_file();
 	return check_exit();
 }
