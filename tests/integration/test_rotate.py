@@ -289,5 +289,45 @@ def test_salvage_cuts_a_torn_record():
         assert "holds no whole record" in d.read_log()
 
 
+def test_salvage_cuts_an_older_daemons_pipe_format_partial():
+    """Earlier builds wrote perf's pipe format: a .partial such a daemon
+    left is cut at its last whole record, renamed, and read by perf (the
+    data as perf record -o - writes it, a record torn at its end)."""
+    pipe = subprocess.run(["perf", "record", "-o", "-", "-e", "cpu-clock",
+                           "-F", "999", "--", harness.SPINNER, "0.3"],
+                          capture_output=True)
+    assert pipe.returncode == 0, pipe.stderr[-2000:]
+    magic, hsize = struct.unpack_from("<8sQ", pipe.stdout, 0)
+    assert magic == b"PERFILE2" and hsize == 16, pipe.stdout[:16]
+    # without perf's HEADER_FEATURE records: ours were padded to 8 bytes
+    # as every other record is, perf's are not, and salvage takes a size
+    # that is no multiple of 8 for the end of what landed
+    data, off = bytearray(pipe.stdout[:16]), 16
+    while off < len(pipe.stdout):
+        rtype, size = struct.unpack_from("<I2xH", pipe.stdout, off)
+        assert size >= 8, (off, rtype, size)
+        if rtype != 80:
+            data += pipe.stdout[off:off + size]
+        off += size
+    # a sample's header and the first bytes of its body: torn by a crash
+    torn = struct.pack("<IHH", 9, 2, 64) + bytes(10)
+    with Daemon(start=False) as d:
+        os.makedirs(d.out, mode=0o750, exist_ok=True)
+        name = "perfspill-old-20250101T000000Z-000000.data"
+        with open(os.path.join(d.out, name + ".partial"), "wb") as f:
+            f.write(bytes(data) + torn)
+        d.start()
+        log = d.read_log()
+        assert "cut to %d of %d bytes" % (len(data), len(data) +
+                                          len(torn)) in log, log
+        path = os.path.join(d.out, name)
+        assert os.path.getsize(path) == len(data), log
+        assert not os.path.exists(path + ".partial")
+        p = perf("script", "-F", "comm", "-i", path)
+        harness.assert_perf_clean(p.stderr, "perf script -i " + path)
+        assert "spinner" in p.stdout, p.stdout[:2000]
+        assert d.alive()
+
+
 if __name__ == "__main__":
     harness.main(globals())
