@@ -212,6 +212,15 @@ perfdata_finish(int fd, const struct perfdata_layout *l, uint64_t data_end,
 	}
 
 	hdr.data.size = data_end - hdr.data.offset;
+	/* the head's compressed feature was written before its ratio was
+	 * known: comp_ver, type, level, then comp_ratio */
+	if (x != NULL && x->comp_ratio != 0 &&
+	    perfdata_feat_isset(&hdr, PERFDATA_FEAT_COMPRESSED) &&
+	    l->feat[PERFDATA_FEAT_COMPRESSED].size >= 4 * sizeof(uint32_t) &&
+	    perfdata_pwrite(fd, &x->comp_ratio, sizeof(x->comp_ratio),
+	    l->feat[PERFDATA_FEAT_COMPRESSED].offset + 3 * sizeof(uint32_t)) ==
+	    -1)
+		goto error;
 	/* the header last: until it lands the file is plainly unfinished */
 	if (perfdata_pwrite(fd, tail.data, tail.len, data_end) == -1 ||
 	    ftruncate(fd, (off_t)pos) == -1 ||

@@ -48,6 +48,7 @@ struct perfdata_extra {
 	size_t		 build_ids_len;
 	uint64_t	 first_sample;	/* perf time; 0: unknown */
 	uint64_t	 last_sample;
+	uint32_t	 comp_ratio;	/* records' bytes / compressed, rounded */
 };
 
 int	 perfdata_feat_isset(const struct perfdata_header *, unsigned int);

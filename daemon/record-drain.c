@@ -170,6 +170,7 @@ record_push_serial(struct record *rec, struct record_cpu *c,
 	if (rec->zc != NULL && l[0] + l[1] > 0 &&
 	    (len = compress_records(rec->zc, rec->zbuf,
 	    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
+		tracefile_compressed(tf, l[0] + l[1], len);
 		src[0] = rec->zbuf;
 		l[0] = len;
 		l[1] = 0;
@@ -253,6 +254,8 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 		memcpy(cb->buf, rec->xbuf, len);
 		cb->len = len;
 	}
+	if (rec->zc != NULL)
+		tracefile_compressed(tf, len, cb->len);
 	cb->busy = 1;	/* staged: not pickable until submitted */
 	*out = cb;
 	return 1;

@@ -454,7 +454,8 @@ synth_feature_clock_data(struct synth_rec *r, const struct synth_ctx *ctx)
  * perf decompresses each PERF_RECORD_COMPRESSED into a buffer of
  * comp_mmap_len bytes (plus what was left of a record cut by the
  * previous one), so the writer must never put more than that in one.
- * The ratio is only shown; the head is written before it is known.
+ * The ratio is only shown; the head is written before it is known, so
+ * perfdata_finish fills it in.
  */
 static int
 synth_feature_compressed(struct synth_rec *r, const struct synth_ctx *ctx)
@@ -464,7 +465,7 @@ synth_feature_compressed(struct synth_rec *r, const struct synth_ctx *ctx)
 	synth_rec_u32(r, 0);			/* comp_ver */
 	synth_rec_u32(r, FEAT_COMP_ZSTD);
 	synth_rec_u32(r, ctx->comp_level);
-	synth_rec_u32(r, 0);			/* comp_ratio */
+	synth_rec_u32(r, 0);			/* comp_ratio: at close */
 	synth_rec_u32(r, ctx->comp_mmap_len);
 	return 0;
 }

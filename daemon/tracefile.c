@@ -175,6 +175,13 @@ tracefile_count(struct tracefile *tf, uint64_t samples, uint64_t lost,
 }
 
 void
+tracefile_compressed(struct tracefile *tf, size_t raw, size_t compressed)
+{
+	tf->raw += raw;
+	tf->compressed += compressed;
+}
+
+void
 tracefile_queued(struct tracefile *tf)
 {
 	tf->inflight++;
@@ -287,6 +294,10 @@ tracefile_finish(struct tracefile *tf)
 		x.build_ids_len = tf->buildids.len;
 		x.first_sample = tf->kept.first;
 		x.last_sample = tf->kept.last;
+		/* as perf record rounds it: of every write, landed or not */
+		if (tf->compressed > 0)
+			x.comp_ratio = (uint32_t)((tf->raw + tf->compressed / 2) /
+			    tf->compressed);
 		if (perfdata_finish(tf->fd, &tf->layout, end, &x, &tf->size) ==
 		    0)
 			return 0;

@@ -75,6 +75,7 @@ struct tracefile {
 	time_t			 opened;
 	uint64_t		 samples;	/* ring samples placed in this file */
 	uint64_t		 lost, lost_samples;	/* ...and loss records */
+	uint64_t		 raw, compressed;	/* bytes of records, -z */
 	unsigned int		 seq;		/* the seq in its name */
 	struct tracefile_mark	 kept;		/* of them, in the finished file */
 	/*
@@ -120,6 +121,9 @@ void	 tracefile_wrote(struct tracefile *, uint64_t off);
 /* What a drain placed in the file: ring samples and loss records. */
 void	 tracefile_count(struct tracefile *, uint64_t samples, uint64_t lost,
 	    uint64_t lost_samples);
+/* raw bytes of records went into the file as compressed bytes (-z):
+ * the ratio of its compressed feature. */
+void	 tracefile_compressed(struct tracefile *, size_t raw, size_t compressed);
 /* An AIO request against the file was queued; it completed having
  * written that many bytes, and failed with err (0: it is whole). */
 void	 tracefile_queued(struct tracefile *);

@@ -152,6 +152,13 @@ def test_compression_smaller_and_readable():
             assert n == t["samples"], (f, n, t)
         h = perf("report", "--header-only", "-i", packed).stdout
         assert "compressed : Zstd, level = 3" in h, h
+        # the ratio, learnt while recording, is filled in at close: the
+        # ring bytes over the bytes written, about
+        m = re.search(r"compressed : Zstd, level = 3, ratio = (\d+)", h)
+        assert m, h
+        want = t2["bytes"] / max(t2["bytes_written"], 1)
+        assert 2 <= int(m.group(1)) and want / 2 <= int(m.group(1)) <= \
+            want * 2 + 1, (m.group(1), t2)
 
 
 def test_compression_level_validated():
