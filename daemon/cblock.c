@@ -48,7 +48,7 @@ cblock_init(struct cblock *cb, size_t cap)
 	 * last request's: under SCHED_OTHER (priority 0) and at any
 	 * SCHED_FIFO priority below the delta the result is negative, so
 	 * every change of cblock cost a failed sched_setscheduler (about one
-	 * write in three with 4 cblocks, bench/RESULTS-slowio-draft.md).
+	 * write in three with 4 cblocks, bench/notes.md).
 	 * Order on disk never depended on it: each request carries its own
 	 * offset. At 0 the AIO threads simply follow the loop's policy.
 	 */

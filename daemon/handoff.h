@@ -25,8 +25,9 @@ void		 handoff_configure(struct handoff *, const struct config *);
 /* Queue f's file (its manifest written or not: manifest_ok). */
 void		 handoff_add(struct handoff *, const struct manifest_facts *f,
 		    int manifest_ok);
-/* Is name's hand-off queued, running or waiting for a retry? */
+/* Queue the hand-offs a previous daemon left owed (their marks). */
 void		 handoff_resume(struct handoff *);
+/* Is name's hand-off queued, running or waiting for a retry? */
 int		 handoff_holds(const char *name, void *handoff);
 json_object	*handoff_status(struct handoff *);
 /* Runs that succeeded and that failed, over the daemon's life. */

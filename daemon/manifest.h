@@ -34,6 +34,12 @@ struct manifest_facts {
 	int			 salvaged;	/* from a .partial after a crash */
 };
 
+/* A file was finished, by a recording or by salvage: its facts (valid
+ * during the call), whole 1 when it got its final name f->name. The one
+ * hook that writes the manifest and registers the hand-off. */
+typedef void (*manifest_file_cb)(const struct manifest_facts *f, int whole,
+    void *);
+
 /* The manifest's JSON (a new reference), or NULL without memory. */
 json_object	*manifest_build(const struct manifest_facts *);
 /* [{"build_id": hex, "path": name}] of HEADER_BUILD_ID records, one per

@@ -83,11 +83,10 @@ static void
 metrics_escape(char *dst, size_t len, const char *src)
 {
 	const unsigned char	*s = (const unsigned char *)src;
-	size_t			 n = 0, c;
+	size_t			 n = 0, c, u;
 
 	for (; *s != '\0'; s += c) {
-		if ((c = metrics_utf8_len(s)) == 0)
-			c = 1;
+		c = (u = metrics_utf8_len(s)) == 0 ? 1 : u;
 		if (n + c + 2 >= len || n + c > 200)
 			break;
 		if (*s == '\\' || *s == '"') {
@@ -96,7 +95,7 @@ metrics_escape(char *dst, size_t len, const char *src)
 		} else if (*s == '\n') {
 			dst[n++] = '\\';
 			dst[n++] = 'n';
-		} else if (metrics_utf8_len(s) == 0)
+		} else if (u == 0)
 			dst[n++] = '?';
 		else {
 			memcpy(dst + n, s, c);

@@ -248,17 +248,28 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	cb->mark.samples = c->counts.samples - t->before.samples;
 	cb->mark.first = f.first;
 	cb->mark.last = f.last;
-	if (rec->zc != NULL && (cb->len = compress_records(rec->zc,
-	    cb->buf, cb->cap - ROUND_LEN, rec->xbuf, len, NULL,
-	    0)) == 0) {
-		memcpy(cb->buf, rec->xbuf, len);
-		cb->len = len;
+	if (rec->zc != NULL) {
+		if ((cb->len = compress_records(rec->zc, cb->buf,
+		    cb->cap - ROUND_LEN, rec->xbuf, len, NULL, 0)) > 0)
+			tracefile_compressed(tf, len, cb->len);
+		else {
+			memcpy(cb->buf, rec->xbuf, len);
+			cb->len = len;
+		}
 	}
-	if (rec->zc != NULL)
-		tracefile_compressed(tf, len, cb->len);
 	cb->busy = 1;	/* staged: not pickable until submitted */
 	*out = cb;
 	return 1;
+}
+
+void
+record_drain_last(struct record *rec)
+{
+	int	 was = rec->switching;
+
+	rec->switching = 1;
+	record_drain_all(rec, 0);
+	rec->switching = was;
 }
 
 /*

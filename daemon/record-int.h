@@ -122,7 +122,7 @@ struct record {
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
 	void			*stop_arg;
-	record_file_cb		 file_cb;	/* each file closed */
+	manifest_file_cb	 file_cb;	/* each file closed */
 	void			*file_arg;
 	retain_hold_cb		 hold_cb;	/* files retention must keep */
 	void			*hold_arg;
@@ -133,6 +133,9 @@ void	record_finish_stop(struct record *);
 
 /* record-drain.c */
 void	record_drain_all(struct record *, uint64_t);
+/* The last drain of what rings hold (stop, a CPU going offline): every
+ * ring is read, waiting for a cblock where all are in flight. */
+void	record_drain_last(struct record *);
 int	record_ensure_cblocks(struct record *, struct record_cpu *);
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t);

@@ -506,11 +506,8 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].fds != NULL)
 			cpuring_enable(rec->cpus[i].fds, rec->nr_fds, 0);
-	/* what the kernel wrote before the disable is still in the rings:
-	 * the file's last drain, which waits for cblocks */
-	rec->switching = 1;
-	record_drain_all(rec, 0);
-	rec->switching = 0;
+	/* what the kernel wrote before the disable is still in the rings */
+	record_drain_last(rec);
 	record_close_cpus(rec);
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
@@ -522,7 +519,7 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 }
 
 void
-record_on_file_done(struct record *rec, record_file_cb cb, void *arg)
+record_on_file_done(struct record *rec, manifest_file_cb cb, void *arg)
 {
 	rec->file_cb = cb;
 	rec->file_arg = arg;
@@ -629,16 +626,10 @@ record_cpu_slot(struct record *rec, int cpu)
 static void
 record_cpu_offline(struct record *rec, struct record_cpu *c)
 {
-	int	 was;
-
 	cpuring_enable(c->fds, rec->nr_fds, 0);
-	/* what the kernel wrote before the disable is still in the ring:
-	 * its last drain, which waits for a cblock (the ring is unmapped
-	 * next) */
-	was = rec->switching;
-	rec->switching = 1;
-	record_drain_all(rec, 0);
-	rec->switching = was;
+	/* what the kernel wrote before the disable is still in the ring,
+	 * which is unmapped next */
+	record_drain_last(rec);
 	record_close_cpu(rec, c);
 	c->offline = 1;
 	rec->cpus_removed++;

@@ -26,19 +26,16 @@ enum record_state {
  * the last finished file (or NULL when none could be finished). */
 typedef void (*record_stop_cb)(struct record *, const char *file, void *);
 
-/*
- * Called once for every file the recording closes, with what is known of
- * it (valid during the call): whole 1 when it got its final name f->name,
- * 0 when it did not (removed because nothing of it could be written,
- * left .partial for lack of space, or lost with a removed output
- * directory). Called before retention looks at the directory, so that
- * a hand-off registered here holds the file.
- */
-typedef void (*record_file_cb)(const struct manifest_facts *f, int whole,
-    void *);
-
 struct record	*record_create(struct event_base *, int dirfd);
-void		 record_on_file_done(struct record *, record_file_cb, void *);
+/*
+ * cb is called once for every file the recording closes, with what is
+ * known of it: whole 0 when it did not get its final name (removed
+ * because nothing of it could be written, left .partial for lack of
+ * space, or lost with a removed output directory). Called before
+ * retention looks at the directory, so that a hand-off registered there
+ * holds the file.
+ */
+void		 record_on_file_done(struct record *, manifest_file_cb, void *);
 /* Retention keeps the files cb holds (a hand-off not yet done). */
 void		 record_set_retain_hold(struct record *, retain_hold_cb, void *);
 /* The output directory's lock (outdir.h): a directory removed and made

@@ -126,10 +126,10 @@ salvage_feat(const uint8_t *map, uint64_t size,
 	return out->offset > size || out->size > size - out->offset ? -1 : 0;
 }
 
-/* The manifest of a salvaged file, from the finished file itself. */
+/* The facts of a salvaged file, from the finished file itself, to done
+ * (its manifest and hand-off). */
 static void
-salvage_manifest(int dirfd, int fd, const char *final, salvage_done_cb done,
-    void *arg)
+salvage_manifest(int fd, const char *final, manifest_file_cb done, void *arg)
 {
 	struct manifest_facts	 f;
 	struct perfdata_header	 h;
@@ -139,6 +139,8 @@ salvage_manifest(int dirfd, int fd, const char *final, salvage_done_cb done,
 	char			 host[64];
 	const char		*p;
 
+	if (done == NULL)
+		return;
 	if (fstat(fd, &st) == -1 || st.st_size == 0 ||
 	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
 	    0)) == MAP_FAILED) {
@@ -171,15 +173,12 @@ salvage_manifest(int dirfd, int fd, const char *final, salvage_done_cb done,
 			f.buildids_len = (size_t)b.size;
 		}
 	}
-	if (done != NULL)
-		done(&f, 1, arg);
-	else if (manifest_write(dirfd, &f) == -1)
-		log_warn("salvage: writing the manifest of %s", final);
+	done(&f, 1, arg);
 	munmap(map, (size_t)st.st_size);
 }
 
 int
-salvage_file(int dirfd, const char *partial, salvage_done_cb done, void *arg)
+salvage_file(int dirfd, const char *partial, manifest_file_cb done, void *arg)
 {
 	char		 final[256], damaged[272];
 	struct stat	 st;
@@ -231,7 +230,7 @@ salvage_file(int dirfd, const char *partial, salvage_done_cb done, void *arg)
 	}
 	log_info("salvage: recovered %s (%llu bytes)", final,
 	    (unsigned long long)valid);
-	salvage_manifest(dirfd, fd, final, done, arg);
+	salvage_manifest(fd, final, done, arg);
 	rc = 0;
 out:
 	close(fd);
@@ -241,7 +240,7 @@ out:
 /* A finished file without its manifest: the daemon died between the
  * rename of the data file and the manifest's, so no hand-off ran either. */
 static void
-salvage_unmanifested(int dirfd, const char *name, salvage_done_cb done,
+salvage_unmanifested(int dirfd, const char *name, manifest_file_cb done,
     void *arg)
 {
 	struct stat	 st;
@@ -259,12 +258,12 @@ salvage_unmanifested(int dirfd, const char *name, salvage_done_cb done,
 	}
 	log_warnx("salvage: %s has no manifest; writing it from the file",
 	    name);
-	salvage_manifest(dirfd, fd, name, done, arg);
+	salvage_manifest(fd, name, done, arg);
 	close(fd);
 }
 
 int
-salvage_dir(int dirfd, salvage_done_cb done, void *arg)
+salvage_dir(int dirfd, manifest_file_cb done, void *arg)
 {
 	DIR		*dir;
 	struct dirent	*de;

@@ -15,20 +15,17 @@
 #include "manifest.h"
 
 /*
- * A file salvage finished, with the facts read back from it: done writes
- * its manifest and hands it off like any finished file (whole is 1).
- * Without one, salvage writes the manifest itself.
- */
-typedef void (*salvage_done_cb)(const struct manifest_facts *, int whole,
-    void *);
-
-/* Salvage every *.data.partial of dirfd, and give a finished file a
+ * Salvage every *.data.partial of dirfd, and give a finished file a
  * crash left without its manifest one (and its hand-off); returns how
- * many .partial files were saved. */
-int		salvage_dir(int dirfd, salvage_done_cb, void *);
+ * many .partial files were saved. Each file salvage finished goes to
+ * done with the facts read back from it (whole 1), for its manifest and
+ * hand-off like any finished file, as a recording's files go to
+ * record_on_file_done's.
+ */
+int		salvage_dir(int dirfd, manifest_file_cb, void *);
 /* Salvage one .partial (no writer may hold it); 0: saved as its final
  * name, -1: not (logged; it stays for the next try). */
-int		salvage_file(int dirfd, const char *partial, salvage_done_cb,
+int		salvage_file(int dirfd, const char *partial, manifest_file_cb,
 		    void *);
 
 #endif
