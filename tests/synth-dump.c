@@ -36,9 +36,9 @@
 #include <zstd.h>
 #endif
 
-#include "../daemon/perf-abi.h"
-#include "../daemon/perfdata.h"
-#include "../daemon/synth.h"
+#include "perf-abi.h"
+#include "perfdata.h"
+#include "synth.h"
 
 #define DUMP_MAX_EVENTS	8
 #define DUMP_MAX_FREQ	5000	/* this VM stalls at higher rates */

@@ -32,7 +32,7 @@
 #include <linux/perf_event.h>
 #include <zstd.h>
 
-#include "../../daemon/perf-abi.h"
+#include "../../daemon/format/perf-abi.h"
 
 #define MAX_ATTRS	64
 #define MAX_PIDS	16
