@@ -467,7 +467,7 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 		    sizeof(d->rotate_waiters[w].file), "%s", cur);
 		d->nr_rotate_waiters++;
 	}
-	if (record_rotate(d->rec, "command") == -1) {
+	if (record_rotate(d->rec, "command", 1) == -1) {
 		if (wait)
 			cmd_drop_rotate_waiter(d, c);
 		cmd_error(c, PROTO_E_SYSTEM, NULL, "cannot rotate now (paused, "

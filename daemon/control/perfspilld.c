@@ -164,7 +164,7 @@ daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
 		break;
 	case SIGUSR2:
 		/* as perf record --switch-output does on SIGUSR2 */
-		if (record_rotate(d->rec, "SIGUSR2") == -1)
+		if (record_rotate(d->rec, "SIGUSR2", 1) == -1)
 			log_info("SIGUSR2: not recording, nothing to rotate");
 		break;
 	}

@@ -99,14 +99,27 @@ perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off)
 	return off;
 }
 
+/* A sample's fields up to its ip: the header, the id, the ip. */
+static size_t
+perfdata_after_ip(uint64_t type)
+{
+	return sizeof(struct perf_event_header) +
+	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
+	    ((type & PERF_SAMPLE_IP) ? 8 : 0);
+}
+
+size_t
+perfdata_pid_off(uint64_t type)
+{
+	return (type & PERF_SAMPLE_TID) ? perfdata_after_ip(type) : 0;
+}
+
 size_t
 perfdata_time_off(uint64_t type)
 {
 	if (!(type & PERF_SAMPLE_TIME))
 		return 0;
-	return sizeof(struct perf_event_header) +
-	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
-	    ((type & PERF_SAMPLE_IP) ? 8 : 0) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
+	return perfdata_after_ip(type) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
 }
 
 size_t

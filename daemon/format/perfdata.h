@@ -64,6 +64,9 @@ int	 perfdata_parse(const uint8_t *buf, uint64_t len,
  * buf[0..len): where a file whose writes stopped at random may be cut. */
 uint64_t perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off);
 
+/* Where a sample's pid lies for this sample_type: after its id and ip;
+ * 0 when samples carry no pid. */
+size_t	 perfdata_pid_off(uint64_t sample_type);
 /* Where a sample's time lies for this sample_type: after its id, ip and
  * pid/tid; 0 when samples carry no time. */
 size_t	 perfdata_time_off(uint64_t sample_type);

@@ -342,7 +342,7 @@ tracefile_done(struct tracefile *tf)
 }
 
 int
-tracefile_poll(struct tracefile *tf, const struct sigevent *sigev)
+tracefile_poll(struct tracefile *tf)
 {
 	int	 e;
 
@@ -358,7 +358,8 @@ tracefile_poll(struct tracefile *tf, const struct sigevent *sigev)
 		}
 		memset(&tf->sync, 0, sizeof(tf->sync));
 		tf->sync.aio_fildes = tf->fd;
-		tf->sync.aio_sigevent = *sigev;
+		/* polled, as every request of ours: no signal */
+		tf->sync.aio_sigevent.sigev_notify = SIGEV_NONE;
 		if (aio_fsync(O_SYNC, &tf->sync) == -1) {
 			/* no queue slot: do it here, once, rather than never */
 			if (fsync(tf->fd) == -1)

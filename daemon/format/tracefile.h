@@ -143,7 +143,7 @@ int	 tracefile_pwritev(struct tracefile *, uint64_t off,
 void	 tracefile_failed(struct tracefile *, uint64_t off, int err);
 void	 tracefile_close(struct tracefile *, tracefile_done_cb, void *);
 /* Move a closing file on; returns 1 once it is DONE (done_cb called). */
-int	 tracefile_poll(struct tracefile *, const struct sigevent *);
+int	 tracefile_poll(struct tracefile *);
 void	 tracefile_free(struct tracefile *);
 
 #endif

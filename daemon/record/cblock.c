@@ -41,18 +41,6 @@ cblock_init(struct cblock *cb, size_t cap)
 	if ((cb->buf = cblock_buffer(cap)) == NULL)
 		return -1;
 	cb->cap = cap;
-	/*
-	 * Not perf's multi-AIO rule, max(_SC_AIO_PRIO_DELTA_MAX - i, 0).
-	 * glibc gives a request the caller's priority minus aio_reqprio, and
-	 * its AIO thread calls pthread_setschedparam whenever that differs from the
-	 * last request's: under SCHED_OTHER (priority 0) and at any
-	 * SCHED_FIFO priority below the delta the result is negative, so
-	 * every change of cblock cost a failed sched_setscheduler (about one
-	 * write in three with 4 cblocks, bench/notes.md).
-	 * Order on disk never depended on it: each request carries its own
-	 * offset. At 0 the AIO threads simply follow the loop's policy.
-	 */
-	cb->prio = 0;
 	return 0;
 }
 
@@ -115,11 +103,8 @@ void
 cblock_queue_init(struct cblock_queue *q)
 {
 	TAILQ_INIT(&q->busy);
-	memset(&q->sigev, 0, sizeof(q->sigev));
 	q->nr_busy = 0;
 	q->writeback = 0;
-	/* the loop reaps on every pass: a completion needs no signal */
-	q->sigev.sigev_notify = SIGEV_NONE;
 }
 
 void
@@ -164,8 +149,20 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	cb->aio.aio_buf = cb->buf + cb->done;
 	cb->aio.aio_nbytes = cb->len - cb->done;
 	cb->aio.aio_offset = (off_t)(cb->off + cb->done);
-	cb->aio.aio_reqprio = cb->prio;
-	cb->aio.aio_sigevent = q->sigev;
+	/*
+	 * aio_reqprio 0, not perf's multi-AIO rule max(_SC_AIO_PRIO_DELTA_MAX
+	 * - i, 0). glibc gives a request the caller's priority minus
+	 * aio_reqprio, and its AIO thread calls pthread_setschedparam
+	 * whenever that differs from the last request's: under SCHED_OTHER
+	 * (priority 0) and at any SCHED_FIFO priority below the delta the
+	 * result is negative, so every change of cblock cost a failed
+	 * sched_setscheduler (about one write in three with 4 cblocks,
+	 * bench/notes.md). Order on disk never depended on it: each request
+	 * carries its own offset. At 0 the AIO threads follow the loop's
+	 * policy. No signal either: the loop reaps on every pass.
+	 */
+	cb->aio.aio_reqprio = 0;
+	cb->aio.aio_sigevent.sigev_notify = SIGEV_NONE;
 	/*
 	 * glibc refuses for a moment when it has no room for a request or
 	 * no thread to run it. Its threads finish earlier requests without

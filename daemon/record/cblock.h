@@ -7,7 +7,9 @@
  *
  * Ownership: a busy cblock's buffer and aiocb belong to glibc's AIO
  * thread until aio_error stops saying EINPROGRESS. Nothing frees or reuses
- * a busy cblock; stop and rotation wait for every one (cblock_queue).
+ * a busy cblock; a file is finished only once every request against it
+ * completed (tracefile.h), and the buffers are freed only once glibc
+ * holds none of them (cblock_wait_all).
  */
 #ifndef PERFSPILL_CBLOCK_H
 #define PERFSPILL_CBLOCK_H
@@ -43,7 +45,6 @@ struct cblock {
 	struct tracefile_mark	 mark;	/* the ring samples in buf */
 	int			 busy;
 	int			 heap;	/* one-shot: freed when it completes */
-	int			 prio;
 	int			 err;	/* errno of a failed write */
 	int			 deferred; /* refused for now: not glibc's */
 	struct tracefile	*tf;
@@ -56,10 +57,9 @@ struct cblock {
 
 TAILQ_HEAD(cblock_list, cblock);
 
-/* The set of requests in flight, and the sigevent each carries. */
+/* The set of requests in flight. */
 struct cblock_queue {
 	struct cblock_list	 busy;
-	struct sigevent		 sigev;
 	size_t			 nr_busy;
 	int			 writeback;	/* see cblock_queue_writeback */
 };

@@ -134,12 +134,16 @@ error:
 void
 cpuring_enable(const int *fds, size_t n, int on)
 {
-	size_t	 k;
+	size_t	 k, i;
 
-	for (k = 0; k < n; k++)
+	/* off: the last slot first, so that slot 0's task tracking is the
+	 * last to stop and no sample comes from a task it did not see */
+	for (i = 0; i < n; i++) {
+		k = on ? i : n - 1 - i;
 		if (fds[k] != -1)
 			ioctl(fds[k], on ? PERF_EVENT_IOC_ENABLE :
 			    PERF_EVENT_IOC_DISABLE, 0);
+	}
 }
 
 void

@@ -16,11 +16,12 @@
 #include "ring.h"
 
 /*
- * What to open. Without cgroups each event is one fd, system-wide. With
- * cgroups (perf record -G) evs[0] is a tracking-only event opened
- * system-wide, so that the COMM/MMAP/FORK of every task still arrive
- * (a task may join a recorded cgroup after it exec'd), and every other
- * event is opened once per cgroup with PERF_FLAG_PID_CGROUP.
+ * What to open. evs[0] is the recording's tracking-only event (record.c):
+ * slot 0, the fd that owns the ring. Without cgroups each event is one
+ * fd, system-wide. With cgroups (perf record -G) the tracking event is
+ * still opened system-wide, so that the COMM/MMAP/FORK of every task
+ * arrive (a task may join a recorded cgroup after it exec'd), and every
+ * other event is opened once per cgroup with PERF_FLAG_PID_CGROUP.
  */
 struct cpuring_spec {
 	struct evsel	*evs;		/* precise_ip lowered where refused */
@@ -42,7 +43,7 @@ size_t	cpuring_slot_event(const struct cpuring_spec *, size_t slot);
  */
 int	cpuring_open(const struct cpuring_spec *, int cpu, int *fds,
 	    uint64_t *ids, struct ring *, struct config_error *err);
-/* Enable (on 1) or disable every fd. */
+/* Enable (on 1) or disable every fd; disabling goes from the last. */
 void	cpuring_enable(const int *fds, size_t n, int on);
 /* The largest CPU number a list may name: far above any machine, a bound
  * on what a corrupt list can make us allocate. */

@@ -18,9 +18,6 @@
 #include "record-int.h"
 #include "track.h"
 
-/* A pass's FINISHED_ROUND rides at the end of its last chunk. */
-#define ROUND_LEN	sizeof(struct perf_event_header)
-
 static void	record_count_file(struct tracefile *,
 		    const struct ring_counts *, const struct ring_counts *);
 
@@ -62,7 +59,7 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 	uint64_t	 off = tracefile_reserve(tf, len, NULL);
 	int		 rc;
 
-	if (rec->cfg.cblocks == 0) {
+	if (rec->mode == RECORD_SERIAL) {
 		rc = tracefile_pwrite(tf, off, buf, len);
 		free(buf);
 		return rc;
@@ -72,21 +69,6 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 		return -1;
 	}
 	return cblock_submit(&rec->q, cb, tf, off);
-}
-
-int
-record_ensure_cblocks(struct record *rec, struct record_cpu *c)
-{
-	size_t	 want = rec->cfg.cblocks;
-
-	while (c->nr_cbs < want) {
-		if (cblock_init(&c->cbs[c->nr_cbs], (rec->zc ? rec->zcap :
-		    c->ring.size) + ROUND_LEN) == -1)
-			return -1;
-		c->cbs[c->nr_cbs].stats = &c->aio;
-		c->nr_cbs++;
-	}
-	return 0;
 }
 
 /*
@@ -200,28 +182,17 @@ record_note_mmap2(uint8_t *r, size_t len, void *arg)
 
 /*
  * The AIO mode, in the manner of perf's perf_mmap__push: copy the ring
- * into a free cblock, release the ring, and stage the copy; the pass
- * submits it. 1 with *out staged, 0 when only our own samples were
- * there, -1 when every cblock stayed in flight (the data stays in the
- * ring for next time).
+ * into cb (a free cblock of c), release the ring, and stage the copy;
+ * the pass submits it. 1 with cb staged, 0 when only our own samples
+ * were there.
  */
 static int
 record_push_aio(struct record *rec, struct record_cpu *c,
-    struct tracefile *tf, const struct record_take *t, struct cblock **out)
+    struct tracefile *tf, const struct record_take *t, struct cblock *cb)
 {
-	struct cblock		*cb;
 	struct ring_filter	 f;
-	size_t			 ncb = rec->cfg.cblocks, len;
-	int			 k;
+	size_t			 len;
 
-	/* a free cblock: the pass left a ring with none alone, unless this
-	 * is a file's last drain, which waits (record_drain_all) */
-	if ((k = cblock_pick(c->cbs, ncb)) == -1) {
-		cblock_wait(&rec->q, c->cbs, ncb);
-		if ((k = cblock_pick(c->cbs, ncb)) == -1)
-			return -1;
-	}
-	cb = &c->cbs[k];
 	/*
 	 * Copy first (it streams), then one walk over the copy while it is
 	 * in the cache: count, drop our own samples, take the sample times,
@@ -250,7 +221,7 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	cb->mark.last = f.last;
 	if (rec->zc != NULL) {
 		if ((cb->len = compress_records(rec->zc, cb->buf,
-		    cb->cap - ROUND_LEN, rec->xbuf, len, NULL, 0)) > 0)
+		    cb->cap - RECORD_ROUND_LEN, rec->xbuf, len, NULL, 0)) > 0)
 			tracefile_compressed(tf, len, cb->len);
 		else {
 			memcpy(cb->buf, rec->xbuf, len);
@@ -258,18 +229,29 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 		}
 	}
 	cb->busy = 1;	/* staged: not pickable until submitted */
-	*out = cb;
 	return 1;
 }
 
-void
-record_drain_last(struct record *rec)
+/*
+ * A free cblock of c for this pass, or NULL to leave the ring: every
+ * cblock in flight (a disk slower than the data). Waiting would hold the
+ * loop for as long as the disk takes, and status, stop and the control
+ * socket with it (seen: 0.1-1.1 s on a 50 MB/s disk); the ring may
+ * overflow meanwhile, and the kernel counts that loss exactly. Only a
+ * file's last drain (rotation, stop, CPU offline) waits, so that every
+ * ring ends in the file it belongs to.
+ */
+static struct cblock *
+record_free_cblock(struct record *rec, struct record_cpu *c, int last)
 {
-	int	 was = rec->switching;
+	size_t	 n = rec->cfg.cblocks;
+	int	 k;
 
-	rec->switching = 1;
-	record_drain_all(rec, 0);
-	rec->switching = was;
+	if ((k = cblock_pick(c->cbs, n)) == -1 && last) {
+		cblock_wait(&rec->q, c->cbs, n);
+		k = cblock_pick(c->cbs, n);
+	}
+	return k == -1 ? NULL : &c->cbs[k];
 }
 
 /*
@@ -280,23 +262,28 @@ record_drain_last(struct record *rec)
  * or all its cblocks busy) would arrive after perf had flushed newer ones,
  * a FORK or COMM after the samples that need it. Such a pass writes no
  * FINISHED_ROUND; its data belongs to the round the next full pass closes.
+ *
+ * The pass reports (pass) and decides nothing: a failed write, a file at
+ * its rotation size, rings left for want of a cblock are for record.c.
  */
 void
-record_drain_all(struct record *rec, uint64_t min)
+record_drain(struct record *rec, uint64_t min, int last,
+    struct record_pass *pass)
 {
 	struct cblock		**staged = rec->staged;
 	struct record_cpu	*c;
 	struct record_take	 t;
 	struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0,
-	    ROUND_LEN };
-	struct cblock		*cb;
+	    RECORD_ROUND_LEN };
+	struct cblock		*cb = NULL;
 	uint64_t		 off;
-	size_t			 i, nstaged = 0, nserial = 0, ncb;
+	size_t			 i, nstaged = 0, nserial = 0;
 	size_t			 left = 0;	/* non-empty rings not read */
-	size_t			 busy = 0;	/* ...for want of a free cblock */
 	uint64_t		 drained = 0;
 	struct tracefile	*tf = rec->cur;
+	int			 aio = rec->mode == RECORD_AIO && tf != NULL;
 
+	memset(pass, 0, sizeof(*pass));
 	if (rec->state != RECORD_RUNNING)
 		return;
 	/* completions are polled: aio_error reads memory, no system call */
@@ -314,21 +301,11 @@ record_drain_all(struct record *rec, uint64_t min)
 			left++;
 			continue;
 		}
-		/*
-		 * Every cblock in flight (a disk slower than the data): leave
-		 * the ring before reading any of it, and a timer comes back
-		 * for it. Waiting would hold the loop for as long as the disk
-		 * takes, and status, stop and the control socket with it
-		 * (seen: 0.1-1.1 s on a 50 MB/s disk). The ring may overflow
-		 * meanwhile; the kernel counts that loss exactly. Only a
-		 * file's last drain (rotation, stop, CPU offline) waits, so
-		 * that every ring ends in the file it belongs to.
-		 */
-		if (tf != NULL && rec->cfg.cblocks > 0 && !rec->switching &&
-		    c->nr_cbs >= rec->cfg.cblocks &&
-		    cblock_pick(c->cbs, rec->cfg.cblocks) == -1) {
+		/* before reading any of the ring: no scan of data that
+		 * cannot be copied now */
+		if (aio && (cb = record_free_cblock(rec, c, last)) == NULL) {
 			left++;
-			busy++;
+			pass->busy++;
 			continue;
 		}
 		if ((t.n = ring_span(t.head, t.tail, c->ring.size, &t.sp)) <
@@ -342,9 +319,7 @@ record_drain_all(struct record *rec, uint64_t min)
 		t.before = c->counts;
 		c->bytes += (uint64_t)t.n;
 		t.bogus = 0;
-		ncb = rec->cfg.cblocks;
-		if (tf == NULL || ncb == 0 ||
-		    record_ensure_cblocks(rec, c) == -1) {
+		if (!aio) {
 			/* paused or serial: read the records in the ring (the
 			 * AIO mode reads its copy, record_push_aio) */
 			t.bogus = buildid_note_ring(rec->bids, c->ring.data,
@@ -359,46 +334,26 @@ record_drain_all(struct record *rec, uint64_t min)
 			ring_release(&c->ring, t.head);
 			continue;
 		}
-		if (ncb == 0 || c->nr_cbs < ncb) {
+		if (!aio) {
 			drained += record_push_serial(rec, c, tf, &t);
 			nserial++;
-			continue;
-		}
-		switch (record_push_aio(rec, c, tf, &t, &cb)) {
-		case -1:
-			c->bytes -= (uint64_t)t.n;
-			left++;
-			busy++;
-			break;
-		case 1:
+		} else if (record_push_aio(rec, c, tf, &t, cb) == 1) {
 			staged[nstaged++] = cb;
 			drained += cb->len;
-			break;
 		}
 	}
-	if (busy > 0 && rec->retry != NULL) {
-		struct timeval	 tv = { 0, 0 };
-
-		if (rec->retry_us < RECORD_RETRY_MIN_US)
-			rec->retry_us = RECORD_RETRY_MIN_US;
-		tv.tv_usec = rec->retry_us;
-		event_add(rec->retry, &tv);
-		if (rec->retry_us < RECORD_RETRY_MAX_US)
-			rec->retry_us *= 2;
-	} else if (busy == 0)
-		rec->retry_us = RECORD_RETRY_MIN_US;
 	if (nstaged == 0 && nserial == 0)
 		return;
 	if (left > 0)
 		rec->round_bytes += drained;
 	else if (nstaged > 0) {
 		cb = staged[nstaged - 1];
-		memcpy(cb->buf + cb->len, &round, ROUND_LEN);
-		cb->len += ROUND_LEN;
+		memcpy(cb->buf + cb->len, &round, RECORD_ROUND_LEN);
+		cb->len += RECORD_ROUND_LEN;
 		rec->round_bytes = 0;
 	} else {
-		off = tracefile_reserve(tf, ROUND_LEN, NULL);
-		tracefile_pwrite(tf, off, &round, ROUND_LEN);
+		off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
+		tracefile_pwrite(tf, off, &round, RECORD_ROUND_LEN);
 		rec->round_bytes = 0;
 	}
 	for (i = 0; i < nstaged; i++) {
@@ -409,9 +364,9 @@ record_drain_all(struct record *rec, uint64_t min)
 			log_warn("%s: aio_write", tf->partial);
 	}
 	if (tf->bad_off != UINT64_MAX)
-		record_pause(rec, tf->err);
+		pass->err = tf->err;
 	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
-		record_rotate_async(rec, "size");
+		pass->full = 1;
 }
 
 /* What a drain of one ring (counts, was before) put into tf. */

@@ -1,8 +1,9 @@
 /*
  * record-file: the files of a recording once they stop taking data:
- * finished (the hand-off of their facts, then retention), and the pause
- * and resume around them when the disk is full or the output directory
- * was removed; the tick's housekeeping.
+ * closed, finished (the hand-off of their facts, then retention), those
+ * a full disk left unfinished; and what the session asks of the output
+ * directory (its free space, whether a removed one is back). Whether to
+ * pause or resume is record.c's decision.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +22,6 @@
 
 /* Seconds between looks for a removed output directory, at most. */
 #define RECORD_RETRY_MAX	16
-
-static void	record_pause_why(struct record *, const char *);
 
 /*
  * The files a full disk left unfinished, finished now that there may be
@@ -78,7 +77,7 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 }
 
 /* Retention, with what it removed counted for the daemon's metrics. */
-static int
+int
 record_retain(struct record *rec)
 {
 	int	 n;
@@ -173,52 +172,8 @@ record_retire_file(struct record *rec)
 	rec->cur = NULL;
 }
 
-void
-record_pause(struct record *rec, int err)
-{
-	record_pause_why(rec, err == ENOSPC || err == EDQUOT ? "disk full" :
-	    strerror(err));
-}
-
-static void
-record_pause_why(struct record *rec, const char *why)
-{
-	if (rec->paused[0])
-		return;
-	snprintf(rec->paused, sizeof(rec->paused), "%s", why);
-	log_warnx("paused: %s in %s; the rings are still drained and what "
-	    "they hold is counted as dropped until recording resumes",
-	    rec->paused, rec->cfg.output_dir[0] ? rec->cfg.output_dir :
-	    "the output directory");
-	/* the file is cut at its first failed write and finished whole */
-	record_retire_file(rec);
-	if (!rec->dir_gone && record_retain(rec) > 0)
-		log_info("retention made room while paused");
-}
-
-/*
- * The output directory was removed (or renamed away). Writes into the
- * open files still succeed, into inodes no one can reach: pause, so that
- * what the rings hold is counted as dropped instead, and look for the
- * directory again with a back-off (it is not created: see outdir.c).
- */
-void
-record_dir_gone(struct record *rec)
-{
-	if (rec->dir_gone)
-		return;
-	rec->dir_gone = 1;
-	rec->retry_wait = 1;
-	rec->retry_at = time(NULL) + 1;
-	snprintf(rec->problem, sizeof(rec->problem), "the output directory "
-	    "%s was removed while recording", rec->cfg.output_dir);
-	/* a pause for another reason retired the file already */
-	rec->paused[0] = '\0';
-	record_pause_why(rec, "output directory removed");
-}
-
 /* The output directory is back (0), or not yet: try again later. */
-static int
+int
 record_find_dir(struct record *rec)
 {
 	time_t	 now = time(NULL);
@@ -244,82 +199,26 @@ record_find_dir(struct record *rec)
 	return -1;
 }
 
-/* Space back? Start a fresh file. The margin is one full drain of every
- * ring, so that the first pass does not fail again at once. */
-static void
-record_try_resume(struct record *rec)
+int
+record_free_bytes(struct record *rec, uint64_t *avail)
 {
-	uint64_t	 avail, need = rec->cfg.min_free;
-	size_t		 i;
-
-	if (rec->dir_gone && record_find_dir(rec) == -1)
-		return;
-	for (i = 0; i < rec->nr_cpus; i++)
-		need += rec->spec.pages * (size_t)sysconf(_SC_PAGESIZE);
-	if (retain_free_bytes(rec->dirfd, &avail) == -1 || avail < need)
-		return;
-	record_retry_unfinished(rec);
-	if (record_open_file(rec) == -1)
-		return;
-	log_info("resumed: %" PRIu64 " bytes free; writing %s", avail,
-	    rec->cur->partial);
-	rec->paused[0] = '\0';
+	return retain_free_bytes(rec->dirfd, avail);
 }
 
-/* Housekeeping of every tick: age rotation, free space, resuming. */
-void
-record_check(struct record *rec)
-{
-	uint64_t	 avail;
-	char		 why[96], a[32], m[32];
-
-	if (rec->state != RECORD_RUNNING)
-		return;
-	if (!rec->dir_gone && outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
-		record_dir_gone(rec);
-		return;
-	}
-	if (rec->paused[0]) {
-		record_try_resume(rec);
-		return;
-	}
-	if (rec->cfg.rotate_interval && rec->cur != NULL &&
-	    time(NULL) - rec->cur->opened >= (time_t)rec->cfg.rotate_interval)
-		record_rotate_async(rec, "age");
-	if (rec->cfg.min_free && retain_free_bytes(rec->dirfd, &avail) == 0 &&
-	    avail < rec->cfg.min_free) {
-		record_retain(rec);
-		if (retain_free_bytes(rec->dirfd, &avail) == 0 &&
-		    avail < rec->cfg.min_free) {
-			/* retention removed what it could and may remove */
-			snprintf(why, sizeof(why), "below min_free: %s free, "
-			    "min_free %s", size_format(avail, a, sizeof(a)),
-			    size_format(rec->cfg.min_free, m, sizeof(m)));
-			record_pause_why(rec, why);
-		}
-	}
-}
-
-void
-record_reap(struct record *rec)
+size_t
+record_reap_files(struct record *rec)
 {
 	struct tracefile	*tf, *next;
+	size_t			 n = 0;
 
 	cblock_reap(&rec->q);
 	for (tf = TAILQ_FIRST(&rec->closing); tf != NULL; tf = next) {
 		next = TAILQ_NEXT(tf, entry);
-		if (tracefile_poll(tf, &rec->q.sigev)) {
+		if (tracefile_poll(tf)) {
 			TAILQ_REMOVE(&rec->closing, tf, entry);
 			tracefile_free(tf);
-		}
+		} else
+			n++;
 	}
-	if (rec->state == RECORD_STOPPING && TAILQ_EMPTY(&rec->closing) &&
-	    rec->q.nr_busy == 0)
-		record_finish_stop(rec);
-	else if (rec->reaper != NULL && !TAILQ_EMPTY(&rec->closing)) {
-		/* a file is being finished: look again soon, not at the tick */
-		struct timeval	 tv = { 0, 5000 };
-
-		event_add(rec->reaper, &tv);
-	}
+	return n;
 }

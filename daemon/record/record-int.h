@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <time.h>
+#include <linux/perf_event.h>
 
 #include <event2/event.h>
 #include <json-c/json.h>
@@ -29,6 +30,12 @@
 #include "sbuf.h"
 #include "tracefile.h"
 
+/* The configured events and the task-tracking event before them. */
+#define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
+
+/* A pass's FINISHED_ROUND rides at the end of its last chunk. */
+#define RECORD_ROUND_LEN	sizeof(struct perf_event_header)
+
 struct record_cpu {
 	struct record		*rec;
 	int			 cpu;
@@ -44,6 +51,16 @@ struct record_cpu {
 	struct ring_counts	 counts;
 	uint64_t		 bytes;		/* drained from the ring */
 	int			 full;		/* ...last time: it may have lost */
+};
+
+/*
+ * How the drain writes, chosen once per recording and again only when a
+ * live cblocks change asks for it (record_set_mode): serial pwrite from
+ * the ring (cblocks 0), or a copy in a cblock and aio_write.
+ */
+enum record_mode {
+	RECORD_SERIAL,
+	RECORD_AIO,
 };
 
 #define RECORD_UNFINISHED_MAX	8
@@ -64,7 +81,7 @@ struct record {
 	unsigned int		 seq;
 	enum record_state	 state;
 	struct config		 cfg;
-	struct evsel		 evs[CONFIG_MAX_EVENTS];
+	struct evsel		 evs[RECORD_MAX_EVSELS];
 	size_t			 nr_evs;
 	struct record_cpu	*cpus;		/* never moves: AIO points in */
 	size_t			 nr_cpus;	/* ever opened this recording */
@@ -79,6 +96,7 @@ struct record {
 	struct record_prep	*prep;		/* a rotation being prepared */
 	struct sbuf		 kept;		/* its walk's task records */
 	int			 keeping;	/* ...drained since it began */
+	enum record_mode	 mode;		/* how the drain writes */
 	struct cblock_queue	 q;
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
@@ -93,8 +111,6 @@ struct record {
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
 	uint64_t		 round_bytes;	/* written since the last round */
 	uint64_t		 round_max;	/* ...before a wakeup takes all */
-	int			 switching;	/* a file's last drain: every ring
-						 * is read, waiting for a cblock */
 	struct event		*reaper;	/* polls completions while closing */
 	struct event		*retry;		/* a drain again soon: cblocks were
 						 * all in flight */
@@ -128,33 +144,73 @@ struct record {
 	void			*hold_arg;
 };
 
-/* record.c */
-void	record_finish_stop(struct record *);
+/*
+ * What a drain pass saw, for the session to act on (record.c decides:
+ * the job files report and never pause, rotate or finish themselves).
+ */
+struct record_pass {
+	int			 err;	/* the current file's writes failed */
+	int			 full;	/* ...it reached rotate_size */
+	size_t			 busy;	/* rings left: every cblock in flight */
+};
+
+/* record-cpu.c: one CPU's events, ring and cblocks, side by side */
+int	record_cpus_alloc(struct record *, const int *cpus, size_t n);
+struct record_cpu *record_cpu_slot(struct record *, int cpu);
+int	record_cpu_open(struct record *, struct record_cpu *,
+	    event_callback_fn, struct config_error *);
+int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
+void	record_cpu_close(struct record *, struct record_cpu *);
+void	record_cpu_free_buffers(struct record_cpu *);
+void	record_cpus_close(struct record *);
+void	record_cpus_free(struct record *);
 
 /* record-drain.c */
-void	record_drain_all(struct record *, uint64_t);
-/* The last drain of what rings hold (stop, a CPU going offline): every
+/* One pass over every ring holding at least min bytes into the current
+ * file. last: a file's last drain (rotation, stop, CPU offline): every
  * ring is read, waiting for a cblock where all are in flight. */
-void	record_drain_last(struct record *);
-int	record_ensure_cblocks(struct record *, struct record_cpu *);
+void	record_drain(struct record *, uint64_t min, int last,
+	    struct record_pass *);
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t);
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
 
-/* record-rotate.c */
-int	record_open_file(struct record *);
-void	record_rotate_async(struct record *, const char *);
+/* record-rotate.c: the next file's preamble and the switch to it */
+struct record_prep;
+struct record_prep *record_prep_create(struct record *, const char *why);
+void	record_prep_run(struct record_prep *);
+/* Build p on a thread; cb runs in the loop when it is done (arg: rec). */
+int	record_prep_spawn(struct record *, struct record_prep *,
+	    event_callback_fn);
+/* The preamble the thread built (joined), or NULL. */
+struct record_prep *record_prep_join(struct record *);
 void	record_prep_cancel(struct record *);
+void	record_prep_free(struct record_prep *);
+const char *record_prep_why(const struct record_prep *);
+/* A file's last drain: every ring, and once more each ring found full,
+ * after the kernel's next write into it (its LOST record). */
+void	record_drain_lost(struct record *, struct record_pass *);
+/* A new current file from p (start, resume). 0 or -1. */
+int	record_install(struct record *, struct record_prep *);
+int	record_open_file(struct record *);
+/* Switch the current file to one starting with p: the old one gets what
+ * the rings hold and is closed. 0, or -1 with the old file still current
+ * (pass says whether its writes failed). */
+int	record_take_over(struct record *, struct record_prep *,
+	    struct record_pass *);
 
-/* record-file.c */
+/* record-file.c: files that stopped taking data, and the directory */
 void	record_retry_unfinished(struct record *);
 void	record_close_file(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
-void	record_pause(struct record *, int err);
-void	record_dir_gone(struct record *);
-void	record_check(struct record *);
-void	record_reap(struct record *);
+int	record_retain(struct record *);
+/* Move the closing files on; returns how many are still closing. */
+size_t	record_reap_files(struct record *);
+/* The output directory is back (0), or not yet (-1: look again later). */
+int	record_find_dir(struct record *);
+/* Bytes free in the output directory, or -1. */
+int	record_free_bytes(struct record *, uint64_t *);
 
 /* record-status.c */
 json_object *record_totals(struct record *);

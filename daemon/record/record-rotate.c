@@ -24,9 +24,6 @@
 #define RECORD_LOST_WAIT_US	5000
 #define RECORD_LOST_STEP_US	250
 
-static int	record_take_over(struct record *, struct record_prep *,
-		    const char *);
-
 /*
  * A preamble in the making. Everything synth reads from the daemon is
  * copied in here, so that a rotation can build it on a thread while the
@@ -35,7 +32,7 @@ static int	record_take_over(struct record *, struct record_prep *,
  */
 struct record_prep {
 	struct record		*rec;
-	struct synth_event	 sev[CONFIG_MAX_EVENTS];
+	struct synth_event	 sev[RECORD_MAX_EVSELS];
 	struct synth_ctx	 ctx;
 	uint64_t		*ids;
 	int			*cpus;
@@ -53,7 +50,7 @@ struct record_prep {
 	struct event		*ev;
 };
 
-static void
+void
 record_prep_free(struct record_prep *p)
 {
 	if (p == NULL)
@@ -73,8 +70,8 @@ record_prep_free(struct record_prep *p)
 	free(p);
 }
 
-static struct record_prep *
-record_prep_create(struct record *rec)
+struct record_prep *
+record_prep_create(struct record *rec, const char *why)
 {
 	struct record_prep	*p;
 	struct synth_event	*sev;
@@ -83,6 +80,7 @@ record_prep_create(struct record *rec)
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
 	p->rec = rec;
+	p->why = why;
 	p->pipe[0] = p->pipe[1] = -1;
 	sbuf_init(&p->sb);
 	sbuf_init(&p->bids);
@@ -183,7 +181,7 @@ fail:
 }
 
 /* Touches nothing but p: runs on the rotation thread. */
-static void
+void
 record_prep_run(struct record_prep *p)
 {
 	struct synth_span	 tasks;
@@ -204,7 +202,7 @@ record_prep_run(struct record_prep *p)
 }
 
 /* Make p's preamble the start of a new current file. */
-static int
+int
 record_install(struct record *rec, struct record_prep *p)
 {
 	uint8_t	*buf;
@@ -261,7 +259,7 @@ record_open_file(struct record *rec)
 	struct record_prep	*p;
 	int			 rc;
 
-	if ((p = record_prep_create(rec)) == NULL)
+	if ((p = record_prep_create(rec, NULL)) == NULL)
 		return -1;
 	record_prep_run(p);
 	rc = record_install(rec, p);
@@ -269,61 +267,36 @@ record_open_file(struct record *rec)
 	return rc;
 }
 
-/* The new file is ready: switch to it, then finish the old one. */
-static void
-record_switch(struct record *rec, struct tracefile *old, const char *why)
-{
-	record_close_file(rec, old);
-	log_info("rotated (%s): now writing %s", why, rec->cur->partial);
-	record_reap(rec);
-}
-
-int
-record_rotate(struct record *rec, const char *why)
-{
-	struct tracefile	*old = rec->cur;
-	struct record_prep	*p;
-	int			 rc;
-
-	if (rec->state != RECORD_RUNNING || old == NULL)
-		return -1;
-	if (rec->prep != NULL)
-		return 0;	/* one is already being built: it will do */
-	if ((p = record_prep_create(rec)) == NULL)
-		return -1;
-	record_keep_begin(rec);
-	record_prep_run(p);
-	rc = record_take_over(rec, p, why);
-	record_prep_free(p);
-	return rc;
-}
-
 /*
- * A ring that the last drain found full may have dropped records since.
- * The kernel says so with a LOST record, but only when it next writes to
- * the ring: at a rotation, in the new file, while the damage (samples of
- * a thread whose FORK was dropped) is in the old one, which would not
- * say so. Wait a little for the kernel to write again to such a ring,
- * and drain it into the old file once more (and, kept, into the new one:
- * a task born in the loss lives on there, unnamed too).
+ * A file's last drain, and the loss it may hide. A ring that the drain
+ * found full may have dropped records since. The kernel says so with a
+ * LOST record, but only when it next writes to the ring: at a rotation,
+ * in the new file, while the damage (samples of a thread whose FORK was
+ * dropped) is in the old one, which would not say so; at a stop, never,
+ * once the events are disabled. Wait a little for the kernel to write
+ * again to such a ring, and drain it into the file once more (and, kept
+ * at a rotation, into the new one: a task born in the loss lives on
+ * there, unnamed too).
  *
  * This one waits in the loop, bounded (RECORD_LOST_WAIT_US, and only
  * while a ring the last pass found full stays quiet): a timer instead
- * would make the switch asynchronous, and record_rotate's callers count
- * on it being done when it returns (the rotate command answers with the
+ * would make the switch asynchronous, and a rotation's callers count on
+ * it being done when it returns (the rotate command answers with the
  * new file; a CPU that came online is enabled only once a file names
  * its ids).
  */
-static void
-record_take_lost(struct record *rec)
+void
+record_drain_lost(struct record *rec, struct record_pass *pass)
 {
 	struct timespec		 step = { 0, RECORD_LOST_STEP_US * 1000L };
 	struct record_cpu	*c;
 	size_t			 i, full, quiet;
 	unsigned int		 us;
 
+	record_drain(rec, 0, 1, pass);
 	/* a storm may fill a small ring again meanwhile: drain again */
-	for (us = 0; us < RECORD_LOST_WAIT_US; us += RECORD_LOST_STEP_US) {
+	for (us = 0; us < RECORD_LOST_WAIT_US && pass->err == 0;
+	    us += RECORD_LOST_STEP_US) {
 		for (i = full = quiet = 0; i < rec->nr_cpus; i++) {
 			c = &rec->cpus[i];
 			if (c->ring.base == NULL || !c->full)
@@ -332,14 +305,15 @@ record_take_lost(struct record *rec)
 			if (ring_head(&c->ring) == ring_tail(&c->ring))
 				quiet++;
 		}
-		if (full == 0 || rec->state != RECORD_RUNNING)
+		if (full == 0)
 			return;
 		if (quiet == 0)
-			record_drain_all(rec, 0);
+			record_drain(rec, 0, 1, pass);
 		else
 			nanosleep(&step, NULL);
 	}
-	record_drain_all(rec, 0);
+	if (pass->err == 0)
+		record_drain(rec, 0, 1, pass);
 }
 
 /*
@@ -349,29 +323,24 @@ record_take_lost(struct record *rec)
  * old file. The new file is whole-ready (preamble queued) before the old
  * one stops taking data: every record goes to one file, none to both.
  */
-static int
-record_take_over(struct record *rec, struct record_prep *p, const char *why)
+int
+record_take_over(struct record *rec, struct record_prep *p,
+    struct record_pass *pass)
 {
 	struct tracefile	*old = rec->cur;
 	uint8_t			*buf;
 	size_t			 len;
 
-	rec->switching = 1;	/* no size rotation from these drains */
-	record_drain_all(rec, 0);
-	record_take_lost(rec);
-	rec->switching = 0;
+	record_drain_lost(rec, pass);
 	rec->keeping = 0;
-	if (rec->state != RECORD_RUNNING || rec->cur != old || old == NULL) {
+	if (pass->err != 0 || old == NULL) {
 		record_keep_end(rec);
-		return -1;	/* paused by that drain: no file to leave */
+		return -1;	/* the old file failed: no file to leave */
 	}
 	rec->cur = NULL;
 	if (record_install(rec, p) == -1) {
 		record_keep_end(rec);
 		rec->cur = old;
-		/* the old file stays open, but has nowhere to be finished */
-		if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
-			record_dir_gone(rec);
 		return -1;
 	}
 	/* the tasks born during the walk, right after the preamble; their
@@ -386,7 +355,8 @@ record_take_over(struct record *rec, struct record_prep *p, const char *why)
 			    "walk", rec->cur->partial);
 	}
 	record_keep_end(rec);
-	record_switch(rec, old, why);
+	record_close_file(rec, old);
+	log_info("rotated (%s): now writing %s", p->why, rec->cur->partial);
 	return 0;
 }
 
@@ -403,62 +373,46 @@ record_prep_thread(void *arg)
 	return NULL;
 }
 
-static void
-record_prep_done(evutil_socket_t fd, short what, void *arg)
+/*
+ * Build p off the loop: the preamble's /proc walk takes tens of
+ * milliseconds, and never at the loop's real-time priority, which would
+ * hold off everything else (worker.h). cb (arg: rec) runs in the loop
+ * once it is built; record_prep_join then hands it over. 0 or -1.
+ */
+int
+record_prep_spawn(struct record *rec, struct record_prep *p,
+    event_callback_fn cb)
 {
-	struct record_prep	*p = arg;
-	struct record		*rec = p->rec;
-
-	pthread_join(p->th, NULL);
-	rec->prep = NULL;
-	/* paused or stopped meanwhile: the preamble is not wanted now */
-	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
-		record_take_over(rec, p, p->why);
-	record_keep_end(rec);
-	record_prep_free(p);
-}
-
-/* The preamble's /proc walk takes tens of milliseconds: never at the
- * loop's real-time priority, which would hold off everything else. */
-static int
-record_prep_spawn(struct record_prep *p)
-{
-	return worker_spawn(&p->th, record_prep_thread, p);
-}
-
-/* Rotation by size or age: the preamble is built off the loop. */
-void
-record_rotate_async(struct record *rec, const char *why)
-{
-	struct record_prep	*p;
-
-	if (rec->prep != NULL || rec->cur == NULL || rec->switching)
-		return;
-	if ((p = record_prep_create(rec)) == NULL)
-		return;
-	p->why = why;
-	record_keep_begin(rec);
 	if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
-	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, record_prep_done,
-	    p)) == NULL || event_add(p->ev, NULL) == -1 ||
-	    record_prep_spawn(p) != 0) {
-		log_warn("cannot start a rotation thread; rotating in the loop");
-		record_keep_end(rec);
-		record_prep_free(p);
-		record_rotate(rec, why);
-		return;
-	}
+	    (p->ev = event_new(rec->base, p->pipe[0], EV_READ, cb, rec)) ==
+	    NULL || event_add(p->ev, NULL) == -1 ||
+	    worker_spawn(&p->th, record_prep_thread, p) != 0)
+		return -1;
 	rec->prep = p;
+	return 0;
+}
+
+struct record_prep *
+record_prep_join(struct record *rec)
+{
+	struct record_prep	*p = rec->prep;
+
+	if (p != NULL)
+		pthread_join(p->th, NULL);
+	rec->prep = NULL;
+	return p;
+}
+
+const char *
+record_prep_why(const struct record_prep *p)
+{
+	return p->why;
 }
 
 /* A pending rotation's thread is joined and its work dropped. */
 void
 record_prep_cancel(struct record *rec)
 {
-	if (rec->prep == NULL)
-		return;
-	pthread_join(rec->prep->th, NULL);
-	record_prep_free(rec->prep);
-	rec->prep = NULL;
+	record_prep_free(record_prep_join(rec));
 	record_keep_end(rec);
 }

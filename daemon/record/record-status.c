@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "record-int.h"
@@ -14,36 +15,53 @@ record_add_u64(json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
+/* The counters of every CPU of the recording, summed once for the
+ * totals, the metrics and the summary line. */
+struct record_sums {
+	uint64_t	 bytes, records, samples, lost, lost_samples;
+	uint64_t	 written, dropped, inflight, self;
+};
+
+static void
+record_sum(const struct record *rec, struct record_sums *s)
+{
+	const struct record_cpu	*rc;
+	size_t			 i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < rec->nr_cpus; i++) {
+		rc = &rec->cpus[i];
+		s->bytes += rc->bytes;
+		s->records += rc->counts.records;
+		s->samples += rc->counts.samples;
+		s->lost += rc->counts.lost;
+		s->lost_samples += rc->counts.lost_samples;
+		s->written += rc->aio.bytes_written;
+		s->dropped += rc->aio.bytes_dropped;
+		s->inflight += rc->aio.inflight;
+		s->self += rc->counts.self;
+	}
+	/* dropped: never written (paused, failed) or cut off a failed file */
+	s->dropped += rec->bytes_cut;
+	s->inflight += rec->heap_stats.inflight;
+}
+
 json_object *
 record_totals(struct record *rec)
 {
 	json_object		*t = json_object_new_object();
-	struct record_cpu	*rc;
-	uint64_t		 v[9] = { 0 };
-	size_t			 i;
+	struct record_sums	 s;
 
-	for (i = 0; i < rec->nr_cpus; i++) {
-		rc = &rec->cpus[i];
-		v[0] += rc->bytes;
-		v[1] += rc->counts.records;
-		v[2] += rc->counts.samples;
-		v[3] += rc->counts.lost;
-		v[4] += rc->counts.lost_samples;
-		v[5] += rc->aio.bytes_dropped;
-		v[6] += rc->aio.inflight;
-		v[7] += rc->aio.bytes_written;
-		v[8] += rc->counts.self;
-	}
-	record_add_u64(t, "bytes", v[0]);
-	record_add_u64(t, "records", v[1]);
-	record_add_u64(t, "samples", v[2]);
-	record_add_u64(t, "lost", v[3]);
-	record_add_u64(t, "lost_samples", v[4]);
-	record_add_u64(t, "bytes_written", v[7]);
-	/* dropped: never written (paused, failed) or cut off a failed file */
-	record_add_u64(t, "bytes_dropped", v[5] + rec->bytes_cut);
-	record_add_u64(t, "self_excluded", v[8]);
-	record_add_u64(t, "aio_inflight", v[6] + rec->heap_stats.inflight);
+	record_sum(rec, &s);
+	record_add_u64(t, "bytes", s.bytes);
+	record_add_u64(t, "records", s.records);
+	record_add_u64(t, "samples", s.samples);
+	record_add_u64(t, "lost", s.lost);
+	record_add_u64(t, "lost_samples", s.lost_samples);
+	record_add_u64(t, "bytes_written", s.written);
+	record_add_u64(t, "bytes_dropped", s.dropped);
+	record_add_u64(t, "self_excluded", s.self);
+	record_add_u64(t, "aio_inflight", s.inflight);
 	record_add_u64(t, "files_finished", rec->files_done);
 	return t;
 }
@@ -51,8 +69,7 @@ record_totals(struct record *rec)
 void
 record_metrics(struct record *rec, struct metrics *m)
 {
-	struct record_cpu	*rc;
-	size_t			 i;
+	struct record_sums	 s;
 
 	/* m may be rec->life itself (at the end of a recording) */
 	*m = rec->life;
@@ -62,19 +79,15 @@ record_metrics(struct record *rec, struct metrics *m)
 	/* idle: the last recording is in life already (record_finish_stop) */
 	if (rec->state == RECORD_IDLE)
 		return;
-	for (i = 0; i < rec->nr_cpus; i++) {
-		rc = &rec->cpus[i];
-		m->samples += rc->counts.samples;
-		m->lost += rc->counts.lost;
-		m->lost_samples += rc->counts.lost_samples;
-		m->bytes_written += rc->aio.bytes_written;
-		m->bytes_dropped += rc->aio.bytes_dropped;
-		m->self_excluded += rc->counts.self;
-		m->aio_inflight += rc->aio.inflight;
-	}
-	m->bytes_dropped += rec->bytes_cut;
+	record_sum(rec, &s);
+	m->samples += s.samples;
+	m->lost += s.lost;
+	m->lost_samples += s.lost_samples;
+	m->bytes_written += s.written;
+	m->bytes_dropped += s.dropped;
+	m->self_excluded += s.self;
+	m->aio_inflight = s.inflight;
 	m->files_finished += rec->files_done;
-	m->aio_inflight += rec->heap_stats.inflight;
 }
 
 static void
@@ -185,25 +198,19 @@ record_last_totals(struct record *rec)
 void
 record_summary(struct record *rec, char *buf, size_t len)
 {
-	uint64_t	 samples = 0, lost = 0, bytes = 0, dropped = 0;
-	size_t		 i;
-	time_t		 up;
+	struct record_sums	 s;
+	time_t			 up;
 
 	if (rec->state == RECORD_IDLE) {
 		snprintf(buf, len, "idle");
 		return;
 	}
-	for (i = 0; i < rec->nr_cpus; i++) {
-		samples += rec->cpus[i].counts.samples;
-		lost += rec->cpus[i].counts.lost +
-		    rec->cpus[i].counts.lost_samples;
-		bytes += rec->cpus[i].bytes;
-		dropped += rec->cpus[i].aio.bytes_dropped;
-	}
+	record_sum(rec, &s);
 	up = time(NULL) - rec->started;
 	snprintf(buf, len, "%s%s: %" PRIu64 " samples (%.0f/s), %" PRIu64
 	    " lost, %.1f MiB%s", rec->state == RECORD_RUNNING ? (rec->paused[0] ?
-	    "paused, " : "recording") : "stopping", rec->paused, samples,
-	    up > 0 ? (double)samples / (double)up : 0.0, lost,
-	    (double)bytes / 1048576.0, dropped ? ", dropping" : "");
+	    "paused, " : "recording") : "stopping", rec->paused, s.samples,
+	    up > 0 ? (double)s.samples / (double)up : 0.0,
+	    s.lost + s.lost_samples, (double)s.bytes / 1048576.0,
+	    s.dropped > rec->bytes_cut ? ", dropping" : "");
 }

@@ -1,7 +1,9 @@
 /*
- * record: the recording session (see record.h): start and stop, the
- * rings of every CPU and CPU hotplug, the loop's events. The rest of the
- * session lives in the record-*.c files (record-int.h).
+ * record: the recording session (see record.h), and the one place that
+ * decides for it: start and stop, when to rotate (every trigger ends in
+ * record_rotate), when to pause and resume, when a stop is finished, and
+ * what CPU hotplug changes. The record-*.c files do the work and report
+ * what happened (record-int.h); none of them calls back in here.
  *
  * Every fd of the session lives in the one event loop: a read event per
  * ring (the kernel wakes it at the watermark) and a periodic tick that
@@ -18,17 +20,21 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
 
 #include "cgroup.h"
 #include "log.h"
 #include "outdir.h"
 #include "perfdata.h"
 #include "record-int.h"
+#include "size.h"
 #include "synth.h"
 
+static void	record_ring_cb(evutil_socket_t, short, void *);
 static int	record_sched(struct record *, uint64_t);
 static void	record_hotplug(struct record *);
+static void	record_reap(struct record *);
+static void	record_pause(struct record *, const char *);
+static void	record_pause_err(struct record *, int);
 
 struct record *
 record_create(struct event_base *base, int dirfd)
@@ -99,16 +105,6 @@ record_online_cpus(int **out, size_t *nr)
 }
 
 static void
-record_close_cpu(struct record *rec, struct record_cpu *c)
-{
-	if (c->ev != NULL)
-		event_free(c->ev);
-	c->ev = NULL;
-	if (c->fds != NULL)
-		cpuring_close(c->fds, rec->nr_fds, &c->ring);
-}
-
-static void
 record_close_cgroups(struct record *rec)
 {
 	size_t	 i;
@@ -119,46 +115,147 @@ record_close_cgroups(struct record *rec)
 	rec->spec.nr_cg = 0;
 }
 
+/* The cblocks of closed CPUs, once nothing of theirs is in flight. */
 static void
-record_close_cpus(struct record *rec)
+record_free_offline(struct record *rec)
+{
+	struct record_cpu	*c;
+	size_t			 i;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		c = &rec->cpus[i];
+		if (c->offline && c->aio.inflight == 0)
+			record_cpu_free_buffers(c);
+	}
+}
+
+/*
+ * The write mode for n cblocks, their buffers made first for every open
+ * CPU, so that a drain never meets a ring without them. -1, with nothing
+ * changed, when memory runs out.
+ */
+static int
+record_set_mode(struct record *rec, uint64_t n)
 {
 	size_t	 i;
 
-	for (i = 0; i < rec->nr_cpus; i++) {
-		record_close_cpu(rec, &rec->cpus[i]);
-		free(rec->cpus[i].fds);
-		rec->cpus[i].fds = NULL;
-		free(rec->cpus[i].ids);
-		rec->cpus[i].ids = NULL;
-	}
-	record_close_cgroups(rec);
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].ring.base != NULL &&
+		    record_cpu_buffers(rec, &rec->cpus[i], n) == -1)
+			return -1;
+	rec->mode = n > 0 ? RECORD_AIO : RECORD_SERIAL;
+	return 0;
 }
 
-/* Only once nothing is in flight: the buffers belong to AIO until then. */
-static void
-record_free_cpus(struct record *rec)
-{
-	size_t	 i, j;
+/*
+ * Rotation: the one function every trigger ends in (size and age from
+ * here, the rotate command, SIGUSR2, a CPU that came online). wait: the
+ * preamble is built in the loop and the new file is current when this
+ * returns (a command answers with it; a new CPU is enabled only once a
+ * file names its ids); else it is built on a thread while the loop
+ * drains on into the old file, and the switch happens when it is ready.
+ * 0, or -1 when not recording or the switch failed.
+ */
+static void	record_prep_ready(evutil_socket_t, short, void *);
 
-	record_close_cpus(rec);
-	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 0; j < rec->cpus[i].nr_cbs; j++)
-			cblock_finish(&rec->cpus[i].cbs[j]);
-	free(rec->cpus);
-	rec->cpus = NULL;
-	rec->nr_cpus = 0;
+static int
+record_switch(struct record *rec, struct record_prep *p)
+{
+	struct record_pass	 pass;
+
+	if (record_take_over(rec, p, &pass) == 0) {
+		record_reap(rec);
+		return 0;
+	}
+	if (pass.err != 0)
+		record_pause_err(rec, pass.err);
+	else if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
+		/* the old file stays open, but has nowhere to be finished */
+		record_pause(rec, NULL);
+	return -1;
+}
+
+int
+record_rotate(struct record *rec, const char *why, int wait)
+{
+	struct record_prep	*p;
+	int			 rc;
+
+	if (rec->state != RECORD_RUNNING || rec->cur == NULL)
+		return -1;
+	if (rec->prep != NULL)
+		return 0;	/* one is already being built: it will do */
+	if ((p = record_prep_create(rec, why)) == NULL)
+		return -1;
+	record_keep_begin(rec);
+	if (!wait) {
+		if (record_prep_spawn(rec, p, record_prep_ready) == 0)
+			return 0;
+		log_warn("cannot start a rotation thread; rotating in the loop");
+	}
+	record_prep_run(p);
+	rc = record_switch(rec, p);
+	record_prep_free(p);
+	return rc;
+}
+
+static void
+record_prep_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct record		*rec = arg;
+	struct record_prep	*p = record_prep_join(rec);
+
+	/* paused or stopped meanwhile: the preamble is not wanted now */
+	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
+		record_switch(rec, p);
+	record_keep_end(rec);
+	record_prep_free(p);
+}
+
+/*
+ * After a pass: a failed write pauses, a file at its size rotates, and
+ * rings left for want of a cblock are looked at again after 1 ms, then
+ * 2, 4, 8 while their cblocks stay busy.
+ */
+static void
+record_passed(struct record *rec, const struct record_pass *pass)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (pass->busy > 0 && rec->retry != NULL) {
+		if (rec->retry_us < RECORD_RETRY_MIN_US)
+			rec->retry_us = RECORD_RETRY_MIN_US;
+		tv.tv_usec = rec->retry_us;
+		event_add(rec->retry, &tv);
+		if (rec->retry_us < RECORD_RETRY_MAX_US)
+			rec->retry_us *= 2;
+	} else if (pass->busy == 0)
+		rec->retry_us = RECORD_RETRY_MIN_US;
+	if (pass->err != 0)
+		record_pause_err(rec, pass->err);
+	else if (pass->full)
+		record_rotate(rec, "size", 0);
+}
+
+static void
+record_pass(struct record *rec, uint64_t min)
+{
+	struct record_pass	 pass;
+
+	record_drain(rec, min, 0, &pass);
+	record_passed(rec, &pass);
 }
 
 /*
  * A watermark wakeup: rings below the minimum chunk wait, and the round
- * stays open until a pass reads them all (record_drain_all). perf holds
- * an open round in memory to sort it: once it has grown to the size of
- * all the rings, this pass reads every ring.
+ * stays open until a pass reads them all (record_drain). perf holds an
+ * open round in memory to sort it: once it has grown to the size of all
+ * the rings, this pass reads every ring.
  */
 static void
 record_wakeup(struct record *rec)
 {
-	record_drain_all(rec, rec->round_bytes >= rec->round_max ? 0 :
+	record_pass(rec, rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk);
 }
 
@@ -181,15 +278,115 @@ record_retry_cb(evutil_socket_t fd, short what, void *arg)
 		record_wakeup(rec);
 }
 
+/*
+ * Pause: the current file is cut at its first failed write and finished
+ * whole; the rings are still drained and what they hold is counted as
+ * dropped until recording resumes. why NULL: the output directory was
+ * removed (or renamed away): writes into the open files would still
+ * succeed, into inodes no one can reach; look for the directory again
+ * with a back-off (it is not created: see outdir.c).
+ */
+static void
+record_pause(struct record *rec, const char *why)
+{
+	if (why == NULL) {
+		if (rec->dir_gone)
+			return;
+		rec->dir_gone = 1;
+		rec->retry_wait = 1;
+		rec->retry_at = time(NULL) + 1;
+		snprintf(rec->problem, sizeof(rec->problem), "the output "
+		    "directory %s was removed while recording",
+		    rec->cfg.output_dir);
+		/* a pause for another reason retired the file already */
+		rec->paused[0] = '\0';
+		why = "output directory removed";
+	}
+	if (rec->paused[0])
+		return;
+	snprintf(rec->paused, sizeof(rec->paused), "%s", why);
+	log_warnx("paused: %s in %s; the rings are still drained and what "
+	    "they hold is counted as dropped until recording resumes",
+	    rec->paused, rec->cfg.output_dir[0] ? rec->cfg.output_dir :
+	    "the output directory");
+	record_retire_file(rec);
+	if (!rec->dir_gone && record_retain(rec) > 0)
+		log_info("retention made room while paused");
+}
+
+/* The current file's writes failed with err. */
+static void
+record_pause_err(struct record *rec, int err)
+{
+	record_pause(rec, err == ENOSPC || err == EDQUOT ? "disk full" :
+	    strerror(err));
+}
+
+/* Space back? Start a fresh file. The margin is one full drain of every
+ * ring, so that the first pass does not fail again at once. */
+static void
+record_try_resume(struct record *rec)
+{
+	uint64_t	 avail, need = rec->cfg.min_free;
+	size_t		 i;
+
+	if (rec->dir_gone && record_find_dir(rec) == -1)
+		return;
+	for (i = 0; i < rec->nr_cpus; i++)
+		need += rec->spec.pages * (size_t)sysconf(_SC_PAGESIZE);
+	if (record_free_bytes(rec, &avail) == -1 || avail < need)
+		return;
+	record_retry_unfinished(rec);
+	if (record_open_file(rec) == -1)
+		return;
+	log_info("resumed: %" PRIu64 " bytes free; writing %s", avail,
+	    rec->cur->partial);
+	rec->paused[0] = '\0';
+}
+
+/* Each tick: the output directory, free space, age rotation, resuming. */
+static void
+record_housekeeping(struct record *rec)
+{
+	uint64_t	 avail;
+	char		 why[96], a[32], m[32];
+
+	if (rec->state != RECORD_RUNNING)
+		return;
+	if (!rec->dir_gone && outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
+		record_pause(rec, NULL);
+		return;
+	}
+	if (rec->paused[0]) {
+		record_try_resume(rec);
+		return;
+	}
+	if (rec->cfg.rotate_interval && rec->cur != NULL &&
+	    time(NULL) - rec->cur->opened >= (time_t)rec->cfg.rotate_interval)
+		record_rotate(rec, "age", 0);
+	if (rec->cfg.min_free && record_free_bytes(rec, &avail) == 0 &&
+	    avail < rec->cfg.min_free) {
+		record_retain(rec);
+		if (record_free_bytes(rec, &avail) == 0 &&
+		    avail < rec->cfg.min_free) {
+			/* retention removed what it could and may remove */
+			snprintf(why, sizeof(why), "below min_free: %s free, "
+			    "min_free %s", size_format(avail, a, sizeof(a)),
+			    size_format(rec->cfg.min_free, m, sizeof(m)));
+			record_pause(rec, why);
+		}
+	}
+}
+
 static void
 record_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
 	if (rec->state == RECORD_RUNNING)
-		record_drain_all(rec, 0);
+		record_pass(rec, 0);
 	record_reap(rec);
-	record_check(rec);
+	record_housekeeping(rec);
 	record_hotplug(rec);
 }
 
@@ -199,37 +396,35 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
-int
-record_start(struct record *rec, const struct config *cfg,
+/* The events, the settings that only a start checks, the tracking. */
+static int
+record_check_start(struct record *rec, const struct config *cfg,
     struct config_error *err)
 {
-	struct record_cpu	*c;
-	unsigned long		 maxrate;
-	uint64_t		 wake;
-	int			*cpus = NULL;
-	size_t			 i, j, pages = cfg->mmap_pages, first = 0;
-	size_t			 ring_bytes;
-	struct timeval		 tv;
-	char			 msg[256];
+	unsigned long	 maxrate;
+	uint64_t	 wake;
+	size_t		 i, ring_bytes;
+	char		 msg[256];
 
 	if (rec->state != RECORD_IDLE)
 		return config_fail(err, PROTO_E_STATE, NULL,
 		    rec->state == RECORD_RUNNING ? "already recording" :
 		    "still finishing the previous recording");
-	/* a cgroup filter keeps a system-wide tracking event first */
-	if (cfg->nr_cgroups > 0) {
-		if (cfg->nr_events + 1 > CONFIG_MAX_EVENTS)
-			return config_fail(err, PROTO_E_BAD_VALUE, "events",
-			    "with cgroups at most %d events may be recorded",
-			    CONFIG_MAX_EVENTS - 1);
-		evsel_parse(&rec->evs[0], "dummy", msg, sizeof(msg));
-		first = 1;
-	}
+	/*
+	 * Tasks are tracked by an event of their own (perf record's dummy),
+	 * slot 0 of every CPU: it is enabled before the /proc walk and the
+	 * sampling events only once the walk's records are queued, so that
+	 * no sample comes from a task the file cannot name (one that exits
+	 * between the two is in neither, and has no samples either). With a
+	 * cgroup filter it is the one event opened system-wide (cpuring.h).
+	 */
+	evsel_parse(&rec->evs[0], "dummy", msg, sizeof(msg));
 	for (i = 0; i < cfg->nr_events; i++)
-		if (evsel_parse(&rec->evs[first + i], cfg->events[i], msg,
+		if (evsel_parse(&rec->evs[1 + i], cfg->events[i], msg,
 		    sizeof(msg)) == -1)
 			return config_fail(err, PROTO_E_EVENT, "events", "%s",
 			    msg);
+	rec->nr_evs = 1 + cfg->nr_events;
 	if ((cfg->all_cgroups || cfg->nr_cgroups > 0) &&
 	    cgroup_mount(rec->cgroupfs, sizeof(rec->cgroupfs)) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, cfg->nr_cgroups ?
@@ -245,7 +440,7 @@ record_start(struct record *rec, const struct config *cfg,
 		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
 		    "freq %" PRIu64 " Hz is above the kernel's limit "
 		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
-	ring_bytes = pages * (size_t)sysconf(_SC_PAGESIZE);
+	ring_bytes = cfg->mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
 	wake = evsel_wakeup_bytes(cfg, ring_bytes);
 	if (cfg->mmap_flush > wake)
 		return config_fail(err, PROTO_E_BAD_VALUE, "mmap_flush",
@@ -253,7 +448,24 @@ record_start(struct record *rec, const struct config *cfg,
 		    "%" PRIu64 " bytes (wakeup_pct %" PRIu64 " %% of the ring): "
 		    "a woken ring would be left to overflow", cfg->mmap_flush,
 		    wake, cfg->wakeup_pct);
+	if (outdir_gone(rec->dirfd, cfg->output_dir) &&
+	    outdir_reopen(rec->dirfd, rec->lockfd, cfg->output_dir) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "the output "
+		    "directory %s was removed and is not back: %s (perfspilld "
+		    "does not create it while running)", cfg->output_dir,
+		    strerror(errno));
+	return 0;
+}
+
+/* The recording's own state, from cfg, before anything is opened. */
+static void
+record_reset(struct record *rec, const struct config *cfg)
+{
+	size_t	 ring_bytes = cfg->mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t wake = evsel_wakeup_bytes(cfg, ring_bytes);
+
 	rec->cfg = *cfg;
+	rec->mode = cfg->cblocks > 0 ? RECORD_AIO : RECORD_SERIAL;
 	cblock_queue_writeback(&rec->q, cfg->writeback);
 	/*
 	 * perf's --mmap-flush: a watermark wakeup drains the rings that hold
@@ -269,137 +481,95 @@ record_start(struct record *rec, const struct config *cfg,
 			rec->min_chunk = wake;
 	}
 	rec->round_bytes = 0;
-	rec->nr_evs = first + cfg->nr_events;
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
 	rec->files_done = 0;
 	rec->files_lost = 0;
 	rec->dir_gone = 0;
 	rec->problem[0] = '\0';
-	if (outdir_gone(rec->dirfd, cfg->output_dir) &&
-	    outdir_reopen(rec->dirfd, rec->lockfd, cfg->output_dir) == -1)
-		return config_fail(err, PROTO_E_SYSTEM, NULL, "the output "
-		    "directory %s was removed and is not back: %s (perfspilld "
-		    "does not create it while running)", cfg->output_dir,
-		    strerror(errno));
-	record_retry_unfinished(rec);
-	evsel_config(rec->evs, rec->nr_evs, cfg, ring_bytes);
-
-	if (record_online_cpus(&cpus, &rec->nr_cpus) == -1)
-		return config_fail(err, PROTO_E_SYSTEM, NULL,
-		    "cannot read the online CPUs (%s): %s",
-		    record_online_path(), strerror(errno));
-	rec->round_max = (uint64_t)ring_bytes * rec->nr_cpus;
-	/* room for every CPU that may come online: cpus never moves */
-	rec->cap_cpus = cpuring_possible();
-	if (rec->cap_cpus < rec->nr_cpus)
-		rec->cap_cpus = rec->nr_cpus;
 	rec->cpus_added = rec->cpus_removed = 0;
+	evsel_config(rec->evs, rec->nr_evs, cfg, ring_bytes);
+	/* our own samples (the writes of the drain, the AIO threads) stay
+	 * out of the trace: the pid of a sample follows its id and ip */
+	rec->self_pid = (uint32_t)getpid();
+	rec->pid_off = cfg->exclude_self ?
+	    perfdata_pid_off(rec->evs[0].attr.sample_type) : 0;
+	rec->time_off = perfdata_time_off(rec->evs[0].attr.sample_type);
+}
+
+/* The drain's own buffers: the copy without our samples, and the
+ * compression stream with its serial-mode output. */
+static int
+record_buffers(struct record *rec)
+{
+	size_t	 ring_bytes = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+
+	free(rec->xbuf);
+	if ((rec->xbuf = cblock_buffer(ring_bytes)) == NULL)
+		return -1;
+	if (rec->cfg.compression > 0) {
+		rec->zcap = compress_bound(ring_bytes);
+		if ((rec->zc = compress_create(rec->cfg.compression)) == NULL ||
+		    (rec->zbuf = cblock_buffer(rec->zcap)) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* The cgroup filter, then every online CPU: events, ring, cblocks. */
+static int
+record_open_cpus(struct record *rec, struct config_error *err)
+{
+	int	*cpus = NULL;
+	size_t	 i, n;
+	char	 msg[256];
+
 	for (i = 0; i < CONFIG_MAX_CGROUPS; i++)
 		rec->cgfds[i] = -1;
 	rec->spec.evs = rec->evs;
 	rec->spec.nr_evs = rec->nr_evs;
 	rec->spec.cgfds = rec->cgfds;
 	rec->spec.nr_cg = 0;
-	rec->spec.pages = pages;
-	for (i = 0; i < cfg->nr_cgroups; i++) {
-		if ((rec->cgfds[i] = cgroup_open(rec->cgroupfs, cfg->cgroups[i],
-		    msg, sizeof(msg))) == -1) {
-			free(cpus);
-			rec->nr_cpus = 0;
-			record_close_cgroups(rec);
+	rec->spec.pages = rec->cfg.mmap_pages;
+	for (i = 0; i < rec->cfg.nr_cgroups; i++) {
+		if ((rec->cgfds[i] = cgroup_open(rec->cgroupfs,
+		    rec->cfg.cgroups[i], msg, sizeof(msg))) == -1)
 			return config_fail(err, PROTO_E_BAD_VALUE, "cgroups",
 			    "%s", msg);
-		}
 		rec->spec.nr_cg = i + 1;
 	}
 	rec->nr_fds = cpuring_nr_fds(&rec->spec);
-	free(rec->staged);
-	rec->staged = calloc(rec->cap_cpus, sizeof(*rec->staged));
-	if (rec->staged == NULL ||
-	    (rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus))) == NULL) {
+	if (record_online_cpus(&cpus, &n) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL,
+		    "cannot read the online CPUs (%s): %s",
+		    record_online_path(), strerror(errno));
+	if (record_cpus_alloc(rec, cpus, n) == -1) {
 		free(cpus);
-		rec->nr_cpus = 0;
-		record_close_cgroups(rec);
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 	}
-	for (i = 0; i < rec->nr_cpus; i++) {
-		c = &rec->cpus[i];
-		c->rec = rec;
-		c->cpu = cpus[i];
-		if ((c->fds = malloc(rec->nr_fds * sizeof(int))) == NULL ||
-		    (c->ids = calloc(rec->nr_fds, sizeof(uint64_t))) == NULL)
-			goto nomem;
-		for (j = 0; j < rec->nr_fds; j++)
-			c->fds[j] = -1;
-	}
 	free(cpus);
-	cpus = NULL;
-	/* from here every failure goes through error:, which undoes it */
-	if (record_sched(rec, cfg->realtime) == -1) {
-		config_fail(err, PROTO_E_SYSTEM, "realtime",
-		    "cannot run the drain at SCHED_FIFO priority %" PRIu64
-		    ": %s (needs CAP_SYS_NICE; under systemd also "
-		    "RestrictRealtime=no)", cfg->realtime, strerror(errno));
-		goto error;
-	}
-	if (synth_kernel_range("/proc", &rec->ktext, &rec->ketext) == -1)
-		goto nomem;
-	/* our own samples (the writes of the drain, the AIO threads) stay
-	 * out of the trace: the pid of a sample follows its id and ip */
-	rec->self_pid = (uint32_t)getpid();
-	rec->pid_off = 0;
-	if (cfg->exclude_self &&
-	    (rec->evs[0].attr.sample_type & PERF_SAMPLE_TID))
-		rec->pid_off = sizeof(struct perf_event_header) +
-		    ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ?
-		    8 : 0) + ((rec->evs[0].attr.sample_type & PERF_SAMPLE_IP) ?
-		    8 : 0);
-	rec->time_off = perfdata_time_off(rec->evs[0].attr.sample_type);
-	free(rec->xbuf);
-	rec->xbuf = cblock_buffer(ring_bytes);
-	if (rec->xbuf == NULL)
-		goto nomem;
-	if (cfg->compression > 0) {
-		rec->zcap = compress_bound(ring_bytes);
-		if ((rec->zc = compress_create(cfg->compression)) == NULL ||
-		    (rec->zbuf = cblock_buffer(rec->zcap)) == NULL)
-			goto nomem;
-	}
-
-	for (i = 0; i < rec->nr_cpus; i++) {
-		c = &rec->cpus[i];
-		if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
+	rec->round_max = (uint64_t)rec->cfg.mmap_pages *
+	    (uint64_t)sysconf(_SC_PAGESIZE) * rec->nr_cpus;
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (record_cpu_open(rec, &rec->cpus[i], record_ring_cb,
 		    err) == -1)
-			goto error;
-		c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST,
-		    record_ring_cb, c);
-		if (c->ev == NULL || event_add(c->ev, NULL) == -1)
-			goto nomem;
-	}
+			return -1;
+	return 0;
+}
 
-	/*
-	 * The buffers exist before the first drain: making one faults its
-	 * pages in (cblock_buffer), too slow while the rings fill. A cblocks
-	 * count raised while recording gets its buffers in the drain.
-	 */
-	for (i = 0; i < rec->nr_cpus; i++)
-		if (record_ensure_cblocks(rec, &rec->cpus[i]) == -1)
-			goto nomem;
-	/*
-	 * Task tracking first, then the /proc walk: a task born between the
-	 * two is in the rings, and one born before is in /proc. Both is
-	 * harmless; perf takes the later name. The rings hold what comes
-	 * meanwhile until the loop drains them into the file. Slot 0 of a
-	 * CPU is events[0], the one that tracks tasks (cpuring.h).
-	 */
-	for (i = 0; i < rec->nr_cpus; i++)
-		cpuring_enable(rec->cpus[i].fds, 1, 1);
-	if (record_open_file(rec) == -1) {
-		config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a trace "
-		    "file in the output directory: %s", strerror(errno));
-		goto error;
-	}
+/*
+ * The timers, task tracking, the first file, then the sampling events:
+ * tracking first, then the /proc walk, so that a task born between the
+ * two is in the rings and one born before is in /proc (both is harmless;
+ * perf takes the later name); the rings hold what comes meanwhile until
+ * the loop drains them into the file.
+ */
+static int
+record_begin(struct record *rec, struct config_error *err)
+{
+	struct timeval	 tv;
+	size_t		 i;
+
 	if (rec->reaper == NULL)
 		rec->reaper = evtimer_new(rec->base, record_reaper_cb, rec);
 	if (rec->retry == NULL)
@@ -408,30 +578,64 @@ record_start(struct record *rec, const struct config *cfg,
 		rec->tick = event_new(rec->base, -1, EV_PERSIST, record_tick_cb,
 		    rec);
 	if (rec->reaper == NULL || rec->retry == NULL || rec->tick == NULL)
-		goto nomem;
-	tv.tv_sec = (time_t)(cfg->drain_ms / 1000);
-	tv.tv_usec = (suseconds_t)(cfg->drain_ms % 1000) * 1000;
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+	for (i = 0; i < rec->nr_cpus; i++)
+		cpuring_enable(rec->cpus[i].fds, 1, 1);
+	if (record_open_file(rec) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a "
+		    "trace file in the output directory: %s", strerror(errno));
+	tv.tv_sec = (time_t)(rec->cfg.drain_ms / 1000);
+	tv.tv_usec = (suseconds_t)(rec->cfg.drain_ms % 1000) * 1000;
 	event_add(rec->tick, &tv);
-
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds + 1, rec->nr_fds - 1, 1);
+	return 0;
+}
+
+/* Undo a start that failed part way. */
+static void
+record_unstart(struct record *rec)
+{
+	record_sched(rec, 0);
+	/* no drain ran: nothing of the CPUs' cblocks is in flight */
+	record_cpus_free(rec);
+	record_close_cgroups(rec);
+	compress_destroy(rec->zc);
+	rec->zc = NULL;
+	free(rec->zbuf);
+	rec->zbuf = NULL;
+}
+
+int
+record_start(struct record *rec, const struct config *cfg,
+    struct config_error *err)
+{
+	if (record_check_start(rec, cfg, err) == -1)
+		return -1;
+	record_reset(rec, cfg);
+	record_retry_unfinished(rec);
+	if (record_sched(rec, cfg->realtime) == -1) {
+		config_fail(err, PROTO_E_SYSTEM, "realtime",
+		    "cannot run the drain at SCHED_FIFO priority %" PRIu64
+		    ": %s (needs CAP_SYS_NICE; under systemd also "
+		    "RestrictRealtime=no)", cfg->realtime, strerror(errno));
+		goto error;
+	}
+	if (synth_kernel_range("/proc", &rec->ktext, &rec->ketext) == -1 ||
+	    record_buffers(rec) == -1) {
+		config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+		goto error;
+	}
+	if (record_open_cpus(rec, err) == -1 || record_begin(rec, err) == -1)
+		goto error;
 	rec->state = RECORD_RUNNING;
 	rec->life.recordings++;
 	rec->started = time(NULL);
-	log_info("recording %zu event(s) on %zu cpu(s) into %s", rec->nr_evs,
-	    rec->nr_cpus, rec->cur->partial);
+	log_info("recording %zu event(s) on %zu cpu(s) into %s",
+	    rec->nr_evs - 1, rec->nr_cpus, rec->cur->partial);
 	return 0;
-
-nomem:
-	config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 error:
-	free(cpus);
-	record_sched(rec, 0);
-	record_close_cpus(rec);
-	if (rec->cur == NULL && TAILQ_EMPTY(&rec->closing)) {
-		/* nothing in flight: the cblocks may go too */
-		record_free_cpus(rec);
-	}
+	record_unstart(rec);
 	return -1;
 }
 
@@ -458,7 +662,8 @@ record_sched(struct record *rec, uint64_t prio)
 	return 0;
 }
 
-void
+/* Every file of a stop is finished: the recording is over. */
+static void
 record_finish_stop(struct record *rec)
 {
 	record_stop_cb	 cb = rec->stop_cb;
@@ -468,7 +673,8 @@ record_finish_stop(struct record *rec)
 	rec->last_totals = record_totals(rec);
 	/* the daemon's life counters outlive the recording's */
 	record_metrics(rec, &rec->life);
-	record_free_cpus(rec);
+	record_cpus_free(rec);
+	record_close_cgroups(rec);
 	record_sched(rec, 0);
 	record_retry_unfinished(rec);
 	if (rec->nr_unfinished > 0 && rec->problem[0] == '\0')
@@ -495,20 +701,44 @@ record_finish_stop(struct record *rec)
 		cb(rec, rec->last_file[0] ? rec->last_file : NULL, arg);
 }
 
+/* Move closing files on; a stop is over once none is left and nothing
+ * is in flight, else look again soon, not at the tick. */
+static void
+record_reap(struct record *rec)
+{
+	struct timeval	 tv = { 0, 5000 };
+	size_t		 closing = record_reap_files(rec);
+
+	if (rec->state == RECORD_STOPPING && closing == 0 &&
+	    rec->q.nr_busy == 0)
+		record_finish_stop(rec);
+	else if (rec->reaper != NULL && closing > 0)
+		event_add(rec->reaper, &tv);
+}
+
 int
 record_stop(struct record *rec, record_stop_cb cb, void *arg)
 {
-	size_t	 i;
+	struct record_pass	 pass;
+	size_t			 i;
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
 	record_prep_cancel(rec);
+	/* while the events still write: a ring that overflowed says so */
+	record_drain_lost(rec, &pass);
+	/* the sampling events of every CPU, then the task tracking: a task
+	 * born on one CPU may run on another */
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].fds != NULL)
-			cpuring_enable(rec->cpus[i].fds, rec->nr_fds, 0);
-	/* what the kernel wrote before the disable is still in the rings */
-	record_drain_last(rec);
-	record_close_cpus(rec);
+			cpuring_enable(rec->cpus[i].fds + 1, rec->nr_fds - 1, 0);
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].fds != NULL)
+			cpuring_enable(rec->cpus[i].fds, 1, 0);
+	/* what the kernel wrote before the disable is still in the rings;
+	 * a failure is in the file (cut there), and the file ends anyway */
+	record_drain(rec, 0, 1, &pass);
+	record_cpus_close(rec);
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
 	rec->stop_arg = arg;
@@ -541,8 +771,17 @@ record_file_name(const struct record *rec)
 void
 record_update(struct record *rec, const struct config *cfg)
 {
+	uint64_t	 was = rec->cfg.cblocks;
+
 	/* live keys only; the others wait for the next start */
 	config_copy_live(&rec->cfg, cfg);
+	if (rec->state != RECORD_RUNNING || rec->cfg.cblocks == was)
+		return;
+	if (record_set_mode(rec, rec->cfg.cblocks) == -1) {
+		log_warnx("cblocks %" PRIu64 ": out of memory for the buffers; "
+		    "keeping %" PRIu64, rec->cfg.cblocks, was);
+		rec->cfg.cblocks = was;
+	}
 }
 
 void
@@ -555,7 +794,8 @@ record_destroy(struct record *rec)
 	record_prep_cancel(rec);
 	/* wait out everything in flight: its buffers are about to go */
 	cblock_wait_all(&rec->q);
-	record_free_cpus(rec);
+	record_cpus_free(rec);
+	record_close_cgroups(rec);
 	free(rec->staged);
 	while ((tf = TAILQ_FIRST(&rec->closing)) != NULL) {
 		TAILQ_REMOVE(&rec->closing, tf, entry);
@@ -590,98 +830,26 @@ record_destroy(struct record *rec)
  *
  * A CPU that came online gets a ring with every event, the same settings
  * and cblocks, opened disabled. Its ids must be in the attrs of the file
- * its samples go to, and a pipe-format file names its ids once, in its
- * preamble: so the recording rotates to a new file, whose preamble has
- * them, and only then enables the new CPU. Nothing of the new CPU is in
- * the old file.
+ * its samples go to, which names its ids once, in its head: so the
+ * recording rotates to a new file, whose head has them, and only then
+ * enables the new CPU. Nothing of the new CPU is in the old file.
  */
-static struct record_cpu *
-record_cpu_slot(struct record *rec, int cpu)
-{
-	struct record_cpu	*c;
-	size_t			 i;
-
-	for (i = 0; i < rec->nr_cpus; i++)
-		if (rec->cpus[i].cpu == cpu)
-			return &rec->cpus[i];
-	if (rec->nr_cpus == rec->cap_cpus)
-		return NULL;
-	c = &rec->cpus[rec->nr_cpus];
-	memset(c, 0, sizeof(*c));
-	c->rec = rec;
-	c->cpu = cpu;
-	c->offline = 1;
-	if ((c->fds = malloc(rec->nr_fds * sizeof(int))) == NULL ||
-	    (c->ids = calloc(rec->nr_fds, sizeof(uint64_t))) == NULL) {
-		free(c->fds);
-		c->fds = NULL;
-		return NULL;
-	}
-	for (i = 0; i < rec->nr_fds; i++)
-		c->fds[i] = -1;
-	rec->nr_cpus++;
-	return c;
-}
-
 static void
 record_cpu_offline(struct record *rec, struct record_cpu *c)
 {
+	struct record_pass	 pass;
+
 	cpuring_enable(c->fds, rec->nr_fds, 0);
 	/* what the kernel wrote before the disable is still in the ring,
 	 * which is unmapped next */
-	record_drain_last(rec);
-	record_close_cpu(rec, c);
+	record_drain(rec, 0, 1, &pass);
+	record_cpu_close(rec, c);
 	c->offline = 1;
 	rec->cpus_removed++;
 	log_info("cpu %d went offline: its ring was drained and closed "
 	    "(%" PRIu64 " bytes, %" PRIu64 " samples recorded from it)",
 	    c->cpu, c->bytes, c->counts.samples);
-}
-
-/* Open c, disabled. 0, or -1 (logged; not tried again while online). */
-static int
-record_cpu_online(struct record *rec, struct record_cpu *c)
-{
-	struct config_error	 err;
-
-	memset(&err, 0, sizeof(err));
-	if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
-	    &err) == -1) {
-		log_warnx("cpu %d came online, but it cannot be recorded: %s",
-		    c->cpu, err.msg);
-		goto error;
-	}
-	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST,
-	    record_ring_cb, c);
-	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
-	    record_ensure_cblocks(rec, c) == -1) {
-		log_warnx("cpu %d came online, but it cannot be recorded: "
-		    "out of memory", c->cpu);
-		goto error;
-	}
-	c->offline = 0;
-	return 0;
-error:
-	record_close_cpu(rec, c);
-	c->open_failed = 1;
-	return -1;
-}
-
-/* The cblocks of closed CPUs, once nothing of theirs is in flight. */
-static void
-record_free_offline(struct record *rec)
-{
-	struct record_cpu	*c;
-	size_t			 i, j;
-
-	for (i = 0; i < rec->nr_cpus; i++) {
-		c = &rec->cpus[i];
-		if (!c->offline || c->nr_cbs == 0 || c->aio.inflight > 0)
-			continue;
-		for (j = 0; j < c->nr_cbs; j++)
-			cblock_finish(&c->cbs[j]);
-		c->nr_cbs = 0;
-	}
+	record_passed(rec, &pass);
 }
 
 static void
@@ -689,6 +857,7 @@ record_hotplug(struct record *rec)
 {
 	/* at most this many a tick; the others at the next */
 	struct record_cpu	*c, *added[64];
+	struct config_error	 err;
 	int			*cpus;
 	size_t			 n, i, j, nr_added = 0;
 	int			 on;
@@ -698,7 +867,7 @@ record_hotplug(struct record *rec)
 	record_free_offline(rec);
 	if (record_online_cpus(&cpus, &n) == -1)
 		return;	/* mid-write or unreadable: the next tick sees it */
-	for (i = 0; i < rec->nr_cpus; i++) {
+	for (i = 0; i < rec->nr_cpus && rec->state == RECORD_RUNNING; i++) {
 		c = &rec->cpus[i];
 		for (on = 0, j = 0; j < n && !on; j++)
 			on = cpus[j] == c->cpu;
@@ -720,18 +889,24 @@ record_hotplug(struct record *rec)
 			    rec->cap_cpus);
 			continue;
 		}
-		if (record_cpu_online(rec, c) == 0)
-			added[nr_added++] = c;
+		memset(&err, 0, sizeof(err));
+		if (record_cpu_open(rec, c, record_ring_cb, &err) == -1) {
+			log_warnx("cpu %d came online, but it cannot be "
+			    "recorded: %s", c->cpu, err.msg);
+			c->open_failed = 1;
+			continue;
+		}
+		added[nr_added++] = c;
 	}
 	free(cpus);
 	if (nr_added == 0)
 		return;
 	/* a rotation being built has the old ids: build one with the new */
 	record_prep_cancel(rec);
-	if (rec->cur != NULL && record_rotate(rec, "cpu online") == -1) {
+	if (rec->cur != NULL && record_rotate(rec, "cpu online", 1) == -1) {
 		/* no file would know its ids: close and try again later */
 		for (i = 0; i < nr_added; i++) {
-			record_close_cpu(rec, added[i]);
+			record_cpu_close(rec, added[i]);
 			added[i]->offline = 1;
 		}
 		log_warnx("cannot rotate to a file with the new CPU's ids; "

@@ -50,9 +50,13 @@ int	record_start(struct record *, const struct config *cfg,
 	    struct config_error *err);
 /* Stop: disable, drain, finish every file, then cb. 0, or -1 when idle. */
 int	record_stop(struct record *, record_stop_cb cb, void *arg);
-/* Finish the current file and continue in a new one; why is logged.
- * 0, or -1 when not recording (or no new file could be made). */
-int	record_rotate(struct record *, const char *why);
+/*
+ * Finish the current file and continue in a new one; why is logged.
+ * wait: the new file is current when this returns (its preamble built in
+ * the loop); else the preamble is built on a thread and the switch comes
+ * later. 0, or -1 when not recording (or no new file could be made).
+ */
+int	record_rotate(struct record *, const char *why, int wait);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),

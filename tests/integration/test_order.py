@@ -50,26 +50,13 @@ def taskstorm(threads, secs, life_ms=None, mode=None):
 
 
 FORK = re.compile(r"(\d+\.\d+): PERF_RECORD_FORK\((\d+):(\d+)\)")
-EXIT = re.compile(r"(\d+\.\d+): PERF_RECORD_EXIT\((\d+):(\d+)\)")
-PRECOMM = re.compile(r"\s0\.000000: PERF_RECORD_COMM: .*:(\d+)/(\d+)\s*$")
 SAMPLE = re.compile(r"\s*(.*?)\s*(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*$")
-
-
-with open("/proc/sys/kernel/pid_max") as _f:
-    PID_MAX = int(_f.read())
-
-
-def newer(a, b):
-    """Thread id a was given after b (ids are given in turn, wrapping at
-    pid_max; the storm's threads live far shorter than a turn)."""
-    return a > b if abs(a - b) < PID_MAX // 2 else a < b
 
 
 class Attribution:
     """perf's view of a file, for the tasks of one pid: out-of-order
     events perf reported, samples of pid, the misnamed ones by tid, the
-    tids the preamble names, the FORK and EXIT times in the data, and
-    how many LOST records it holds."""
+    FORK times in the data, and how many LOST records it holds."""
 
     def __init__(self, path, pid):
         p = perf("script", "-G", "--show-task-events", "--show-lost-events",
@@ -85,20 +72,16 @@ class Attribution:
             "perf script -i " + path, allow_lost=True)
         self.samples = 0
         self.wrong = {}
-        self.preamble, self.fork, self.exit = set(), {}, {}
+        self.fork = {}
         self.lost = 0
         for line in p.stdout.splitlines():
             if "PERF_RECORD_LOST" in line:
                 self.lost += 1
                 continue
             if "PERF_RECORD_" in line:
-                for rx, d in ((FORK, self.fork), (EXIT, self.exit)):
-                    m = rx.search(line)
-                    if m and int(m.group(2)) == pid:
-                        d[int(m.group(3))] = float(m.group(1))
-                m = PRECOMM.search(line)
-                if m and int(m.group(1)) == pid:
-                    self.preamble.add(int(m.group(2)))
+                m = FORK.search(line)
+                if m and int(m.group(2)) == pid:
+                    self.fork[int(m.group(3))] = float(m.group(1))
                 continue
             m = SAMPLE.match(line)
             if m is None:
@@ -111,18 +94,6 @@ class Attribution:
                 self.wrong.setdefault(int(m.group(3)), []).append(
                     line.strip())
 
-    def unknowable(self, tid):
-        """A thread alive when tracking began that ended before the /proc
-        walk reached its process: no FORK in the data, no COMM in the
-        preamble, so no name; its samples came from events[0], enabled
-        with the tracking before the walk. taskstorm starts a thread's
-        successor before the thread ends, so then the walk found a newer
-        thread. A thread born after the walk (tracking enabled too late)
-        is newer than every thread the walk found. Thread ids wrap at
-        pid_max: a much smaller one is newer."""
-        return tid not in self.fork and tid in self.exit and \
-            any(newer(t, tid) for t in self.preamble)
-
     def maybe_lost(self, tid):
         """The file says records were lost, and this thread's FORK is not
         in it: it may be among them. (Late FORKs are caught as out of
@@ -130,7 +101,7 @@ class Attribution:
         return self.lost > 0 and tid not in self.fork
 
 
-def check_files(files, pid, what, need_all=True, excuse=False):
+def check_files(files, pid, what, need_all=True):
     """No out-of-order event in any file; every sample of pid named
     taskstorm, unless the file says records were lost. The kernel writes
     a LOST record only when it next writes to a ring it had to drop
@@ -151,8 +122,7 @@ def check_files(files, pid, what, need_all=True, excuse=False):
         assert a.ooo == 0, "%s: %s: perf saw %d out of order events" % (
             what, f, a.ooo)
         wrong = [l for tid, ls in a.wrong.items()
-                 if not (excuse and a.unknowable(tid)) and
-                 not a.maybe_lost(tid) for l in ls]
+                 if not a.maybe_lost(tid) for l in ls]
         assert not wrong, "%s: %s: %d of %d samples of pid %d misnamed " \
             "(%d LOST records): %s" % (what, f, len(wrong), a.samples, pid,
                                        a.lost, wrong[:3])
@@ -273,7 +243,8 @@ def test_a_ring_full_at_a_rotation_says_so_in_the_old_file():
 def test_threads_born_during_the_start_keep_their_name():
     """A program already running whose threads come and go every 5 ms:
     a thread born while the first file's preamble walks /proc must be
-    named in that file."""
+    named in that file, and a thread that ended before the walk reached
+    its process has no samples (sampling begins after the walk)."""
     need_tp("raw_syscalls", "sys_enter")
     for i in range(ROUNDS):
         name, args = VARIANTS[i % len(VARIANTS)]
@@ -288,7 +259,58 @@ def test_threads_born_during_the_start_keep_their_name():
             finally:
                 p.kill()
                 p.wait()
-            check_files(d.finished_files(), p.pid, what, excuse=True)
+            check_files(d.finished_files(), p.pid, what)
+
+
+UNNAMED = re.compile(r"^\s*:(\d+)\s+(\d+)/(\d+)\s")
+BURST_VARIANTS = [
+    ("a tracepoint", ("-e", "raw_syscalls:sys_enter", "--no-callgraph")),
+    ("cpu-clock -g", ("-e", "cpu-clock", "-F", "999", "-g")),
+    ("-z 1", ("-e", "raw_syscalls:sys_enter", "--no-callgraph", "-z", "1")),
+    ("rotations", ("-e", "raw_syscalls:sys_enter", "--no-callgraph",
+                   "--rotate-size", "1M")),
+]
+
+
+def unnamed_samples(path):
+    """Samples perf names only by pid (":PID", no COMM of the task in the
+    file), and the LOST records that may excuse them."""
+    p = perf("script", "--show-lost-events", "-F", "comm,pid,tid", "-i",
+             path)
+    lines = p.stdout.splitlines()
+    return [l for l in lines if UNNAMED.match(l)], \
+        sum("PERF_RECORD_LOST" in l for l in lines)
+
+
+def test_a_burst_of_short_lived_processes_across_start_is_named():
+    """Processes that live a millisecond, started all along, across the
+    start: a sample of one that the file cannot name (":PID") means the
+    sampling began before the /proc walk could see it. Task tracking is
+    an event of its own, enabled before the walk; sampling only after it
+    (issue 23: before, 12 of 20 recordings of the tracepoint held such
+    samples). The only excuse: a LOST record in the same file."""
+    need_tp("raw_syscalls", "sys_enter")
+    rounds = max(1, ROUNDS // 2)
+    for i in range(rounds * len(BURST_VARIANTS)):
+        name, args = BURST_VARIANTS[i % len(BURST_VARIANTS)]
+        what = "recording %d (%s)" % (i, name)
+        burst = subprocess.Popen(
+            ["sh", "-c", "while :; do for i in 1 2 3 4 5 6 7 8 9 10; do "
+             "/bin/true; done; done"])
+        with daemon() as d:
+            try:
+                d.ctl("start", "-m", PAGES, *args)
+                harness.spinner(0.4).wait()
+                d.ctl("stop")
+            finally:
+                burst.kill()
+                burst.wait()
+            files = d.finished_files()
+            assert files, what
+            for f in files:
+                bad, lost = unnamed_samples(f)
+                assert not bad or lost, "%s: %s: %d unnamed samples, " \
+                    "no LOST record: %s" % (what, f, len(bad), bad[:3])
 
 
 if __name__ == "__main__":

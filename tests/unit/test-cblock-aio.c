@@ -67,7 +67,7 @@ close_all(struct tracefile *tf, struct cblock_queue *q, int *calls)
 	int		 rc;
 
 	tracefile_close(tf, done_cb, calls);
-	while ((rc = tracefile_poll(tf, &q->sigev)) == 0 && !expired())
+	while ((rc = tracefile_poll(tf)) == 0 && !expired())
 		nanosleep(&ts, NULL);
 	return rc;
 }
@@ -152,7 +152,6 @@ test_two_cblocks(int dirfd)
 	memset(&stats, 0, sizeof(stats));
 	memset(&heap_stats, 0, sizeof(heap_stats));
 	cblock_queue_init(&q);
-	CHECK_EQ(q.sigev.sigev_notify, SIGEV_NONE);
 	CHECK_EQ(q.nr_busy, 0);
 	CHECK(TAILQ_EMPTY(&q.busy));
 
@@ -256,7 +255,7 @@ test_two_cblocks(int dirfd)
 	}
 	free(file);
 	/* polling a done file again neither fails nor calls back twice */
-	CHECK_EQ(tracefile_poll(tf, &q.sigev), 1);
+	CHECK_EQ(tracefile_poll(tf), 1);
 	CHECK_EQ(calls, 1);
 
 	unlinkat(dirfd, tf->name, 0);

@@ -162,7 +162,6 @@ test_request(void)
 	struct cblock	*cb = &f.cbs[1];
 
 	setup(&f);
-	CHECK_EQ(f.q.sigev.sigev_notify, SIGEV_NONE);
 	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 8192), 0);
 	CHECK_EQ(nreqs, 1);
 	CHECK(reqp[0] == &cb->aio);

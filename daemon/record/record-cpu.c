@@ -1,0 +1,156 @@
+/*
+ * record-cpu: one CPU of a recording: its events and ring (cpuring.h)
+ * and the cblocks its drains copy into, made and freed side by side, as
+ * perf's mmap.c keeps a map's AIO buffers with the map. record.c decides
+ * when a CPU is opened (start, hotplug) and closed; this file does it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "record-int.h"
+
+/* Room for every CPU that may come online: cpus never moves, since a
+ * busy cblock's AIO request points into it. */
+int
+record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
+{
+	size_t	 i;
+
+	rec->cap_cpus = cpuring_possible();
+	if (rec->cap_cpus < n)
+		rec->cap_cpus = n;
+	rec->nr_cpus = 0;
+	free(rec->staged);
+	rec->staged = calloc(rec->cap_cpus, sizeof(*rec->staged));
+	rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus));
+	if (rec->staged == NULL || rec->cpus == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (record_cpu_slot(rec, cpus[i]) == NULL)
+			return -1;
+	return 0;
+}
+
+/* The slot of cpu, made (closed, offline) when it has none yet; NULL
+ * when there is no room or memory. */
+struct record_cpu *
+record_cpu_slot(struct record *rec, int cpu)
+{
+	struct record_cpu	*c;
+	size_t			 i;
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].cpu == cpu)
+			return &rec->cpus[i];
+	if (rec->nr_cpus == rec->cap_cpus)
+		return NULL;
+	c = &rec->cpus[rec->nr_cpus];
+	memset(c, 0, sizeof(*c));
+	c->rec = rec;
+	c->cpu = cpu;
+	c->offline = 1;
+	if ((c->fds = malloc(rec->nr_fds * sizeof(int))) == NULL ||
+	    (c->ids = calloc(rec->nr_fds, sizeof(uint64_t))) == NULL) {
+		free(c->fds);
+		c->fds = NULL;
+		return NULL;
+	}
+	for (i = 0; i < rec->nr_fds; i++)
+		c->fds[i] = -1;
+	rec->nr_cpus++;
+	return c;
+}
+
+/*
+ * n cblocks for c, each a ring's worth (or its compressed bound) and a
+ * FINISHED_ROUND. Made before the first drain that uses them: making one
+ * faults its pages in (cblock_buffer), too slow while the rings fill.
+ */
+int
+record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
+{
+	size_t	 cap = (rec->zc ? rec->zcap : c->ring.size) + RECORD_ROUND_LEN;
+
+	while (c->nr_cbs < n) {
+		if (cblock_init(&c->cbs[c->nr_cbs], cap) == -1)
+			return -1;
+		c->cbs[c->nr_cbs].stats = &c->aio;
+		c->nr_cbs++;
+	}
+	return 0;
+}
+
+/* The cblocks of c: only once glibc holds none of their requests. */
+void
+record_cpu_free_buffers(struct record_cpu *c)
+{
+	size_t	 i;
+
+	for (i = 0; i < c->nr_cbs; i++)
+		cblock_finish(&c->cbs[i]);
+	c->nr_cbs = 0;
+}
+
+/*
+ * Open c's events, disabled, map its ring, watch it in the loop (cb) and
+ * give it the cblocks of the write mode. 0, or -1 with err filled and
+ * nothing of it left open.
+ */
+int
+record_cpu_open(struct record *rec, struct record_cpu *c, event_callback_fn cb,
+    struct config_error *err)
+{
+	if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
+	    err) == -1)
+		return -1;
+	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST, cb, c);
+	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
+	    (rec->mode == RECORD_AIO &&
+	    record_cpu_buffers(rec, c, rec->cfg.cblocks) == -1)) {
+		record_cpu_close(rec, c);
+		config_fail(err, PROTO_E_SYSTEM, NULL, "cpu %d: out of memory",
+		    c->cpu);
+		return -1;
+	}
+	c->offline = 0;
+	c->open_failed = 0;
+	return 0;
+}
+
+void
+record_cpu_close(struct record *rec, struct record_cpu *c)
+{
+	if (c->ev != NULL)
+		event_free(c->ev);
+	c->ev = NULL;
+	if (c->fds != NULL)
+		cpuring_close(c->fds, rec->nr_fds, &c->ring);
+}
+
+void
+record_cpus_close(struct record *rec)
+{
+	size_t	 i;
+
+	for (i = 0; i < rec->nr_cpus; i++) {
+		record_cpu_close(rec, &rec->cpus[i]);
+		free(rec->cpus[i].fds);
+		rec->cpus[i].fds = NULL;
+		free(rec->cpus[i].ids);
+		rec->cpus[i].ids = NULL;
+	}
+}
+
+/* Only once nothing is in flight: the buffers belong to AIO until then. */
+void
+record_cpus_free(struct record *rec)
+{
+	size_t	 i;
+
+	record_cpus_close(rec);
+	for (i = 0; i < rec->nr_cpus; i++)
+		record_cpu_free_buffers(&rec->cpus[i]);
+	free(rec->cpus);
+	rec->cpus = NULL;
+	rec->nr_cpus = 0;
+}
