@@ -87,6 +87,11 @@ static const struct command_opt command_opts[] = {
 	{ "writeback", 0, NULL, NULL,
 	    "start each write's writeback at once and drop written pages\n"
 	    "from the page cache (a congested disk; --no-writeback)" },
+	{ "direct_io", 0, NULL, NULL,
+	    "write past the page cache (O_DIRECT) where the file system\n"
+	    "takes it (--no-direct-io: through the page cache)" },
+	{ "direct_tail_ms", 0, NULL, "MS",
+	    "put the direct stream's unaligned tail on disk this often" },
 	{ "kernel_build_id", 0, NULL, NULL,
 	    "build-ids in the kernel's MMAP2 records; breaks a\n"
 	    "perf record running beside it (see perfspilld.json(5))" },

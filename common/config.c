@@ -70,6 +70,9 @@ static const struct config_key config_keys[] = {
 	    CONFIG_MAX_CGROUPS, 0),
 	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
 	K("writeback", T_BOOL, CONFIG_NEXT_START, writeback, 0, 1, 0),
+	K("direct_io", T_BOOL, CONFIG_NEXT_START, direct_io, 0, 1, 0),
+	K("direct_tail_ms", T_UINT, CONFIG_NEXT_START, direct_tail_ms, 10,
+	    60000, 0),
 	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
 	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
 	    UINT64_C(1) << 50, F_ZERO_OK),
@@ -117,6 +120,8 @@ config_defaults(struct config *cfg)
 	cfg->drain_ms = 1000;
 	cfg->cblocks = 2;
 	cfg->exclude_self = 1;
+	cfg->direct_io = 1;
+	cfg->direct_tail_ms = 1000;
 	cfg->rotate_size = UINT64_C(256) << 20;
 	cfg->rotate_interval = 3600;
 	cfg->max_files = 168;

@@ -41,6 +41,8 @@ struct config {
 	int		writeback;	/* sync_file_range each write, drop it
 					 * once written: a congested disk */
 	uint64_t	mmap_flush;	/* least bytes a wakeup drains; 0: ring/4 */
+	int		direct_io;	/* O_DIRECT where the file system takes it */
+	uint64_t	direct_tail_ms;	/* the direct stream's tail on disk by then */
 	int		all_cgroups;	/* PERF_SAMPLE_CGROUP and cgroup records */
 	/* record only these cgroups (perf -G), relative to the cgroup2
 	 * mount; none: every task */

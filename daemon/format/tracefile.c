@@ -14,7 +14,7 @@
 #include "tracefile.h"
 
 struct tracefile *
-tracefile_open(int dirfd, const char *host, unsigned int *seq)
+tracefile_open(int dirfd, const char *host, unsigned int *seq, int direct)
 {
 	struct tracefile	*tf;
 	struct tm		 tm;
@@ -28,6 +28,7 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 	tf->bad_off = UINT64_MAX;
 	tf->opened = time(NULL);
 	sbuf_init(&tf->buildids);
+	tracefile_direct_init(tf);
 	gmtime_r(&tf->opened, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	/* The time first so that names sort by age; seq breaks ties within a
@@ -50,7 +51,17 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq)
 		free(tf);
 		return NULL;
 	}
+	/* refused: the file is written through the page cache, and
+	 * tracefile_direct_refused says why */
+	if (direct)
+		(void)tracefile_direct_open(tf);
 	return tf;
+}
+
+int
+tracefile_direct_refused(const struct tracefile *tf)
+{
+	return tf->direct.refused;
 }
 
 int
@@ -92,34 +103,52 @@ tracefile_mark_merge(struct tracefile_mark *a, const struct tracefile_mark *b)
 		a->last = b->last;
 }
 
+/*
+ * A slot at the end of a queue (chunks, writes) of *arr: entries before
+ * *first are done with; the live ones are moved down before it grows,
+ * and *arr may move. NULL when memory runs out.
+ */
+static void *
+tracefile_queue_slot(void **arr, size_t *first, size_t *nr, size_t *cap,
+    size_t size)
+{
+	uint8_t	*p = *arr;
+	size_t	 n;
+
+	if (*nr == *cap && *first > 0) {
+		*nr -= *first;
+		memmove(p, p + *first * size, *nr * size);
+		*first = 0;
+	}
+	if (*nr == *cap) {
+		n = *cap ? *cap * 2 : 64;
+		if ((p = reallocarray(p, n, size)) == NULL)
+			return NULL;
+		*arr = p;
+		*cap = n;
+	}
+	return p + (*nr)++ * size;
+}
+
 static void
-tracefile_chunk_push(struct tracefile *tf, uint64_t off,
+tracefile_chunk_push(struct tracefile *tf, uint64_t off, uint64_t len,
     const struct tracefile_mark *mark)
 {
 	static const struct tracefile_mark	 none;
 	struct tracefile_chunk	*p;
-	size_t			 cap;
+	void			*arr = tf->chunks;
 
-	if (tf->nr_chunks == tf->chunk_cap && tf->chunk_first > 0) {
-		tf->nr_chunks -= tf->chunk_first;
-		memmove(tf->chunks, tf->chunks + tf->chunk_first,
-		    tf->nr_chunks * sizeof(*tf->chunks));
-		tf->chunk_first = 0;
+	p = tracefile_queue_slot(&arr, &tf->chunk_first, &tf->nr_chunks,
+	    &tf->chunk_cap, sizeof(*p));
+	tf->chunks = arr;
+	if (p == NULL) {
+		/* untracked: counted as if it lands */
+		tracefile_mark_merge(&tf->kept, mark ? mark : &none);
+		return;
 	}
-	if (tf->nr_chunks == tf->chunk_cap) {
-		cap = tf->chunk_cap ? tf->chunk_cap * 2 : 64;
-		if ((p = reallocarray(tf->chunks, cap, sizeof(*p))) == NULL) {
-			/* untracked: counted as if it lands */
-			tracefile_mark_merge(&tf->kept, mark ? mark : &none);
-			return;
-		}
-		tf->chunks = p;
-		tf->chunk_cap = cap;
-	}
-	p = &tf->chunks[tf->nr_chunks++];
 	p->off = off;
+	p->len = len;
 	p->mark = mark ? *mark : none;
-	p->done = 0;
 }
 
 uint64_t
@@ -129,30 +158,22 @@ tracefile_reserve(struct tracefile *tf, size_t len,
 	uint64_t	 off = tf->reserved;
 
 	tf->reserved += len;
-	tracefile_chunk_push(tf, off, mark);
+	tracefile_chunk_push(tf, off, len, mark);
 	return off;
 }
 
-void
-tracefile_wrote(struct tracefile *tf, uint64_t off)
+/*
+ * The reservations wholly below the frontier have landed, in order: kept
+ * sums them up, and the last few are remembered for a cut-back.
+ */
+static void
+tracefile_land(struct tracefile *tf)
 {
 	struct tracefile_chunk	*c;
-	size_t			 lo = tf->chunk_first, hi = tf->nr_chunks, mid;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (tf->chunks[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == tf->nr_chunks || tf->chunks[lo].off != off)
-		return;
-	tf->chunks[lo].done = 1;
-	/* a failed write is never done: nothing after it is counted */
 	while (tf->chunk_first < tf->nr_chunks) {
 		c = &tf->chunks[tf->chunk_first];
-		if (!c->done)
+		if (c->off + c->len > tf->frontier)
 			break;
 		memmove(tf->landed + 1, tf->landed,
 		    (TRACEFILE_LANDED - 1) * sizeof(tf->landed[0]));
@@ -163,6 +184,69 @@ tracefile_wrote(struct tracefile *tf, uint64_t off)
 		tracefile_mark_merge(&tf->kept, &c->mark);
 		tf->chunk_first++;
 	}
+}
+
+/* The start of the reservation holding byte off: a record boundary. */
+static uint64_t
+tracefile_chunk_start(const struct tracefile *tf, uint64_t off)
+{
+	size_t	 lo = tf->chunk_first, hi = tf->nr_chunks, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (tf->chunks[mid].off + tf->chunks[mid].len <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < tf->nr_chunks && tf->chunks[lo].off <= off)
+		return tf->chunks[lo].off;
+	return off;
+}
+
+/* A request [off, end) against the file, queued in offset order. */
+static void
+tracefile_write_push(struct tracefile *tf, uint64_t off, uint64_t end)
+{
+	struct tracefile_write	*p;
+	void			*arr = tf->writes;
+
+	p = tracefile_queue_slot(&arr, &tf->write_first, &tf->nr_writes,
+	    &tf->write_cap, sizeof(*p));
+	tf->writes = arr;
+	if (p == NULL) {
+		/* untracked: the frontier stops short of it, and the samples
+		 * after it go uncounted, not unwritten */
+		log_warnx("%s: out of memory tracking a write", tf->partial);
+		return;
+	}
+	p->off = off;
+	p->end = end;
+	p->done = 0;
+}
+
+/* The request from off is on disk: move the frontier over every request
+ * done in a row, and land what it passed. A failed request is never done:
+ * nothing after it is counted. */
+static void
+tracefile_write_done(struct tracefile *tf, uint64_t off)
+{
+	struct tracefile_write	*w;
+	size_t			 i;
+
+	for (i = tf->write_first; i < tf->nr_writes; i++)
+		if (tf->writes[i].off == off && !tf->writes[i].done) {
+			tf->writes[i].done = 1;
+			break;
+		}
+	while (tf->write_first < tf->nr_writes) {
+		w = &tf->writes[tf->write_first];
+		if (!w->done || w->off != tf->frontier)
+			break;
+		tf->frontier = w->end;
+		tf->write_first++;
+	}
+	tracefile_land(tf);
 }
 
 void
@@ -182,9 +266,11 @@ tracefile_compressed(struct tracefile *tf, size_t raw, size_t compressed)
 }
 
 void
-tracefile_queued(struct tracefile *tf)
+tracefile_queued(struct tracefile *tf, uint64_t off, size_t len)
 {
 	tf->inflight++;
+	if (len > 0)
+		tracefile_write_push(tf, off, off + len);
 }
 
 void
@@ -196,7 +282,7 @@ tracefile_completed(struct tracefile *tf, uint64_t off, size_t written,
 	if (err != 0)
 		tracefile_failed(tf, off, err);
 	else
-		tracefile_wrote(tf, off);
+		tracefile_write_done(tf, off);
 }
 
 int
@@ -213,11 +299,14 @@ tracefile_pwritev(struct tracefile *tf, uint64_t off, const struct iovec *iov,
     int n)
 {
 	const uint8_t	*p;
-	uint64_t	 start = off;
+	uint64_t	 start = off, total = 0;
 	size_t		 len;
 	ssize_t		 w;
 	int		 i;
 
+	for (i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	tracefile_write_push(tf, start, start + total);
 	for (i = 0; i < n; i++) {
 		p = iov[i].iov_base;
 		len = iov[i].iov_len;
@@ -240,13 +329,15 @@ tracefile_pwritev(struct tracefile *tf, uint64_t off, const struct iovec *iov,
 			tf->written += (uint64_t)w;
 		}
 	}
-	tracefile_wrote(tf, start);
+	tracefile_write_done(tf, start);
 	return 0;
 }
 
 void
 tracefile_failed(struct tracefile *tf, uint64_t off, int err)
 {
+	/* a request of the direct stream may begin inside a record */
+	off = tracefile_chunk_start(tf, off);
 	if (off < tf->bad_off) {
 		tf->bad_off = off;
 		tf->err = err;
@@ -271,8 +362,13 @@ static int
 tracefile_finish(struct tracefile *tf)
 {
 	struct perfdata_extra	 x;
-	uint64_t		 end = tf->reserved;
+	uint64_t		 end;
 	size_t			 i;
+
+	/* the direct stream's last bytes: a failure is a cut like any */
+	if (tracefile_direct_on(tf) && tf->bad_off == UINT64_MAX)
+		(void)tracefile_direct_end(tf);
+	end = tf->reserved;
 
 	if (tf->bad_off != UINT64_MAX && tf->bad_off <= tf->header_len) {
 		if (unlinkat(tf->dirfd, tf->partial, 0) == -1)
@@ -336,6 +432,11 @@ tracefile_rename(struct tracefile *tf)
 static void
 tracefile_done(struct tracefile *tf)
 {
+	/* synced: a direct file leaves nothing in the page cache (its head,
+	 * tail and features went through it), as its data never entered */
+	if (tracefile_direct_on(tf))
+		(void)posix_fadvise(tf->fd, 0, 0, POSIX_FADV_DONTNEED);
+	tracefile_direct_close(tf);
 	close(tf->fd);
 	tf->fd = -1;
 	tf->state = TRACEFILE_DONE;
@@ -394,6 +495,8 @@ tracefile_free(struct tracefile *tf)
 	if (tf->fd != -1)
 		close(tf->fd);
 	sbuf_finish(&tf->buildids);
+	tracefile_direct_free(tf);
 	free(tf->chunks);
+	free(tf->writes);
 	free(tf);
 }

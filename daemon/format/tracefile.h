@@ -10,6 +10,13 @@
  * NAME.data and the directory fsync'd: the rename and that fsync are
  * synchronous in the loop, a metadata flush of one directory. A program
  * watching the directory only ever sees whole files under *.data.
+ *
+ * The data goes past the page cache where the file system allows
+ * (tracefile-direct.c): O_DIRECT descriptors beside the buffered one,
+ * every request aligned, the stream's unaligned tail kept in memory as
+ * the lead of the next request. Requests complete in any order; a
+ * reservation (records whole) counts as landed once every byte of it is
+ * on disk, whichever requests carried them.
  */
 #ifndef PERFSPILL_TRACEFILE_H
 #define PERFSPILL_TRACEFILE_H
@@ -49,11 +56,44 @@ struct tracefile_landed {
 };
 #define TRACEFILE_LANDED	4
 
-/* A reserved write not yet known to be on disk, in offset order. */
+/* A reservation not yet known to be on disk, in offset order. */
 struct tracefile_chunk {
 	uint64_t		 off;
+	uint64_t		 len;
 	struct tracefile_mark	 mark;
+};
+
+/* A request against the file, queued in offset order: a reservation (a
+ * buffered file), or an aligned run of the stream (direct I/O). */
+struct tracefile_write {
+	uint64_t		 off;
+	uint64_t		 end;
 	int			 done;
+};
+
+/* O_DIRECT descriptors of one file: glibc runs the requests of one
+ * descriptor one after another (bench/direct-io.md measures how many
+ * overlap usefully). */
+#define TRACEFILE_DIRECT_FDS	4
+/* The largest alignment taken: a request's buffer holds up to this much
+ * lead before its records, and buffers are page-aligned. */
+#define TRACEFILE_ALIGN_MAX	4096
+
+/* The O_DIRECT side of a file (tracefile-direct.c). */
+struct tracefile_direct {
+	int			 fds[TRACEFILE_DIRECT_FDS];
+	size_t			 nr_fds;	/* 0: buffered */
+	size_t			 next;		/* round robin */
+	size_t			 align;		/* offsets, lengths, buffers */
+	uint8_t			*tail;		/* the stream's last bytes, not */
+	size_t			 tail_len;	/* ...yet written: < align */
+	/* the tail written padded (tracefile_direct_flush), in flight on
+	 * this descriptor; the request that rewrites that block follows
+	 * it on the same one, so that glibc keeps them in order */
+	int			 flush_fd;
+	uint64_t		 flush_off;
+	uint64_t		 flushed;	/* reserved at the last flush */
+	int			 refused;	/* errno: why it is not direct */
 };
 
 struct tracefile {
@@ -85,6 +125,11 @@ struct tracefile {
 	 */
 	struct tracefile_chunk	*chunks;
 	size_t			 chunk_first, nr_chunks, chunk_cap;
+	/* requests in offset order; everything below frontier is on disk */
+	struct tracefile_write	*writes;
+	size_t			 write_first, nr_writes, write_cap;
+	uint64_t		 frontier;
+	struct tracefile_direct	 direct;
 	/* the last writes kept, newest first: a full disk that has no room
 	 * for the feature table gets it by cutting them off */
 	struct tracefile_landed	 landed[TRACEFILE_LANDED];
@@ -104,8 +149,13 @@ struct tracefile {
 TAILQ_HEAD(tracefile_list, tracefile);
 
 /* Make a unique name from host, the current UTC time and seq, and create
- * the .partial file in dirfd. */
-struct tracefile *tracefile_open(int dirfd, const char *host, unsigned int *seq);
+ * the .partial file in dirfd; direct: its data past the page cache where
+ * the file system takes O_DIRECT. */
+struct tracefile *tracefile_open(int dirfd, const char *host, unsigned int *seq,
+	    int direct);
+/* Why a file opened direct is written through the page cache (errno),
+ * or 0. */
+int	 tracefile_direct_refused(const struct tracefile *);
 /* The head synth built (buf, the first len bytes): where the data starts
  * and the features to finish the file with; a file cut inside it holds
  * nothing worth keeping. 0 or -1. */
@@ -116,17 +166,16 @@ int	 tracefile_add_buildids(struct tracefile *, const void *, size_t);
 /* Reserve len bytes holding what mark says (NULL: no samples). */
 uint64_t tracefile_reserve(struct tracefile *, size_t len,
 	    const struct tracefile_mark *);
-/* The write reserved at off is on disk. */
-void	 tracefile_wrote(struct tracefile *, uint64_t off);
 /* What a drain placed in the file: ring samples and loss records. */
 void	 tracefile_count(struct tracefile *, uint64_t samples, uint64_t lost,
 	    uint64_t lost_samples);
 /* raw bytes of records went into the file as compressed bytes (-z):
  * the ratio of its compressed feature. */
 void	 tracefile_compressed(struct tracefile *, size_t raw, size_t compressed);
-/* An AIO request against the file was queued; it completed having
- * written that many bytes, and failed with err (0: it is whole). */
-void	 tracefile_queued(struct tracefile *);
+/* An AIO request of len bytes from off was queued (len 0: not part of
+ * the file's stream, a padded tail); it completed having written that
+ * many bytes, and failed with err (0: it is whole). */
+void	 tracefile_queued(struct tracefile *, uint64_t off, size_t len);
 void	 tracefile_completed(struct tracefile *, uint64_t off, size_t written,
 	    int err);
 /* Synchronous write at off (the serial mode, cblocks = 0), of the request
@@ -145,5 +194,32 @@ void	 tracefile_close(struct tracefile *, tracefile_done_cb, void *);
 /* Move a closing file on; returns 1 once it is DONE (done_cb called). */
 int	 tracefile_poll(struct tracefile *);
 void	 tracefile_free(struct tracefile *);
+
+/*
+ * tracefile-direct.c: the direct stream. A request of a direct file is
+ * built as: tracefile_direct_lead copies the stream's unwritten tail to
+ * the start of an aligned buffer (returns its length, lead), the records
+ * follow it (len bytes), and tracefile_direct_block reserves them and
+ * returns how many bytes to write from the buffer at *off on *fd (a
+ * multiple of the alignment; 0: nothing yet), keeping the rest as the
+ * new tail. No other request of the file may come between the two.
+ */
+void	 tracefile_direct_init(struct tracefile *);
+int	 tracefile_direct_open(struct tracefile *);
+void	 tracefile_direct_close(struct tracefile *);
+void	 tracefile_direct_free(struct tracefile *);
+/* 1 when the file's data is the aligned stream (its descriptors may have
+ * been refused since: the stream then goes on through the buffered one). */
+int	 tracefile_direct_on(const struct tracefile *);
+size_t	 tracefile_direct_lead(const struct tracefile *, uint8_t *);
+size_t	 tracefile_direct_block(struct tracefile *, uint8_t *, size_t lead,
+	    size_t len, const struct tracefile_mark *, uint64_t *off, int *fd);
+size_t	 tracefile_direct_pad(struct tracefile *, uint8_t *, uint64_t *off,
+	    int *fd);
+/* A direct request on fd failed with err: EINVAL means the file system
+ * takes no direct writes after all. Returns the descriptor to write it
+ * again on (the buffered one), or -1 when err is a real failure. */
+int	 tracefile_direct_refuse(struct tracefile *, int fd, int err);
+int	 tracefile_direct_end(struct tracefile *);
 
 #endif

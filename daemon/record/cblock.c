@@ -21,10 +21,11 @@ uint8_t *
 cblock_buffer(size_t len)
 {
 	volatile uint8_t	*v;
-	uint8_t			*buf;
+	void			*buf;
 	size_t			 i, psz = (size_t)sysconf(_SC_PAGESIZE);
 
-	if ((buf = malloc(len)) == NULL)
+	/* page-aligned: a direct write's buffer must be (tracefile-direct) */
+	if (posix_memalign(&buf, psz, len > 0 ? len : 1) != 0)
 		return NULL;
 	v = buf;
 	for (i = 0; i < len; i += psz)
@@ -145,7 +146,7 @@ static int
 cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 {
 	memset(&cb->aio, 0, sizeof(cb->aio));
-	cb->aio.aio_fildes = cb->tf->fd;
+	cb->aio.aio_fildes = cb->fd;
 	cb->aio.aio_buf = cb->buf + cb->done;
 	cb->aio.aio_nbytes = cb->len - cb->done;
 	cb->aio.aio_offset = (off_t)(cb->off + cb->done);
@@ -194,11 +195,49 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 	}
 }
 
+/* What a finished request tells its file. A padded tail is not part of
+ * the file's stream: its request only ends. */
+static void
+cblock_completed(struct cblock *cb, size_t written, int err)
+{
+	if (cb->pad)
+		tracefile_completed(cb->tf, UINT64_MAX, 0, 0);
+	else
+		tracefile_completed(cb->tf, cb->off, written, err);
+}
+
+/*
+ * A direct write refused with EINVAL: the file system takes O_DIRECT at
+ * open but not at write (some FUSE and network file systems). The file
+ * goes on through its buffered descriptor, this request first. 0 when
+ * it was queued again there.
+ */
+static int
+cblock_retry_buffered(struct cblock_queue *q, struct cblock *cb)
+{
+	int	 fd;
+
+	if (cb->done != 0 ||
+	    (fd = tracefile_direct_refuse(cb->tf, cb->fd, cb->err)) == -1)
+		return -1;
+	if (cb->pad)
+		return -1;	/* the stream's next request writes it */
+	cb->fd = fd;
+	cb->err = 0;
+	cb->stats->resubmitted++;
+	if (cblock_aio_write(q, cb) == -1) {
+		cb->err = errno;
+		return -1;
+	}
+	return 0;
+}
+
 int
 cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
-    uint64_t off)
+    uint64_t off, int fd)
 {
 	cb->tf = tf;
+	cb->fd = fd;
 	cb->off = off;
 	cb->done = 0;
 	cb->err = 0;
@@ -223,7 +262,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->busy = 1;
 	TAILQ_INSERT_TAIL(&q->busy, cb, entry);
 	q->nr_busy++;
-	tracefile_queued(tf);
+	tracefile_queued(tf, off, cb->pad ? 0 : cb->len);
 	cb->stats->inflight++;
 	return 0;
 }
@@ -259,19 +298,24 @@ cblock_reap(struct cblock_queue *q)
 			cb->err = errno;
 			/* FALLTHROUGH */
 		case CBLOCK_FAILED:
-			cb->stats->failed++;
-			cb->stats->bytes_dropped += cb->len - cb->done;
-			cb->stats->bytes_written += cb->done;
+			if (cblock_retry_buffered(q, cb) == 0)
+				break;
+			/* a padded tail's bytes are written again later */
+			if (!cb->pad) {
+				cb->stats->failed++;
+				cb->stats->bytes_dropped += cb->len - cb->done;
+				cb->stats->bytes_written += cb->done;
+			}
 			/* failed at the request's start: the part written
 			 * may end inside a record */
-			tracefile_completed(cb->tf, cb->off, cb->done, cb->err);
+			cblock_completed(cb, cb->done, cb->err);
 			cblock_release(q, cb);
 			break;
 		case CBLOCK_DONE:
 			cb->stats->completed++;
-			cb->stats->bytes_written += cb->len;
-			tracefile_completed(cb->tf, cb->off, cb->len, 0);
-			if (q->writeback && !cb->heap)
+			cb->stats->bytes_written += cb->pad ? 0 : cb->len;
+			cblock_completed(cb, cb->len, 0);
+			if (q->writeback && !cb->heap && cb->fd == cb->tf->fd)
 				cblock_writeback(cb);
 			cblock_release(q, cb);
 			break;

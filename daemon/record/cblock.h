@@ -45,6 +45,9 @@ struct cblock {
 	struct tracefile_mark	 mark;	/* the ring samples in buf */
 	int			 busy;
 	int			 heap;	/* one-shot: freed when it completes */
+	int			 pad;	/* a padded tail, outside the stream */
+	int			 fd;	/* the descriptor it writes on */
+	size_t			 lead;	/* direct: the stream's tail first */
 	int			 err;	/* errno of a failed write */
 	int			 deferred; /* refused for now: not glibc's */
 	struct tracefile	*tf;
@@ -93,12 +96,13 @@ void	 cblock_queue_init(struct cblock_queue *);
  * default): the kernel's own writeback decides.
  */
 void	 cblock_queue_writeback(struct cblock_queue *, int on);
-/* Queue cb's len bytes at file offset off of tf. 0, or -1 with errno (the
+/* Queue cb's len bytes at file offset off of tf, on fd (tf's buffered
+ * descriptor or one of its direct ones). 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). A request
  * glibc cannot take for the moment (EAGAIN) is busy but deferred: the
  * next cblock_reap offers it again. */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,
-	    struct tracefile *, uint64_t off);
+	    struct tracefile *, uint64_t off, int fd);
 /*
  * Look at every request in flight: finish the done ones, resubmit partial
  * writes, record failures in their tracefile. Returns the number still

@@ -62,14 +62,15 @@ record_cpu_slot(struct record *rec, int cpu)
 }
 
 /*
- * n cblocks for c, each a ring's worth (or its compressed bound) and a
- * FINISHED_ROUND. Made before the first drain that uses them: making one
+ * n cblocks for c, each a ring's worth (or its compressed bound), a
+ * FINISHED_ROUND and room for the direct stream's lead. Made before the first drain that uses them: making one
  * faults its pages in (cblock_buffer), too slow while the rings fill.
  */
 int
 record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 {
-	size_t	 cap = (rec->zc ? rec->zcap : c->ring.size) + RECORD_ROUND_LEN;
+	size_t	 cap = (rec->zc ? rec->zcap : c->ring.size) + RECORD_ROUND_LEN +
+	    RECORD_LEAD_MAX;
 
 	while (c->nr_cbs < n) {
 		if (cblock_init(&c->cbs[c->nr_cbs], cap) == -1)

@@ -50,15 +50,66 @@ record_mark(struct record *rec, struct tracefile_mark *m,
 		    &m->last);
 }
 
+/*
+ * Queue cb, its lead and len bytes of records after it, as the direct
+ * stream's next request: what is aligned is written, the rest is the
+ * stream's tail, the next request's lead. A cblock with nothing aligned
+ * to write is free again at once (its bytes are the tail).
+ */
+static int
+record_submit_direct(struct record *rec, struct tracefile *tf,
+    struct cblock *cb, size_t len, const struct tracefile_mark *mark)
+{
+	uint64_t	 off;
+	int		 fd;
+	size_t		 w;
+
+	w = tracefile_direct_block(tf, cb->buf, cb->lead, len, mark, &off,
+	    &fd);
+	if (w == 0) {
+		cb->busy = 0;
+		if (cb->heap) {
+			free(cb->buf);
+			free(cb);
+		}
+		return 0;
+	}
+	cb->len = w;
+	cb->busy = 0;
+	if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
+		log_warn("%s: aio_write", tf->partial);
+		return -1;
+	}
+	return 0;
+}
+
 /* Write bytes that are not ring data (the preamble) to tf; takes buf. */
 int
 record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len)
 {
 	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(tf, len, NULL);
+	uint8_t		*b;
+	uint64_t	 off;
 	int		 rc;
 
+	if (tracefile_direct_on(tf)) {
+		/* an aligned copy, after the stream's tail: a preamble is
+		 * not ring data, and comes once a file */
+		b = cblock_buffer(RECORD_LEAD_MAX + len);
+		cb = b != NULL ? cblock_create_heap(b, 0, &rec->heap_stats) :
+		    NULL;
+		if (cb == NULL) {
+			free(b);
+			free(buf);
+			return -1;
+		}
+		cb->lead = tracefile_direct_lead(tf, b);
+		memcpy(b + cb->lead, buf, len);
+		free(buf);
+		return record_submit_direct(rec, tf, cb, len, NULL);
+	}
+	off = tracefile_reserve(tf, len, NULL);
 	if (rec->mode == RECORD_SERIAL) {
 		rc = tracefile_pwrite(tf, off, buf, len);
 		free(buf);
@@ -68,7 +119,35 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 		free(buf);
 		return -1;
 	}
-	return cblock_submit(&rec->q, cb, tf, off);
+	return cblock_submit(&rec->q, cb, tf, off, tf->fd);
+}
+
+/*
+ * The direct stream's tail (fewer bytes than one alignment unit) has
+ * stayed in memory since the last drain: put it on disk, padded, so that
+ * a crash costs what the rings and the requests in flight held, and no
+ * more than direct_tail_ms of that tail (docs/file-format.md).
+ */
+void
+record_pad_tail(struct record *rec)
+{
+	struct tracefile	*tf = rec->cur;
+	struct cblock		*cb;
+	uint8_t			*b;
+	uint64_t		 off;
+	size_t			 n;
+	int			 fd;
+
+	if (tf == NULL || !tracefile_direct_on(tf) ||
+	    (b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
+		return;
+	if ((n = tracefile_direct_pad(tf, b, &off, &fd)) == 0 ||
+	    (cb = cblock_create_heap(b, n, &rec->heap_stats)) == NULL) {
+		free(b);
+		return;
+	}
+	cb->pad = 1;
+	(void)cblock_submit(&rec->q, cb, tf, off, fd);
 }
 
 /*
@@ -182,17 +261,23 @@ record_note_mmap2(uint8_t *r, size_t len, void *arg)
 
 /*
  * The AIO mode, in the manner of perf's perf_mmap__push: copy the ring
- * into cb (a free cblock of c), release the ring, and stage the copy;
- * the pass submits it. 1 with cb staged, 0 when only our own samples
- * were there.
+ * into cb (a free cblock of c), after the direct stream's lead where the
+ * file has one, release the ring, and stage the copy; the pass submits
+ * it. 1 with cb staged (cb->len: its records), 0 when only our own
+ * samples were there.
  */
 static int
 record_push_aio(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, const struct record_take *t, struct cblock *cb)
 {
 	struct ring_filter	 f;
+	uint8_t			*dst, *src;
 	size_t			 len;
 
+	cb->lead = tracefile_direct_on(tf) ? tracefile_direct_lead(tf,
+	    cb->buf) : 0;
+	dst = cb->buf + cb->lead;
+	src = rec->zc ? rec->xbuf : dst;
 	/*
 	 * Copy first (it streams), then one walk over the copy while it is
 	 * in the cache: count, drop our own samples, take the sample times,
@@ -200,7 +285,7 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	 * happens here too, into the cblock: the AIO path stays the same,
 	 * with fewer bytes.
 	 */
-	ring_copy(&c->ring, &t->sp, rec->zc ? rec->xbuf : cb->buf);
+	ring_copy(&c->ring, &t->sp, src);
 	/* the copy is ours: give the space back to the kernel now */
 	ring_release(&c->ring, t->head);
 	memset(&f, 0, sizeof(f));
@@ -209,22 +294,21 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	f.time_off = rec->time_off;
 	f.mmap2 = record_note_mmap2;
 	f.arg = rec;
-	len = ring_filter_buf(rec->zc ? rec->xbuf : cb->buf, (size_t)t->n,
-	    &c->counts, &f);
+	len = ring_filter_buf(src, (size_t)t->n, &c->counts, &f);
 	record_count_file(tf, &c->counts, &t->before);
 	if (len == 0)
 		return 0;	/* only our own samples */
-	record_keep(rec, rec->zc ? rec->xbuf : cb->buf, len, 0, len);
+	record_keep(rec, src, len, 0, len);
 	cb->len = len;
 	cb->mark.samples = c->counts.samples - t->before.samples;
 	cb->mark.first = f.first;
 	cb->mark.last = f.last;
 	if (rec->zc != NULL) {
-		if ((cb->len = compress_records(rec->zc, cb->buf,
-		    cb->cap - RECORD_ROUND_LEN, rec->xbuf, len, NULL, 0)) > 0)
+		if ((cb->len = compress_records(rec->zc, dst, cb->cap -
+		    cb->lead - RECORD_ROUND_LEN, src, len, NULL, 0)) > 0)
 			tracefile_compressed(tf, len, cb->len);
 		else {
-			memcpy(cb->buf, rec->xbuf, len);
+			memcpy(dst, src, len);
 			cb->len = len;
 		}
 	}
@@ -277,11 +361,13 @@ record_drain(struct record *rec, uint64_t min, int last,
 	    RECORD_ROUND_LEN };
 	struct cblock		*cb = NULL;
 	uint64_t		 off;
-	size_t			 i, nstaged = 0, nserial = 0;
+	size_t			 i, nstaged = 0, nserial = 0, npushed = 0;
 	size_t			 left = 0;	/* non-empty rings not read */
 	uint64_t		 drained = 0;
 	struct tracefile	*tf = rec->cur;
 	int			 aio = rec->mode == RECORD_AIO && tf != NULL;
+	int			 direct = aio && tracefile_direct_on(tf);
+	uint8_t			*r;
 
 	memset(pass, 0, sizeof(*pass));
 	if (rec->state != RECORD_RUNNING)
@@ -337,19 +423,37 @@ record_drain(struct record *rec, uint64_t min, int last,
 		if (!aio) {
 			drained += record_push_serial(rec, c, tf, &t);
 			nserial++;
-		} else if (record_push_aio(rec, c, tf, &t, cb) == 1) {
+			continue;
+		}
+		/* the direct stream: the block before is queued first, for
+		 * this one's lead is that block's tail */
+		if (direct && nstaged > 0) {
+			record_submit_direct(rec, tf, staged[0], staged[0]->len,
+			    &staged[0]->mark);
+			nstaged = 0;
+		}
+		if (record_push_aio(rec, c, tf, &t, cb) == 1) {
 			staged[nstaged++] = cb;
 			drained += cb->len;
+			npushed++;
 		}
 	}
-	if (nstaged == 0 && nserial == 0)
+	if (npushed == 0 && nserial == 0)
 		return;
 	if (left > 0)
 		rec->round_bytes += drained;
 	else if (nstaged > 0) {
 		cb = staged[nstaged - 1];
-		memcpy(cb->buf + cb->len, &round, RECORD_ROUND_LEN);
+		memcpy(cb->buf + cb->lead + cb->len, &round, RECORD_ROUND_LEN);
 		cb->len += RECORD_ROUND_LEN;
+		rec->round_bytes = 0;
+	} else if (direct) {
+		/* the last ring held only our own samples: the round goes
+		 * to the stream's tail */
+		if ((r = malloc(RECORD_ROUND_LEN)) != NULL) {
+			memcpy(r, &round, RECORD_ROUND_LEN);
+			record_write_extra(rec, tf, r, RECORD_ROUND_LEN);
+		}
 		rec->round_bytes = 0;
 	} else {
 		off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
@@ -358,9 +462,13 @@ record_drain(struct record *rec, uint64_t min, int last,
 	}
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
+		if (direct) {
+			record_submit_direct(rec, tf, cb, cb->len, &cb->mark);
+			continue;
+		}
 		cb->busy = 0;
 		off = tracefile_reserve(tf, cb->len, &cb->mark);
-		if (cblock_submit(&rec->q, cb, tf, off) == -1)
+		if (cblock_submit(&rec->q, cb, tf, off, tf->fd) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
 	if (tf->bad_off != UINT64_MAX)

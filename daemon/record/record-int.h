@@ -33,6 +33,9 @@
 /* The configured events and the task-tracking event before them. */
 #define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
 
+/* A cblock's room for the direct stream's lead (tracefile.h). */
+#define RECORD_LEAD_MAX		TRACEFILE_ALIGN_MAX
+
 /* A pass's FINISHED_ROUND rides at the end of its last chunk. */
 #define RECORD_ROUND_LEN	sizeof(struct perf_event_header)
 
@@ -124,6 +127,8 @@ struct record {
 	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
 	char			 paused[128];	/* why recording is paused, or "" */
 	int			 lockfd;	/* the output directory's lock */
+	int			 direct_refused; /* errno: files go buffered */
+	struct event		*padder;	/* the direct stream's tail */
 	int			 dir_gone;	/* paused: the directory was removed */
 	time_t			 retry_at;	/* ...look for it again then */
 	unsigned int		 retry_wait;	/* ...seconds, doubling */
@@ -173,6 +178,7 @@ void	record_drain(struct record *, uint64_t min, int last,
 	    struct record_pass *);
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t);
+void	record_pad_tail(struct record *);
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
 

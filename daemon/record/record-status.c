@@ -117,6 +117,41 @@ record_add_disk(struct record *rec, json_object *o)
 	}
 }
 
+/*
+ * How the current file's data reaches the disk: "direct" (past the page
+ * cache) or "buffered", and why not direct.
+ */
+static void
+record_add_write_path(struct record *rec, json_object *o)
+{
+	const char	*why = NULL;
+	char		 buf[160];
+	int		 e;
+
+	if (rec->cur != NULL && tracefile_direct_on(rec->cur) &&
+	    (e = tracefile_direct_refused(rec->cur)) == 0) {
+		json_object_object_add(o, "write_path",
+		    json_object_new_string("direct"));
+		return;
+	}
+	if (!rec->cfg.direct_io)
+		why = "direct_io is off";
+	else if (rec->mode == RECORD_SERIAL)
+		why = "cblocks 0: serial writes from the ring";
+	else if ((e = rec->direct_refused) != 0 || (rec->cur != NULL &&
+	    (e = tracefile_direct_refused(rec->cur)) != 0)) {
+		snprintf(buf, sizeof(buf), "the file system takes no direct "
+		    "I/O: %s", strerror(e));
+		why = buf;
+	} else if (rec->cur != NULL)
+		why = "the current file began with cblocks 0";
+	json_object_object_add(o, "write_path",
+	    json_object_new_string("buffered"));
+	if (why != NULL)
+		json_object_object_add(o, "write_path_why",
+		    json_object_new_string(why));
+}
+
 json_object *
 record_status(struct record *rec)
 {
@@ -147,6 +182,7 @@ record_status(struct record *rec)
 	if (rec->paused[0])
 		json_object_object_add(o, "paused",
 		    json_object_new_string(rec->paused));
+	record_add_write_path(rec, o);
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
 	    (int64_t)rec->started));

@@ -217,11 +217,30 @@ record_prep_ready(evutil_socket_t fd, short what, void *arg)
  * rings left for want of a cblock are looked at again after 1 ms, then
  * 2, 4, 8 while their cblocks stay busy.
  */
+/*
+ * The file system refused direct I/O for the current file (at open, or
+ * at its first write): said once, and the recording's next files are
+ * written through the page cache without asking again.
+ */
+static void
+record_note_direct(struct record *rec)
+{
+	int	 e;
+
+	if (rec->cur == NULL || rec->direct_refused != 0 ||
+	    (e = tracefile_direct_refused(rec->cur)) == 0)
+		return;
+	rec->direct_refused = e;
+	log_warnx("%s: the file system takes no direct I/O (%s); writing "
+	    "through the page cache", rec->cfg.output_dir, strerror(e));
+}
+
 static void
 record_passed(struct record *rec, const struct record_pass *pass)
 {
 	struct timeval	 tv = { 0, 0 };
 
+	record_note_direct(rec);
 	if (pass->busy > 0 && rec->retry != NULL) {
 		if (rec->retry_us < RECORD_RETRY_MIN_US)
 			rec->retry_us = RECORD_RETRY_MIN_US;
@@ -396,6 +415,15 @@ record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 	record_reap(arg);
 }
 
+static void
+record_padder_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct record	*rec = arg;
+
+	if (rec->state == RECORD_RUNNING)
+		record_pad_tail(rec);
+}
+
 /* The events, the settings that only a start checks, the tracking. */
 static int
 record_check_start(struct record *rec, const struct config *cfg,
@@ -481,6 +509,7 @@ record_reset(struct record *rec, const struct config *cfg)
 			rec->min_chunk = wake;
 	}
 	rec->round_bytes = 0;
+	rec->direct_refused = 0;
 	rec->paused[0] = '\0';
 	rec->bytes_cut = 0;
 	rec->files_done = 0;
@@ -577,7 +606,11 @@ record_begin(struct record *rec, struct config_error *err)
 	if (rec->tick == NULL)
 		rec->tick = event_new(rec->base, -1, EV_PERSIST, record_tick_cb,
 		    rec);
-	if (rec->reaper == NULL || rec->retry == NULL || rec->tick == NULL)
+	if (rec->padder == NULL)
+		rec->padder = event_new(rec->base, -1, EV_PERSIST,
+		    record_padder_cb, rec);
+	if (rec->reaper == NULL || rec->retry == NULL || rec->tick == NULL ||
+	    rec->padder == NULL)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds, 1, 1);
@@ -587,6 +620,9 @@ record_begin(struct record *rec, struct config_error *err)
 	tv.tv_sec = (time_t)(rec->cfg.drain_ms / 1000);
 	tv.tv_usec = (suseconds_t)(rec->cfg.drain_ms % 1000) * 1000;
 	event_add(rec->tick, &tv);
+	tv.tv_sec = (time_t)(rec->cfg.direct_tail_ms / 1000);
+	tv.tv_usec = (suseconds_t)(rec->cfg.direct_tail_ms % 1000) * 1000;
+	event_add(rec->padder, &tv);
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds + 1, rec->nr_fds - 1, 1);
 	return 0;
@@ -692,6 +728,8 @@ record_finish_stop(struct record *rec)
 		event_del(rec->retry);
 	if (rec->tick != NULL)
 		event_del(rec->tick);
+	if (rec->padder != NULL)
+		event_del(rec->padder);
 	rec->state = RECORD_IDLE;
 	rec->stop_cb = NULL;
 	rec->stop_arg = NULL;
@@ -777,6 +815,16 @@ record_update(struct record *rec, const struct config *cfg)
 	config_copy_live(&rec->cfg, cfg);
 	if (rec->state != RECORD_RUNNING || rec->cfg.cblocks == was)
 		return;
+	/* serial writes go from the ring, through the page cache: a direct
+	 * file's stream ends first (the next file opens buffered) */
+	if (rec->cfg.cblocks == 0 && rec->cur != NULL &&
+	    tracefile_direct_on(rec->cur) && (record_prep_cancel(rec),
+	    record_rotate(rec, "cblocks 0: serial writes", 1) == -1)) {
+		log_warnx("cblocks 0: cannot leave the direct file; keeping "
+		    "%" PRIu64, was);
+		rec->cfg.cblocks = was;
+		return;
+	}
 	if (record_set_mode(rec, rec->cfg.cblocks) == -1) {
 		log_warnx("cblocks %" PRIu64 ": out of memory for the buffers; "
 		    "keeping %" PRIu64, rec->cfg.cblocks, was);
@@ -808,6 +856,8 @@ record_destroy(struct record *rec)
 		event_free(rec->retry);
 	if (rec->tick != NULL)
 		event_free(rec->tick);
+	if (rec->padder != NULL)
+		event_free(rec->padder);
 	json_object_put(rec->last_totals);
 	compress_destroy(rec->zc);
 	sbuf_finish(&rec->kept);

@@ -155,7 +155,7 @@ test_two_cblocks(int dirfd)
 	CHECK_EQ(q.nr_busy, 0);
 	CHECK(TAILQ_EMPTY(&q.busy));
 
-	tf = tracefile_open(dirfd, "unit", &seq);
+	tf = tracefile_open(dirfd, "unit", &seq, 0);
 	CHECK(tf != NULL);
 	if (tf == NULL)
 		return;
@@ -185,8 +185,8 @@ test_two_cblocks(int dirfd)
 	CHECK_U64(off1, HEAD + 5000);
 
 	/* submitted out of order: the offsets, not the order, place them */
-	CHECK_EQ(cblock_submit(&q, &cbs[1], tf, off1), 0);
-	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off0), 0);
+	CHECK_EQ(cblock_submit(&q, &cbs[1], tf, off1, tf->fd), 0);
+	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off0, tf->fd), 0);
 	CHECK_EQ(cbs[0].busy, 1);
 	CHECK_EQ(cbs[1].busy, 1);
 	CHECK_EQ(cblock_pick(cbs, 2), -1);
@@ -203,7 +203,7 @@ test_two_cblocks(int dirfd)
 	CHECK(heap != NULL);
 	off2 = tracefile_reserve(tf, 100, NULL);
 	CHECK_U64(off2, HEAD + 8000);
-	CHECK_EQ(cblock_submit(&q, heap, tf, off2), 0);
+	CHECK_EQ(cblock_submit(&q, heap, tf, off2, tf->fd), 0);
 	CHECK_EQ(tf->inflight, 3);
 
 	CHECK_EQ(reap_all(&q), 0);
@@ -285,7 +285,7 @@ test_failed_write(int dirfd)
 
 	memset(&stats, 0, sizeof(stats));
 	cblock_queue_init(&q);
-	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+	if ((tf = tracefile_open(dirfd, "unit", &seq, 0)) == NULL) {
 		CHECK(tf != NULL);
 		return;
 	}
@@ -301,7 +301,7 @@ test_failed_write(int dirfd)
 		off[i] = tracefile_reserve(tf, cbs[i].len, &mark[i]);
 	}
 
-	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off[0]), 0);
+	CHECK_EQ(cblock_submit(&q, &cbs[0], tf, off[0], tf->fd), 0);
 	CHECK_EQ(reap_all(&q), 0);
 
 	rwfd = tf->fd;
@@ -310,7 +310,7 @@ test_failed_write(int dirfd)
 	tf->fd = rofd;
 	/* glibc may refuse at once or fail the request later: either way
 	 * the bytes are dropped and the offset recorded */
-	if (cblock_submit(&q, &cbs[1], tf, off[1]) == -1)
+	if (cblock_submit(&q, &cbs[1], tf, off[1], tf->fd) == -1)
 		CHECK_EQ(errno, EBADF);
 	CHECK_EQ(reap_all(&q), 0);
 	tf->fd = rwfd;
@@ -321,7 +321,7 @@ test_failed_write(int dirfd)
 	CHECK_U64(stats.failed, 1);
 	CHECK_U64(stats.bytes_dropped, 1000);
 
-	CHECK_EQ(cblock_submit(&q, &cbs[2], tf, off[2]), 0);
+	CHECK_EQ(cblock_submit(&q, &cbs[2], tf, off[2], tf->fd), 0);
 	CHECK_EQ(reap_all(&q), 0);
 	CHECK_U64(stats.completed, 2);
 	CHECK_U64(stats.bytes_written, 2000);
@@ -381,7 +381,7 @@ test_serial_pieces(int dirfd)
 	struct cblock_queue	 q;
 
 	cblock_queue_init(&q);
-	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+	if ((tf = tracefile_open(dirfd, "unit", &seq, 0)) == NULL) {
 		CHECK(tf != NULL);
 		return;
 	}
@@ -443,7 +443,7 @@ test_no_room_for_features(int dirfd)
 	int			 calls = 0;
 
 	cblock_queue_init(&q);
-	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+	if ((tf = tracefile_open(dirfd, "unit", &seq, 0)) == NULL) {
 		CHECK(tf != NULL);
 		return;
 	}
@@ -514,7 +514,7 @@ test_write_modes(int dirfd, int writeback)
 	cblock_queue_init(&q);
 	CHECK_EQ(q.writeback, 0);
 	cblock_queue_writeback(&q, writeback);
-	if ((tf = tracefile_open(dirfd, "unit", &seq)) == NULL) {
+	if ((tf = tracefile_open(dirfd, "unit", &seq, 0)) == NULL) {
 		CHECK(tf != NULL);
 		return;
 	}
@@ -529,8 +529,7 @@ test_write_modes(int dirfd, int writeback)
 		for (i = 0; i < 2; i++) {
 			fill(cbs[i].buf, sz, (unsigned int)(r * 2 + i));
 			off[r * 2 + i] = tracefile_reserve(tf, sz, &mark);
-			CHECK_EQ(cblock_submit(&q, &cbs[i], tf,
-			    off[r * 2 + i]), 0);
+			CHECK_EQ(cblock_submit(&q, &cbs[i], tf, off[r * 2 + i], tf->fd), 0);
 		}
 		CHECK_EQ(reap_all(&q), 0);
 		CHECK_EQ(open_fds(), fds);

@@ -162,7 +162,7 @@ test_request(void)
 	struct cblock	*cb = &f.cbs[1];
 
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 8192), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 8192, f.tf.fd), 0);
 	CHECK_EQ(nreqs, 1);
 	CHECK(reqp[0] == &cb->aio);
 	CHECK_EQ(reqs[0].aio_fildes, 1000);
@@ -197,7 +197,7 @@ test_partial(void)
 
 	/* a short write is continued where it stopped */
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096, f.tf.fd), 0);
 	fake_complete(cb, 0, 1000);
 	CHECK_EQ(cblock_reap(&f.q), 1);
 	CHECK_EQ(nreqs, 2);
@@ -218,7 +218,7 @@ test_partial(void)
 	/* a short write, then an error: the file is cut where the request
 	 * began, a record boundary, not inside what was half written */
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096, f.tf.fd), 0);
 	fake_complete(cb, 0, 1000);
 	CHECK_EQ(cblock_reap(&f.q), 1);
 	fake_complete(cb, ENOSPC, -1);
@@ -229,7 +229,7 @@ test_partial(void)
 
 	/* a short write whose continuation is refused */
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0, f.tf.fd), 0);
 	fake_complete(cb, 0, 96);
 	fake_refuse(EINVAL);
 	CHECK_EQ(cblock_reap(&f.q), 0);
@@ -243,7 +243,7 @@ test_partial(void)
 
 	/* no progress at all */
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0, f.tf.fd), 0);
 	fake_complete(cb, 0, 0);
 	CHECK_EQ(cblock_reap(&f.q), 0);
 	CHECK_EQ(nreqs, 1);
@@ -262,7 +262,7 @@ test_refused(void)
 	setup(&f);
 	fake_refuse(EINVAL);
 	errno = 0;
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 12288), -1);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 12288, f.tf.fd), -1);
 	CHECK_EQ(errno, EINVAL);
 	CHECK_EQ(cb->busy, 0);
 	CHECK_EQ(f.q.nr_busy, 0);
@@ -275,7 +275,7 @@ test_refused(void)
 	CHECK_EQ(f.tf.err, EINVAL);
 	/* the first failure wins: it is where the file is cut */
 	fake_refuse(EIO);
-	CHECK_EQ(cblock_submit(&f.q, &f.cbs[1], &f.tf, 16384), -1);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[1], &f.tf, 16384, f.tf.fd), -1);
 	CHECK_U64(f.tf.bad_off, 12288);
 	CHECK_EQ(f.tf.err, EINVAL);
 	teardown(&f);
@@ -295,7 +295,7 @@ test_eagain(void)
 
 	setup(&f);
 	fake_refuse(EAGAIN);
-	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0, f.tf.fd), 0);
 	CHECK_EQ(nwrite_calls, 1);
 	CHECK_EQ(cb0->busy, 1);
 	CHECK_EQ(cb0->deferred, 1);
@@ -326,10 +326,10 @@ test_eagain(void)
 
 	/* an EAGAIN leaves the other, completed, request to the next reap */
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0, f.tf.fd), 0);
 	fake_complete(cb0, 0, 4096);
 	fake_refuse(EAGAIN);
-	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 4096), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 4096, f.tf.fd), 0);
 	CHECK_EQ(cb0->busy, 1);
 	CHECK_EQ(cb1->busy, 1);
 	CHECK_EQ(f.q.nr_busy, 2);
@@ -345,7 +345,7 @@ test_eagain(void)
 	/* refused for good at a retry: failed, the file cut at its start */
 	setup(&f);
 	fake_refuse(EAGAIN);
-	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 8192), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 8192, f.tf.fd), 0);
 	fake_refuse(EINVAL);
 	CHECK_EQ(cblock_reap(&f.q), 0);
 	check_refused(&f, cb1, 4096, 8192, EINVAL);
@@ -357,8 +357,8 @@ test_eagain(void)
 	setup(&f);
 	fake_refuse(EAGAIN);
 	fake_refuse(EAGAIN);
-	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0), 0);
-	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 4096), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb0, &f.tf, 0, f.tf.fd), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb1, &f.tf, 4096, f.tf.fd), 0);
 	fake_refuse(EAGAIN);
 	fake_refuse(EAGAIN);
 	cblock_wait(&f.q, f.cbs, 2);
@@ -380,8 +380,8 @@ test_wait(void)
 	struct fixture	 f;
 
 	setup(&f);
-	CHECK_EQ(cblock_submit(&f.q, &f.cbs[0], &f.tf, 0), 0);
-	CHECK_EQ(cblock_submit(&f.q, &f.cbs[1], &f.tf, 4096), 0);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[0], &f.tf, 0, f.tf.fd), 0);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[1], &f.tf, 4096, f.tf.fd), 0);
 	CHECK_EQ(cblock_pick(f.cbs, 2), -1);
 	cblock_wait(&f.q, f.cbs, 2);
 	CHECK(cblock_pick(f.cbs, 2) != -1);
@@ -390,7 +390,7 @@ test_wait(void)
 	CHECK_U64(f.tf.written, 8192);
 
 	/* returns at once when one is free already */
-	CHECK_EQ(cblock_submit(&f.q, &f.cbs[0], &f.tf, 8192), 0);
+	CHECK_EQ(cblock_submit(&f.q, &f.cbs[0], &f.tf, 8192, f.tf.fd), 0);
 	cblock_wait(&f.q, f.cbs, 2);
 	CHECK_EQ(f.cbs[0].busy, 1);
 	fake_complete(&f.cbs[0], 0, 4096);
@@ -414,7 +414,7 @@ test_heap(void)
 		return;
 	CHECK_EQ(cb->heap, 1);
 	CHECK_EQ(cb->len, 64);
-	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0), 0);
+	CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 0, f.tf.fd), 0);
 	CHECK_EQ(reqs[0].aio_nbytes, 64);
 	fake_complete(cb, 0, 64);
 	/* freed here: a leak checker sees the rest */

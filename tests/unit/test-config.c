@@ -654,7 +654,7 @@ test_to_json(void)
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
 	    "all_cgroups cgroups "
-	    "realtime writeback cblocks "
+	    "realtime writeback direct_io direct_tail_ms cblocks "
 	    "rotate_size "
 	    "rotate_interval "
 	    "max_files max_size min_free record_on_start output_dir socket "

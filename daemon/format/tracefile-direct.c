@@ -1,0 +1,236 @@
+/*
+ * tracefile-direct: a trace file's data past the page cache (O_DIRECT).
+ *
+ * The kernel copies every buffered write into the page cache: half of
+ * the recorder's CPU under a storm, and a trace that evicts the traced
+ * programs' own pages. A direct write goes from our buffer to the disk,
+ * but only in runs whose offset, length and buffer address are multiples
+ * of the file system's alignment (statx STATX_DIOALIGN). The records of
+ * a drain are any length, so the file is one stream: each request starts
+ * at an aligned offset with the stream's unwritten tail (its "lead",
+ * fewer bytes than one alignment unit, copied in front of the new
+ * records), and ends at the last aligned offset; what is left over is
+ * the next request's lead. Nothing of the ring is copied twice but that
+ * tail. At close the tail, the feature table and the header go through
+ * an ordinary write (tracefile.c).
+ *
+ * glibc runs the requests of one descriptor one after another, so the
+ * file has several O_DIRECT descriptors, taken in turn, for requests to
+ * be in flight together. Two requests never overlap, except a padded
+ * tail (tracefile_direct_pad) and the request that later rewrites its
+ * block: those share a descriptor, whose queue keeps their order.
+ *
+ * Where the file system refuses O_DIRECT (EINVAL at open: tmpfs before
+ * Linux 6.6, some FUSE and network file systems; or at the first write)
+ * the stream goes on through the buffered descriptor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "tracefile.h"
+
+/* The alignment the file system asks of direct I/O on fd, or 0. */
+static size_t
+tracefile_direct_align(int fd)
+{
+	struct statx	 st;
+	size_t		 a;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == -1 ||
+	    !(st.stx_mask & STATX_DIOALIGN))
+		/* no answer (before Linux 6.1): 4 KiB is a multiple of
+		 * every logical block size disks have */
+		return TRACEFILE_ALIGN_MAX;
+	if (st.stx_dio_offset_align == 0)
+		return 0;	/* the file system has no direct I/O here */
+	a = st.stx_dio_offset_align;
+	if (st.stx_dio_mem_align > a)
+		a = st.stx_dio_mem_align;
+	return a;
+}
+
+void
+tracefile_direct_init(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	size_t			 i;
+
+	memset(d, 0, sizeof(*d));
+	for (i = 0; i < TRACEFILE_DIRECT_FDS; i++)
+		d->fds[i] = -1;
+	d->flush_off = UINT64_MAX;
+}
+
+/*
+ * Open the file's O_DIRECT descriptors. 0, or -1 with errno (the file
+ * stays buffered; d->refused says why).
+ */
+int
+tracefile_direct_open(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	struct stat		 a, b;
+	size_t			 align, i;
+	int			 fd;
+
+	if ((align = tracefile_direct_align(tf->fd)) == 0 ||
+	    align > TRACEFILE_ALIGN_MAX) {
+		/* the buffers leave room for this much lead */
+		d->refused = EINVAL;
+		errno = EINVAL;
+		return -1;
+	}
+	if (fstat(tf->fd, &a) == -1)
+		goto error;
+	for (i = 0; i < TRACEFILE_DIRECT_FDS; i++) {
+		fd = openat(tf->dirfd, tf->partial, O_WRONLY | O_DIRECT |
+		    O_CLOEXEC | O_NOFOLLOW);
+		if (fd == -1)
+			goto error;
+		d->fds[d->nr_fds++] = fd;
+		/* the very file we created, not one put in its place */
+		if (fstat(fd, &b) == -1 || a.st_ino != b.st_ino ||
+		    a.st_dev != b.st_dev) {
+			errno = EXDEV;
+			goto error;
+		}
+	}
+	if (posix_memalign((void **)&d->tail, TRACEFILE_ALIGN_MAX,
+	    TRACEFILE_ALIGN_MAX) != 0) {
+		errno = ENOMEM;
+		goto error;
+	}
+	d->align = align;
+	return 0;
+error:
+	d->refused = errno;
+	tracefile_direct_close(tf);
+	errno = d->refused;
+	return -1;
+}
+
+void
+tracefile_direct_close(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	size_t			 i;
+
+	for (i = 0; i < d->nr_fds; i++)
+		close(d->fds[i]);
+	for (i = 0; i < TRACEFILE_DIRECT_FDS; i++)
+		d->fds[i] = -1;
+	d->nr_fds = 0;
+}
+
+void
+tracefile_direct_free(struct tracefile *tf)
+{
+	tracefile_direct_close(tf);
+	free(tf->direct.tail);
+	tf->direct.tail = NULL;
+}
+
+int
+tracefile_direct_on(const struct tracefile *tf)
+{
+	return tf->direct.align > 0;
+}
+
+/* The descriptor for a request from off: the padded tail's where it
+ * rewrites that block, else the next in turn (the buffered one once the
+ * file system refused direct writes). */
+static int
+tracefile_direct_fd(struct tracefile *tf, uint64_t off)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (d->nr_fds == 0)
+		return tf->fd;
+	if (off == d->flush_off)
+		return d->flush_fd;
+	return d->fds[d->next++ % d->nr_fds];
+}
+
+size_t
+tracefile_direct_lead(const struct tracefile *tf, uint8_t *buf)
+{
+	const struct tracefile_direct	*d = &tf->direct;
+
+	memcpy(buf, d->tail, d->tail_len);
+	return d->tail_len;
+}
+
+size_t
+tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
+    size_t len, const struct tracefile_mark *mark, uint64_t *off, int *fd)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	size_t			 total = lead + len, w;
+
+	w = total - total % d->align;
+	*off = tracefile_reserve(tf, len, mark) - lead;
+	*fd = tracefile_direct_fd(tf, *off);
+	d->tail_len = total - w;
+	memcpy(d->tail, buf + w, d->tail_len);
+	if (w > 0 && *off == d->flush_off)
+		d->flush_off = UINT64_MAX;	/* that block is written now */
+	return w;
+}
+
+/*
+ * The tail as one aligned block, zeros after it, for a request that
+ * puts what the stream holds on disk now (a crash then costs less than
+ * the tail: tracefile.h). The zeros end the records for salvage; the
+ * stream's next request rewrites the block, on the same descriptor.
+ * Returns the bytes to write from buf at *off on *fd, or 0 when the
+ * stream has not grown since the last pad.
+ */
+size_t
+tracefile_direct_pad(struct tracefile *tf, uint8_t *buf, uint64_t *off,
+    int *fd)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (d->tail_len == 0 || d->flushed == tf->reserved || d->nr_fds == 0)
+		return 0;
+	memcpy(buf, d->tail, d->tail_len);
+	memset(buf + d->tail_len, 0, d->align - d->tail_len);
+	*off = tf->reserved - d->tail_len;
+	*fd = tracefile_direct_fd(tf, *off);
+	d->flush_fd = *fd;
+	d->flush_off = *off;
+	d->flushed = tf->reserved;
+	return d->align;
+}
+
+int
+tracefile_direct_refuse(struct tracefile *tf, int fd, int err)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (fd == tf->fd || err != EINVAL)
+		return -1;
+	if (d->nr_fds > 0) {
+		d->refused = err;
+		tracefile_direct_close(tf);
+		d->flush_off = UINT64_MAX;
+	}
+	return tf->fd;
+}
+
+/* The tail, through the buffered descriptor: the last bytes of a file
+ * whose requests have all completed. 0 or -1 (errno). */
+int
+tracefile_direct_end(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	uint64_t		 off = tf->reserved - d->tail_len;
+
+	if (d->tail_len == 0)
+		return 0;
+	return tracefile_pwrite(tf, off, d->tail, d->tail_len);
+}

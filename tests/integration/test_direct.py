@@ -1,0 +1,260 @@
+"""Trace data past the page cache (issue 21): O_DIRECT through the
+multi-block AIO where the output directory's file system takes it, the
+page cache otherwise, and the same whole perf.data files either way.
+
+What runs on the direct path here needs a file system that takes
+O_DIRECT (ext4, xfs, btrfs); a test whose directory refuses it skips with
+the reason. The disk-full test makes its own small ext4 on a loop device.
+"""
+import errno
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import (Daemon, Skip, need_tp, perf_stats, perf_valid,
+                     syscalls, wait_for)
+
+TP = "raw_syscalls:sys_enter"
+
+
+def takes_direct(path):
+    """Whether the file system of directory path takes O_DIRECT."""
+    probe = os.path.join(path, ".direct-probe")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o600)
+    except OSError as e:
+        if e.errno == errno.EINVAL:
+            return False
+        raise
+    os.close(fd)
+    os.unlink(probe)
+    return True
+
+
+def need_direct(d):
+    if not takes_direct(os.path.dirname(d.out) or "/"):
+        raise Skip("the file system of %s takes no O_DIRECT" % d.out)
+
+
+def resident_pages(path):
+    """Pages of path in the page cache, and its size in pages (fincore,
+    util-linux)."""
+    p = subprocess.run(["fincore", "--bytes", "--noheadings", "--raw",
+                        "--output", "PAGES,SIZE", path],
+                       capture_output=True, text=True, check=True)
+    pages, size = p.stdout.split()
+    return int(pages), (int(size) + 4095) // 4096
+
+
+def samples_in(files):
+    return sum(perf_stats(f)[0].get("SAMPLE", 0) for f in files)
+
+
+def test_direct_file_is_whole_and_not_in_the_page_cache():
+    """The default path: status says direct, the finished file holds
+    what status counted, perf reads it, and it is not in the page cache
+    (a buffered file of the same recording is, the control)."""
+    with Daemon() as d:
+        need_direct(d)
+        for direct in (True, False):
+            args = ["start", "-F", "999", "-g", "--cblocks", "3"]
+            if not direct:
+                args.append("--no-direct-io")
+            d.ctl(*args)
+            st = d.status()
+            assert st["write_path"] == ("direct" if direct else "buffered"), st
+            harness.spinner(1.0).wait()
+            rc, rep = d.ctl("stop")
+            path = rep["data"]["path"]
+            # before anything reads it
+            res, size = resident_pages(path)
+            if direct:
+                # the head, the tail and the features went through the
+                # page cache and were dropped after the fsync
+                assert res <= max(1, size // 50), (res, size)
+            else:
+                assert res > size // 2, ("control", res, size)
+            n = perf_valid(path)
+            assert n == d.status()["last_totals"]["samples"], n
+
+
+def test_a_file_system_without_o_direct_falls_back_and_says_so_once():
+    """A file system that refuses O_DIRECT (ramfs; tmpfs before Linux
+    6.6, some FUSE and network file systems): the recording goes through
+    the page cache, status says why, the log says so once however many
+    files follow."""
+    need_tp()
+    top = tempfile.mkdtemp(prefix="perfspill-ramfs-")
+    if subprocess.run(["mount", "-t", "ramfs", "ramfs", top]).returncode \
+            != 0:
+        raise Skip("cannot mount a ramfs here")
+    try:
+        if takes_direct(top):
+            raise Skip("this kernel's ramfs takes O_DIRECT")
+        with Daemon(outdir=os.path.join(top, "out")) as d:
+            d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "1M",
+                  "--cblocks", "2")
+            for _ in range(20):
+                syscalls(20000)
+                if len(d.finished_files()) >= 2:
+                    break
+            st = d.status()
+            assert st["write_path"] == "buffered", st
+            assert "direct I/O" in st["write_path_why"], st
+            d.ctl("stop")
+            files = d.finished_files()
+            assert len(files) >= 2, files
+            for f in files:
+                perf_valid(f, allow_lost=True)
+            assert d.read_log().count("takes no direct I/O") == 1, \
+                d.read_log()
+    finally:
+        subprocess.run(["umount", "-l", top])
+        os.rmdir(top)
+
+
+def test_cblocks_changed_while_recording_on_the_direct_path():
+    """2 -> 0 -> 3 while recording: cblocks 0 (serial writes from the
+    ring) leaves the direct file for a buffered one, 3 goes on in it,
+    and no sample is lost on the way (perf counts what status counted)."""
+    need_tp()
+    with Daemon() as d:
+        need_direct(d)
+        d.ctl("start", "-e", TP, "--no-callgraph", "--cblocks", "2")
+        assert d.status()["write_path"] == "direct"
+        syscalls(20000)
+        for n, path in ((0, "buffered"), (3, "buffered")):
+            rc, rep = d.ctl("configure", "cblocks=%d" % n)
+            assert rep["data"]["applied"] == ["cblocks"], rep
+            st = d.status()
+            assert st["settings"]["cblocks"] == n
+            assert st["write_path"] == path, st
+            syscalls(20000)
+        rc, rep = d.ctl("rotate")
+        assert d.status()["write_path"] == "direct"
+        syscalls(20000)
+        d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) >= 3, files
+        for f in files:
+            perf_valid(f, allow_lost=True)
+        total = d.status()["last_totals"]
+        assert samples_in(files) == total["samples"], total
+
+
+def test_compression_and_rotation_on_the_direct_path():
+    """-z and size rotation through the direct stream: every file whole,
+    the samples perf counts those status counted."""
+    need_tp()
+    with Daemon() as d:
+        need_direct(d)
+        d.ctl("start", "-e", TP, "--no-callgraph", "-z", "1",
+              "--rotate-size", "1M", "-m", "256")
+        assert d.status()["write_path"] == "direct"
+        for _ in range(40):
+            syscalls(40000)
+            if len(d.finished_files()) >= 2:
+                break
+        d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) >= 2, files
+        for f in files:
+            perf_valid(f, allow_lost=True)
+        assert samples_in(files) == d.status()["last_totals"]["samples"]
+
+
+def test_kill9_direct_partial_is_salvaged():
+    """A crash leaves the direct stream's blocks, the tail padded with
+    zeros (direct_tail_ms): salvage cuts at the last whole record and
+    the samples of the time before the crash are there."""
+    with Daemon() as d:
+        need_direct(d)
+        d.ctl("start", "-F", "499", "--cblocks", "2", "--direct-tail-ms",
+              "100")
+        harness.spinner(1.0).wait()
+        time.sleep(1.3)     # a tick drained it, the tail was padded
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        partial = [f for f in os.listdir(d.out) if f.endswith(".partial")]
+        assert len(partial) == 1, os.listdir(d.out)
+        assert os.path.getsize(os.path.join(d.out, partial[0])) % 512 == 0
+        os.unlink(d.sock)
+        d.start()
+        assert "salvage: recovered" in d.read_log(), d.read_log()
+        files = d.finished_files()
+        assert len(files) == 1, files
+        assert perf_valid(files[0]) > 0
+        out = harness.perf("script", "-F", "comm", "-i", files[0]).stdout
+        assert "spinner" in out
+
+
+class Ext4:
+    """A small ext4 on a loop device: a file system that takes O_DIRECT
+    and fills up."""
+
+    def __init__(self, mb):
+        self.top = tempfile.mkdtemp(prefix="perfspill-ext4-")
+        self.img = self.top + ".img"
+        with open(self.img, "wb") as f:
+            f.truncate(mb << 20)
+        if subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", self.img],
+                          capture_output=True).returncode != 0:
+            self.cleanup()
+            raise Skip("mkfs.ext4 failed (e2fsprogs missing?)")
+        if subprocess.run(["mount", "-o", "loop", self.img, self.top],
+                          capture_output=True).returncode != 0:
+            self.cleanup(mounted=False)
+            raise Skip("cannot mount a loop device here")
+
+    def cleanup(self, mounted=True):
+        if mounted:
+            subprocess.run(["umount", "-l", self.top])
+        os.rmdir(self.top)
+        os.unlink(self.img)
+
+
+def test_disk_full_on_the_direct_path():
+    """A full disk under direct writes: paused, the file cut at a whole
+    record and finished, recording resumed when space returns."""
+    need_tp()
+    fs = Ext4(24)
+    try:
+        if not takes_direct(fs.top):
+            raise Skip("the loop-mounted ext4 takes no O_DIRECT")
+        with Daemon(outdir=os.path.join(fs.top, "out")) as d:
+            d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "4M",
+                  "--max-files", "0", "--max-size", "0", "--min-free", "0",
+                  "-m", "256", "--cblocks", "3")
+            assert d.status()["write_path"] == "direct"
+            for _ in range(60):
+                syscalls(40000)
+                if d.status().get("paused"):
+                    break
+            st = d.status()
+            assert st.get("paused") == "disk full", st
+            wait_for(lambda: not [f for f in os.listdir(d.out)
+                                  if f.endswith(".partial")] or
+                     "cannot write the header" in d.read_log(),
+                     what="the files open at the pause finished")
+            for f in d.finished_files():
+                perf_valid(f, allow_lost=True)
+            for f in d.finished_files():
+                os.unlink(f)
+            wait_for(lambda: "resumed" in d.read_log(),
+                     what="resume after space returned")
+            syscalls(2000)
+            d.ctl("stop", check=False)
+            assert not [f for f in os.listdir(d.out)
+                        if f.endswith(".partial")], os.listdir(d.out)
+            for f in d.finished_files():
+                perf_valid(f, allow_lost=True)
+            assert d.alive()
+    finally:
+        fs.cleanup()
+
+
+if __name__ == "__main__":
+    harness.main(globals())
