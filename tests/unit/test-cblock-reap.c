@@ -133,6 +133,7 @@ setup(struct fixture *f)
 	/* only what cblock touches: never opened, never closed */
 	f->tf.fd = 1000;
 	f->tf.bad_off = UINT64_MAX;
+	tracefile_direct_init(&f->tf);
 }
 
 /* cb's one request failed: dropped bytes lost, the file cut at bad_off. */
@@ -153,6 +154,9 @@ teardown(struct fixture *f)
 {
 	cblock_finish(&f->cbs[0]);
 	cblock_finish(&f->cbs[1]);
+	/* what submit queued against the file */
+	free(f->tf.writes);
+	free(f->tf.chunks);
 }
 
 static void
