@@ -14,9 +14,9 @@
  * tail. At close the tail, the feature table and the header go through
  * an ordinary write (tracefile.c).
  *
- * glibc runs the requests of one descriptor one after another, so the
- * file has several O_DIRECT descriptors, taken in turn, for requests to
- * be in flight together. Two requests never overlap, except a padded
+ * A file may have several O_DIRECT descriptors, taken in turn (glibc
+ * runs one descriptor's requests one after another; TRACEFILE_DIRECT_FDS
+ * says why there is one). Two requests never overlap, except a padded
  * tail (tracefile_direct_pad) and the request that later rewrites its
  * block: those share a descriptor, whose queue keeps their order.
  *
