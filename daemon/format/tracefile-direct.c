@@ -164,6 +164,26 @@ tracefile_direct_lead(const struct tracefile *tf, uint8_t *buf)
 	return d->tail_len;
 }
 
+int
+tracefile_direct_slice(struct tracefile *tf, uint64_t off)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	int			 fd = tracefile_direct_fd(tf, off);
+
+	if (off == d->flush_off)
+		d->flush_off = UINT64_MAX;	/* that block is written now */
+	return fd;
+}
+
+void
+tracefile_direct_keep(struct tracefile *tf, const uint8_t *p, size_t n)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	memcpy(d->tail, p, n);
+	d->tail_len = n;
+}
+
 size_t
 tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
     size_t len, const struct tracefile_mark *mark, uint64_t *off, int *fd)
@@ -173,11 +193,12 @@ tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
 
 	w = total - total % d->align;
 	*off = tracefile_reserve(tf, len, mark) - lead;
-	*fd = tracefile_direct_fd(tf, *off);
-	d->tail_len = total - w;
-	memcpy(d->tail, buf + w, d->tail_len);
-	if (w > 0 && *off == d->flush_off)
-		d->flush_off = UINT64_MAX;	/* that block is written now */
+	tracefile_direct_keep(tf, buf + w, total - w);
+	if (w == 0) {
+		*fd = -1;
+		return 0;
+	}
+	*fd = tracefile_direct_slice(tf, *off);
 	return w;
 }
 

@@ -221,6 +221,17 @@ size_t	 tracefile_direct_block(struct tracefile *, uint8_t *, size_t lead,
 	    size_t len, const struct tracefile_mark *, uint64_t *off, int *fd);
 size_t	 tracefile_direct_pad(struct tracefile *, uint8_t *, uint64_t *off,
 	    int *fd);
+/*
+ * For a writer that keeps the stream's unwritten end in a buffer of its
+ * own (a pool block, record-pool.h), so that no lead is copied per
+ * request: tracefile_direct_slice gives the descriptor for its request
+ * of the stream from off (aligned; reserved already), and
+ * tracefile_direct_keep makes the n bytes at p (fewer than one
+ * alignment unit, the stream's last bytes past its last aligned offset)
+ * the tail that a pad or the close writes and the next lead begins with.
+ */
+int	 tracefile_direct_slice(struct tracefile *, uint64_t off);
+void	 tracefile_direct_keep(struct tracefile *, const uint8_t *p, size_t n);
 /* A direct request on fd failed with err: EINVAL means the file system
  * takes no direct writes after all. Returns the descriptor to write it
  * again on (the buffered one), or -1 when err is a real failure. */

@@ -69,6 +69,33 @@ cblock_create_heap(uint8_t *buf, size_t len, struct cblock_stats *stats)
 	return cb;
 }
 
+struct cblock *
+cblock_create_slice(uint8_t *buf, size_t len, unsigned int *slices,
+    struct cblock_stats *stats)
+{
+	struct cblock	*cb;
+
+	if ((cb = cblock_create_heap(buf, len, stats)) == NULL)
+		return NULL;
+	cb->slices = slices;
+	(*slices)++;
+	return cb;
+}
+
+/* A one-shot request is done with: its struct goes, and its buffer
+ * unless that is a pool block's. */
+static void
+cblock_drop(struct cblock *cb)
+{
+	if (!cb->heap)
+		return;
+	if (cb->slices != NULL)
+		(*cb->slices)--;
+	else
+		free(cb->buf);
+	free(cb);
+}
+
 int
 cblock_pick(const struct cblock *cbs, size_t n)
 {
@@ -189,10 +216,7 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 	cb->busy = 0;
 	cb->stats->inflight--;
 	cb->tf = NULL;
-	if (cb->heap) {
-		free(cb->buf);
-		free(cb);
-	}
+	cblock_drop(cb);
 }
 
 /* What a finished request tells its file. A padded tail is not part of
@@ -251,10 +275,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 		tracefile_failed(tf, off, saved);
 		cb->busy = 0;
 		cb->tf = NULL;
-		if (cb->heap) {
-			free(cb->buf);
-			free(cb);
-		}
+		cblock_drop(cb);
 		errno = saved;
 		return -1;
 	}
@@ -353,19 +374,42 @@ cblock_wait(struct cblock_queue *q, struct cblock *cbs, size_t n)
 	}
 }
 
+/* The aiocbs glibc holds of q, at most n of them, into list. */
+static size_t
+cblock_glibc(struct cblock_queue *q, const struct aiocb **list, size_t n)
+{
+	struct cblock	*cb;
+	size_t		 k = 0;
+
+	TAILQ_FOREACH(cb, &q->busy, entry)
+		if (!cb->deferred && k < n)
+			list[k++] = &cb->aio;
+	return k;
+}
+
+int
+cblock_wait_any(struct cblock_queue *q)
+{
+	const struct aiocb	*list[64];
+	size_t			 n = q->nr_busy, k;
+
+	while (cblock_reap(q) >= n) {
+		if (n == 0 || (k = cblock_glibc(q, list, 64)) == 0 ||
+		    cblock_suspend(list, k) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 void
 cblock_wait_all(struct cblock_queue *q)
 {
 	const struct aiocb	*list[64];
-	struct cblock		*cb;
 	size_t			 k;
 
 	while (cblock_reap(q) > 0) {
-		k = 0;
-		TAILQ_FOREACH(cb, &q->busy, entry)
-			if (!cb->deferred && k < 64)
-				list[k++] = &cb->aio;
-		if (k == 0 || cblock_suspend(list, k) == -1)
+		if ((k = cblock_glibc(q, list, 64)) == 0 ||
+		    cblock_suspend(list, k) == -1)
 			return;
 	}
 }

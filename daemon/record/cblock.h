@@ -45,9 +45,11 @@ struct cblock {
 	struct tracefile_mark	 mark;	/* the ring samples in buf */
 	int			 busy;
 	int			 heap;	/* one-shot: freed when it completes */
+	/* a slice: a heap request into a buffer it does not own (a pool
+	 * block, record-pool.h), counted there while it is in flight */
+	unsigned int		*slices;
 	int			 pad;	/* a padded tail, outside the stream */
 	int			 fd;	/* the descriptor it writes on */
-	size_t			 lead;	/* direct: the stream's tail first */
 	int			 err;	/* errno of a failed write */
 	int			 deferred; /* refused for now: not glibc's */
 	struct tracefile	*tf;
@@ -73,6 +75,11 @@ int	 cblock_init(struct cblock *, size_t cap);
 void	 cblock_finish(struct cblock *);
 struct cblock *cblock_create_heap(uint8_t *buf, size_t len,
 	    struct cblock_stats *);
+/* A one-shot request of len bytes at buf, a buffer someone else owns:
+ * *slices counts it from now until it is released (completed, failed,
+ * or never queued). */
+struct cblock *cblock_create_slice(uint8_t *buf, size_t len,
+	    unsigned int *slices, struct cblock_stats *);
 
 /* Index of the first free cblock of cbs[0..n), or -1 when all are busy. */
 int	 cblock_pick(const struct cblock *cbs, size_t n);
@@ -112,6 +119,9 @@ size_t	 cblock_reap(struct cblock_queue *);
 /* Block until at least one of cbs[0..n) is no longer busy, or none of
  * them is glibc's to wait for (all deferred). */
 void	 cblock_wait(struct cblock_queue *, struct cblock *cbs, size_t n);
+/* Block until one request of q is no longer busy (reaped): 0, or -1
+ * when none is glibc's to wait for (none busy, or all deferred). */
+int	 cblock_wait_any(struct cblock_queue *);
 /* Block until glibc holds no request of q: before the buffers are freed
  * at exit. Deferred requests are not glibc's; they stay busy. */
 void	 cblock_wait_all(struct cblock_queue *);

@@ -1,11 +1,13 @@
 /*
  * record-cpu: one CPU of a recording: its events and ring (cpuring.h)
  * and the cblocks its drains copy into, made and freed side by side, as
- * perf's mmap.c keeps a map's AIO buffers with the map. record.c decides
- * when a CPU is opened (start, hotplug) and closed; this file does it.
+ * perf's mmap.c keeps a map's AIO buffers with the map (or, for a direct
+ * file, the pool every ring shares). record.c decides when a CPU is
+ * opened (start, hotplug) and closed; this file does it.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record-int.h"
 
@@ -62,15 +64,14 @@ record_cpu_slot(struct record *rec, int cpu)
 }
 
 /*
- * n cblocks for c, each a ring's worth (or its compressed bound), a
- * FINISHED_ROUND and room for the direct stream's lead. Made before the first drain that uses them: making one
+ * n cblocks for c, each a ring's worth (or its compressed bound) and a
+ * FINISHED_ROUND. Made before the first drain that uses them: making one
  * faults its pages in (cblock_buffer), too slow while the rings fill.
  */
 int
 record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 {
-	size_t	 cap = (rec->zc ? rec->zcap : c->ring.size) + RECORD_ROUND_LEN +
-	    RECORD_LEAD_MAX;
+	size_t	 cap = (rec->zc ? rec->zcap : c->ring.size) + RECORD_ROUND_LEN;
 
 	while (c->nr_cbs < n) {
 		if (cblock_init(&c->cbs[c->nr_cbs], cap) == -1)
@@ -79,6 +80,56 @@ record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 		c->nr_cbs++;
 	}
 	return 0;
+}
+
+/*
+ * A direct file's drains go into the pool (record-pool.h): blocks of
+ * twice a ring's worth (at least 1 MiB), two per cblock, written in
+ * slices of half a block. A buffered file's go into each ring's own
+ * cblocks, as perf's --aio: made only once such a file is current
+ * (O_DIRECT refused, a live cblocks change while a buffered file is
+ * current), so that a direct recording holds no memory per CPU but
+ * its rings.
+ */
+int
+record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
+{
+	size_t	 ring = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+	size_t	 i, cap;
+
+	if (n == 0)
+		return 0;
+	if (tracefile_direct_on(tf)) {
+		if (record_pool_made(&rec->pool))
+			return record_pool_resize(&rec->pool,
+			    record_pool_count(n));
+		cap = record_pool_block((rec->zc ? rec->zcap : ring) +
+		    RECORD_ROUND_LEN);
+		return record_pool_init(&rec->pool, &rec->q, cap,
+		    record_pool_write(cap), record_pool_count(n));
+	}
+	rec->ring_cblocks = 1;
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].ring.base != NULL &&
+		    record_cpu_buffers(rec, &rec->cpus[i], n) == -1)
+			return -1;
+	return 0;
+}
+
+uint64_t
+record_buffer_bytes(const struct record *rec)
+{
+	size_t		 i, j;
+	uint64_t	 n = record_pool_bytes(&rec->pool);
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		for (j = 0; j < rec->cpus[i].nr_cbs; j++)
+			n += rec->cpus[i].cbs[j].cap;
+	if (rec->xbuf != NULL)
+		n += rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+	if (rec->zbuf != NULL)
+		n += rec->zcap;
+	return n;
 }
 
 /* The cblocks of c: only once glibc holds none of their requests. */
@@ -106,7 +157,7 @@ record_cpu_open(struct record *rec, struct record_cpu *c, event_callback_fn cb,
 		return -1;
 	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST, cb, c);
 	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
-	    (rec->mode == RECORD_AIO &&
+	    (rec->mode == RECORD_AIO && rec->ring_cblocks &&
 	    record_cpu_buffers(rec, c, rec->cfg.cblocks) == -1)) {
 		record_cpu_close(rec, c);
 		config_fail(err, PROTO_E_SYSTEM, NULL, "cpu %d: out of memory",

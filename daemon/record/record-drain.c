@@ -5,6 +5,7 @@
  * compression and our own samples left out, and the rounds perf sorts
  * by.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,39 +51,6 @@ record_mark(struct record *rec, struct tracefile_mark *m,
 		    &m->last);
 }
 
-/*
- * Queue cb, its lead and len bytes of records after it, as the direct
- * stream's next request: what is aligned is written, the rest is the
- * stream's tail, the next request's lead. A cblock with nothing aligned
- * to write is free again at once (its bytes are the tail).
- */
-static int
-record_submit_direct(struct record *rec, struct tracefile *tf,
-    struct cblock *cb, size_t len, const struct tracefile_mark *mark)
-{
-	uint64_t	 off;
-	int		 fd;
-	size_t		 w;
-
-	w = tracefile_direct_block(tf, cb->buf, cb->lead, len, mark, &off,
-	    &fd);
-	if (w == 0) {
-		cb->busy = 0;
-		if (cb->heap) {
-			free(cb->buf);
-			free(cb);
-		}
-		return 0;
-	}
-	cb->len = w;
-	cb->busy = 0;
-	if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
-		log_warn("%s: aio_write", tf->partial);
-		return -1;
-	}
-	return 0;
-}
-
 /* Write bytes that are not ring data (the preamble) to tf; takes buf. */
 int
 record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
@@ -91,23 +59,38 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 	struct cblock	*cb;
 	uint8_t		*b;
 	uint64_t	 off;
-	int		 rc;
+	size_t		 lead, w;
+	int		 rc, fd;
 
 	if (tracefile_direct_on(tf)) {
-		/* an aligned copy, after the stream's tail: a preamble is
-		 * not ring data, and comes once a file */
-		b = cblock_buffer(RECORD_LEAD_MAX + len);
-		cb = b != NULL ? cblock_create_heap(b, 0, &rec->heap_stats) :
-		    NULL;
-		if (cb == NULL) {
-			free(b);
+		/*
+		 * An aligned copy after the stream's tail, its aligned part
+		 * written, the rest the stream's tail: a preamble is not
+		 * ring data, and comes once a file. The pool's open block
+		 * of tf, if any, hands that tail over first.
+		 */
+		record_pool_detach(&rec->pool, tf);
+		if ((b = cblock_buffer(RECORD_LEAD_MAX + len)) == NULL) {
 			free(buf);
 			return -1;
 		}
-		cb->lead = tracefile_direct_lead(tf, b);
-		memcpy(b + cb->lead, buf, len);
+		lead = tracefile_direct_lead(tf, b);
+		memcpy(b + lead, buf, len);
 		free(buf);
-		return record_submit_direct(rec, tf, cb, len, NULL);
+		if ((w = tracefile_direct_block(tf, b, lead, len, NULL, &off,
+		    &fd)) == 0 ||
+		    (cb = cblock_create_heap(b, w, &rec->heap_stats)) == NULL) {
+			free(b);
+			/* all of it is the tail, or it is cut here */
+			if (w > 0)
+				tracefile_failed(tf, off, ENOMEM);
+			return w > 0 ? -1 : 0;
+		}
+		if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
+			log_warn("%s: aio_write", tf->partial);
+			return -1;
+		}
+		return 0;
 	}
 	off = tracefile_reserve(tf, len, NULL);
 	if (rec->mode == RECORD_SERIAL) {
@@ -138,8 +121,11 @@ record_pad_tail(struct record *rec)
 	size_t			 n;
 	int			 fd;
 
-	if (tf == NULL || !tracefile_direct_on(tf) ||
-	    (b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
+	if (tf == NULL || !tracefile_direct_on(tf))
+		return;
+	/* what the open block holds goes now, its last bytes padded */
+	record_pool_flush(&rec->pool, tf);
+	if ((b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
 		return;
 	if ((n = tracefile_direct_pad(tf, b, &off, &fd)) == 0 ||
 	    (cb = cblock_create_heap(b, n, &rec->heap_stats)) == NULL) {
@@ -261,29 +247,25 @@ record_note_mmap2(uint8_t *r, size_t len, void *arg)
 
 /*
  * The AIO mode, in the manner of perf's perf_mmap__push: copy the ring
- * into cb (a free cblock of c), after the direct stream's lead where the
- * file has one, release the ring, and stage the copy; the pass submits
- * it. 1 with cb staged (cb->len: its records), 0 when only our own
- * samples were there.
+ * to dst (room for avail bytes: a cblock, or the pool's open block),
+ * release the ring, and return the bytes put at dst (0: only our own
+ * samples were there), mark what they hold.
  */
-static int
-record_push_aio(struct record *rec, struct record_cpu *c,
-    struct tracefile *tf, const struct record_take *t, struct cblock *cb)
+static size_t
+record_copy_ring(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t, uint8_t *dst,
+    size_t avail, struct tracefile_mark *mark)
 {
 	struct ring_filter	 f;
-	uint8_t			*dst, *src;
-	size_t			 len;
+	uint8_t			*src = rec->zc ? rec->xbuf : dst;
+	size_t			 len, n;
 
-	cb->lead = tracefile_direct_on(tf) ? tracefile_direct_lead(tf,
-	    cb->buf) : 0;
-	dst = cb->buf + cb->lead;
-	src = rec->zc ? rec->xbuf : dst;
 	/*
 	 * Copy first (it streams), then one walk over the copy while it is
 	 * in the cache: count, drop our own samples, take the sample times,
 	 * note (and repair) the MMAP2s for the build-ids. Compression
-	 * happens here too, into the cblock: the AIO path stays the same,
-	 * with fewer bytes.
+	 * happens here too, into dst: the AIO path stays the same, with
+	 * fewer bytes.
 	 */
 	ring_copy(&c->ring, &t->sp, src);
 	/* the copy is ours: give the space back to the kernel now */
@@ -299,21 +281,57 @@ record_push_aio(struct record *rec, struct record_cpu *c,
 	if (len == 0)
 		return 0;	/* only our own samples */
 	record_keep(rec, src, len, 0, len);
-	cb->len = len;
-	cb->mark.samples = c->counts.samples - t->before.samples;
-	cb->mark.first = f.first;
-	cb->mark.last = f.last;
-	if (rec->zc != NULL) {
-		if ((cb->len = compress_records(rec->zc, dst, cb->cap -
-		    cb->lead - RECORD_ROUND_LEN, src, len, NULL, 0)) > 0)
-			tracefile_compressed(tf, len, cb->len);
-		else {
-			memcpy(dst, src, len);
-			cb->len = len;
-		}
+	mark->samples = c->counts.samples - t->before.samples;
+	mark->first = f.first;
+	mark->last = f.last;
+	if (rec->zc == NULL)
+		return len;
+	if ((n = compress_records(rec->zc, dst, avail, src, len, NULL, 0)) >
+	    0) {
+		tracefile_compressed(tf, len, n);
+		return n;
 	}
+	memcpy(dst, src, len);
+	return len;
+}
+
+/* A buffered file: the copy goes to cb, a free cblock of c, staged
+ * for the pass to submit. 1 with cb staged (cb->len: its records), 0
+ * when only our own samples were there. */
+static int
+record_push_aio(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t, struct cblock *cb)
+{
+	cb->len = record_copy_ring(rec, c, tf, t, cb->buf,
+	    cb->cap - RECORD_ROUND_LEN, &cb->mark);
+	if (cb->len == 0)
+		return 0;
 	cb->busy = 1;	/* staged: not pickable until submitted */
 	return 1;
+}
+
+/* The pool's room a drain of n ring bytes needs, and a round after it. */
+static size_t
+record_pool_need(const struct record *rec, uint64_t n)
+{
+	return (rec->zc ? compress_bound((size_t)n) : (size_t)n) +
+	    RECORD_ROUND_LEN;
+}
+
+/* A direct file: the copy goes to the end of the stream, at room in
+ * the pool's open block. The bytes it put there. */
+static size_t
+record_push_pool(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, const struct record_take *t, uint8_t *room)
+{
+	struct tracefile_mark	 mark;
+	size_t			 len;
+
+	len = record_copy_ring(rec, c, tf, t, room, record_pool_need(rec,
+	    (uint64_t)t->n) - RECORD_ROUND_LEN, &mark);
+	if (len > 0)
+		record_pool_put(&rec->pool, tf, len, &mark);
+	return len;
 }
 
 /*
@@ -343,12 +361,17 @@ record_free_cblock(struct record *rec, struct record_cpu *c, int last)
  * sorts and flushes everything up to the newest time it had seen at the
  * previous one. So a round may only close after a pass that read every
  * ring up to the head it saw: an event left behind in a ring (below min,
- * or all its cblocks busy) would arrive after perf had flushed newer ones,
- * a FORK or COMM after the samples that need it. Such a pass writes no
- * FINISHED_ROUND; its data belongs to the round the next full pass closes.
+ * or no buffer free for it) would arrive after perf had flushed newer
+ * ones, a FORK or COMM after the samples that need it. Such a pass writes
+ * no FINISHED_ROUND; its data belongs to the round the next full pass
+ * closes.
+ *
+ * A buffered file's rings go to cblocks of their own, submitted at the
+ * pass's end; a direct file's go one after another into the pool's open
+ * block (record-pool.h), written in large slices.
  *
  * The pass reports (pass) and decides nothing: a failed write, a file at
- * its rotation size, rings left for want of a cblock are for record.c.
+ * its rotation size, rings left for want of a buffer are for record.c.
  */
 void
 record_drain(struct record *rec, uint64_t min, int last,
@@ -361,13 +384,13 @@ record_drain(struct record *rec, uint64_t min, int last,
 	    RECORD_ROUND_LEN };
 	struct cblock		*cb = NULL;
 	uint64_t		 off;
-	size_t			 i, nstaged = 0, nserial = 0, npushed = 0;
+	size_t			 i, n, nstaged = 0, nserial = 0, npushed = 0;
 	size_t			 left = 0;	/* non-empty rings not read */
 	uint64_t		 drained = 0;
 	struct tracefile	*tf = rec->cur;
 	int			 aio = rec->mode == RECORD_AIO && tf != NULL;
 	int			 direct = aio && tracefile_direct_on(tf);
-	uint8_t			*r;
+	uint8_t			*room = NULL;
 
 	memset(pass, 0, sizeof(*pass));
 	if (rec->state != RECORD_RUNNING)
@@ -389,7 +412,13 @@ record_drain(struct record *rec, uint64_t min, int last,
 		}
 		/* before reading any of the ring: no scan of data that
 		 * cannot be copied now */
-		if (aio && (cb = record_free_cblock(rec, c, last)) == NULL) {
+		if (direct)
+			room = record_pool_room(&rec->pool, tf,
+			    record_pool_need(rec, t.head - t.tail), last);
+		else if (aio)
+			room = (cb = record_free_cblock(rec, c, last)) ?
+			    cb->buf : NULL;
+		if (aio && room == NULL) {
 			left++;
 			pass->busy++;
 			continue;
@@ -407,7 +436,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 		t.bogus = 0;
 		if (!aio) {
 			/* paused or serial: read the records in the ring (the
-			 * AIO mode reads its copy, record_push_aio) */
+			 * AIO mode reads its copy, record_copy_ring) */
 			t.bogus = buildid_note_ring(rec->bids, c->ring.data,
 			    c->ring.size, t.tail, t.head,
 			    rec->cfg.kernel_build_id);
@@ -425,12 +454,12 @@ record_drain(struct record *rec, uint64_t min, int last,
 			nserial++;
 			continue;
 		}
-		/* the direct stream: the block before is queued first, for
-		 * this one's lead is that block's tail */
-		if (direct && nstaged > 0) {
-			record_submit_direct(rec, tf, staged[0], staged[0]->len,
-			    &staged[0]->mark);
-			nstaged = 0;
+		if (direct) {
+			if ((n = record_push_pool(rec, c, tf, &t, room)) > 0) {
+				drained += n;
+				npushed++;
+			}
+			continue;
 		}
 		if (record_push_aio(rec, c, tf, &t, cb) == 1) {
 			staged[nstaged++] = cb;
@@ -442,30 +471,27 @@ record_drain(struct record *rec, uint64_t min, int last,
 		return;
 	if (left > 0)
 		rec->round_bytes += drained;
-	else if (nstaged > 0) {
-		cb = staged[nstaged - 1];
-		memcpy(cb->buf + cb->lead + cb->len, &round, RECORD_ROUND_LEN);
-		cb->len += RECORD_ROUND_LEN;
+	else if (direct) {
+		/* each room left space for it */
+		room = record_pool_room(&rec->pool, tf, RECORD_ROUND_LEN, 0);
+		memcpy(room, &round, RECORD_ROUND_LEN);
+		record_pool_put(&rec->pool, tf, RECORD_ROUND_LEN, NULL);
 		rec->round_bytes = 0;
-	} else if (direct) {
-		/* the last ring held only our own samples: the round goes
-		 * to the stream's tail */
-		if ((r = malloc(RECORD_ROUND_LEN)) != NULL) {
-			memcpy(r, &round, RECORD_ROUND_LEN);
-			record_write_extra(rec, tf, r, RECORD_ROUND_LEN);
-		}
+	} else if (nstaged > 0) {
+		cb = staged[nstaged - 1];
+		memcpy(cb->buf + cb->len, &round, RECORD_ROUND_LEN);
+		cb->len += RECORD_ROUND_LEN;
 		rec->round_bytes = 0;
 	} else {
 		off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
 		tracefile_pwrite(tf, off, &round, RECORD_ROUND_LEN);
 		rec->round_bytes = 0;
 	}
+	/* a slice once enough is unsent; everything at a file's last drain */
+	if (direct)
+		(void)record_pool_send(&rec->pool, last);
 	for (i = 0; i < nstaged; i++) {
 		cb = staged[i];
-		if (direct) {
-			record_submit_direct(rec, tf, cb, cb->len, &cb->mark);
-			continue;
-		}
 		cb->busy = 0;
 		off = tracefile_reserve(tf, cb->len, &cb->mark);
 		if (cblock_submit(&rec->q, cb, tf, off, tf->fd) == -1)

@@ -157,6 +157,9 @@ record_add_buildids(struct record *rec, struct tracefile *tf)
 void
 record_close_file(struct record *rec, struct tracefile *tf)
 {
+	/* the pool's open block of tf goes to disk; its last bytes (under
+	 * one alignment unit) go with the close (tracefile_direct_end) */
+	record_pool_detach(&rec->pool, tf);
 	record_add_buildids(rec, tf);
 	tracefile_close(tf, record_file_done, rec);
 	TAILQ_INSERT_TAIL(&rec->closing, tf, entry);

@@ -25,6 +25,7 @@
 #include "evsel.h"
 #include "metrics.h"
 #include "record.h"
+#include "record-pool.h"
 #include "retain.h"
 #include "ring.h"
 #include "sbuf.h"
@@ -100,6 +101,11 @@ struct record {
 	struct sbuf		 kept;		/* its walk's task records */
 	int			 keeping;	/* ...drained since it began */
 	enum record_mode	 mode;		/* how the drain writes */
+	/* a direct file's buffers: blocks shared by every ring */
+	struct record_pool	 pool;
+	/* a buffered file in the AIO mode was current: the CPUs have
+	 * cblocks (each ring its own, cfg.cblocks of them) */
+	int			 ring_cblocks;
 	struct cblock_queue	 q;
 	struct cblock_stats	 heap_stats;	/* preambles */
 	struct tracefile	*cur;
@@ -165,6 +171,12 @@ struct record_cpu *record_cpu_slot(struct record *, int cpu);
 int	record_cpu_open(struct record *, struct record_cpu *,
 	    event_callback_fn, struct config_error *);
 int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
+/* What tf's writes need in the AIO mode with n cblocks: the pool for a
+ * direct file, a ring's cblocks on every open CPU for a buffered one.
+ * 0 or -1 (out of memory). */
+int	record_cpus_buffers(struct record *, struct tracefile *, uint64_t n);
+/* The bytes of buffers the recording holds now (status). */
+uint64_t record_buffer_bytes(const struct record *);
 void	record_cpu_close(struct record *, struct record_cpu *);
 void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);

@@ -222,6 +222,19 @@ record_install(struct record *rec, struct record_prep *p)
 		log_warn("cannot create a trace file in the output directory");
 		return -1;
 	}
+	/* its buffers (record_cpus_buffers): a direct file's pool, or the
+	 * rings' own cblocks for a buffered one */
+	if (rec->mode == RECORD_AIO && record_cpus_buffers(rec, rec->cur,
+	    rec->cfg.cblocks) == -1) {
+		log_warnx("%s: out of memory for the drain's buffers",
+		    rec->cur->partial);
+		tracefile_failed(rec->cur, 0, ENOMEM);
+		tracefile_close(rec->cur, NULL, NULL);
+		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
+		rec->cur = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
 	/* a new file is a new zstd stream: it must decode alone; the
 	 * preamble's compressed tasks are its beginning */
 	if (p->zc != NULL) {

@@ -41,6 +41,10 @@ record_sum(const struct record *rec, struct record_sums *s)
 		s->inflight += rc->aio.inflight;
 		s->self += rc->counts.self;
 	}
+	/* a direct file's slices, of every ring */
+	s->written += rec->pool.stats.bytes_written;
+	s->dropped += rec->pool.stats.bytes_dropped;
+	s->inflight += rec->pool.stats.inflight;
 	/* dropped: never written (paused, failed) or cut off a failed file */
 	s->dropped += rec->bytes_cut;
 	s->inflight += rec->heap_stats.inflight;
@@ -152,6 +156,39 @@ record_add_write_path(struct record *rec, json_object *o)
 		    json_object_new_string(why));
 }
 
+/* What requests of one set (a CPU's cblocks, the pool) did. */
+static void
+record_add_aio(json_object *o, const struct cblock_stats *a)
+{
+	record_add_u64(o, "aio_inflight", a->inflight);
+	record_add_u64(o, "aio_submitted", a->submitted);
+	record_add_u64(o, "aio_completed", a->completed);
+	record_add_u64(o, "aio_resubmitted", a->resubmitted);
+	record_add_u64(o, "aio_failed", a->failed);
+	record_add_u64(o, "bytes_written", a->bytes_written);
+	record_add_u64(o, "bytes_dropped", a->bytes_dropped);
+}
+
+/* The direct path's pool, when the recording has one: its blocks and
+ * the requests written from them (every ring's). */
+static void
+record_add_pool(struct record *rec, json_object *o)
+{
+	const struct record_pool	*pool = &rec->pool;
+	json_object			*p;
+
+	if (!record_pool_made(pool))
+		return;
+	p = json_object_new_object();
+	record_add_u64(p, "blocks", pool->nr);
+	record_add_u64(p, "block_bytes", pool->cap);
+	record_add_u64(p, "write_bytes", pool->write);
+	record_add_u64(p, "blocks_filled", pool->finished);
+	record_add_u64(p, "busy", pool->busy);
+	record_add_aio(p, &pool->stats);
+	json_object_object_add(o, "pool", p);
+}
+
 json_object *
 record_status(struct record *rec)
 {
@@ -183,6 +220,10 @@ record_status(struct record *rec)
 		json_object_object_add(o, "paused",
 		    json_object_new_string(rec->paused));
 	record_add_write_path(rec, o);
+	/* the drain's buffers: cblocks, the pool, the copies (not the
+	 * kernel's rings): docs/file-format.md has the formula */
+	record_add_u64(o, "buffers", record_buffer_bytes(rec));
+	record_add_pool(rec, o);
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
 	    (int64_t)rec->started));
@@ -201,13 +242,7 @@ record_status(struct record *rec)
 		record_add_u64(c, "lost", rc->counts.lost);
 		record_add_u64(c, "lost_samples", rc->counts.lost_samples);
 		record_add_u64(c, "cblocks", rc->nr_cbs);
-		record_add_u64(c, "aio_inflight", rc->aio.inflight);
-		record_add_u64(c, "aio_submitted", rc->aio.submitted);
-		record_add_u64(c, "aio_completed", rc->aio.completed);
-		record_add_u64(c, "aio_resubmitted", rc->aio.resubmitted);
-		record_add_u64(c, "aio_failed", rc->aio.failed);
-		record_add_u64(c, "bytes_written", rc->aio.bytes_written);
-		record_add_u64(c, "bytes_dropped", rc->aio.bytes_dropped);
+		record_add_aio(c, &rc->aio);
 		json_object_array_add(cpus, c);
 	}
 	json_object_object_add(o, "totals", record_totals(rec));

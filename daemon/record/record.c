@@ -130,20 +130,20 @@ record_free_offline(struct record *rec)
 }
 
 /*
- * The write mode for n cblocks, their buffers made first for every open
- * CPU, so that a drain never meets a ring without them. -1, with nothing
- * changed, when memory runs out.
+ * The write mode for n cblocks, the buffers the current file's writes
+ * need made first (record_cpus_buffers), so that a drain never meets a
+ * ring without them. -1, with nothing changed, when memory runs out.
  */
 static int
 record_set_mode(struct record *rec, uint64_t n)
 {
-	size_t	 i;
+	enum record_mode	 was = rec->mode;
 
-	for (i = 0; i < rec->nr_cpus; i++)
-		if (rec->cpus[i].ring.base != NULL &&
-		    record_cpu_buffers(rec, &rec->cpus[i], n) == -1)
-			return -1;
 	rec->mode = n > 0 ? RECORD_AIO : RECORD_SERIAL;
+	if (rec->cur != NULL && record_cpus_buffers(rec, rec->cur, n) == -1) {
+		rec->mode = was;
+		return -1;
+	}
 	return 0;
 }
 
@@ -635,6 +635,8 @@ record_unstart(struct record *rec)
 	record_sched(rec, 0);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
+	record_pool_finish(&rec->pool);
+	rec->ring_cblocks = 0;
 	record_close_cgroups(rec);
 	compress_destroy(rec->zc);
 	rec->zc = NULL;
@@ -710,6 +712,9 @@ record_finish_stop(struct record *rec)
 	/* the daemon's life counters outlive the recording's */
 	record_metrics(rec, &rec->life);
 	record_cpus_free(rec);
+	/* nothing is in flight (record_reap) */
+	record_pool_finish(&rec->pool);
+	rec->ring_cblocks = 0;
 	record_close_cgroups(rec);
 	record_sched(rec, 0);
 	record_retry_unfinished(rec);
@@ -843,6 +848,7 @@ record_destroy(struct record *rec)
 	/* wait out everything in flight: its buffers are about to go */
 	cblock_wait_all(&rec->q);
 	record_cpus_free(rec);
+	record_pool_finish(&rec->pool);
 	record_close_cgroups(rec);
 	free(rec->staged);
 	while ((tf = TAILQ_FIRST(&rec->closing)) != NULL) {

@@ -18,6 +18,7 @@
 
 #include "cblock.h"
 #include "check.h"
+#include "fake-aio.h"
 #include "tracefile.h"
 
 #define MAXREQ	64
@@ -53,18 +54,6 @@ aio_write(struct aiocb *cb)
 	cb->__error_code = EINPROGRESS;
 	cb->__return_value = 0;
 	return 0;
-}
-
-int
-aio_error(const struct aiocb *cb)
-{
-	return cb->__error_code;
-}
-
-ssize_t
-aio_return(struct aiocb *cb)
-{
-	return cb->__return_value;
 }
 
 /* Completes every request still in progress, in full: the disk caught up

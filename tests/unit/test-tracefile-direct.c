@@ -73,7 +73,7 @@ test_stream(const char *dir)
 	unsigned int		 seq = 0;
 	uint64_t		 off;
 	uint8_t			*got, *b;
-	size_t			 i, k, len, w;
+	size_t			 i, k, len, w, lead;
 	int			 dirfd, fd, pads = 0;
 
 	if ((dirfd = open(dir, O_RDONLY | O_DIRECTORY)) == -1) {
@@ -106,10 +106,10 @@ test_stream(const char *dir)
 		    8 * (size_t)(1 + rand() % (CAP / 8 - 1));
 		if (cb->busy)
 			reap_all(&q);
-		cb->lead = tracefile_direct_lead(tf, cb->buf);
-		CHECK_EQ(cb->lead, tf->direct.tail_len);
-		fill(cb->buf + cb->lead, len);
-		w = tracefile_direct_block(tf, cb->buf, cb->lead, len, &mark,
+		lead = tracefile_direct_lead(tf, cb->buf);
+		CHECK_EQ(lead, tf->direct.tail_len);
+		fill(cb->buf + lead, len);
+		w = tracefile_direct_block(tf, cb->buf, lead, len, &mark,
 		    &off, &fd);
 		CHECK_EQ(w % tf->direct.align, 0);
 		CHECK_EQ(off % tf->direct.align, 0);

@@ -1,0 +1,250 @@
+/*
+ * record-pool: the blocks a direct file's stream is built in, shared by
+ * every ring (see record-pool.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "record-pool.h"
+
+size_t
+record_pool_block(size_t chunk)
+{
+	size_t	 page = (size_t)sysconf(_SC_PAGESIZE), b;
+
+	/* two drains of a full ring at least, a lead and a round with them */
+	b = 2 * chunk;
+	if (b < RECORD_POOL_MIN_BLOCK)
+		b = RECORD_POOL_MIN_BLOCK;
+	b += TRACEFILE_ALIGN_MAX + 2 * sizeof(uint64_t);
+	return (b + page - 1) / page * page;
+}
+
+size_t
+record_pool_write(size_t cap)
+{
+	return (cap - TRACEFILE_ALIGN_MAX) / 2;
+}
+
+size_t
+record_pool_count(uint64_t cblocks)
+{
+	uint64_t	 n = cblocks * RECORD_POOL_PER_CBLOCK;
+
+	if (n < 2)
+		n = 2;
+	return n > RECORD_POOL_MAX ? RECORD_POOL_MAX : (size_t)n;
+}
+
+int
+record_pool_init(struct record_pool *pool, struct cblock_queue *q, size_t cap,
+    size_t write, size_t n)
+{
+	memset(pool, 0, sizeof(*pool));
+	pool->q = q;
+	pool->cap = cap;
+	pool->write = write;
+	if (record_pool_resize(pool, n) == -1) {
+		record_pool_finish(pool);
+		return -1;
+	}
+	return 0;
+}
+
+int
+record_pool_resize(struct record_pool *pool, size_t n)
+{
+	struct record_block	*b;
+
+	if (n > RECORD_POOL_MAX)
+		n = RECORD_POOL_MAX;
+	while (pool->nr < n) {
+		b = &pool->blocks[pool->nr];
+		memset(b, 0, sizeof(*b));
+		if ((b->buf = cblock_buffer(pool->cap)) == NULL)
+			return -1;
+		pool->nr++;
+	}
+	pool->want = n;
+	record_pool_trim(pool);
+	return 0;
+}
+
+static int
+record_pool_free_block(const struct record_block *b)
+{
+	return !b->open && b->slices == 0;
+}
+
+void
+record_pool_trim(struct record_pool *pool)
+{
+	/* from the end only: slices point into the blocks, which never move */
+	while (pool->nr > pool->want &&
+	    record_pool_free_block(&pool->blocks[pool->nr - 1])) {
+		free(pool->blocks[pool->nr - 1].buf);
+		pool->blocks[--pool->nr].buf = NULL;
+	}
+}
+
+void
+record_pool_finish(struct record_pool *pool)
+{
+	size_t	 i;
+
+	for (i = 0; i < pool->nr; i++)
+		free(pool->blocks[i].buf);
+	pool->nr = pool->want = 0;
+	pool->open = NULL;
+	pool->tf = NULL;
+}
+
+int
+record_pool_made(const struct record_pool *pool)
+{
+	return pool->nr > 0;
+}
+
+uint64_t
+record_pool_bytes(const struct record_pool *pool)
+{
+	return (uint64_t)pool->nr * pool->cap;
+}
+
+/* A free block to open, the first one: the blocks in use stay few and
+ * warm in the cache. NULL when every one is open or in flight. */
+static struct record_block *
+record_pool_pick(struct record_pool *pool)
+{
+	size_t	 i;
+
+	for (i = 0; i < pool->want && i < pool->nr; i++)
+		if (record_pool_free_block(&pool->blocks[i]))
+			return &pool->blocks[i];
+	return NULL;
+}
+
+/* Queue [sent, end) of the open block as one request; sent moves on
+ * also when it cannot be queued (the file is cut there). */
+static int
+record_pool_slice(struct record_pool *pool, size_t end)
+{
+	struct record_block	*b = pool->open;
+	struct tracefile	*tf = pool->tf;
+	struct cblock		*cb;
+	uint64_t		 off = b->off + b->sent;
+	size_t			 len = end - b->sent;
+
+	b->sent = end;
+	if ((cb = cblock_create_slice(b->buf + end - len, len, &b->slices,
+	    &pool->stats)) == NULL) {
+		pool->stats.failed++;
+		pool->stats.bytes_dropped += len;
+		tracefile_failed(tf, off, ENOMEM);
+		return -1;
+	}
+	if (cblock_submit(pool->q, cb, tf, off, tracefile_direct_slice(tf,
+	    off)) == -1) {
+		log_warn("%s: aio_write", tf->partial);
+		return -1;
+	}
+	return 0;
+}
+
+int
+record_pool_send(struct record_pool *pool, int all)
+{
+	struct record_block	*b = pool->open;
+	size_t			 align, end;
+
+	if (b == NULL)
+		return 0;
+	align = pool->tf->direct.align;
+	end = b->fill - b->fill % align;
+	if (end == b->sent || (!all && end - b->sent < pool->write))
+		return 0;
+	return record_pool_slice(pool, end);
+}
+
+void
+record_pool_flush(struct record_pool *pool, struct tracefile *tf)
+{
+	struct record_block	*b = pool->open;
+
+	if (b == NULL || pool->tf != tf)
+		return;
+	(void)record_pool_send(pool, 1);
+	tracefile_direct_keep(tf, b->buf + b->sent, b->fill - b->sent);
+}
+
+void
+record_pool_detach(struct record_pool *pool, struct tracefile *tf)
+{
+	if (pool->open == NULL || pool->tf != tf)
+		return;
+	record_pool_flush(pool, tf);
+	pool->open->open = 0;
+	pool->open = NULL;
+	pool->tf = NULL;
+	record_pool_trim(pool);
+}
+
+/* b opens for tf's stream, after what a (the block before, finished:
+ * its last bytes) or the file itself (its tail) holds. */
+static void
+record_pool_open(struct record_pool *pool, struct tracefile *tf,
+    struct record_block *b, struct record_block *a)
+{
+	b->sent = 0;
+	if (a != NULL) {
+		b->off = a->off + a->sent;
+		b->fill = a->fill - a->sent;
+		memcpy(b->buf, a->buf + a->sent, b->fill);
+		a->open = 0;
+		pool->finished++;
+	} else {
+		b->fill = tracefile_direct_lead(tf, b->buf);
+		b->off = tf->reserved - b->fill;
+	}
+	b->open = 1;
+	pool->open = b;
+	pool->tf = tf;
+}
+
+uint8_t *
+record_pool_room(struct record_pool *pool, struct tracefile *tf, size_t need,
+    int wait)
+{
+	struct record_block	*a, *b;
+
+	if (pool->open != NULL && pool->tf != tf)
+		record_pool_detach(pool, pool->tf);
+	a = pool->open;
+	if (a != NULL && pool->cap - a->fill >= need)
+		return a->buf + a->fill;
+	while ((b = record_pool_pick(pool)) == NULL) {
+		/* what the open block holds goes on meanwhile */
+		(void)record_pool_send(pool, 1);
+		if (!wait || cblock_wait_any(pool->q) == -1) {
+			pool->busy++;
+			return NULL;
+		}
+	}
+	if (a != NULL)
+		(void)record_pool_send(pool, 1);
+	record_pool_open(pool, tf, b, a);
+	return b->buf + b->fill;
+}
+
+void
+record_pool_put(struct record_pool *pool, struct tracefile *tf, size_t len,
+    const struct tracefile_mark *mark)
+{
+	struct record_block	*b = pool->open;
+
+	(void)tracefile_reserve(tf, len, mark);
+	b->fill += len;
+}

@@ -1,0 +1,117 @@
+/*
+ * record-pool: the buffers of a recording whose file takes direct I/O:
+ * a few large page-aligned blocks shared by every ring, instead of
+ * cblocks x a ring's worth per CPU.
+ *
+ * Why: a direct request costs the writer about the same whatever its
+ * size up to a MiB or so on a VM (exits, a completion interrupt, a
+ * wakeup; bench/direct-io): per-ring cblocks made one request per drain
+ * (128-256 KiB with the default ring), costing more CPU than the page
+ * cache's copy. Here the drains of every ring go one after another into
+ * the open block, in the file's own order: the stream. The open block is
+ * written in slices of at least write bytes, and a block is finished
+ * (its aligned part written, its last bytes, fewer than one alignment
+ * unit, carried to the start of a fresh block) only when the next
+ * drain would not fit. So the one copy out of the ring is the copy to
+ * disk, no drain carries a lead, and the memory does not grow with the
+ * CPUs.
+ *
+ * Ownership: a block is the pool's; each slice in flight is a heap
+ * cblock pointing into it (cblock_create_slice), counted in its slices.
+ * A block is free once it is not open and none of its slices is in
+ * flight. The open block belongs to one file (tf); when it has none,
+ * that file's tail is in the tracefile (tracefile_direct_keep), where a
+ * pad and the close find it.
+ */
+#ifndef PERFSPILL_RECORD_POOL_H
+#define PERFSPILL_RECORD_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cblock.h"
+#include "tracefile.h"
+
+struct config;
+
+/* Blocks per cblock: one filling while the one before is written. */
+#define RECORD_POOL_PER_CBLOCK	2
+#define RECORD_POOL_MAX		(2 * 8)
+/* The least block: requests of half of it cost the writer about what
+ * the page cache's copy does (bench/direct-io/aio.md: 1 MiB ones). */
+#define RECORD_POOL_MIN_BLOCK	(1024 * 1024)
+
+struct record_block {
+	uint8_t			*buf;
+	uint64_t		 off;	/* file offset of buf[0]: aligned */
+	size_t			 fill;	/* stream bytes in buf */
+	size_t			 sent;	/* of them queued: aligned */
+	unsigned int		 slices; /* requests in flight into buf */
+	int			 open;
+};
+
+struct record_pool {
+	struct record_block	 blocks[RECORD_POOL_MAX];
+	size_t			 nr;	/* made */
+	size_t			 want;	/* used: those past it go once free */
+	size_t			 cap;	/* bytes of each */
+	size_t			 write;	/* a slice once this much is unsent */
+	struct record_block	*open;
+	struct tracefile	*tf;	/* the open block's file */
+	struct cblock_queue	*q;
+	struct cblock_stats	 stats;
+	uint64_t		 finished; /* blocks filled (a lead carried) */
+	uint64_t		 busy;	/* rooms refused: no block free */
+};
+
+/* The size of a block for rings of ring bytes whose drain takes at
+ * most chunk bytes in the block (ring, or its compressed bound). */
+size_t	 record_pool_block(size_t chunk);
+/* The slice size for blocks of cap bytes: half a block. */
+size_t	 record_pool_write(size_t cap);
+/* Blocks for cblocks (at least 2: one open, one being written). */
+size_t	 record_pool_count(uint64_t cblocks);
+
+/* n blocks of cap bytes (their pages faulted in), slices of at least
+ * write bytes, queued on q. 0 or -1 (nothing kept). */
+int	 record_pool_init(struct record_pool *, struct cblock_queue *,
+	    size_t cap, size_t write, size_t n);
+/* Use n blocks from now: more are made (0 or -1), those past n are
+ * freed once free. */
+int	 record_pool_resize(struct record_pool *, size_t n);
+/* Only once none of its slices is in flight. */
+void	 record_pool_finish(struct record_pool *);
+/* Free the blocks past want that are free. */
+void	 record_pool_trim(struct record_pool *);
+/* 1 when pool holds blocks. */
+int	 record_pool_made(const struct record_pool *);
+/* Bytes of the blocks made. */
+uint64_t record_pool_bytes(const struct record_pool *);
+
+/*
+ * Room for need bytes at the end of tf's stream, in the open block:
+ * where to put them, or NULL when no block is free (wait: wait for one,
+ * a file's last drain; NULL then only when no request can complete).
+ * An open block of another file is let go first (record_pool_detach);
+ * an open block without the room is finished: its aligned part queued,
+ * its last bytes carried to a free block, which opens.
+ */
+uint8_t	*record_pool_room(struct record_pool *, struct tracefile *,
+	    size_t need, int wait);
+/* len bytes holding mark were put at the room: the stream grows. */
+void	 record_pool_put(struct record_pool *, struct tracefile *, size_t len,
+	    const struct tracefile_mark *);
+/* Queue the open block's aligned unsent bytes: all of them, or only
+ * once they are write bytes. 0, or -1 (a request could not be queued:
+ * tf is cut there). */
+int	 record_pool_send(struct record_pool *, int all);
+/* The stream's unwritten end on its way to disk as far as it can go:
+ * every aligned byte queued, the last bytes made tf's tail for a pad
+ * (tracefile_direct_pad); the block stays open. */
+void	 record_pool_flush(struct record_pool *, struct tracefile *);
+/* tf's open block, if it has one, is let go: its aligned part queued,
+ * its last bytes made tf's tail (before a pad, a write of tf's own, its
+ * close). */
+void	 record_pool_detach(struct record_pool *, struct tracefile *);
+
+#endif

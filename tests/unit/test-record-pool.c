@@ -1,0 +1,403 @@
+/*
+ * test-record-pool: the direct path's pool of blocks (record-pool.c)
+ * against a fake disk: which block opens, when a slice is queued and how
+ * large, what a finished block carries to the next, that a block with a
+ * slice in flight is not taken, that a freed one is taken again, and
+ * that the file, written by every slice, pad and the close, is the
+ * stream byte for byte.
+ *
+ * This binary defines aio_write, aio_error, aio_return and aio_suspend
+ * itself (as test-cblock-reap does): a request stays in flight until the
+ * test runs the disk (disk_run) or the pool waits (aio_suspend), which
+ * writes the requests in the order they were queued, for real, with
+ * pwrite into a real file. The file's direct descriptor is a buffered
+ * one and the stream's alignment is set by hand, so that the test runs
+ * on any file system.
+ */
+#include <aio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cblock.h"
+#include "check.h"
+#include "fake-aio.h"
+#include "record-pool.h"
+#include "tracefile.h"
+
+#define MAXREQ		256
+#define ALIGN		512
+
+/* Requests queued and not yet written, in order; every one queued. */
+static struct aiocb	*pending[MAXREQ];
+static size_t		 npending;
+static struct {
+	uint64_t	 off;
+	size_t		 len;
+} queued[4096];
+static size_t		 nqueued;
+
+int
+aio_write(struct aiocb *cb)
+{
+	if (npending == MAXREQ) {
+		errno = EAGAIN;
+		return -1;
+	}
+	pending[npending++] = cb;
+	if (nqueued < sizeof(queued) / sizeof(queued[0])) {
+		queued[nqueued].off = (uint64_t)cb->aio_offset;
+		queued[nqueued++].len = cb->aio_nbytes;
+	}
+	cb->__error_code = EINPROGRESS;
+	cb->__return_value = 0;
+	return 0;
+}
+
+/* The disk writes the first n requests queued, in order. */
+static void
+disk_run(size_t n)
+{
+	struct aiocb	*cb;
+	ssize_t		 w;
+	size_t		 i;
+
+	for (i = 0; i < n && i < npending; i++) {
+		cb = pending[i];
+		w = pwrite(cb->aio_fildes, (const void *)cb->aio_buf,
+		    cb->aio_nbytes, cb->aio_offset);
+		cb->__error_code = w == -1 ? errno : 0;
+		cb->__return_value = w;
+	}
+	memmove(pending, pending + i, (npending - i) * sizeof(pending[0]));
+	npending -= i;
+}
+
+/* The pool waits for a block: the disk catches up. */
+int
+aio_suspend(const struct aiocb *const list[], int n, const struct timespec *ts)
+{
+	(void)list;
+	(void)n;
+	(void)ts;
+	disk_run(npending);
+	return 0;
+}
+
+/* The stream as written so far; a byte's value follows its offset. */
+static uint8_t	 want[8 << 20];
+static size_t	 want_len;
+
+static void
+fill(uint8_t *p, size_t len)
+{
+	size_t	 i;
+
+	if (want_len + len > sizeof(want))
+		abort();
+	for (i = 0; i < len; i++)
+		want[want_len + i] = p[i] = (uint8_t)((want_len + i) * 13 + 5);
+	want_len += len;
+}
+
+/* A file of dir whose stream is aligned to ALIGN, written through its
+ * buffered descriptor (tracefile-direct.c with no direct descriptor). */
+static struct tracefile *
+open_file(int dirfd)
+{
+	struct tracefile	*tf;
+	unsigned int		 seq = 0;
+
+	if ((tf = tracefile_open(dirfd, "pool", &seq, 0)) == NULL ||
+	    posix_memalign((void **)&tf->direct.tail, TRACEFILE_ALIGN_MAX,
+	    TRACEFILE_ALIGN_MAX) != 0)
+		abort();
+	tf->direct.align = ALIGN;
+	/* its "direct" descriptor: another of the same file */
+	if ((tf->direct.fds[0] = dup(tf->fd)) == -1)
+		abort();
+	tf->direct.nr_fds = 1;
+	return tf;
+}
+
+static void
+reap(struct cblock_queue *q)
+{
+	(void)cblock_reap(q);
+}
+
+/* One room and put of len record bytes, a round's room with it. */
+static uint8_t *
+put(struct record_pool *pool, struct tracefile *tf, size_t len, int wait)
+{
+	struct tracefile_mark	 mark = { 1, 0, 0 };
+	uint8_t			*room;
+
+	if ((room = record_pool_room(pool, tf, len + 8, wait)) == NULL)
+		return NULL;
+	fill(room, len);
+	record_pool_put(pool, tf, len, &mark);
+	return room;
+}
+
+/*
+ * Step by step on two blocks of 8 KiB, slices of 4 KiB: what opens,
+ * what is queued, what a finished block carries over, busy and reuse.
+ */
+static void
+test_blocks(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct record_pool	 pool;
+	struct record_block	*b0, *b1;
+	struct tracefile	*tf = open_file(dirfd);
+	uint8_t			*room;
+
+	want_len = 0;
+	npending = nqueued = 0;
+	cblock_queue_init(&q);
+	CHECK_EQ(record_pool_init(&pool, &q, 8192, 4096, 2), 0);
+	CHECK(record_pool_made(&pool));
+	CHECK_EQ(record_pool_bytes(&pool), 2 * 8192);
+	b0 = &pool.blocks[0];
+	b1 = &pool.blocks[1];
+
+	/* the first room opens the first block, at the stream's start */
+	room = put(&pool, tf, 3000, 0);
+	CHECK(room == b0->buf);
+	CHECK(pool.open == b0 && pool.tf == tf && b0->open);
+	CHECK_EQ(b0->off, 0);
+	CHECK_EQ(b0->fill, 3000);
+	CHECK_EQ(tf->reserved, 3000);
+	/* 2560 aligned bytes: below the slice size, nothing queued */
+	CHECK_EQ(record_pool_send(&pool, 0), 0);
+	CHECK_EQ(nqueued, 0);
+
+	/* the next drain follows it in the same block: no lead copied */
+	room = put(&pool, tf, 3000, 0);
+	CHECK(room == b0->buf + 3000);
+	CHECK_EQ(b0->fill, 6000);
+	CHECK_EQ(record_pool_send(&pool, 0), 0);
+	CHECK_EQ(nqueued, 1);
+	CHECK_EQ(queued[0].off, 0);
+	CHECK_EQ(queued[0].len, 5632);		/* 6000 less its last 368 */
+	CHECK_EQ(b0->sent, 5632);
+	CHECK_EQ(b0->slices, 1);
+	CHECK_EQ(pool.stats.inflight, 1);
+
+	/* 3000 more do not fit in the 2192 left: the block is finished,
+	 * its last 368 bytes carried to the next free one, which opens */
+	room = put(&pool, tf, 3000, 0);
+	CHECK(pool.open == b1 && b1->open && !b0->open);
+	CHECK_EQ(pool.finished, 1);
+	CHECK_EQ(b1->off, 5632);
+	CHECK(room == b1->buf + 368);
+	CHECK(memcmp(b1->buf, want + 5632, 368) == 0);
+	CHECK_EQ(b1->fill, 368 + 3000);
+	CHECK_EQ(b1->off + b1->fill, tf->reserved);
+	/* nothing more of b0 was aligned: no request for it */
+	CHECK_EQ(nqueued, 1);
+
+	/* 5000 do not fit either, and b0 is still being written: no
+	 * block is free. The ring waits (busy); what b1 holds goes on. */
+	CHECK(record_pool_room(&pool, tf, 5000 + 8, 0) == NULL);
+	CHECK_EQ(pool.busy, 1);
+	CHECK(pool.open == b1);
+	CHECK_EQ(nqueued, 2);
+	CHECK_EQ(queued[1].off, 5632);
+	CHECK_EQ(queued[1].len, 3072);		/* 3368 less its last 296 */
+	CHECK_EQ(b1->slices, 1);
+
+	/* b0's slice lands: b0 is free again and taken again */
+	disk_run(1);
+	reap(&q);
+	CHECK_EQ(b0->slices, 0);
+	CHECK_EQ(tf->frontier, 5632);
+	room = put(&pool, tf, 5000, 0);
+	CHECK(room != NULL);
+	CHECK(pool.open == b0 && !b1->open);
+	CHECK_EQ(b0->off, 5632 + 3072);
+	CHECK_EQ(b0->fill, 296 + 5000);
+	CHECK(memcmp(b0->buf, want + 5632 + 3072, 296) == 0);
+
+	/* a file's last drain waits: the disk catches up, b1 is free */
+	CHECK(record_pool_room(&pool, tf, 6008, 0) == NULL);
+	CHECK_EQ(pool.busy, 2);
+	room = put(&pool, tf, 6000, 1);
+	CHECK(room != NULL && pool.open == b1);
+	CHECK_EQ(pool.busy, 2);
+
+	/* another file's room lets this one's block go: its aligned part
+	 * queued, its last bytes the file's tail */
+	record_pool_detach(&pool, tf);
+	CHECK(pool.open == NULL && !b0->open && !b1->open);
+	CHECK_EQ(tf->direct.tail_len, want_len % ALIGN);
+	CHECK(memcmp(tf->direct.tail, want + want_len - want_len % ALIGN,
+	    tf->direct.tail_len) == 0);
+	CHECK_EQ(queued[nqueued - 1].off + queued[nqueued - 1].len,
+	    want_len - want_len % ALIGN);
+
+	/* fewer blocks: the one past the count goes once it is free */
+	CHECK_EQ(record_pool_resize(&pool, 1), 0);
+	CHECK_EQ(pool.nr, 2);		/* b1's slice is in flight */
+	disk_run(npending);
+	reap(&q);
+	record_pool_trim(&pool);
+	CHECK_EQ(pool.nr, 1);
+	CHECK_EQ(record_pool_resize(&pool, 3), 0);
+	CHECK_EQ(pool.nr, 3);
+	CHECK_EQ(record_pool_bytes(&pool), 3 * 8192);
+
+	CHECK_EQ(tracefile_direct_end(tf), 0);
+	CHECK_EQ(tf->frontier, tf->reserved);
+	CHECK_EQ(tf->inflight, 0);
+	record_pool_finish(&pool);
+	CHECK(!record_pool_made(&pool));
+	unlinkat(dirfd, tf->partial, 0);
+	tracefile_free(tf);
+}
+
+/*
+ * A long stream of drains of any length (the first after a head that
+ * leaves a tail), rounds, pads now and then, the disk late: every
+ * request aligned and in stream order, most of them at least a slice,
+ * and the file the stream byte for byte.
+ */
+static void
+test_stream(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct cblock_stats	 heap;
+	struct record_pool	 pool;
+	struct tracefile	*tf = open_file(dirfd);
+	struct cblock		*cb;
+	struct stat		 st;
+	uint8_t			*b, *got;
+	uint64_t		 off, end = 0;
+	size_t			 i, k, len, w, small = 0, pads = 0;
+	int			 fd;
+
+	want_len = 0;
+	npending = nqueued = 0;
+	memset(&heap, 0, sizeof(heap));
+	cblock_queue_init(&q);
+	CHECK_EQ(record_pool_init(&pool, &q, 64 * 1024, 24 * 1024, 3), 0);
+
+	/* a head of 1000 bytes, as record_write_extra writes it */
+	if ((b = cblock_buffer(8192)) == NULL)
+		abort();
+	fill(b, 1000);
+	w = tracefile_direct_block(tf, b, 0, 1000, NULL, &off, &fd);
+	CHECK_EQ(w, 512);
+	cb = cblock_create_heap(b, w, &heap);
+	CHECK(cb != NULL && cblock_submit(&q, cb, tf, off, fd) == 0);
+
+	srand(7);
+	for (k = 0; k < 600; k++) {
+		len = 8 * (size_t)(1 + rand() % (k % 3 ? 3000 : 40));
+		if (put(&pool, tf, len, 0) == NULL) {
+			disk_run(npending);
+			reap(&q);
+			CHECK(put(&pool, tf, len, 0) != NULL);
+		}
+		CHECK_EQ(pool.open->off % ALIGN, 0);
+		CHECK_EQ(pool.open->sent % ALIGN, 0);
+		CHECK_EQ(pool.open->off + pool.open->fill, tf->reserved);
+		if (k % 4 == 3)
+			put(&pool, tf, 8, 0);	/* a round */
+		CHECK_EQ(record_pool_send(&pool, 0), 0);
+		/* the disk runs behind: a request or two at a time */
+		if (k % 3 == 0) {
+			disk_run(k % 2 + 1);
+			reap(&q);
+		}
+		/* a padded tail now and then, rewritten by what follows */
+		if (k % 50 == 49 && (b = cblock_buffer(TRACEFILE_ALIGN_MAX))) {
+			record_pool_flush(&pool, tf);
+			if ((w = tracefile_direct_pad(tf, b, &off, &fd)) > 0 &&
+			    (cb = cblock_create_heap(b, w, &heap)) != NULL) {
+				cb->pad = 1;
+				CHECK_EQ(cblock_submit(&q, cb, tf, off, fd), 0);
+				pads++;
+			} else
+				free(b);
+		}
+	}
+	record_pool_detach(&pool, tf);
+	disk_run(npending);
+	reap(&q);
+	CHECK(pads > 0);
+	CHECK(pool.finished > 10);
+	CHECK_EQ(tf->inflight, 0);
+	CHECK_EQ(tf->frontier, tf->reserved - tf->direct.tail_len);
+	CHECK_EQ(tracefile_direct_end(tf), 0);
+	CHECK_EQ(tf->frontier, tf->reserved);
+	CHECK_EQ(tf->reserved, want_len);
+	CHECK_EQ(tf->bad_off, UINT64_MAX);
+
+	/* requests aligned, in stream order (a pad is rewritten by the
+	 * next one: it may begin where the pad did); few below a slice:
+	 * those that finished a block, a pad's, the last */
+	for (i = 0; i < nqueued; i++) {
+		CHECK_EQ(queued[i].off % ALIGN, 0);
+		CHECK_EQ(queued[i].len % ALIGN, 0);
+		CHECK(queued[i].off <= end);
+		if (queued[i].off + queued[i].len > end)
+			end = queued[i].off + queued[i].len;
+		if (queued[i].len < 24 * 1024)
+			small++;
+	}
+	CHECK(small <= pool.finished + pool.busy + 2 * pads + 2);
+
+	fd = openat(dirfd, tf->partial, O_RDONLY);
+	CHECK(fd != -1 && fstat(fd, &st) == 0 &&
+	    (uint64_t)st.st_size >= want_len);
+	got = malloc(want_len);
+	CHECK(got != NULL && pread(fd, got, want_len, 0) ==
+	    (ssize_t)want_len);
+	CHECK(got != NULL && memcmp(got, want, want_len) == 0);
+	free(got);
+	close(fd);
+	record_pool_finish(&pool);
+	unlinkat(dirfd, tf->partial, 0);
+	tracefile_free(tf);
+}
+
+/* Block sizes and counts: a ring's drain always fits a fresh block. */
+static void
+test_sizes(void)
+{
+	size_t	 page = (size_t)sysconf(_SC_PAGESIZE);
+
+	CHECK(record_pool_block(512 * 1024) >= 1024 * 1024 +
+	    TRACEFILE_ALIGN_MAX);
+	CHECK(record_pool_block(4 << 20) >= (8 << 20) + TRACEFILE_ALIGN_MAX);
+	CHECK_EQ(record_pool_block(4096) % page, 0);
+	CHECK_EQ(record_pool_count(0), 2);
+	CHECK_EQ(record_pool_count(1), 2);
+	CHECK_EQ(record_pool_count(4), 8);
+	CHECK_EQ(record_pool_count(8), RECORD_POOL_MAX);
+}
+
+int
+main(void)
+{
+	char	 dir[] = "./test-record-pool-XXXXXX";
+	int	 dirfd;
+
+	if (mkdtemp(dir) == NULL ||
+	    (dirfd = open(dir, O_RDONLY | O_DIRECTORY)) == -1) {
+		perror(dir);
+		return 1;
+	}
+	test_blocks(dirfd);
+	test_stream(dirfd);
+	test_sizes();
+	close(dirfd);
+	rmdir(dir);
+	return check_exit();
+}
