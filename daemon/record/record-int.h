@@ -177,6 +177,10 @@ int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
 int	record_cpus_buffers(struct record *, struct tracefile *, uint64_t n);
 /* The bytes of buffers the recording holds now (status). */
 uint64_t record_buffer_bytes(const struct record *);
+/* ...and what a recording with cfg holds on ncpus CPUs, its files
+ * direct or not (docs/file-format.md, "Memory"): not the rings. */
+uint64_t record_buffers_need(const struct config *, size_t ncpus,
+	    int direct);
 void	record_cpu_close(struct record *, struct record_cpu *);
 void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);

@@ -53,10 +53,23 @@ def samples_in(files):
     return sum(perf_stats(f)[0].get("SAMPLE", 0) for f in files)
 
 
+def buffers_need(st, direct):
+    """The drain's buffers by docs/file-format.md's formula (no -z):
+    a direct recording's pool does not grow with the CPUs."""
+    r = st["settings"]["mmap_pages"] * 4096
+    n = sum(1 for c in st["cpus"] if c["online"])
+    k = st["settings"]["cblocks"]
+    if not direct:
+        return n * k * (r + 8) + r
+    b = max(1 << 20, 2 * (r + 8)) + 4096 + 16
+    return min(max(2 * k, 2), 16) * ((b + 4095) // 4096 * 4096) + r
+
+
 def test_direct_file_is_whole_and_not_in_the_page_cache():
-    """The default path: status says direct, the finished file holds
-    what status counted, perf reads it, and it is not in the page cache
-    (a buffered file of the same recording is, the control)."""
+    """The default path: status says direct, and its buffers are the
+    pool's (cblocks per ring on the buffered path), the finished file
+    holds what status counted, perf reads it, and it is not in the page
+    cache (a buffered file of the same recording is, the control)."""
     with Daemon() as d:
         need_direct(d)
         for direct in (True, False):
@@ -66,6 +79,7 @@ def test_direct_file_is_whole_and_not_in_the_page_cache():
             d.ctl(*args)
             st = d.status()
             assert st["write_path"] == ("direct" if direct else "buffered"), st
+            assert st["buffers"] == buffers_need(st, direct), st
             harness.spinner(1.0).wait()
             rc, rep = d.ctl("stop")
             path = rep["data"]["path"]
