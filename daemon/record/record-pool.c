@@ -121,6 +121,7 @@ record_pool_pick(struct record_pool *pool)
 {
 	size_t	 i;
 
+	record_pool_trim(pool);
 	for (i = 0; i < pool->want && i < pool->nr; i++)
 		if (record_pool_free_block(&pool->blocks[i]))
 			return &pool->blocks[i];

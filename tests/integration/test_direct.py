@@ -132,25 +132,39 @@ def test_a_file_system_without_o_direct_falls_back_and_says_so_once():
 
 
 def test_cblocks_changed_while_recording_on_the_direct_path():
-    """2 -> 0 -> 3 while recording: cblocks 0 (serial writes from the
-    ring) leaves the direct file for a buffered one, 3 goes on in it,
-    and no sample is lost on the way (perf counts what status counted)."""
+    """2 -> 4 -> 0 -> 3 while recording: 4 grows the direct file's pool
+    (two blocks a cblock), cblocks 0 (serial writes from the ring)
+    leaves the direct file for a buffered one, 3 goes on in it with
+    cblocks per ring, the next file is direct again with 6 blocks, and
+    no sample is lost on the way (perf counts what status counted)."""
     need_tp()
     with Daemon() as d:
         need_direct(d)
         d.ctl("start", "-e", TP, "--no-callgraph", "--cblocks", "2")
-        assert d.status()["write_path"] == "direct"
+        st = d.status()
+        assert st["write_path"] == "direct"
+        # a direct recording has no cblocks per ring
+        assert st["pool"]["blocks"] == 4, st
+        assert all(c["cblocks"] == 0 for c in st["cpus"]), st["cpus"]
         syscalls(20000)
-        for n, path in ((0, "buffered"), (3, "buffered")):
+        for n, path in ((4, "direct"), (0, "buffered"), (3, "buffered")):
             rc, rep = d.ctl("configure", "cblocks=%d" % n)
             assert rep["data"]["applied"] == ["cblocks"], rep
             st = d.status()
             assert st["settings"]["cblocks"] == n
             assert st["write_path"] == path, st
+            if n == 4:
+                assert st["pool"]["blocks"] == 8, st
+            if n == 3:
+                assert all(c["cblocks"] == 3 for c in st["cpus"]
+                           if c["online"]), st["cpus"]
             syscalls(20000)
         rc, rep = d.ctl("rotate")
         assert d.status()["write_path"] == "direct"
         syscalls(20000)
+        # blocks past the count go once their slices have landed
+        wait_for(lambda: d.status()["pool"]["blocks"] == 6,
+                 what="the pool down to 6 blocks")
         d.ctl("stop")
         files = d.finished_files()
         assert len(files) >= 3, files
