@@ -85,7 +85,7 @@ record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 /*
  * A direct file's drains go into the pool (record-pool.h): blocks of
  * twice a ring's worth (at least 1 MiB), two per cblock, written in
- * slices of half a block. A buffered file's go into each ring's own
+ * slices of 1 MiB. A buffered file's go into each ring's own
  * cblocks, as perf's --aio: made only once such a file is current
  * (O_DIRECT refused, a live cblocks change while a buffered file is
  * current), so that a direct recording holds no memory per CPU but

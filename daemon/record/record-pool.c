@@ -26,7 +26,9 @@ record_pool_block(size_t chunk)
 size_t
 record_pool_write(size_t cap)
 {
-	return (cap - TRACEFILE_ALIGN_MAX) / 2;
+	size_t	 w = cap - TRACEFILE_ALIGN_MAX;
+
+	return w < RECORD_POOL_WRITE ? w : RECORD_POOL_WRITE;
 }
 
 size_t

@@ -9,10 +9,10 @@
  * (128-256 KiB with the default ring), costing more CPU than the page
  * cache's copy. Here the drains of every ring go one after another into
  * the open block, in the file's own order: the stream. The open block is
- * written in slices of at least write bytes, and a block is finished
- * (its aligned part written, its last bytes, fewer than one alignment
- * unit, carried to the start of a fresh block) only when the next
- * drain would not fit. So the one copy out of the ring is the copy to
+ * written in slices of at least write bytes (1 MiB), and a block is
+ * finished (its aligned part written, its last bytes, fewer than one
+ * alignment unit, carried to the start of a fresh block) only when the
+ * next drain would not fit. So the one copy out of the ring is the copy to
  * disk, no drain carries a lead, and the memory does not grow with the
  * CPUs.
  *
@@ -37,9 +37,17 @@ struct config;
 /* Blocks per cblock: one filling while the one before is written. */
 #define RECORD_POOL_PER_CBLOCK	2
 #define RECORD_POOL_MAX		(2 * 8)
-/* The least block: requests of half of it cost the writer about what
- * the page cache's copy does (bench/direct-io/aio.md: 1 MiB ones). */
+/*
+ * The least block, and the largest slice: a direct request of 1 MiB
+ * costs the writer about what the page cache's copy of it does, and
+ * smaller ones cost more per byte (bench/direct-io/aio.md). glibc runs
+ * one descriptor's requests one after another, so smaller slices would
+ * overlap nothing either. With the default ring a block goes out as one
+ * request when it is finished (bench/pool/RESULTS.md: slices of half a
+ * block cost a third more CPU).
+ */
 #define RECORD_POOL_MIN_BLOCK	(1024 * 1024)
+#define RECORD_POOL_WRITE	(1024 * 1024)
 
 struct record_block {
 	uint8_t			*buf;
@@ -67,7 +75,8 @@ struct record_pool {
 /* The size of a block for rings of ring bytes whose drain takes at
  * most chunk bytes in the block (ring, or its compressed bound). */
 size_t	 record_pool_block(size_t chunk);
-/* The slice size for blocks of cap bytes: half a block. */
+/* The slice size for blocks of cap bytes: 1 MiB, or what a block holds
+ * past its lead room when that is less. */
 size_t	 record_pool_write(size_t cap);
 /* Blocks for cblocks (at least 2: one open, one being written). */
 size_t	 record_pool_count(uint64_t cblocks);

@@ -369,7 +369,8 @@ test_stream(int dirfd)
 	tracefile_free(tf);
 }
 
-/* Block sizes and counts: a ring's drain always fits a fresh block. */
+/* Block sizes, slices and counts: a ring's drain always fits a fresh
+ * block. */
 static void
 test_sizes(void)
 {
@@ -379,6 +380,11 @@ test_sizes(void)
 	    TRACEFILE_ALIGN_MAX);
 	CHECK(record_pool_block(4 << 20) >= (8 << 20) + TRACEFILE_ALIGN_MAX);
 	CHECK_EQ(record_pool_block(4096) % page, 0);
+	/* slices of 1 MiB: a default block goes out whole when finished */
+	CHECK_EQ(record_pool_write(record_pool_block(512 * 1024 + 8)),
+	    1024 * 1024);
+	CHECK_EQ(record_pool_write(record_pool_block(4 << 20)), 1024 * 1024);
+	CHECK_EQ(record_pool_write(64 * 1024), 60 * 1024);
 	CHECK_EQ(record_pool_count(0), 2);
 	CHECK_EQ(record_pool_count(1), 2);
 	CHECK_EQ(record_pool_count(4), 8);
