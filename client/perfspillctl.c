@@ -483,6 +483,13 @@ print_status(json_object *d, json_object *prev, double dt)
 		    ju64(c, "aio_completed"), ju64(c, "aio_resubmitted"),
 		    ju64(c, "aio_failed"));
 	}
+	if ((f = jget(d, "flight")) != NULL)
+		printf("flight:     window %s (%" PRIu64 " s, at most %s), "
+		    "%" PRIu64 " snapshot(s)%s%s\n", size_format(ju64(f,
+		    "bytes"), b1, sizeof(b1)), ju64(f, "window"),
+		    size_format(ju64(f, "window_bytes"), b2, sizeof(b2)),
+		    ju64(f, "snapshots"), *jstr(f, "last_snapshot") ?
+		    ", last " : "", jstr(f, "last_snapshot"));
 	putchar('\n');
 	print_status_settings(d);
 }
@@ -535,7 +542,12 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 			printf("stopped; no file was finished\n");
 		break;
 	case COMMAND_START:
-		printf("recording into %s\n", jstr(jget(d, "file"), "name"));
+		if (jget(d, "file") != NULL)
+			printf("recording into %s\n",
+			    jstr(jget(d, "file"), "name"));
+		else
+			printf("flight recording: nothing is written until a "
+			    "snapshot\n");
 		if (jget(d, "overrides") != NULL)
 			print_settings("one-off:", jget(d, "overrides"), NULL);
 		break;
@@ -552,6 +564,11 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 			printf("finishing:   %s (not whole yet)\n",
 			    jstr(d, "finished_path"));
 		printf("now writing: %s\n", jstr(d, "name"));
+		break;
+	case COMMAND_SNAPSHOT:
+		printf("%s %s\n", json_object_get_boolean(jget(d,
+		    "finished_whole")) ? "snapshot:" : "snapshot (not whole "
+		    "yet):", jstr(d, "finished_path"));
 		break;
 	case COMMAND_RELOAD:
 		printf("reloaded the config file\n");
@@ -613,6 +630,11 @@ ctl_add_kv(json_object *args, const char *kv)
 		    tok = strtok_r(NULL, ",", &save))
 			json_object_array_add(a, json_object_new_string(tok));
 		free(copy);
+		return 0;
+	}
+	/* a structured value (triggers) is given as JSON */
+	if ((*v == '[' || *v == '{') && (a = json_tokener_parse(v)) != NULL) {
+		json_object_object_add(args, key, a);
 		return 0;
 	}
 	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {

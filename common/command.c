@@ -63,6 +63,14 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "count from the daemon's start: a stop and a start do not reset\n"
 	    "them. metrics_file in perfspilld.json(5) writes the same text\n"
 	    "for node_exporter's textfile collector.\n" },
+	{ COMMAND_SNAPSHOT, "snapshot", 1, COMMAND_ARGS_NONE, "",
+	    "write a flight recording's window to a file",
+	    "Write the window of a flight recording (mode flight: the last\n"
+	    "window seconds, held in memory) as one finished trace file and\n"
+	    "go on recording; the next snapshot holds what came after it.\n"
+	    "Returns once the file is whole, as rotate does, and prints it.\n"
+	    "SIGUSR2 does the same. See perfspilld.json(5): mode, window,\n"
+	    "window_bytes, triggers.\n" },
 };
 
 static const struct command_opt command_opts[] = {
@@ -82,6 +90,17 @@ static const struct command_opt command_opts[] = {
 	{ "compression", 'z', "compression-level", "N", "zstd level, 0 for none" },
 	{ "exclude_self", 0, NULL, NULL,
 	    "keep perfspilld's own samples out (--no-exclude-self)" },
+	{ "mode", 0, NULL, "MODE",
+	    "continuous (files) or flight (the last window in memory,\n"
+	    "written on a snapshot)" },
+	{ "window", 0, NULL, "T", "a flight recording keeps the last T (e.g. 60s)" },
+	{ "window_bytes", 0, NULL, "SIZE",
+	    "...and at most SIZE of ring data (e.g. 64M)" },
+	{ "triggers", 0, NULL, "JSON",
+	    "snapshot on these, a JSON array: '[{\"kind\":\"psi\",\n"
+	    "\"resource\":\"cpu\",\"stall_ms\":150,\"window_ms\":1000}]'" },
+	{ "trigger_interval", 0, NULL, "T",
+	    "at least T between triggered snapshots (default 60s)" },
 	{ "realtime", 'r', NULL, "PRIO",
 	    "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
 	{ "writeback", 0, NULL, NULL,

@@ -31,6 +31,8 @@ enum config_type {
 	T_EVENTS,	/* array of event names */
 	T_GROUPS,	/* array of group names */
 	T_CGROUPS,	/* array of cgroup paths */
+	T_RECMODE,	/* "continuous" or "flight" */
+	T_TRIGGERS,	/* array of trigger objects */
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
@@ -68,6 +70,12 @@ static const struct config_key config_keys[] = {
 	K("all_cgroups", T_BOOL, CONFIG_NEXT_START, all_cgroups, 0, 1, 0),
 	K("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups, 0,
 	    CONFIG_MAX_CGROUPS, 0),
+	K("mode", T_RECMODE, CONFIG_NEXT_START, flight, 0, 1, 0),
+	K("window", T_SECS, CONFIG_NEXT_START, window, 1, 86400, 0),
+	K("window_bytes", T_SIZE, CONFIG_NEXT_START, window_bytes, 1 << 20,
+	    UINT64_C(1) << 40, 0),
+	K("triggers", T_TRIGGERS, CONFIG_NEXT_START, triggers, 0,
+	    CONFIG_MAX_TRIGGERS, 0),
 	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
 	K("writeback", T_BOOL, CONFIG_NEXT_START, writeback, 0, 1, 0),
 	K("direct_io", T_BOOL, CONFIG_NEXT_START, direct_io, 0, 1, 0),
@@ -82,6 +90,8 @@ static const struct config_key config_keys[] = {
 	K("max_size", T_SIZE, CONFIG_LIVE, max_size, 1 << 20,
 	    UINT64_C(1) << 50, F_ZERO_OK),
 	K("min_free", T_SIZE, CONFIG_LIVE, min_free, 0, UINT64_C(1) << 50, 0),
+	K("trigger_interval", T_SECS, CONFIG_LIVE, trigger_interval, 1,
+	    86400, 0),
 	K("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start, 0, 1, 0),
 	K("output_dir", T_PATH, CONFIG_DAEMON, output_dir, 0, 0, 0),
 	K("socket", T_PATH, CONFIG_DAEMON, socket_path, 0, 0, 0),
@@ -127,6 +137,9 @@ config_defaults(struct config *cfg)
 	cfg->max_files = 168;
 	cfg->max_size = UINT64_C(4) << 30;
 	cfg->min_free = UINT64_C(1) << 30;
+	cfg->window = 60;
+	cfg->window_bytes = UINT64_C(64) << 20;
+	cfg->trigger_interval = 60;
 	cfg->record_on_start = 0;
 	snprintf(cfg->output_dir, sizeof(cfg->output_dir), "%s",
 	    PERFSPILL_OUTPUT_DIR);
@@ -227,6 +240,8 @@ config_type_name(enum config_type t)
 	case T_EVENTS:	return "an array of event names";
 	case T_GROUPS:	return "an array of group names";
 	case T_CGROUPS:	return "an array of cgroup paths (\"system.slice/x.service\")";
+	case T_RECMODE:	return "\"continuous\" or \"flight\"";
+	case T_TRIGGERS: return "an array of trigger objects ({\"kind\": \"psi\", ...})";
 	}
 	return "?";
 }
@@ -330,36 +345,239 @@ config_set_strings(const struct config_key *k, json_object *v, char *dst,
 }
 
 /* Paths below the cgroup2 mount: names joined by '/', never "..", so
- * that a request cannot name a directory outside the hierarchy. */
+ * that a request cannot name a directory outside the hierarchy. p is
+ * normalised in place ("/a/b/" is "a/b", as perf -G takes both); 0 when
+ * it is such a path, -1 when not. */
+static int
+config_cgroup_path(char *p)
+{
+	char	*q;
+
+	while (*p == '/')
+		memmove(p, p + 1, strlen(p));
+	while ((q = strrchr(p, '/')) != NULL && q[1] == '\0')
+		*q = '\0';
+	if (*p == '\0' || strstr(p, "//") != NULL ||
+	    strcmp(p, "..") == 0 || strcmp(p, ".") == 0 ||
+	    strncmp(p, "../", 3) == 0 || strncmp(p, "./", 2) == 0 ||
+	    strstr(p, "/../") != NULL || strstr(p, "/./") != NULL ||
+	    ((q = strrchr(p, '/')) != NULL && (strcmp(q, "/..") == 0 ||
+	    strcmp(q, "/.") == 0)))
+		return -1;
+	return 0;
+}
+
 static int
 config_set_cgroups(const struct config_key *k, json_object *v,
     struct config *cfg, struct config_error *err)
 {
 	size_t	 i;
-	char	*p, *q;
 
 	if (config_set_strings(k, v, &cfg->cgroups[0][0], CONFIG_CGROUP_LEN,
 	    CONFIG_MAX_CGROUPS, &cfg->nr_cgroups, "/@:+=\\", err) == -1)
 		return -1;
-	for (i = 0; i < cfg->nr_cgroups; i++) {
-		p = cfg->cgroups[i];
-		/* "/a/b/" is "a/b", as perf -G takes both */
-		while (*p == '/')
-			memmove(p, p + 1, strlen(p));
-		while ((q = strrchr(p, '/')) != NULL && q[1] == '\0')
-			*q = '\0';
-		if (*p == '\0' || strstr(p, "//") != NULL ||
-		    strcmp(p, "..") == 0 || strcmp(p, ".") == 0 ||
-		    strncmp(p, "../", 3) == 0 || strncmp(p, "./", 2) == 0 ||
-		    strstr(p, "/../") != NULL || strstr(p, "/./") != NULL ||
-		    ((q = strrchr(p, '/')) != NULL && (strcmp(q, "/..") == 0 ||
-		    strcmp(q, "/.") == 0)))
+	for (i = 0; i < cfg->nr_cgroups; i++)
+		if (config_cgroup_path(cfg->cgroups[i]) == -1)
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s[%zu]: '%.64s' is not a cgroup path below the "
 			    "cgroup2 mount (e.g. \"system.slice\")", k->name,
 			    i, cfg->cgroups[i]);
-	}
 	return 0;
+}
+
+static const char *const config_psi_names[] = { "cpu", "memory", "io" };
+
+const char *
+config_psi_name(enum config_psi_resource r)
+{
+	return (size_t)r < sizeof(config_psi_names) /
+	    sizeof(config_psi_names[0]) ? config_psi_names[r] : "?";
+}
+
+/* Index of s among names[0..n), or -1. */
+static int
+config_word(const char *s, const char *const *names, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The string member key of trigger i, or NULL with *err filled. */
+static const char *
+config_trigger_str(json_object *t, size_t i, const char *key,
+    struct config_error *err)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(t, key, &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		config_fail(err, PROTO_E_BAD_VALUE, "triggers", "triggers[%zu]: "
+		    "\"%s\" must be a string", i, key);
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+/*
+ * One PSI trigger: {"kind": "psi", "resource": "cpu", "type": "some",
+ * "stall_ms": 150, "window_ms": 2000, "cgroup": "a/b"}; the kernel's
+ * bounds (a window of 500 ms to 10 s, a stall within it) are checked
+ * here, so that a start fails only for what the machine lacks (without
+ * CAP_SYS_RESOURCE the kernel takes only whole multiples of 2 s).
+ */
+static int
+config_set_psi(json_object *t, size_t i, struct config_trigger *tr,
+    struct config_error *err)
+{
+	static const char *const types[] = { "some", "full" };
+	json_object_iter	 it;
+	const char		*s;
+	int			 w;
+	int64_t			 n;
+
+	/* 2 s: a window the kernel takes without CAP_SYS_RESOURCE too */
+	tr->stall_ms = 150;
+	tr->window_ms = 2000;
+	json_object_object_foreachC(t, it) {
+		if (strcmp(it.key, "kind") == 0)
+			continue;
+		if (strcmp(it.key, "resource") == 0 ||
+		    strcmp(it.key, "type") == 0 ||
+		    strcmp(it.key, "cgroup") == 0) {
+			if ((s = config_trigger_str(t, i, it.key, err)) == NULL)
+				return -1;
+			if (strcmp(it.key, "cgroup") == 0) {
+				snprintf(tr->cgroup, sizeof(tr->cgroup), "%s", s);
+				if (strlen(s) >= sizeof(tr->cgroup) ||
+				    config_cgroup_path(tr->cgroup) == -1)
+					return config_fail(err,
+					    PROTO_E_BAD_VALUE, "triggers",
+					    "triggers[%zu]: '%.64s' is not a "
+					    "cgroup path below the cgroup2 "
+					    "mount", i, s);
+				continue;
+			}
+			w = strcmp(it.key, "type") == 0 ?
+			    config_word(s, types, 2) :
+			    config_word(s, config_psi_names, 3);
+			if (w == -1)
+				return config_fail(err, PROTO_E_BAD_VALUE,
+				    "triggers", "triggers[%zu]: %s '%.32s' is "
+				    "not one of %s", i, it.key, s,
+				    strcmp(it.key, "type") == 0 ?
+				    "some, full" : "cpu, memory, io");
+			if (strcmp(it.key, "type") == 0)
+				tr->full = w;
+			else
+				tr->resource = (enum config_psi_resource)w;
+			continue;
+		}
+		if (strcmp(it.key, "stall_ms") != 0 &&
+		    strcmp(it.key, "window_ms") != 0)
+			return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+			    "triggers[%zu]: unknown member '%.32s' (a psi "
+			    "trigger has resource, type, stall_ms, window_ms, "
+			    "cgroup)", i, it.key);
+		if (!json_object_is_type(it.val, json_type_int) ||
+		    (n = json_object_get_int64(it.val)) < 1 || n > 10000)
+			return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+			    "triggers[%zu]: %s must be an integer from 1 to "
+			    "10000", i, it.key);
+		if (strcmp(it.key, "stall_ms") == 0)
+			tr->stall_ms = (uint64_t)n;
+		else
+			tr->window_ms = (uint64_t)n;
+	}
+	if (!json_object_object_get_ex(t, "resource", NULL))
+		return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+		    "triggers[%zu]: a psi trigger needs a resource (cpu, "
+		    "memory or io)", i);
+	if (tr->window_ms < 500 || tr->stall_ms > tr->window_ms)
+		return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+		    "triggers[%zu]: window_ms must be 500 to 10000 and "
+		    "stall_ms at most window_ms (got %" PRIu64 " in %" PRIu64
+		    ")", i, tr->stall_ms, tr->window_ms);
+	return 0;
+}
+
+/* The trigger kinds: a new kind is a row and its parser. */
+static const struct {
+	const char		*name;
+	enum config_trigger_kind kind;
+	int			(*set)(json_object *, size_t,
+				    struct config_trigger *,
+				    struct config_error *);
+} config_trigger_kinds[] = {	/* in enum config_trigger_kind order */
+	{ "psi", CONFIG_TRIGGER_PSI, config_set_psi },
+};
+#define NTRIGGER_KINDS	(sizeof(config_trigger_kinds) / \
+	sizeof(config_trigger_kinds[0]))
+
+static int
+config_set_triggers(const struct config_key *k, json_object *v,
+    struct config *cfg, struct config_error *err)
+{
+	struct config_trigger	*tr;
+	const char		*s;
+	size_t			 i, j, n;
+	json_object		*t;
+
+	if (!json_object_is_type(v, json_type_array))
+		return config_fail(err, PROTO_E_BAD_TYPE, k->name, "%s must be "
+		    "%s", k->name, config_type_name(k->type));
+	if ((n = json_object_array_length(v)) > CONFIG_MAX_TRIGGERS)
+		return config_fail(err, PROTO_E_BAD_VALUE, k->name, "%s takes "
+		    "at most %d entries (got %zu)", k->name,
+		    CONFIG_MAX_TRIGGERS, n);
+	for (i = 0; i < n; i++) {
+		t = json_object_array_get_idx(v, i);
+		tr = &cfg->triggers[i];
+		memset(tr, 0, sizeof(*tr));
+		if (!json_object_is_type(t, json_type_object))
+			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
+			    "%s[%zu] must be an object with a \"kind\"",
+			    k->name, i);
+		if ((s = config_trigger_str(t, i, "kind", err)) == NULL)
+			return -1;
+		for (j = 0; j < NTRIGGER_KINDS; j++)
+			if (strcmp(s, config_trigger_kinds[j].name) == 0)
+				break;
+		if (j == NTRIGGER_KINDS)
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s[%zu]: unknown kind '%.32s' (known: psi)",
+			    k->name, i, s);
+		tr->kind = config_trigger_kinds[j].kind;
+		if (config_trigger_kinds[j].set(t, i, tr, err) == -1)
+			return -1;
+	}
+	cfg->nr_triggers = n;
+	return 0;
+}
+
+/* Trigger i as config_set_triggers takes it. */
+static json_object *
+config_trigger_json(const struct config_trigger *tr)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "kind",
+	    json_object_new_string(config_trigger_kinds[tr->kind].name));
+	json_object_object_add(o, "resource",
+	    json_object_new_string(config_psi_name(tr->resource)));
+	json_object_object_add(o, "type",
+	    json_object_new_string(tr->full ? "full" : "some"));
+	json_object_object_add(o, "stall_ms",
+	    json_object_new_uint64(tr->stall_ms));
+	json_object_object_add(o, "window_ms",
+	    json_object_new_uint64(tr->window_ms));
+	if (tr->cgroup[0])
+		json_object_object_add(o, "cgroup",
+		    json_object_new_string(tr->cgroup));
+	return o;
 }
 
 static int
@@ -445,6 +663,16 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 		    NULL, err);
 	case T_CGROUPS:
 		return config_set_cgroups(k, v, cfg, err);
+	case T_RECMODE:
+		if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(json_object_get_string(v), "continuous") != 0 &&
+		    strcmp(json_object_get_string(v), "flight") != 0))
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s must be %s", k->name, config_type_name(k->type));
+		cfg->flight = json_object_get_string(v)[0] == 'f';
+		return 0;
+	case T_TRIGGERS:
+		return config_set_triggers(k, v, cfg, err);
 	}
 	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "unhandled type");
 }
@@ -709,6 +937,18 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 			snprintf(mode, sizeof(mode), "%04o", cfg->socket_mode);
 			json_object_object_add(o, k->name,
 			    json_object_new_string(mode));
+			break;
+		case T_RECMODE:
+			json_object_object_add(o, k->name,
+			    json_object_new_string(cfg->flight ? "flight" :
+			    "continuous"));
+			break;
+		case T_TRIGGERS:
+			a = json_object_new_array();
+			for (j = 0; j < cfg->nr_triggers; j++)
+				json_object_array_add(a,
+				    config_trigger_json(&cfg->triggers[j]));
+			json_object_object_add(o, k->name, a);
 			break;
 		case T_CGROUPS:
 			a = json_object_new_array();

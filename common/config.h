@@ -23,6 +23,30 @@
 #define CONFIG_PATH_LEN		512
 #define CONFIG_MAX_CGROUPS	16
 #define CONFIG_CGROUP_LEN	256
+#define CONFIG_MAX_TRIGGERS	8
+
+/*
+ * What makes a flight recording snapshot by itself (perfspilld.json(5)).
+ * One kind today; a new kind is a new enum value, its fields here and its
+ * parsing in config.c's trigger table.
+ */
+enum config_trigger_kind {
+	CONFIG_TRIGGER_PSI,	/* a pressure stall (PSI) trigger */
+};
+enum config_psi_resource {
+	CONFIG_PSI_CPU,
+	CONFIG_PSI_MEMORY,
+	CONFIG_PSI_IO,
+};
+struct config_trigger {
+	enum config_trigger_kind	 kind;
+	enum config_psi_resource	 resource;
+	int				 full;	/* "full", not "some" */
+	uint64_t			 stall_ms;	/* stalled this long... */
+	uint64_t			 window_ms;	/* ...within this window */
+	/* a cgroup's pressure (below the cgroup2 mount); "": the system's */
+	char				 cgroup[CONFIG_CGROUP_LEN];
+};
 
 struct config {
 	/* recording: take effect at the next start */
@@ -48,6 +72,13 @@ struct config {
 	 * mount; none: every task */
 	char		cgroups[CONFIG_MAX_CGROUPS][CONFIG_CGROUP_LEN];
 	size_t		nr_cgroups;
+	/* the flight recorder (record-flight.c): the last window in memory,
+	 * written only on a snapshot */
+	int		flight;		/* mode: 0 "continuous", 1 "flight" */
+	uint64_t	window;		/* seconds of samples kept */
+	uint64_t	window_bytes;	/* ...and at most this many bytes */
+	struct config_trigger triggers[CONFIG_MAX_TRIGGERS];
+	size_t		nr_triggers;
 	/* live: applied while recording */
 	uint64_t	cblocks;	/* 0 serial write, 1..CONFIG_CBLOCKS_MAX AIO */
 	uint64_t	rotate_size;	/* bytes; 0 off */
@@ -55,6 +86,7 @@ struct config {
 	uint64_t	max_files;	/* finished files kept; 0 unlimited */
 	uint64_t	max_size;	/* bytes of finished files kept; 0 unlimited */
 	uint64_t	min_free;	/* bytes left free on the filesystem */
+	uint64_t	trigger_interval;/* seconds between triggered snapshots */
 	/* daemon: config file only, never over the socket */
 	int		record_on_start;
 	char		output_dir[CONFIG_PATH_LEN];
@@ -121,6 +153,9 @@ json_object	*config_to_json(const struct config *, int with_daemon_keys);
 
 /* The recording settings as a perf-like command line (for the file). */
 void	config_cmdline(const struct config *, char *, size_t);
+
+/* The name of a PSI resource ("cpu", "memory", "io"). */
+const char	*config_psi_name(enum config_psi_resource);
 
 /* Copy the live keys (CONFIG_LIVE) of src into dst, and nothing else. */
 void	config_copy_live(struct config *dst, const struct config *src);

@@ -3,6 +3,7 @@
  * exist, who may run them and whether they take args is common/command.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@ static void	cmd_rotate(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_shutdown(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_snapshot(struct daemon *, struct control_client *,
+		    json_object *);
 static void	cmd_metrics(struct daemon *, struct control_client *,
 		    json_object *);
 
@@ -56,6 +59,7 @@ static const cmd_exec cmd_handlers[COMMAND__COUNT] = {
 	[COMMAND_RELOAD] = cmd_reload,
 	[COMMAND_SHUTDOWN] = cmd_shutdown,
 	[COMMAND_METRICS] = cmd_metrics,
+	[COMMAND_SNAPSHOT] = cmd_snapshot,
 };
 
 static void
@@ -455,6 +459,11 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
 		return;
 	}
+	if (record_is_flight(d->rec)) {
+		cmd_error(c, PROTO_E_STATE, NULL, "a flight recording has no "
+		    "file to rotate: snapshot writes its window");
+		return;
+	}
 	cur = record_file_name(d->rec);
 	/* too many waiting: the reply names the file without waiting */
 	wait = cur != NULL && strlen(cur) < sizeof(d->rotate_waiters[0].file) &&
@@ -504,6 +513,48 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	d->rotate_waiters[w].reply = f;
+	control_client_defer(c);
+}
+
+/*
+ * A flight recording's window as a file. Answers as rotate does, once
+ * the file is whole; its name is known at once, so the waiter is
+ * registered after the snapshot began (a file already whole then, its
+ * preamble built in the loop for want of a thread, is answered now).
+ */
+static void
+cmd_snapshot(struct daemon *d, struct control_client *c, json_object *args)
+{
+	struct config_error	 err;
+	json_object		*o;
+	const char		*name;
+	char			 path[CONFIG_PATH_LEN + NAME_MAX + 2];
+	size_t			 w = d->nr_rotate_waiters;
+
+	if (record_snapshot(d->rec, "command", &name, &err) == -1) {
+		cmd_config_error(c, &err);
+		return;
+	}
+	o = json_object_new_object();
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, name);
+	json_object_object_add(o, "finished", json_object_new_string(name));
+	json_object_object_add(o, "finished_path",
+	    json_object_new_string(path));
+	if (faccessat(d->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    strlen(name) >= sizeof(d->rotate_waiters[0].file) ||
+	    w == sizeof(d->rotate_waiters) / sizeof(d->rotate_waiters[0])) {
+		json_object_object_add(o, "finished_whole",
+		    json_object_new_boolean(faccessat(d->dirfd, name, F_OK,
+		    AT_SYMLINK_NOFOLLOW) == 0));
+		control_client_reply(c, proto_reply_ok(o));
+		return;
+	}
+	d->rotate_waiters[w].c = c;
+	d->rotate_waiters[w].reply = o;
+	d->rotate_waiters[w].done = 0;
+	snprintf(d->rotate_waiters[w].file, sizeof(d->rotate_waiters[w].file),
+	    "%s", name);
+	d->nr_rotate_waiters++;
 	control_client_defer(c);
 }
 

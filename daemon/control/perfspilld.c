@@ -163,9 +163,11 @@ daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
 		daemon_reload(d, &err);
 		break;
 	case SIGUSR2:
-		/* as perf record --switch-output does on SIGUSR2 */
-		if (record_rotate(d->rec, "SIGUSR2", 1) == -1)
-			log_info("SIGUSR2: not recording, nothing to rotate");
+		/* as perf record --switch-output does on SIGUSR2: rotate, or
+		 * a flight recording's snapshot */
+		if (record_switch_output(d->rec, "SIGUSR2") == -1)
+			log_info("SIGUSR2: not recording, nothing to rotate "
+			    "or snapshot");
 		break;
 	}
 }

@@ -172,6 +172,9 @@ manifest_build(const struct manifest_facts *f)
 	manifest_add_u64(o, "seq", f->seq);
 	json_object_object_add(o, "salvaged",
 	    json_object_new_boolean(f->salvaged));
+	if (f->trigger != NULL)
+		json_object_object_add(o, "snapshot_trigger",
+		    json_object_new_string(f->trigger));
 	if (f->opened != 0)
 		manifest_add_utc(o, "opened", f->opened, -1);
 	else

@@ -32,6 +32,9 @@ struct manifest_facts {
 	const uint8_t		*buildids;	/* HEADER_BUILD_ID records */
 	size_t			 buildids_len;
 	int			 salvaged;	/* from a .partial after a crash */
+	/* a flight recording's snapshot: what took it ("command",
+	 * "SIGUSR2", "psi:cpu"); NULL for any other file */
+	const char		*trigger;
 };
 
 /* A file was finished, by a recording or by salvage: its facts (valid

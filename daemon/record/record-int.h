@@ -66,6 +66,9 @@ enum record_mode {
 	RECORD_AIO,
 };
 
+/* What took a snapshot ("command", "SIGUSR2", "psi:cpu"). */
+#define RECORD_WHY_LEN		64
+
 #define RECORD_UNFINISHED_MAX	8
 /*
  * A drain that found every cblock of a ring in flight looks again after
@@ -147,6 +150,12 @@ struct record {
 	void			*file_arg;
 	retain_hold_cb		 hold_cb;	/* files retention must keep */
 	void			*hold_arg;
+	/* a flight recording (mode flight): its window, NULL otherwise;
+	 * the triggers that may snapshot it, and when one last did */
+	struct record_flight	*flight;
+	struct trigger_set	*triggers;
+	struct timespec		 snap_at;	/* CLOCK_MONOTONIC; 0: never */
+	uint64_t		 snap_suppressed;/* triggers within the interval */
 };
 
 /*
@@ -205,6 +214,36 @@ int	record_open_file(struct record *);
  * (pass says whether its writes failed). */
 int	record_take_over(struct record *, struct record_prep *,
 	    struct record_pass *);
+
+/* record-rotate.c, for a snapshot's file: p's preamble as tf's head (its
+ * build-ids included); the bytes to write (taken from p), or NULL. */
+uint8_t	*record_prep_head(struct record_prep *, struct tracefile *, size_t *);
+/* The (plain) task records of p's /proc walk, inside it, or NULL. */
+const uint8_t *record_prep_tasks(const struct record_prep *, size_t *);
+/* buf without the FORKs of the tasks p's preamble names; its length. */
+size_t	record_prep_drop_forks(const struct record_prep *, uint8_t *, size_t);
+
+/* record-flight.c: a flight recording's window and snapshots */
+int	record_flight_create(struct record *);
+void	record_flight_free(struct record *);
+/* The tasks alive at the start (a /proc walk) into the task store: a
+ * task that exits before any snapshot is named by nothing else. 0/-1. */
+int	record_flight_seed(struct record *);
+/* The drain's hooks: a ring's data into the window; a round closed. */
+void	record_flight_take(struct record *, struct record_cpu *,
+	    uint64_t tail, uint64_t head, int bogus);
+void	record_flight_round(struct record *);
+/* Drain, take the window, create the file (*name: its final name). */
+int	record_flight_begin(struct record *, const char *why,
+	    const char **name);
+/* Write the taken window after p's preamble and close the file. */
+int	record_flight_write(struct record *, struct record_prep *);
+int	record_flight_busy(const struct record *);
+/* A finished file: 1 and what took it when it was a snapshot. */
+int	record_flight_done(struct record *, const struct tracefile *,
+	    int whole, char *why, size_t len);
+uint64_t record_flight_bytes(const struct record *);
+json_object *record_flight_status(struct record *);
 
 /* record-file.c: files that stopped taking data, and the directory */
 void	record_retry_unfinished(struct record *);

@@ -57,6 +57,28 @@ int	record_stop(struct record *, record_stop_cb cb, void *arg);
  * later. 0, or -1 when not recording (or no new file could be made).
  */
 int	record_rotate(struct record *, const char *why, int wait);
+/*
+ * A flight recording (mode flight) writes its window as one finished
+ * file and goes on recording; why ("command", "SIGUSR2", "psi:cpu") goes
+ * into its manifest. *name (may be NULL): the file's final name, valid
+ * until the next call into the recording; the file is whole when the
+ * file hook (record_on_file_done) names it. 0, or -1 with err filled
+ * (not a flight recording, a snapshot already being written, no output
+ * directory or no room: the window then stays in memory).
+ */
+int	record_snapshot(struct record *, const char *why, const char **name,
+	    struct config_error *err);
+/* What SIGUSR2 does, as perf record --switch-output=signal: a continuous
+ * recording rotates (waiting), a flight recording takes a snapshot. */
+int	record_switch_output(struct record *, const char *why);
+int	record_is_flight(const struct record *);
+/*
+ * The most memory the flight recorder of a recording with cfg holds
+ * besides its rings and cblocks (0 for a continuous one): its window
+ * twice over (a new one fills while the last is being written) and its
+ * task store; for a memory budget across recordings.
+ */
+uint64_t record_flight_memory(const struct config *cfg);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),

@@ -575,7 +575,7 @@ test_copy_live(void)
 			strcat(live, info.name);
 		}
 	CHECK_STR(live, " cblocks rotate_size rotate_interval max_files "
-	    "max_size min_free");
+	    "max_size min_free trigger_interval");
 
 	config_defaults(&rec);
 	config_defaults(&cfg);
@@ -628,7 +628,7 @@ test_to_json(void)
 	struct config	 c;
 	json_object	*j, *v;
 	json_object_iter it;
-	char		 order[512];
+	char		 order[1024];
 	size_t		 n = 0;
 
 	config_defaults(&c);
@@ -653,11 +653,12 @@ test_to_json(void)
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
-	    "all_cgroups cgroups "
+	    "all_cgroups cgroups mode window window_bytes triggers "
 	    "realtime writeback direct_io direct_tail_ms cblocks "
 	    "rotate_size "
 	    "rotate_interval "
-	    "max_files max_size min_free record_on_start output_dir socket "
+	    "max_files max_size min_free trigger_interval record_on_start "
+	    "output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout metrics_file metrics_interval on_finish "
 	    "on_finish_jobs on_finish_timeout on_finish_tries on_finish_retry "
