@@ -1,7 +1,7 @@
 /*
  * synth-int: what the synth*.c files share and nobody else sees: the
- * record builder and the part of the preamble each file writes. synth.c
- * puts the parts in order.
+ * record builder (synth.c) and the part of the preamble each file
+ * writes. synth-preamble.c puts the parts in order.
  */
 #ifndef PERFSPILL_SYNTH_INT_H
 #define PERFSPILL_SYNTH_INT_H
