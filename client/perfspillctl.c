@@ -487,8 +487,8 @@ print_status(json_object *d, json_object *prev, double dt)
 	print_status_settings(d);
 }
 
-/* Print a reply; returns the exit code. */
-
+/* label, then the keys of the array a, comma separated; nothing when a
+ * is empty or missing. */
 static void
 print_keys(const char *label, json_object *a)
 {

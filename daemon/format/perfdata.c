@@ -104,9 +104,9 @@ perfdata_time_off(uint64_t type)
 {
 	if (!(type & PERF_SAMPLE_TIME))
 		return 0;
-	return sizeof(struct perf_event_header) +
-	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
-	    ((type & PERF_SAMPLE_IP) ? 8 : 0) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
+	/* right after pid/tid, where the pid would be without them */
+	return perfdata_pid_off(type | PERF_SAMPLE_TID) +
+	    ((type & PERF_SAMPLE_TID) ? 8 : 0);
 }
 
 size_t
@@ -237,4 +237,14 @@ error:
 	sbuf_finish(&tail);
 	errno = saved;
 	return -1;
+}
+
+size_t
+perfdata_pid_off(uint64_t type)
+{
+	if (!(type & PERF_SAMPLE_TID))
+		return 0;
+	return sizeof(struct perf_event_header) +
+	    ((type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
+	    ((type & PERF_SAMPLE_IP) ? 8 : 0);
 }

@@ -67,6 +67,9 @@ uint64_t perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off);
 /* Where a sample's time lies for this sample_type: after its id, ip and
  * pid/tid; 0 when samples carry no time. */
 size_t	 perfdata_time_off(uint64_t sample_type);
+/* Where a sample's pid (the first u32 of pid/tid) lies: after its id and
+ * ip; 0 when samples carry no pid. */
+size_t	 perfdata_pid_off(uint64_t sample_type);
 
 /* Widen [*first, *last] (0: empty) to the times of the samples among the
  * records from buf's start. Returns where the walk stopped: len, or the

@@ -17,11 +17,6 @@
 
 #include "synth-int.h"
 
-#define FEAT_COMP_ZSTD		1	/* perf's PERF_COMP_ZSTD */
-
-/* perf pads feature strings to NAME_ALIGN. */
-#define FEAT_NAME_ALIGN		64
-
 #ifndef PERFSPILL_VERSION
 #define PERFSPILL_VERSION	"perfspill"
 #endif
@@ -157,8 +152,8 @@ synth_feature_build_id(struct synth_rec *r, const struct synth_ctx *ctx)
 void
 synth_feature_string(struct synth_rec *r, const char *s)
 {
-	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, FEAT_NAME_ALIGN));
-	synth_rec_str(r, s, FEAT_NAME_ALIGN);
+	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, PERFDATA_NAME_ALIGN));
+	synth_rec_str(r, s, PERFDATA_NAME_ALIGN);
 }
 
 /*
@@ -463,7 +458,7 @@ synth_feature_compressed(struct synth_rec *r, const struct synth_ctx *ctx)
 	if (ctx->comp_level <= 0)
 		return 1;
 	synth_rec_u32(r, 0);			/* comp_ver */
-	synth_rec_u32(r, FEAT_COMP_ZSTD);
+	synth_rec_u32(r, PERF_COMP_ZSTD);
 	synth_rec_u32(r, ctx->comp_level);
 	synth_rec_u32(r, 0);			/* comp_ratio: at close */
 	synth_rec_u32(r, ctx->comp_mmap_len);

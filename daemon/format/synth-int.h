@@ -34,7 +34,6 @@ void	synth_rec_zero(struct synth_rec *, size_t);
 void	synth_rec_u32(struct synth_rec *, uint32_t);
 void	synth_rec_u64(struct synth_rec *, uint64_t);
 void	synth_rec_str(struct synth_rec *, const char *, size_t);
-void	synth_rec_pad(struct synth_rec *, size_t);
 size_t	synth_rec_len(const struct synth_rec *);
 void	synth_rec_patch(struct synth_rec *, size_t, const void *, size_t);
 int	synth_rec_end(struct synth_rec *, size_t);

@@ -13,7 +13,9 @@
 
 #include "synth-int.h"
 
-size_t
+/* Size of the sample_id trailer that non-sample records carry for this
+ * sample_type when sample_id_all is set (perf's id_hdr_size). */
+static size_t
 synth_id_hdr_size(uint64_t sample_type)
 {
 	static const uint64_t	 bits[] = {
@@ -166,7 +168,7 @@ synth_rec_str(struct synth_rec *r, const char *s, size_t align)
 }
 
 /* Zero-pad the record so far to a multiple of align. */
-void
+static void
 synth_rec_pad(struct synth_rec *r, size_t align)
 {
 	size_t	n = synth_rec_len(r);

@@ -133,7 +133,8 @@ tracefile_reserve(struct tracefile *tf, size_t len,
 	return off;
 }
 
-void
+/* The write reserved at off is on disk. */
+static void
 tracefile_wrote(struct tracefile *tf, uint64_t off)
 {
 	struct tracefile_chunk	*c;

@@ -116,8 +116,6 @@ int	 tracefile_add_buildids(struct tracefile *, const void *, size_t);
 /* Reserve len bytes holding what mark says (NULL: no samples). */
 uint64_t tracefile_reserve(struct tracefile *, size_t len,
 	    const struct tracefile_mark *);
-/* The write reserved at off is on disk. */
-void	 tracefile_wrote(struct tracefile *, uint64_t off);
 /* What a drain placed in the file: ring samples and loss records. */
 void	 tracefile_count(struct tracefile *, uint64_t samples, uint64_t lost,
 	    uint64_t lost_samples);
