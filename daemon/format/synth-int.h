@@ -38,6 +38,12 @@ size_t	synth_rec_len(const struct synth_rec *);
 void	synth_rec_patch(struct synth_rec *, size_t, const void *, size_t);
 int	synth_rec_end(struct synth_rec *, size_t);
 void	synth_rec_cancel(struct synth_rec *);
+/* perf's string: u32 padded length, the string padded to
+ * PERFDATA_NAME_ALIGN */
+void	synth_rec_lenstr(struct synth_rec *, const char *);
+
+/* perf's "avail" CPUs: the highest present one + 1; 0 when unknown. */
+uint32_t synth_cpus_avail(void);
 
 /* Bytes of zeroed sample_id every kernel-type record must carry. */
 size_t	synth_trailer(const struct synth_ctx *);
@@ -51,9 +57,6 @@ const char *synth_procfs(const struct synth_ctx *);
 /* synth-feature.c: the payloads and the head's table of them */
 int	synth_feature_all(struct sbuf *, const struct synth_ctx *,
 	    struct perfdata_header *);
-/* perf's string: u32 padded length, the string padded to 64 */
-void	synth_feature_string(struct synth_rec *, const char *);
-uint32_t synth_feature_avail(void);
 
 /* synth-topology.c: feature fills, 0 written, 1 skipped, -1 error */
 int	synth_topology_cpus(struct synth_rec *, const struct synth_ctx *);

@@ -1,9 +1,11 @@
 /*
  * synth: what the synth-*.c files share (synth-int.h): the record
- * builder, the sample_id trailer of synthesized records, event names and
- * reading proc and tracefs files. It calls none of them: the preamble
+ * builder and perf's strings, the sample_id trailer of synthesized
+ * records, event names, the CPU count perf calls avail, and reading proc
+ * and tracefs files. It calls none of them: the preamble
  * that puts their parts in order is synth-preamble.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,6 +108,30 @@ error:
 	return -1;
 }
 
+/* perf's "avail": the highest present CPU + 1, e.g. of "0-3,8-11"; 0 when
+ * sysfs does not say. */
+uint32_t
+synth_cpus_avail(void)
+{
+	char		*buf, *p;
+	size_t		 len;
+	long		 n;
+	uint32_t	 avail = 0;
+
+	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == -1)
+		return 0;
+	for (p = buf; *p != '\0'; p++) {
+		if (!isdigit((unsigned char)*p))
+			continue;
+		n = strtol(p, &p, 10);
+		if (n + 1 > (long)avail)
+			avail = n + 1;
+		p--;
+	}
+	free(buf);
+	return avail;
+}
+
 void
 synth_rec_begin(struct synth_rec *r, struct sbuf *out, uint32_t type,
     uint16_t misc)
@@ -174,6 +200,14 @@ synth_rec_pad(struct synth_rec *r, size_t align)
 	size_t	n = synth_rec_len(r);
 
 	synth_rec_zero(r, SYNTH_ALIGN(n, align) - n);
+}
+
+/* perf's do_write_string: u32 padded length, then the padded string. */
+void
+synth_rec_lenstr(struct synth_rec *r, const char *s)
+{
+	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, PERFDATA_NAME_ALIGN));
+	synth_rec_str(r, s, PERFDATA_NAME_ALIGN);
 }
 
 size_t
