@@ -39,12 +39,11 @@ struct ctl {
 /*
  * start's options, one per request key of the config schema: the long
  * name is the key with '-' for '_', booleans also take --no-KEY; the short
- * letter, another long name and the help come from command_opts.
+ * letter, another long name and the help come from the key's row.
  */
 struct ctl_opt {
-	struct config_keyinfo		 key;
-	const struct command_opt	*pres;		/* NULL: none */
-	char				 lname[CONFIG_NAME_LEN];
+	struct config_keyinfo	 key;
+	char			 lname[CONFIG_NAME_LEN];
 };
 
 #define CTL_MAX_OPTS	64
@@ -62,7 +61,6 @@ ctl_opts(struct ctl_opt *out, size_t max)
 		if (k.when == CONFIG_DAEMON)
 			continue;
 		out[n].key = k;
-		out[n].pres = command_opt_find(k.name);
 		snprintf(out[n].lname, sizeof(out[n].lname), "%s", k.name);
 		for (s = out[n].lname; *s; s++)
 			if (*s == '_')
@@ -86,23 +84,22 @@ static void
 ctl_print_opts(FILE *f)
 {
 	struct ctl_opt		 o[CTL_MAX_OPTS];
-	const struct command_opt *p;
+	const struct config_keyinfo *k;
 	const char		*h, *nl;
 	char			 left[96];
 	size_t			 i, n = ctl_opts(o, CTL_MAX_OPTS);
 	int			 w;
 
 	for (i = 0; i < n; i++) {
-		p = o[i].pres;
+		k = &o[i].key;
 		w = snprintf(left, sizeof(left), "  %s%c%s--%s%s%s%s%s",
-		    p && p->shortopt ? "-" : " ", p && p->shortopt ?
-		    p->shortopt : ' ', p && p->shortopt ? ", " : "  ",
-		    o[i].lname, p && p->alias ? ", --" : "",
-		    p && p->alias ? p->alias : "",
-		    o[i].key.kind == CONFIG_KIND_BOOL ? "" : " ",
-		    o[i].key.kind == CONFIG_KIND_BOOL ? "" :
-		    p && p->metavar ? p->metavar : "VALUE");
-		h = p ? p->help : "see perfspilld.json(5)";
+		    k->opt ? "-" : " ", k->opt ? k->opt : ' ',
+		    k->opt ? ", " : "  ", o[i].lname, k->alias ? ", --" : "",
+		    k->alias ? k->alias : "",
+		    k->kind == CONFIG_KIND_BOOL ? "" : " ",
+		    k->kind == CONFIG_KIND_BOOL ? "" :
+		    k->metavar ? k->metavar : "VALUE");
+		h = k->help ? k->help : "see perfspilld.json(5)";
 		for (;;) {
 			nl = strchr(h, '\n');
 			if (w > 30) {
@@ -494,8 +491,8 @@ print_status(json_object *d, json_object *prev, double dt)
 	print_status_settings(d);
 }
 
-/* Print a reply; returns the exit code. */
-
+/* label, then the keys of the array a, comma separated; nothing when a
+ * is empty or missing. */
 static void
 print_keys(const char *label, json_object *a)
 {
@@ -597,16 +594,15 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 	return 0;
 }
 
-/* "KEY=VALUE" into args; numbers and booleans keep their JSON type,
- * lists split on commas. */
+/* "KEY=VALUE" into args, as config_text_value reads VALUE; a list key
+ * given again (-e A -e B) adds to the list. */
 static int
 ctl_add_kv(json_object *args, const char *kv)
 {
 	const char	*eq = strchr(kv, '=');
-	char		 key[64], *end, *copy, *tok, *save = NULL;
-	const char	*v;
-	long long	 n;
-	json_object	*a;
+	char		 key[64], *p;
+	json_object	*v, *a;
+	size_t		 i;
 
 	if (eq == NULL || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
 		fprintf(stderr, "perfspillctl: '%s' is not KEY=VALUE\n", kv);
@@ -614,40 +610,21 @@ ctl_add_kv(json_object *args, const char *kv)
 	}
 	memcpy(key, kv, (size_t)(eq - kv));
 	key[eq - kv] = '\0';
-	for (end = key; *end; end++)
-		if (*end == '-')
-			*end = '_';
-	v = eq + 1;
-	if (ctl_key_kind(key) == CONFIG_KIND_LIST) {
-		/* repeated (-e A -e B) or comma separated: one list */
-		if (!json_object_object_get_ex(args, key, &a)) {
-			a = json_object_new_array();
-			json_object_object_add(args, key, a);
-		}
-		if ((copy = strdup(v)) == NULL)
-			return -1;
-		for (tok = strtok_r(copy, ",", &save); tok;
-		    tok = strtok_r(NULL, ",", &save))
-			json_object_array_add(a, json_object_new_string(tok));
-		free(copy);
+	for (p = key; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	if ((v = config_text_value(key, eq + 1)) == NULL)
+		return -1;
+	if (json_object_is_type(v, json_type_array) &&
+	    json_object_object_get_ex(args, key, &a) &&
+	    json_object_is_type(a, json_type_array)) {
+		for (i = 0; i < json_object_array_length(v); i++)
+			json_object_array_add(a, json_object_get(
+			    json_object_array_get_idx(v, i)));
+		json_object_put(v);
 		return 0;
 	}
-	/* a structured value (triggers) is given as JSON */
-	if ((*v == '[' || *v == '{') && (a = json_tokener_parse(v)) != NULL) {
-		json_object_object_add(args, key, a);
-		return 0;
-	}
-	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
-		json_object_object_add(args, key,
-		    json_object_new_boolean(v[0] == 't'));
-		return 0;
-	}
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (*v != '\0' && *end == '\0' && errno == 0)
-		json_object_object_add(args, key, json_object_new_int64(n));
-	else
-		json_object_object_add(args, key, json_object_new_string(v));
+	json_object_object_add(args, key, v);
 	return 0;
 }
 
@@ -663,13 +640,13 @@ ctl_start_args(int argc, char **argv, json_object *args)
 	int		 ch, k;
 
 	for (i = 0; i < n; i++) {
-		const struct command_opt *p = o[i].pres;
-		int	 arg = o[i].key.kind == CONFIG_KIND_BOOL ?
+		const struct config_keyinfo *p = &o[i].key;
+		int	 arg = p->kind == CONFIG_KIND_BOOL ?
 			    no_argument : required_argument;
 
 		lo[nl++] = (struct option){ o[i].lname, arg, NULL,
 		    CTL_OPT_ON + (int)i };
-		if (p && p->alias)
+		if (p->alias)
 			lo[nl++] = (struct option){ p->alias, arg, NULL,
 			    CTL_OPT_ON + (int)i };
 		if (arg == no_argument) {
@@ -678,8 +655,8 @@ ctl_start_args(int argc, char **argv, json_object *args)
 			lo[nl++] = (struct option){ noname[i], no_argument,
 			    NULL, CTL_OPT_OFF + (int)i };
 		}
-		if (p && p->shortopt) {
-			shorts[ns++] = (char)p->shortopt;
+		if (p->opt) {
+			shorts[ns++] = (char)p->opt;
 			if (arg == required_argument)
 				shorts[ns++] = ':';
 		}
@@ -704,7 +681,7 @@ ctl_start_args(int argc, char **argv, json_object *args)
 			k = ch - CTL_OPT_OFF;
 		else
 			for (i = 0; i < n; i++)
-				if (o[i].pres && o[i].pres->shortopt == ch)
+				if (o[i].key.opt == ch)
 					k = (int)i;
 		if (k == -1)
 			return -1;

@@ -1,6 +1,5 @@
 /*
- * command: the table of control commands and the presentation of start's
- * options (see command.h).
+ * command: the table of control commands (see command.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,14 +13,15 @@ const struct command command_table[COMMAND__COUNT] = {
 	{ COMMAND_VERSION, "version", 0, COMMAND_ARGS_NONE, "",
 	    "the daemon's version and protocol",
 	    "The daemon's version and protocol.\n" },
-	{ COMMAND_STATUS, "status", 0, COMMAND_ARGS_NONE, "[--watch [SECS]]",
+	{ COMMAND_STATUS, "status", 0, COMMAND_ARGS_NONE,
+	    "[-w|--watch [SECS]]",
 	    "state, settings, per-CPU counters, files",
 	    "State, the configured settings and those of the recording in\n"
 	    "progress, totals and per-CPU counters (bytes, samples, lost, AIO\n"
 	    "in flight/completed/resubmitted/failed), the current file,\n"
-	    "finished files and free disk. --watch refreshes every SECS\n"
-	    "(default 1, a positive number) and shows rates since the last\n"
-	    "refresh; on a terminal it redraws the screen.\n" },
+	    "finished files and free disk. -w or --watch refreshes every\n"
+	    "SECS (default 1, a positive number) and shows rates since the\n"
+	    "last refresh; on a terminal it redraws the screen.\n" },
 	{ COMMAND_START, "start", 1, COMMAND_ARGS_SETTINGS, "[OPTIONS]",
 	    "start recording (options below)",
 	    "Start recording with the configured settings. Options apply to\n"
@@ -73,61 +73,6 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "window_bytes, triggers.\n" },
 };
 
-static const struct command_opt command_opts[] = {
-	{ "events", 'e', "event", "E",
-	    "event, repeatable or comma separated\n"
-	    "(cpu-clock, context-switches, sched:sched_switch)" },
-	{ "freq", 'F', NULL, "HZ", "sampling frequency" },
-	{ "period", 'c', NULL, "N", "sample every N events (instead of -F)" },
-	{ "callgraph", 'g', NULL, NULL, "record callchains (--no-callgraph: don't)" },
-	{ "mmap_pages", 'm', NULL, "PAGES",
-	    "ring size per CPU in pages (power of two)" },
-	{ "wakeup_pct", 0, NULL, "PCT", "wake the loop when a ring is this full" },
-	{ "drain_ms", 0, NULL, "MS", "drain every ring at least this often" },
-	{ "mmap_flush", 0, NULL, "SIZE",
-	    "least a woken ring must hold to be drained\n"
-	    "(default a quarter of the ring)" },
-	{ "compression", 'z', "compression-level", "N", "zstd level, 0 for none" },
-	{ "exclude_self", 0, NULL, NULL,
-	    "keep perfspilld's own samples out (--no-exclude-self)" },
-	{ "mode", 0, NULL, "MODE",
-	    "continuous (files) or flight (the last window in memory,\n"
-	    "written on a snapshot)" },
-	{ "window", 0, NULL, "T", "a flight recording keeps the last T (e.g. 60s)" },
-	{ "window_bytes", 0, NULL, "SIZE",
-	    "...and at most SIZE of ring data (e.g. 64M)" },
-	{ "triggers", 0, NULL, "JSON",
-	    "snapshot on these, a JSON array: '[{\"kind\":\"psi\",\n"
-	    "\"resource\":\"cpu\",\"stall_ms\":150,\"window_ms\":1000}]'" },
-	{ "trigger_interval", 0, NULL, "T",
-	    "at least T between triggered snapshots (default 60s)" },
-	{ "realtime", 'r', NULL, "PRIO",
-	    "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
-	{ "writeback", 0, NULL, NULL,
-	    "start each write's writeback at once and drop written pages\n"
-	    "from the page cache (a congested disk; --no-writeback)" },
-	{ "direct_io", 0, NULL, NULL,
-	    "write past the page cache (O_DIRECT) where the file system\n"
-	    "takes it (--no-direct-io: through the page cache)" },
-	{ "direct_tail_ms", 0, NULL, "MS",
-	    "put the direct stream's unaligned tail on disk this often" },
-	{ "kernel_build_id", 0, NULL, NULL,
-	    "build-ids in the kernel's MMAP2 records; breaks a\n"
-	    "perf record running beside it (see perfspilld.json(5))" },
-	{ "all_cgroups", 0, NULL, NULL,
-	    "record each sample's cgroup, as perf record --all-cgroups\n"
-	    "(--no-all-cgroups: don't; 8 bytes a sample)" },
-	{ "cgroups", 'G', "cgroup", "PATH",
-	    "record only this cgroup (path below the cgroup2 mount),\n"
-	    "repeatable or comma separated, as perf record -G" },
-	{ "cblocks", 0, NULL, "N", "AIO buffers per ring, 0 (serial write) to 8" },
-	{ "rotate_size", 0, NULL, "SIZE", "rotate when a file reaches SIZE (e.g. 256M)" },
-	{ "rotate_interval", 0, NULL, "T", "rotate after T (e.g. 3600, 1h)" },
-	{ "max_files", 0, NULL, "N", "keep at most N finished files" },
-	{ "max_size", 0, NULL, "SIZE", "keep at most SIZE of finished files" },
-	{ "min_free", 0, NULL, "SIZE", "leave SIZE free on the filesystem" },
-};
-
 const struct command *
 command_find(const char *name)
 {
@@ -154,23 +99,4 @@ command_names(void)
 		n += (size_t)r;
 	}
 	return buf;
-}
-
-const struct command_opt *
-command_opt_find(const char *key)
-{
-	size_t	 i;
-
-	for (i = 0; i < sizeof(command_opts) / sizeof(command_opts[0]); i++)
-		if (strcmp(command_opts[i].key, key) == 0)
-			return &command_opts[i];
-	return NULL;
-}
-
-const struct command_opt *
-command_opt_at(size_t i)
-{
-	if (i >= sizeof(command_opts) / sizeof(command_opts[0]))
-		return NULL;
-	return &command_opts[i];
 }

@@ -1,8 +1,9 @@
 /*
  * config: schema table, validation and normalised output of the settings
  * (see config.h). Each key is one row of config_keys; the same rows drive
- * validation, the "takes effect when" answer of configure, and the
- * normalised JSON that `perfspilld -n` prints.
+ * validation, the defaults, the "takes effect when" answer of configure,
+ * the normalised JSON that `perfspilld -n` prints, and perfspillctl
+ * start's options and help.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,13 @@ enum config_type {
 #define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
 #define F_EMPTY_OK	0x4	/* a path: "" means off */
 
+/*
+ * One row per setting: its schema (type, when it applies, range), its
+ * default, and how perfspillctl start presents it (option letter, another
+ * long name, the value's name, a help line). The defaults, start's options
+ * and its help are derived from these rows; tests/unit/docs-check.py
+ * checks the man pages and docs/protocol.md against them.
+ */
 struct config_key {
 	const char	*name;
 	enum config_type type;
@@ -47,113 +55,202 @@ struct config_key {
 	size_t		 size;		/* of the field at off */
 	uint64_t	 min, max;
 	int		 flags;
+	/* the default as a config file could write it ("256M", "1h", a
+	 * list comma separated), validated like one; NULL: not set (0) */
+	const char	*def;
+	int		 opt;		/* start's short option, 0: none */
+	const char	*alias;		/* another long option, or NULL */
+	const char	*metavar;	/* NULL for booleans */
+	const char	*help;		/* start's help; lines end in \n */
 };
 
-#define K(n, t, w, f, lo, hi, fl) \
-	{ n, t, w, offsetof(struct config, f), \
-	    sizeof(((struct config *)NULL)->f), lo, hi, fl }
+#define KEY(n, t, w, f) \
+	.name = n, .type = t, .when = w, .off = offsetof(struct config, f), \
+	.size = sizeof(((struct config *)NULL)->f)
 
 static const struct config_key config_keys[] = {
-	K("events", T_EVENTS, CONFIG_NEXT_START, events, 1, CONFIG_MAX_EVENTS, 0),
-	K("freq", T_UINT, CONFIG_NEXT_START, freq, 1, 1000000, 0),
-	K("period", T_UINT, CONFIG_NEXT_START, period, 1, UINT64_C(1) << 62, 0),
-	K("callgraph", T_BOOL, CONFIG_NEXT_START, callgraph, 0, 1, 0),
-	K("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages, 1, 65536, F_POW2),
-	K("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct, 1, 90, 0),
-	K("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms, 10, 10000, 0),
-	K("mmap_flush", T_SIZE, CONFIG_NEXT_START, mmap_flush, 0,
-	    UINT64_C(1) << 32, 0),
-	K("compression", T_UINT, CONFIG_NEXT_START, compression, 0, 22, 0),
-	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
-	K("kernel_build_id", T_BOOL, CONFIG_NEXT_START, kernel_build_id, 0, 1,
-	    0),
-	K("all_cgroups", T_BOOL, CONFIG_NEXT_START, all_cgroups, 0, 1, 0),
-	K("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups, 0,
-	    CONFIG_MAX_CGROUPS, 0),
-	K("mode", T_RECMODE, CONFIG_NEXT_START, flight, 0, 1, 0),
-	K("window", T_SECS, CONFIG_NEXT_START, window, 1, 86400, 0),
-	K("window_bytes", T_SIZE, CONFIG_NEXT_START, window_bytes, 1 << 20,
-	    UINT64_C(1) << 40, 0),
-	K("triggers", T_TRIGGERS, CONFIG_NEXT_START, triggers, 0,
-	    CONFIG_MAX_TRIGGERS, 0),
-	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
-	K("writeback", T_BOOL, CONFIG_NEXT_START, writeback, 0, 1, 0),
-	K("direct_io", T_BOOL, CONFIG_NEXT_START, direct_io, 0, 1, 0),
-	K("direct_tail_ms", T_UINT, CONFIG_NEXT_START, direct_tail_ms, 10,
-	    60000, 0),
-	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
-	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
-	    UINT64_C(1) << 50, F_ZERO_OK),
-	K("rotate_interval", T_SECS, CONFIG_LIVE, rotate_interval, 1,
-	    86400 * 365, F_ZERO_OK),
-	K("max_files", T_UINT, CONFIG_LIVE, max_files, 0, 1000000, 0),
-	K("max_size", T_SIZE, CONFIG_LIVE, max_size, 1 << 20,
-	    UINT64_C(1) << 50, F_ZERO_OK),
-	K("min_free", T_SIZE, CONFIG_LIVE, min_free, 0, UINT64_C(1) << 50, 0),
-	K("trigger_interval", T_SECS, CONFIG_LIVE, trigger_interval, 1,
-	    86400, 0),
-	K("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start, 0, 1, 0),
-	K("output_dir", T_PATH, CONFIG_DAEMON, output_dir, 0, 0, 0),
-	K("socket", T_PATH, CONFIG_DAEMON, socket_path, 0, 0, 0),
-	K("socket_mode", T_MODE, CONFIG_DAEMON, socket_mode, 0, 0777, 0),
-	K("socket_group", T_NAME, CONFIG_DAEMON, socket_group, 0, 0, 0),
-	K("control_groups", T_GROUPS, CONFIG_DAEMON, control_groups, 0,
-	    CONFIG_MAX_GROUPS, 0),
-	K("max_clients", T_UINT, CONFIG_DAEMON, max_clients, 1, 4096, 0),
-	K("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout, 1, 3600, 0),
-	K("metrics_file", T_PATH, CONFIG_DAEMON, metrics_file, 0, 0,
-	    F_EMPTY_OK),
-	K("metrics_interval", T_SECS, CONFIG_DAEMON, metrics_interval, 1, 3600,
-	    0),
-	K("on_finish", T_PATH, CONFIG_DAEMON, on_finish, 0, 0, F_EMPTY_OK),
-	K("on_finish_jobs", T_UINT, CONFIG_DAEMON, on_finish_jobs, 1, 64, 0),
-	K("on_finish_timeout", T_SECS, CONFIG_DAEMON, on_finish_timeout, 1,
-	    86400, 0),
-	K("on_finish_tries", T_UINT, CONFIG_DAEMON, on_finish_tries, 1, 100, 0),
-	K("on_finish_retry", T_SECS, CONFIG_DAEMON, on_finish_retry, 1, 86400,
-	    0),
-	K("remove_after_handoff", T_BOOL, CONFIG_DAEMON, remove_after_handoff,
-	    0, 1, 0),
+	{ KEY("events", T_EVENTS, CONFIG_NEXT_START, events),
+	    .min = 1, .max = CONFIG_MAX_EVENTS, .def = "cpu-clock",
+	    .opt = 'e', .alias = "event", .metavar = "EVENT",
+	    .help = "event, repeatable or comma separated\n"
+	    "(cpu-clock, context-switches, sched:sched_switch)" },
+	{ KEY("freq", T_UINT, CONFIG_NEXT_START, freq),
+	    .min = 1, .max = 1000000, .def = "99",
+	    .opt = 'F', .metavar = "HZ",
+	    .help = "sampling frequency" },
+	{ KEY("period", T_UINT, CONFIG_NEXT_START, period),
+	    .min = 1, .max = UINT64_C(1) << 62, .def = NULL,
+	    .opt = 'c', .metavar = "N",
+	    .help = "sample every N events (instead of -F)" },
+	{ KEY("callgraph", T_BOOL, CONFIG_NEXT_START, callgraph),
+	    .min = 0, .max = 1, .def = "true",
+	    .opt = 'g',
+	    .help = "record callchains (--no-callgraph: don't)" },
+	{ KEY("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages),
+	    .min = 1, .max = 65536, .flags = F_POW2, .def = "128",
+	    .opt = 'm', .metavar = "PAGES",
+	    .help = "ring size per CPU in pages (power of two)" },
+	{ KEY("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct),
+	    .min = 1, .max = 90, .def = "50",
+	    .metavar = "PCT",
+	    .help = "wake the loop when a ring is this full" },
+	{ KEY("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms),
+	    .min = 10, .max = 10000, .def = "1000",
+	    .metavar = "MS",
+	    .help = "drain every ring at least this often" },
+	{ KEY("mmap_flush", T_SIZE, CONFIG_NEXT_START, mmap_flush),
+	    .min = 0, .max = UINT64_C(1) << 32, .def = "0",
+	    .metavar = "SIZE",
+	    .help = "least a woken ring must hold to be drained\n"
+	    "(default a quarter of the ring)" },
+	{ KEY("compression", T_UINT, CONFIG_NEXT_START, compression),
+	    .min = 0, .max = 22, .def = "0",
+	    .opt = 'z', .alias = "compression-level", .metavar = "LEVEL",
+	    .help = "zstd level, 0 for none" },
+	{ KEY("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self),
+	    .min = 0, .max = 1, .def = "true",
+	    .help = "keep perfspilld's own samples out (--no-exclude-self)" },
+	{ KEY("kernel_build_id", T_BOOL, CONFIG_NEXT_START, kernel_build_id),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "build-ids in the kernel's MMAP2 records; breaks a\n"
+	    "perf record running beside it (see perfspilld.json(5))" },
+	{ KEY("all_cgroups", T_BOOL, CONFIG_NEXT_START, all_cgroups),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "record each sample's cgroup, as perf record --all-cgroups\n"
+	    "(--no-all-cgroups: don't; 8 bytes a sample)" },
+	{ KEY("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups),
+	    .min = 0, .max = CONFIG_MAX_CGROUPS, .def = "",
+	    .opt = 'G', .alias = "cgroup", .metavar = "PATH",
+	    .help = "record only this cgroup (path below the cgroup2 mount),\n"
+	    "repeatable or comma separated, as perf record -G" },
+	{ KEY("mode", T_RECMODE, CONFIG_NEXT_START, flight),
+	    .min = 0, .max = 1, .def = "continuous",
+	    .metavar = "MODE",
+	    .help = "continuous (files) or flight (the last window in memory,\n"
+	    "written on a snapshot)" },
+	{ KEY("window", T_SECS, CONFIG_NEXT_START, window),
+	    .min = 1, .max = 86400, .def = "60",
+	    .metavar = "TIME",
+	    .help = "a flight recording keeps the last TIME (e.g. 60s)" },
+	{ KEY("window_bytes", T_SIZE, CONFIG_NEXT_START, window_bytes),
+	    .min = 1 << 20, .max = UINT64_C(1) << 40, .def = "64M",
+	    .metavar = "SIZE",
+	    .help = "...and at most SIZE of ring data (e.g. 64M)" },
+	{ KEY("triggers", T_TRIGGERS, CONFIG_NEXT_START, triggers),
+	    .min = 0, .max = CONFIG_MAX_TRIGGERS, .def = NULL,
+	    .metavar = "JSON",
+	    .help = "snapshot on these, a JSON array: '[{\"kind\":\"psi\",\n"
+	    "\"resource\":\"cpu\",\"stall_ms\":150,\"window_ms\":2000}]'" },
+	{ KEY("realtime", T_UINT, CONFIG_NEXT_START, realtime),
+	    .min = 0, .max = 99, .def = "0",
+	    .opt = 'r', .metavar = "PRIO",
+	    .help = "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
+	{ KEY("writeback", T_BOOL, CONFIG_NEXT_START, writeback),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "start each write's writeback at once and drop written pages\n"
+	    "from the page cache (a congested disk; --no-writeback)" },
+	{ KEY("direct_io", T_BOOL, CONFIG_NEXT_START, direct_io),
+	    .min = 0, .max = 1, .def = "true",
+	    .help = "write past the page cache (O_DIRECT) where the file system\n"
+	    "takes it (--no-direct-io: through the page cache)" },
+	{ KEY("direct_tail_ms", T_UINT, CONFIG_NEXT_START, direct_tail_ms),
+	    .min = 10, .max = 60000, .def = "1000",
+	    .metavar = "MS",
+	    .help = "put the direct stream's unaligned tail on disk this often" },
+	{ KEY("cblocks", T_UINT, CONFIG_LIVE, cblocks),
+	    .min = 0, .max = CONFIG_CBLOCKS_MAX, .def = "2",
+	    .metavar = "N",
+	    .help = "AIO buffers per ring, 0 (serial write) to 8" },
+	{ KEY("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size),
+	    .min = 1 << 20, .max = UINT64_C(1) << 50, .flags = F_ZERO_OK,
+	    .def = "256M",
+	    .metavar = "SIZE",
+	    .help = "rotate when a file reaches SIZE (e.g. 256M)" },
+	{ KEY("rotate_interval", T_SECS, CONFIG_LIVE, rotate_interval),
+	    .min = 1, .max = 86400 * 365, .flags = F_ZERO_OK, .def = "1h",
+	    .metavar = "TIME",
+	    .help = "rotate after TIME (e.g. 3600, 1h)" },
+	{ KEY("max_files", T_UINT, CONFIG_LIVE, max_files),
+	    .min = 0, .max = 1000000, .def = "168",
+	    .metavar = "N",
+	    .help = "keep at most N finished files" },
+	{ KEY("max_size", T_SIZE, CONFIG_LIVE, max_size),
+	    .min = 1 << 20, .max = UINT64_C(1) << 50, .flags = F_ZERO_OK,
+	    .def = "4G",
+	    .metavar = "SIZE",
+	    .help = "keep at most SIZE of finished files" },
+	{ KEY("min_free", T_SIZE, CONFIG_LIVE, min_free),
+	    .min = 0, .max = UINT64_C(1) << 50, .def = "1G",
+	    .metavar = "SIZE",
+	    .help = "leave SIZE free on the filesystem" },
+	{ KEY("trigger_interval", T_SECS, CONFIG_LIVE, trigger_interval),
+	    .min = 1, .max = 86400, .def = "60",
+	    .metavar = "TIME",
+	    .help = "at least TIME between triggered snapshots (default 60s)" },
+	{ KEY("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start),
+	    .min = 0, .max = 1, .def = "false" },
+	{ KEY("output_dir", T_PATH, CONFIG_DAEMON, output_dir),
+	    .def = PERFSPILL_OUTPUT_DIR },
+	{ KEY("socket", T_PATH, CONFIG_DAEMON, socket_path),
+	    .def = PERFSPILL_SOCKET },
+	{ KEY("socket_mode", T_MODE, CONFIG_DAEMON, socket_mode),
+	    .min = 0, .max = 0777, .def = "0660" },
+	{ KEY("socket_group", T_NAME, CONFIG_DAEMON, socket_group),
+	    .def = "perfspill" },
+	{ KEY("control_groups", T_GROUPS, CONFIG_DAEMON, control_groups),
+	    .min = 0, .max = CONFIG_MAX_GROUPS, .def = "" },
+	{ KEY("max_clients", T_UINT, CONFIG_DAEMON, max_clients),
+	    .min = 1, .max = 4096, .def = "128" },
+	{ KEY("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout),
+	    .min = 1, .max = 3600, .def = "30" },
+	{ KEY("metrics_file", T_PATH, CONFIG_DAEMON, metrics_file),
+	    .flags = F_EMPTY_OK, .def = "" },
+	{ KEY("metrics_interval", T_SECS, CONFIG_DAEMON, metrics_interval),
+	    .min = 1, .max = 3600, .def = "5" },
+	{ KEY("on_finish", T_PATH, CONFIG_DAEMON, on_finish),
+	    .flags = F_EMPTY_OK, .def = "" },
+	{ KEY("on_finish_jobs", T_UINT, CONFIG_DAEMON, on_finish_jobs),
+	    .min = 1, .max = 64, .def = "2" },
+	{ KEY("on_finish_timeout", T_SECS, CONFIG_DAEMON, on_finish_timeout),
+	    .min = 1, .max = 86400, .def = "600" },
+	{ KEY("on_finish_tries", T_UINT, CONFIG_DAEMON, on_finish_tries),
+	    .min = 1, .max = 100, .def = "5" },
+	{ KEY("on_finish_retry", T_SECS, CONFIG_DAEMON, on_finish_retry),
+	    .min = 1, .max = 86400, .def = "30" },
+	{ KEY("remove_after_handoff", T_BOOL, CONFIG_DAEMON,
+	    remove_after_handoff),
+	    .min = 0, .max = 1, .def = "false" },
 };
 #define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
 
+static int	config_set(struct config *, const struct config_key *,
+		    json_object *, struct config_error *);
+
+/*
+ * Every row's default, through the validator a config file goes through:
+ * a row whose default its own range refuses is a bug of this table,
+ * caught at once (test-config runs this).
+ */
 void
 config_defaults(struct config *cfg)
 {
+	struct config_error	 err;
+	json_object		*v;
+	size_t			 i;
+
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->events[0], CONFIG_EVENT_LEN, "cpu-clock");
-	cfg->nr_events = 1;
-	cfg->freq = 99;
-	cfg->callgraph = 1;
-	cfg->mmap_pages = 128;
-	cfg->wakeup_pct = 50;
-	cfg->drain_ms = 1000;
-	cfg->cblocks = 2;
-	cfg->exclude_self = 1;
-	cfg->direct_io = 1;
-	cfg->direct_tail_ms = 1000;
-	cfg->rotate_size = UINT64_C(256) << 20;
-	cfg->rotate_interval = 3600;
-	cfg->max_files = 168;
-	cfg->max_size = UINT64_C(4) << 30;
-	cfg->min_free = UINT64_C(1) << 30;
-	cfg->window = 60;
-	cfg->window_bytes = UINT64_C(64) << 20;
-	cfg->trigger_interval = 60;
-	cfg->record_on_start = 0;
-	snprintf(cfg->output_dir, sizeof(cfg->output_dir), "%s",
-	    PERFSPILL_OUTPUT_DIR);
-	snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
-	    PERFSPILL_SOCKET);
-	cfg->socket_mode = 0660;
-	snprintf(cfg->socket_group, sizeof(cfg->socket_group), "perfspill");
-	cfg->max_clients = 128;
-	cfg->client_timeout = 30;
-	cfg->on_finish_jobs = 2;
-	cfg->on_finish_timeout = 600;
-	cfg->on_finish_tries = 5;
-	cfg->on_finish_retry = 30;
-	cfg->metrics_interval = 5;
+	for (i = 0; i < NKEYS; i++) {
+		if (config_keys[i].def == NULL)
+			continue;
+		v = config_text_value(config_keys[i].name, config_keys[i].def);
+		if (v == NULL || config_set(cfg, &config_keys[i], v, &err) ==
+		    -1) {
+			fprintf(stderr, "config: the default of %s: %s\n",
+			    config_keys[i].name, v ? err.msg : "out of memory");
+			abort();
+		}
+		json_object_put(v);
+	}
 }
 
 static const struct config_key *
@@ -165,6 +262,43 @@ config_find(const char *name)
 		if (strcmp(config_keys[i].name, name) == 0)
 			return &config_keys[i];
 	return NULL;
+}
+
+json_object *
+config_text_value(const char *key, const char *text)
+{
+	const struct config_key	*k = config_find(key);
+	json_object		*v;
+	char			*copy, *tok, *save = NULL, *end;
+	long long		 n;
+
+	if (k != NULL && (k->type == T_EVENTS || k->type == T_GROUPS ||
+	    k->type == T_CGROUPS)) {
+		if ((v = json_object_new_array()) == NULL ||
+		    (copy = strdup(text)) == NULL) {
+			json_object_put(v);
+			return NULL;
+		}
+		for (tok = strtok_r(copy, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save))
+			json_object_array_add(v, json_object_new_string(tok));
+		free(copy);
+		return v;
+	}
+	if (k != NULL && (k->type == T_PATH || k->type == T_NAME ||
+	    k->type == T_MODE || k->type == T_RECMODE))
+		return json_object_new_string(text);
+	/* a structured value (triggers) is written as JSON */
+	if (k != NULL && k->type == T_TRIGGERS)
+		return (v = json_tokener_parse(text)) != NULL ? v :
+		    json_object_new_string(text);
+	if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)
+		return json_object_new_boolean(text[0] == 't');
+	errno = 0;
+	n = strtoll(text, &end, 10);
+	if (*text != '\0' && *end == '\0' && errno == 0)
+		return json_object_new_int64(n);
+	return json_object_new_string(text);
 }
 
 void
@@ -185,9 +319,15 @@ config_keyinfo(const struct config_key *k, struct config_keyinfo *info)
 {
 	info->name = k->name;
 	info->when = k->when;
+	info->def = k->def;
+	info->opt = k->opt;
+	info->alias = k->alias;
+	info->metavar = k->metavar;
+	info->help = k->help;
 	info->kind = k->type == T_BOOL ? CONFIG_KIND_BOOL :
 	    k->type == T_EVENTS || k->type == T_GROUPS ||
 	    k->type == T_CGROUPS ? CONFIG_KIND_LIST :
+	    k->type == T_TRIGGERS ? CONFIG_KIND_OBJECTS :
 	    k->type == T_SIZE ? CONFIG_KIND_SIZE :
 	    k->type == T_SECS ? CONFIG_KIND_SECS : CONFIG_KIND_VALUE;
 }

@@ -127,6 +127,7 @@ struct config_error {
 	char		msg[256];
 };
 
+/* Every key at its row's default. */
 void	config_defaults(struct config *);
 
 /* Fill *err (code, key or NULL, message); returns -1 for "return". */
@@ -160,6 +161,15 @@ const char	*config_psi_name(enum config_psi_resource);
 /* Copy the live keys (CONFIG_LIVE) of src into dst, and nothing else. */
 void	config_copy_live(struct config *dst, const struct config *src);
 
+/*
+ * The JSON value a config file would hold for text as a person writes it
+ * on a command line (key=text): for a list key the names split on commas,
+ * for a path, name or mode key the string, else true or false, a whole
+ * number, or the string; for a key of no row the same guess (the daemon
+ * names it). NULL when out of memory.
+ */
+json_object	*config_text_value(const char *key, const char *text);
+
 /* What a client needs to present key i of the schema (start's options). */
 enum config_kind {
 	CONFIG_KIND_VALUE,	/* a number or name */
@@ -167,11 +177,18 @@ enum config_kind {
 	CONFIG_KIND_SECS,	/* seconds */
 	CONFIG_KIND_BOOL,
 	CONFIG_KIND_LIST,	/* an array of names */
+	CONFIG_KIND_OBJECTS,	/* an array of objects, written as JSON */
 };
 struct config_keyinfo {
 	const char		*name;
 	enum config_when	 when;
 	enum config_kind	 kind;
+	const char		*def;		/* as text; NULL: not set */
+	/* perfspillctl start's option --NAME (with '-' for '_'): */
+	int			 opt;		/* its short letter, 0: none */
+	const char		*alias;		/* another long name, or NULL */
+	const char		*metavar;	/* NULL for booleans */
+	const char		*help;		/* lines; NULL for daemon keys */
 };
 /* 0 and *info filled for key i, -1 past the last key. */
 int	config_key_at(size_t i, struct config_keyinfo *info);

@@ -1,6 +1,8 @@
 /*
  * cmd: the handlers of the control commands (see cmd.h); which commands
  * exist, who may run them and whether they take args is common/command.c.
+ * daemon.c calls in here; reload and shutdown go back through its hooks
+ * (d->reload, d->shutdown), never by name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -239,7 +241,9 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	control_client_reply(c, proto_reply_ok(o));
 }
 
-void
+/* The settings the recording in progress uses: cfg with the start's
+ * one-off overrides on top. */
+static void
 cmd_settings(const struct daemon *d, struct config *out)
 {
 	struct config_error	 err;
@@ -433,7 +437,7 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct config_error	 err;
 
-	if (daemon_reload(d, &err) == -1) {
+	if (d->reload(d, &err) == -1) {
 		cmd_config_error(c, &err);
 		return;
 	}
@@ -575,6 +579,5 @@ cmd_shutdown(struct daemon *d, struct control_client *c, json_object *args)
 	control_client_reply(c, proto_reply_ok(o));
 	/* no more requests from it; kept past idle timeouts until the exit */
 	control_client_defer(c);
-	if (!d->exiting)
-		daemon_shutdown(d);
+	d->shutdown(d);
 }

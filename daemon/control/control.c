@@ -19,7 +19,6 @@
 #include <event2/listener.h>
 #include <systemd/sd-daemon.h>
 
-#include "cmd.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -61,6 +60,8 @@ struct control_client {
 
 struct control {
 	struct daemon		*d;
+	control_dispatch_fn	 dispatch;	/* the creator's */
+	control_gone_fn		 gone;
 	struct evconnlistener	*lis;
 	struct event		*backoff;
 	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -336,7 +337,7 @@ control_read_cb(struct bufferevent *bev, void *arg)
 			    err));
 			continue;
 		}
-		cmd_dispatch(c->ctl->d, c, cmd, args);
+		c->ctl->dispatch(c->ctl->d, c, cmd, args);
 		json_object_put(req);
 		if (c->deferred)
 			bufferevent_disable(bev, EV_READ);
@@ -381,7 +382,7 @@ control_client_free(struct control_client *c)
 {
 	struct control	*ctl = c->ctl;
 
-	cmd_client_gone(ctl->d, c);
+	ctl->gone(ctl->d, c);
 	TAILQ_REMOVE(&ctl->clients, c, entry);
 	ctl->nclients--;
 	event_free(c->lost);
@@ -517,7 +518,8 @@ control_error_cb(struct evconnlistener *lis, void *arg)
 }
 
 struct control *
-control_create(struct daemon *d)
+control_create(struct daemon *d, control_dispatch_fn dispatch,
+    control_gone_fn gone)
 {
 	struct control	*ctl;
 	int		 fd = -1, n;
@@ -525,6 +527,8 @@ control_create(struct daemon *d)
 	if ((ctl = calloc(1, sizeof(*ctl))) == NULL)
 		return NULL;
 	ctl->d = d;
+	ctl->dispatch = dispatch;
+	ctl->gone = gone;
 	TAILQ_INIT(&ctl->clients);
 	control_groups(ctl, &d->cfg);
 	n = sd_listen_fds(1);

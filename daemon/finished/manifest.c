@@ -18,8 +18,10 @@
 #include "paths.h"
 #include "perf-abi.h"
 
-/* perf's HEADER_BUILD_ID: header, pid, id[20], id size, 3 reserved, name */
-#define MANIFEST_BID_NAME	(sizeof(struct perf_event_header) + 4 + 24)
+/* where HEADER_BUILD_ID's parts are (perf-abi.h) */
+#define MANIFEST_BID(field)	\
+	offsetof(struct perf_record_header_build_id, field)
+#define MANIFEST_BID_NAME	MANIFEST_BID(filename)
 
 int
 manifest_name(const char *name, char *buf, size_t len)
@@ -117,14 +119,14 @@ manifest_buildids(const uint8_t *buf, size_t len)
 		if (h.type != PERF_RECORD_HEADER_BUILD_ID ||
 		    h.size <= MANIFEST_BID_NAME)
 			continue;
-		idlen = buf[off + sizeof(h) + 4 + BUILDID_MAX];
+		idlen = buf[off + MANIFEST_BID(size)];
 		if (idlen == 0 || idlen > BUILDID_MAX)
 			idlen = BUILDID_MAX;	/* an old record: no size */
 		n = strnlen((const char *)buf + off + MANIFEST_BID_NAME,
 		    h.size - MANIFEST_BID_NAME);
 		for (i = 0; i < idlen; i++)
 			snprintf(hex + 2 * i, 3, "%02x",
-			    buf[off + sizeof(h) + 4 + i]);
+			    buf[off + MANIFEST_BID(build_id) + i]);
 		snprintf(key, sizeof(key), "%s %.*s", hex, (int)n,
 		    (const char *)buf + off + MANIFEST_BID_NAME);
 		if (json_object_object_get_ex(seen, key, NULL))

@@ -500,3 +500,24 @@ tracefile_free(struct tracefile *tf)
 	free(tf->writes);
 	free(tf);
 }
+
+size_t
+tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
+    size_t len, const struct tracefile_mark *mark, uint64_t *off, int *fd)
+{
+	*off = tracefile_reserve(tf, len, mark) - lead;
+	return tracefile_direct_cut(tf, buf, lead + len, *off, fd);
+}
+
+/* The direct stream's tail, through the buffered descriptor: the last
+ * bytes of a file whose requests have all completed. 0 or -1 (errno). */
+int
+tracefile_direct_end(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (d->tail_len == 0)
+		return 0;
+	return tracefile_pwrite(tf, tf->reserved - d->tail_len, d->tail,
+	    d->tail_len);
+}

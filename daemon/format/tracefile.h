@@ -221,6 +221,10 @@ size_t	 tracefile_direct_block(struct tracefile *, uint8_t *, size_t lead,
 	    size_t len, const struct tracefile_mark *, uint64_t *off, int *fd);
 size_t	 tracefile_direct_pad(struct tracefile *, uint8_t *, uint64_t *off,
 	    int *fd);
+/* tracefile_direct_block's second half (tracefile-direct.c): the tail
+ * kept, the aligned length and its descriptor returned. */
+size_t	 tracefile_direct_cut(struct tracefile *, uint8_t *, size_t total,
+	    uint64_t off, int *fd);
 /* A direct request on fd failed with err: EINVAL means the file system
  * takes no direct writes after all. Returns the descriptor to write it
  * again on (the buffered one), or -1 when err is a real failure. */

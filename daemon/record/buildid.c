@@ -29,8 +29,6 @@
 #include "perf-abi.h"
 #include "worker.h"
 
-#define BUILDID_NAME_ALIGN	64		/* perf's NAME_ALIGN */
-
 /* MMAP2: header, pid, tid, addr, len, pgoff, then at 40 either maj, min,
  * ino, ino_generation or size, 3 bytes, id[20]; prot, flags, filename */
 #define BUILDID_MMAP2_DEV	40
@@ -229,22 +227,25 @@ buildid_record(struct sbuf *out, int32_t pid, uint16_t misc,
 	size_t				 n = strlen(name) + 1;
 	uint8_t				*p;
 
-	n = (n + BUILDID_NAME_ALIGN - 1) / BUILDID_NAME_ALIGN *
-	    BUILDID_NAME_ALIGN;
+	n = (n + PERFDATA_NAME_ALIGN - 1) / PERFDATA_NAME_ALIGN *
+	    PERFDATA_NAME_ALIGN;
 	if (len > BUILDID_MAX)
 		len = BUILDID_MAX;
 	h.type = PERF_RECORD_HEADER_BUILD_ID;
 	h.misc = misc | PERF_RECORD_MISC_BUILD_ID_SIZE;
-	/* header, pid, id[20] + size + 3 reserved bytes, the name; then
-	 * to 8 bytes, as every record of our files (salvage relies on it) */
-	h.size = (uint16_t)((sizeof h + 4 + 24 + n + 7) / 8 * 8);
+	/* perf-abi.h's layout; then to 8 bytes, as every record of our
+	 * files (salvage relies on it) */
+	h.size = (uint16_t)((sizeof(struct perf_record_header_build_id) + n +
+	    7) / 8 * 8);
 	if ((p = sbuf_zero(out, h.size)) == NULL)
 		return -1;
 	memcpy(p, &h, sizeof h);
-	memcpy(p + sizeof h, &pid, 4);
-	memcpy(p + sizeof h + 4, id, len);
-	p[sizeof h + 4 + BUILDID_MAX] = (uint8_t)len;
-	memcpy(p + sizeof h + 28, name, strlen(name));
+	memcpy(p + offsetof(struct perf_record_header_build_id, pid), &pid, 4);
+	memcpy(p + offsetof(struct perf_record_header_build_id, build_id), id,
+	    len);
+	p[offsetof(struct perf_record_header_build_id, size)] = (uint8_t)len;
+	memcpy(p + offsetof(struct perf_record_header_build_id, filename), name,
+	    strlen(name));
 	return 0;
 }
 

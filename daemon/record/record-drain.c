@@ -418,7 +418,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 		if (tf == NULL && rec->flight != NULL) {
 			/* flight hook: a flight recording has no file; its
 			 * window takes the data (record-flight.c) */
-			record_flight_take(rec, c, t.tail, t.head, t.bogus != 0);
+			record_window_take(rec, c, t.tail, t.head, t.bogus != 0);
 			nflight++;
 			continue;
 		}
@@ -449,7 +449,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 	/* flight hook: a pass that read every ring closes the window's
 	 * round, as it would a file's */
 	if (nflight > 0 && left == 0)
-		record_flight_round(rec);
+		record_window_round(rec);
 	if (npushed == 0 && nserial == 0)
 		return;
 	if (left > 0)

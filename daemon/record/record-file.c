@@ -58,7 +58,7 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 
 	memset(&f, 0, sizeof(f));
 	/* a flight recording's snapshot says what took it */
-	if (record_flight_done(rec, tf, whole, why, sizeof(why)))
+	if (record_window_done(rec, tf, whole, why, sizeof(why)))
 		f.trigger = why;
 	if (rec->file_cb == NULL)
 		return;

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "cpuring.h"
 #include "evsel.h"
+#include "flight.h"
 #include "metrics.h"
 #include "record.h"
 #include "retain.h"
@@ -223,27 +224,55 @@ const uint8_t *record_prep_tasks(const struct record_prep *, size_t *);
 /* buf without the FORKs of the tasks p's preamble names; its length. */
 size_t	record_prep_drop_forks(const struct record_prep *, uint8_t *, size_t);
 
-/* record-flight.c: a flight recording's window and snapshots */
-int	record_flight_create(struct record *);
-void	record_flight_free(struct record *);
+/* record-window.c: a flight recording's memory, the drain's side */
+/* The causes of snapshots still being finished, for their manifests. */
+#define RECORD_FLIGHT_PENDING	8
+
+struct record_flight {
+	struct flight		 fl;
+	struct flight_snap	 snap;		/* taken, waiting for its file */
+	struct tracefile	*tf;		/* ...created at the snapshot */
+	struct timespec		 t0;		/* when the snapshot began */
+	struct {
+		unsigned int	 seq;
+		char		 why[RECORD_WHY_LEN];
+		struct timespec	 t0;
+	}			 pending[RECORD_FLIGHT_PENDING];
+	size_t			 nr_pending;
+	uint64_t		 snapshots;	/* finished whole */
+	uint64_t		 failed;
+	uint64_t		 last_ms;	/* the last one's time to finish */
+	uint64_t		 stall_us_max;	/* the loop's longest part */
+	char			 last_why[RECORD_WHY_LEN];
+	char			 last_file[NAME_MAX + 1];
+};
+
+int	record_window_create(struct record *);
+void	record_window_free(struct record *);
+/* The drain's hooks: a ring's data into the window; a round closed. */
+void	record_window_take(struct record *, struct record_cpu *,
+	    uint64_t tail, uint64_t head, int bogus);
+void	record_window_round(struct record *);
+/* A snapshot is being built: its file exists, its writes do not. */
+int	record_window_busy(const struct record *);
+/* A finished file: 1 and what took it when it was a snapshot. */
+int	record_window_done(struct record *, const struct tracefile *,
+	    int whole, char *why, size_t len);
+uint64_t record_window_bytes(const struct record *);
+json_object *record_window_status(struct record *);
+/* Microseconds since a; the loop's longest stall of a snapshot. */
+uint64_t record_window_us(const struct timespec *);
+void	record_window_stall(struct record_flight *, const struct timespec *);
+
+/* record-flight.c: a flight recording's snapshots */
 /* The tasks alive at the start (a /proc walk) into the task store: a
  * task that exits before any snapshot is named by nothing else. 0/-1. */
 int	record_flight_seed(struct record *);
-/* The drain's hooks: a ring's data into the window; a round closed. */
-void	record_flight_take(struct record *, struct record_cpu *,
-	    uint64_t tail, uint64_t head, int bogus);
-void	record_flight_round(struct record *);
 /* Drain, take the window, create the file (*name: its final name). */
 int	record_flight_begin(struct record *, const char *why,
 	    const char **name);
 /* Write the taken window after p's preamble and close the file. */
 int	record_flight_write(struct record *, struct record_prep *);
-int	record_flight_busy(const struct record *);
-/* A finished file: 1 and what took it when it was a snapshot. */
-int	record_flight_done(struct record *, const struct tracefile *,
-	    int whole, char *why, size_t len);
-uint64_t record_flight_bytes(const struct record *);
-json_object *record_flight_status(struct record *);
 
 /* record-file.c: files that stopped taking data, and the directory */
 void	record_retry_unfinished(struct record *);

@@ -215,7 +215,7 @@ record_status(struct record *rec)
 	record_add_u64(o, "cpus_removed", rec->cpus_removed);
 	json_object_object_add(o, "cpus", cpus);
 	if (rec->flight != NULL) {
-		f = record_flight_status(rec);
+		f = record_window_status(rec);
 		record_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
 		json_object_object_add(o, "flight", f);
 	}

@@ -255,7 +255,7 @@ record_snapshot(struct record *rec, const char *why, const char **name,
 	if (rec->flight == NULL)
 		return config_fail(err, PROTO_E_STATE, NULL, "not a flight "
 		    "recording (mode continuous): rotate finishes its file");
-	if (record_flight_busy(rec) || rec->prep != NULL)
+	if (record_window_busy(rec) || rec->prep != NULL)
 		return config_fail(err, PROTO_E_STATE, NULL, "a snapshot is "
 		    "being written; ask again when it is finished");
 	if (outdir_gone(rec->dirfd, rec->cfg.output_dir) &&
@@ -264,15 +264,15 @@ record_snapshot(struct record *rec, const char *why, const char **name,
 		    "directory %s is gone: %s; the window stays in memory",
 		    rec->cfg.output_dir, strerror(errno));
 	if (rec->cfg.min_free && record_free_bytes(rec, &avail) == 0 &&
-	    avail < rec->cfg.min_free + record_flight_bytes(rec)) {
+	    avail < rec->cfg.min_free + record_window_bytes(rec)) {
 		record_retain(rec);
 		if (record_free_bytes(rec, &avail) == 0 &&
-		    avail < rec->cfg.min_free + record_flight_bytes(rec))
+		    avail < rec->cfg.min_free + record_window_bytes(rec))
 			return config_fail(err, PROTO_E_SYSTEM, NULL, "no room "
 			    "for the window: %" PRIu64 " bytes free, min_free "
 			    "%" PRIu64 ", window %" PRIu64 " bytes; it stays "
 			    "in memory", avail, rec->cfg.min_free,
-			    record_flight_bytes(rec));
+			    record_window_bytes(rec));
 	}
 	if (record_flight_begin(rec, why, &n) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "cannot create "
@@ -736,7 +736,7 @@ record_begin_flight(struct record *rec, struct config_error *err)
 
 	if (!rec->cfg.flight)
 		return 0;
-	if (record_flight_create(rec) == -1)
+	if (record_window_create(rec) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 	memset(&rec->snap_at, 0, sizeof(rec->snap_at));
 	rec->snap_suppressed = 0;
@@ -757,7 +757,7 @@ record_end_flight(struct record *rec)
 {
 	trigger_close(rec->triggers);
 	rec->triggers = NULL;
-	record_flight_free(rec);
+	record_window_free(rec);
 }
 
 /*
@@ -954,7 +954,7 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	if (rec->state != RECORD_RUNNING)
 		return -1;
 	/* a snapshot being built is written: its window is taken already */
-	if (record_flight_busy(rec))
+	if (record_window_busy(rec))
 		record_snapshot_ready(-1, 0, rec);
 	trigger_close(rec->triggers);
 	rec->triggers = NULL;

@@ -398,7 +398,7 @@ def schema_keys():
     applies."""
     with open(os.path.join(SRC, "common", "config.c")) as f:
         src = f.read()
-    rows = re.findall(r'K\("(\w+)",\s*T_\w+,\s*CONFIG_(\w+)', src)
+    rows = re.findall(r'KEY\("(\w+)",\s*T_\w+,\s*CONFIG_(\w+)', src)
     assert len(rows) >= 20, rows
     return {name: when for name, when in rows}
 

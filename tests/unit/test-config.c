@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "paths.h"
 
 static struct config_error	 err;
 
@@ -89,11 +90,70 @@ test_defaults(void)
 	CHECK_EQ(c.socket_mode, 0660);
 	CHECK_STR(c.socket_group, "perfspill");
 	CHECK_EQ(c.nr_control_groups, 0);
-	CHECK(c.output_dir[0] == '/');
-	CHECK(c.socket_path[0] == '/');
+	CHECK_STR(c.output_dir, PERFSPILL_OUTPUT_DIR);
+	CHECK_STR(c.socket_path, PERFSPILL_SOCKET);
+	/* the rest of what the rows give, as they were written by hand */
+	CHECK_U64(c.wakeup_pct, 50);
+	CHECK_U64(c.drain_ms, 1000);
+	CHECK_U64(c.mmap_flush, 0);
+	CHECK_EQ(c.compression, 0);
+	CHECK_EQ(c.exclude_self, 1);
+	CHECK_EQ(c.kernel_build_id, 0);
+	CHECK_EQ(c.all_cgroups, 0);
+	CHECK_EQ(c.nr_cgroups, 0);
+	CHECK_U64(c.realtime, 0);
+	CHECK_EQ(c.writeback, 0);
+	CHECK_U64(c.max_files, 168);
+	CHECK_U64(c.max_size, UINT64_C(4) << 30);
+	CHECK_U64(c.min_free, UINT64_C(1) << 30);
+	CHECK_EQ(c.record_on_start, 0);
+	CHECK_U64(c.max_clients, 128);
+	CHECK_U64(c.client_timeout, 30);
+	CHECK_STR(c.metrics_file, "");
+	CHECK_U64(c.metrics_interval, 5);
+	CHECK_STR(c.on_finish, "");
+	CHECK_U64(c.on_finish_jobs, 2);
+	CHECK_U64(c.on_finish_timeout, 600);
+	CHECK_U64(c.on_finish_tries, 5);
+	CHECK_U64(c.on_finish_retry, 30);
+	CHECK_EQ(c.remove_after_handoff, 0);
 
 	/* the defaults pass their own validator */
 	CHECK_EQ(apply1(&c, "{}"), 0);
+}
+
+/* key=text as a command line gives it: the key's type decides. */
+static void
+test_text_value(void)
+{
+	static const struct {
+		const char	*key, *text, *json;
+	} t[] = {
+		{ "events", "cpu-clock,sched:sched_switch",
+		    "[ \"cpu-clock\", \"sched:sched_switch\" ]" },
+		{ "cgroups", "", "[ ]" },
+		{ "freq", "99", "99" },
+		{ "freq", "-5", "-5" },
+		{ "rotate_size", "256M", "\"256M\"" },
+		{ "callgraph", "false", "false" },
+		{ "callgraph", "1", "1" },
+		{ "socket_mode", "0660", "\"0660\"" },
+		{ "socket_group", "123", "\"123\"" },
+		{ "nosuchkey", "true", "true" },
+		{ "nosuchkey", "x", "\"x\"" },
+	};
+	json_object	*v;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		v = config_text_value(t[i].key, t[i].text);
+		CHECK(v != NULL);
+		if (v == NULL)
+			continue;
+		CHECK_STR(json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_SPACED), t[i].json);
+		json_object_put(v);
+	}
 }
 
 /* {"events":[...]} with n names of namelen letters each. */
@@ -978,6 +1038,7 @@ int
 main(void)
 {
 	test_defaults();
+	test_text_value();
 	test_cgroups_keys();
 	test_recording_keys();
 	test_live_keys();

@@ -1,7 +1,8 @@
 /*
  * test-perfdata: perfdata_valid_end, which decides where salvage cuts a
  * file the daemon left behind: after the last whole record, never inside
- * one, and never past the zeros of a write that did not land.
+ * one, and never past the zeros of a write that did not land; and where
+ * a sample's pid and time are.
  */
 #include <stdint.h>
 #include <string.h>
@@ -113,9 +114,27 @@ test_tracing_data(void)
 	    PERFDATA_PIPE_HEADER_LEN);
 }
 
+/* Where the pid and the time of a sample are: each field before them is
+ * one u64, present or not by its bit. */
+static void
+test_sample_offsets(void)
+{
+	uint64_t	 all = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			    PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+
+	CHECK_U64(perfdata_pid_off(all), 8 + 8 + 8);
+	CHECK_U64(perfdata_time_off(all), 8 + 8 + 8 + 8);
+	CHECK_U64(perfdata_pid_off(all & ~PERF_SAMPLE_IDENTIFIER), 8 + 8);
+	CHECK_U64(perfdata_pid_off(PERF_SAMPLE_TID), 8);
+	CHECK_U64(perfdata_pid_off(all & ~PERF_SAMPLE_TID), 0);
+	CHECK_U64(perfdata_time_off(all & ~PERF_SAMPLE_TID), 8 + 8 + 8);
+	CHECK_U64(perfdata_time_off(all & ~PERF_SAMPLE_TIME), 0);
+}
+
 int
 main(void)
 {
+	test_sample_offsets();
 	test_whole();
 	test_garbage();
 	test_compressed();
