@@ -15,9 +15,10 @@
 
 #include <stdint.h>
 
+#include "manifest.h"
 #include "stackset.h"
 
-#define COMPANION_SUFFIX	".folded"
+#define COMPANION_SUFFIX	MANIFEST_FOLDED_SUFFIX
 
 /* What the companion says of its data file. */
 struct companion_facts {

@@ -151,8 +151,9 @@ fold_frame(struct fold *f, const char *s, const char *end)
 	sym_end = end;
 	/* the dso is in the last parentheses: a C++ name may hold some */
 	if (end - sym >= 2 && end[-1] == ')') {
-		for (b = end - 2; b > sym; b--)
-			if (b[0] == '(' && b[-1] == ' ') {
+		for (b = end - 1; (b = memrchr(sym, '(', (size_t)(b - sym))) !=
+		    NULL && b > sym; )
+			if (b[-1] == ' ') {
 				dso = b + 1;
 				dso_end = end - 1;
 				sym_end = b - 1;

@@ -1,7 +1,9 @@
 /*
  * stackset: distinct strings and stacks, counted (see stackset.h). Two
  * open-addressing tables of ids, doubled at half full; strings live in
- * one growing arena, stacks each in their own allocation.
+ * one growing arena, stacks in blocks that never move. The stack table
+ * holds each stack's hash beside its index: a probe that misses costs no
+ * visit to the stack (folding a large file is mostly these probes).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,14 @@ struct stackset_str {
 	uint8_t		 kind;
 };
 
+#define STACKSET_BLOCK	(256 * 1024)
+
+struct stackset_block {
+	struct stackset_block	*next;
+	size_t			 used, size;
+	_Alignas(8) unsigned char data[];
+};
+
 struct stackset {
 	char			*arena;
 	size_t			 arena_len, arena_cap;
@@ -24,8 +34,9 @@ struct stackset {
 	size_t			 strtab_size;	/* a power of two */
 	struct stack		**stacks;
 	size_t			 nstacks, stacks_cap;
-	uint32_t		*stacktab;	/* stack index + 1; 0: empty */
+	uint64_t		*stacktab;	/* hash << 32 | index + 1 */
 	size_t			 stacktab_size;
+	struct stackset_block	*blocks;	/* where the stacks live */
 	uint64_t		 samples;
 };
 
@@ -60,7 +71,7 @@ stackset_create(void)
 	ss->strtab_size = 1024;
 	ss->stacktab_size = 1024;
 	if ((ss->strtab = calloc(ss->strtab_size, sizeof(uint32_t))) == NULL ||
-	    (ss->stacktab = calloc(ss->stacktab_size, sizeof(uint32_t))) ==
+	    (ss->stacktab = calloc(ss->stacktab_size, sizeof(uint64_t))) ==
 	    NULL) {
 		stackset_free(ss);
 		return NULL;
@@ -71,12 +82,14 @@ stackset_create(void)
 void
 stackset_free(struct stackset *ss)
 {
-	size_t	 i;
+	struct stackset_block	*b;
 
 	if (ss == NULL)
 		return;
-	for (i = 0; i < ss->nstacks; i++)
-		free(ss->stacks[i]);
+	while ((b = ss->blocks) != NULL) {
+		ss->blocks = b->next;
+		free(b);
+	}
 	free(ss->stacks);
 	free(ss->stacktab);
 	free(ss->strtab);
@@ -114,8 +127,14 @@ stackset_intern(struct stackset *ss, const char *s, size_t len,
 {
 	struct stackset_str	*e, *tmp;
 	uint32_t		 h = stackset_hash(s, len, (uint64_t)kind);
-	size_t			 j, mask = ss->strtab_size - 1, cap;
+	size_t			 j, mask, cap;
 	char			*a;
+
+	if ((ss->nstrs + 1) * 2 > ss->strtab_size &&
+	    stackset_grow(&ss->strtab, &ss->strtab_size, &ss->strs[0].hash,
+	    sizeof(ss->strs[0]), ss->nstrs) == -1)
+		return STACKSET_NONE;
+	mask = ss->strtab_size - 1;
 
 	for (j = h & mask; ss->strtab[j] != 0; j = (j + 1) & mask) {
 		e = &ss->strs[ss->strtab[j] - 1];
@@ -151,11 +170,6 @@ stackset_intern(struct stackset *ss, const char *s, size_t len,
 	ss->arena_len += len + 1;
 	ss->strtab[j] = (uint32_t)ss->nstrs + 1;
 	ss->nstrs++;
-	if (ss->nstrs * 2 > ss->strtab_size &&
-	    stackset_grow(&ss->strtab, &ss->strtab_size, &ss->strs[0].hash,
-	    sizeof(ss->strs[0]), ss->nstrs) == -1) {
-		/* still consistent, only fuller: the next insert retries */
-	}
 	return (uint32_t)ss->nstrs - 1;
 }
 
@@ -188,25 +202,50 @@ stackset_stack_hash(const struct stack_key *k, const uint32_t *frames,
 	    stackset_hash(k, sizeof(*k), 7));
 }
 
-/* Grows the stack table from the stacks' own hashes. */
+/* Doubles the stack table. */
 static int
 stackset_grow_stacks(struct stackset *ss)
 {
-	uint32_t	*t;
+	uint64_t	*t;
 	size_t		 i, j, mask = ss->stacktab_size * 2 - 1;
 
-	if ((t = calloc(ss->stacktab_size * 2, sizeof(uint32_t))) == NULL)
+	if ((t = calloc(ss->stacktab_size * 2, sizeof(uint64_t))) == NULL)
 		return -1;
-	for (i = 0; i < ss->nstacks; i++) {
-		for (j = ss->stacks[i]->hash & mask; t[j] != 0;
+	for (i = 0; i < ss->stacktab_size; i++) {
+		if (ss->stacktab[i] == 0)
+			continue;
+		for (j = (ss->stacktab[i] >> 32) & mask; t[j] != 0;
 		    j = (j + 1) & mask)
 			;
-		t[j] = (uint32_t)i + 1;
+		t[j] = ss->stacktab[i];
 	}
 	free(ss->stacktab);
 	ss->stacktab = t;
 	ss->stacktab_size *= 2;
 	return 0;
+}
+
+/* Room for a stack of n frames, 8-aligned, in the blocks. */
+static struct stack *
+stackset_alloc(struct stackset *ss, uint32_t n)
+{
+	struct stackset_block	*b = ss->blocks;
+	size_t			 need = (sizeof(struct stack) +
+	    n * sizeof(uint32_t) + 7) & ~(size_t)7, size;
+	void			*p;
+
+	if (b == NULL || b->size - b->used < need) {
+		size = need > STACKSET_BLOCK ? need : STACKSET_BLOCK;
+		if ((b = malloc(sizeof(*b) + size)) == NULL)
+			return NULL;
+		b->size = size;
+		b->used = 0;
+		b->next = ss->blocks;
+		ss->blocks = b;
+	}
+	p = b->data + b->used;
+	b->used += need;
+	return p;
 }
 
 int
@@ -215,11 +254,18 @@ stackset_add(struct stackset *ss, const struct stack_key *k,
 {
 	struct stack	*st, **tmp;
 	uint32_t	 h = stackset_stack_hash(k, frames, n);
-	size_t		 j, mask = ss->stacktab_size - 1, cap;
+	size_t		 j, mask, cap;
 
+	/* at most half full: probes stay short, and one is always empty */
+	if ((ss->nstacks + 1) * 2 > ss->stacktab_size &&
+	    stackset_grow_stacks(ss) == -1)
+		return -1;
+	mask = ss->stacktab_size - 1;
 	for (j = h & mask; ss->stacktab[j] != 0; j = (j + 1) & mask) {
-		st = ss->stacks[ss->stacktab[j] - 1];
-		if (st->hash == h && st->nframes == n &&
+		if ((uint32_t)(ss->stacktab[j] >> 32) != h)
+			continue;
+		st = ss->stacks[(uint32_t)ss->stacktab[j] - 1];
+		if (st->nframes == n &&
 		    memcmp(&st->key, k, sizeof(*k)) == 0 &&
 		    memcmp(st->frames, frames, n * sizeof(uint32_t)) == 0) {
 			st->count += count;
@@ -236,7 +282,7 @@ stackset_add(struct stackset *ss, const struct stack_key *k,
 		ss->stacks = tmp;
 		ss->stacks_cap = cap;
 	}
-	if ((st = malloc(sizeof(*st) + n * sizeof(uint32_t))) == NULL)
+	if ((st = stackset_alloc(ss, n)) == NULL)
 		return -1;
 	st->count = count;
 	st->hash = h;
@@ -244,11 +290,9 @@ stackset_add(struct stackset *ss, const struct stack_key *k,
 	st->key = *k;
 	memcpy(st->frames, frames, n * sizeof(uint32_t));
 	ss->stacks[ss->nstacks] = st;
-	ss->stacktab[j] = (uint32_t)ss->nstacks + 1;
+	ss->stacktab[j] = (uint64_t)h << 32 | (uint32_t)(ss->nstacks + 1);
 	ss->nstacks++;
 	ss->samples += count;
-	if (ss->nstacks * 2 > ss->stacktab_size)
-		stackset_grow_stacks(ss);	/* fails: fuller, still right */
 	return 0;
 }
 
