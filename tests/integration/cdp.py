@@ -159,8 +159,14 @@ class Chromium:
                       button="left", clickCount=1)
 
     def screenshot(self, path):
-        data = base64.b64decode(self.call("Page.captureScreenshot",
-                                          format="png")["data"])
+        """A PNG of the document (an SVG's own width and height)."""
+        w, h = self.eval("[+document.documentElement.getAttribute('width')"
+                         " || innerWidth, +document.documentElement"
+                         ".getAttribute('height') || innerHeight]")
+        data = base64.b64decode(self.call(
+            "Page.captureScreenshot", format="png",
+            clip={"x": 0, "y": 0, "width": w, "height": h,
+                  "scale": 1})["data"])
         with open(path, "wb") as f:
             f.write(data)
         return data
