@@ -138,7 +138,7 @@ companion_read(const char *path, struct stackset *ss,
 	char			 name[PATH_MAX], *line = NULL, *p, *e;
 	size_t			 cap = 0, nstr = 0, i = 0, nst = 0;
 	uint32_t		*map = NULL, frames[STACKSET_MAX_FRAMES];
-	uint32_t		 nf;
+	uint32_t		 nf, host = STACKSET_NONE;
 	int64_t			 v[8], vals[6];
 	struct stack_key	 k;
 	ssize_t			 len;
@@ -195,6 +195,13 @@ companion_read(const char *path, struct stackset *ss,
 		fclose(f);
 		return 0;
 	}
+	/* the host its manifest names now, when the caller knows it */
+	if (want != NULL && want->host[0] != '\0' &&
+	    (host = stackset_intern(ss, want->host, strlen(want->host),
+	    STACK_LABEL)) == STACKSET_NONE) {
+		saved = ENOMEM;
+		goto error;
+	}
 	nstr = (size_t)v[7];
 	if (nstr > 0 && (map = malloc(nstr * sizeof(*map))) == NULL) {
 		saved = ENOMEM;
@@ -239,7 +246,8 @@ companion_read(const char *path, struct stackset *ss,
 		if (*p != '\n' || vals[0] <= 0 || vals[5] < 0 ||
 		    vals[5] > UINT32_MAX)
 			goto error;
-		k.host = companion_id(map, nstr, vals[1]);
+		k.host = host != STACKSET_NONE ? host :
+		    companion_id(map, nstr, vals[1]);
 		k.event = companion_id(map, nstr, vals[2]);
 		k.comm = companion_id(map, nstr, vals[3]);
 		k.cgroup = companion_id(map, nstr, vals[4]);

@@ -37,10 +37,12 @@ int	companion_name(const char *path, char *buf, size_t len);
  * when whole); 0, or -1 with errno (a read-only directory: no cache). */
 int	companion_write(const char *path, const struct stackset *,
 	    const struct companion_facts *);
-/* Reads path's companion into ss when it was made from the data file as
- * it is now (size, mtime: src_size, src_mtime of want); 0, or -1 with
- * errno (ENOENT: none; ESTALE: made from another file; EINVAL: not a
- * companion). With ss NULL only the facts are read. */
+/* Reads path's companion into ss (a new one: it is left half filled on
+ * an error) when it was made from the data file as it is now (size,
+ * mtime: src_size, src_mtime of want), its stacks under want's host when
+ * that is given (the manifest's word); 0, or -1 with errno (ENOENT: none;
+ * ESTALE: made from another file; EINVAL: not a companion). With ss NULL
+ * only the facts are read. */
 int	companion_read(const char *path, struct stackset *,
 	    const struct companion_facts *want, struct companion_facts *);
 

@@ -58,6 +58,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 	memset(&want, 0, sizeof(want));
 	want.src_size = f->size;
 	want.src_mtime = f->mtime;
+	snprintf(want.host, sizeof(want.host), "%s", f->host);
 	if (o->companion && !o->refold &&
 	    companion_read(f->path, one, &want, &cf) == 0) {
 		if (o->verbose)

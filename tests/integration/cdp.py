@@ -78,7 +78,7 @@ class Chromium:
                 raise AssertionError("websocket closed in the handshake")
             head += chunk
         assert head.startswith(b"HTTP/1.1 101"), head
-        wait_for(lambda: self.eval("document.readyState") == "complete",
+        wait_for(lambda: self._settled("document.readyState") == "complete",
                  60, "the page to load")
         # the viewport as large as the document (an SVG's own size): a
         # headless window's size is not its viewport's
@@ -87,6 +87,18 @@ class Chromium:
                          " })(document.documentElement)")
         self.call("Emulation.setDeviceMetricsOverride", width=size[0],
                   height=size[1], deviceScaleFactor=1, mobile=False)
+        self.painted()
+
+    def _settled(self, expr):
+        """expr's value, or None while the page is still being replaced
+        (a load destroys the context an evaluation ran in)."""
+        try:
+            return self.eval(expr)
+        except AssertionError as e:
+            if "context" in str(e).lower():
+                time.sleep(0.1)
+                return None
+            raise
 
     def read_log(self):
         with open(os.path.join(self.dir, "chromium.log"), "rb") as f:
@@ -144,7 +156,7 @@ class Chromium:
 
     def eval(self, expr):
         r = self.call("Runtime.evaluate", expression=expr,
-                      returnByValue=True)
+                      returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in r:
             raise AssertionError("%s: %s" % (expr, r["exceptionDetails"]))
         return r["result"].get("value")
@@ -158,8 +170,17 @@ class Chromium:
             self.call("Input.dispatchMouseEvent", type=t, x=x, y=y,
                       button="left", clickCount=1)
 
+    def painted(self):
+        """Returns once two frames have been drawn since the call: what
+        a change of size or of the document did is on the screen."""
+        wait_for(lambda: self._settled(
+            "new Promise(function (r) { requestAnimationFrame(function () "
+            "{ requestAnimationFrame(function () { r(true); }); }); })"),
+            60, "two frames drawn")
+
     def screenshot(self, path):
         """A PNG of the document (an SVG's own width and height)."""
+        self.painted()
         w, h = self.eval("[+document.documentElement.getAttribute('width')"
                          " || innerWidth, +document.documentElement"
                          ".getAttribute('height') || innerHeight]")

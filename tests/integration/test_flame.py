@@ -42,6 +42,7 @@ def record(d, secs, rotate_at_half=False, start_args=()):
         d.ctl("rotate")
     assert p.wait() == 0
     d.ctl("stop")
+    _cache["pid %s" % d.out] = p.pid
     return d.finished_files()
 
 
@@ -65,6 +66,7 @@ def recording():
             files = record(d, 3.0)
             assert len(files) == 1, files
             _cache["one"] = keep(files, "one")[0]
+            _cache["one pid"] = _cache["pid %s" % d.out]
     return _cache["one"]
 
 
@@ -75,6 +77,7 @@ def rotated():
             files = record(d, 2.0, rotate_at_half=True)
             assert len(files) == 2, files
             _cache["two"] = keep(files, "two")
+            _cache["two pid"] = _cache["pid %s" % d.out]
     return _cache["two"]
 
 
@@ -123,9 +126,9 @@ def perf_times(path):
             for l in out.splitlines() if l.strip()]
 
 
-def perf_comm_samples(path, comm):
-    out = perf("script", "-i", path, "-F", "comm").stdout
-    return sum(1 for l in out.splitlines() if l.strip() == comm)
+def perf_pid_samples(path, pid):
+    out = perf("script", "-i", path, "-F", "pid").stdout
+    return sum(1 for l in out.splitlines() if l.strip() == str(pid))
 
 
 def leaves(stacks):
@@ -141,8 +144,9 @@ def test_shares_and_callchain():
     callchains main -> worker -> leaf, and every one of its samples that
     perf script shows, no more."""
     path = recording()
-    stacks = folded(flame("-q", "--no-companion", "-f", "-", "--comm",
-                          "flametarget", path).stdout)
+    pid = str(_cache["one pid"])
+    stacks = folded(flame("-q", "--no-companion", "-f", "-", "--pid", pid,
+                          path).stdout)
     seventy, thirty = leaves(stacks)
     share = seventy / (seventy + thirty)
     assert abs(share - 0.70) <= 0.03, (seventy, thirty, share)
@@ -152,7 +156,7 @@ def test_shares_and_callchain():
         list(stacks)[:20]
     assert any(s.endswith(";worker_thread;worker;leaf_thirty")
                for s in stacks), list(stacks)[:20]
-    assert sum(stacks.values()) == perf_comm_samples(path, "flametarget")
+    assert sum(stacks.values()) == perf_pid_samples(path, pid)
 
 
 def test_time_range_keeps_only_the_second_half():
@@ -174,7 +178,7 @@ def test_time_range_keeps_only_the_second_half():
     p = flame("-q", "--no-companion", "--roots", "none", "-f", "-",
               "--from", iso(first + wall), "--to", iso(mid + wall), path)
     assert sum(folded(p.stdout).values()) == len(times) - want
-    p = flame("-q", "--no-companion", "-f", "-", "--since", "1h", path)
+    p = flame("-q", "-f", "-", "--since", "1h", path)
     assert sum(folded(p.stdout).values()) == len(times)
     p = flame("-q", "-f", "-", "--from", iso(first + wall - 7200 * 10**9),
               "--to", "-1h", path, check=False)
@@ -186,39 +190,48 @@ def test_rotated_files_merge():
     """Two files of one run, given as their directory: the folded stacks
     are those of each file added up, and both halves are in it."""
     a, b = rotated()
-    fa = folded(flame("-q", "-f", "-", a).stdout)
-    fb = folded(flame("-q", "-f", "-", b).stdout)
-    both = folded(flame("-q", "-f", "-", os.path.dirname(a)).stdout)
+    # flametarget's stacks: its binary stays, so perf names its frames
+    # the same in every run (a program that is gone by the next run
+    # would get [unknown] frames then)
+    pid = str(_cache["two pid"])
+    fa = folded(flame("-q", "--pid", pid, "-f", "-", a).stdout)
+    fb = folded(flame("-q", "--pid", pid, "-f", "-", b).stdout)
+    both = folded(flame("-q", "--pid", pid, "-f", "-",
+                        os.path.dirname(a)).stdout)
     assert both == fa + fb
     for f in (fa, fb):
         assert sum(leaves(f)) > 100, leaves(f)
-    assert sum(fa.values()) == len(perf_times(a))
+    assert sum(folded(flame("-q", "-f", "-", a).stdout).values()) == \
+        len(perf_times(a))
 
 
 def test_fleet_per_host_and_merged():
     """Files of two hosts (the manifests say which): one graph for both,
     counts added, host roots on request; or one per host."""
     a, b = rotated()
+    pid = str(_cache["two pid"])
+    fa = folded(flame("-q", "--pid", pid, "-f", "-", a).stdout)
+    fb = folded(flame("-q", "--pid", pid, "-f", "-", b).stdout)
     fleet = os.path.join(_work, "fleet")
     for host, src in (("alpha", a), ("beta", b)):
         os.makedirs(os.path.join(fleet, host))
         dst = os.path.join(fleet, host, os.path.basename(src))
-        shutil.copy2(src, dst)
+        # alpha's companion is shipped with it; beta is folded there
+        for ext in ("", ".folded") if host == "alpha" else ("",):
+            shutil.copy2(src + ext, dst + ext)
         m = manifest(src)
         m["host"] = host
         with open(dst + ".json", "w") as f:
             json.dump(m, f)
-    fa = folded(flame("-q", "-f", "-", a).stdout)
-    fb = folded(flame("-q", "-f", "-", b).stdout)
     out = os.path.join(_work, "fleet-out")
     os.makedirs(out)
     svg = os.path.join(out, "fleet.svg")
-    merged = folded(flame("-q", "--roots", "host,comm", "-f", "-",
-                          fleet).stdout)
+    merged = folded(flame("-q", "--pid", pid, "--roots", "host,comm", "-f",
+                          "-", fleet).stdout)
     assert merged == collections.Counter(
         {"alpha;" + s: n for s, n in fa.items()}) + collections.Counter(
         {"beta;" + s: n for s, n in fb.items()})
-    flame("-q", "--per-host", "-o", svg, "-f",
+    flame("-q", "--pid", pid, "--per-host", "-o", svg, "-f",
           os.path.join(out, "%h.folded"), fleet)
     assert folded(open(os.path.join(out, "alpha.folded")).read()) == fa
     assert folded(open(os.path.join(out, "beta.folded")).read()) == fb
@@ -239,18 +252,17 @@ def test_companion_made_reused_and_refolded():
     path = os.path.join(d, os.path.basename(src))
     shutil.copy2(src, path)
     shutil.copy2(src + ".json", path + ".json")
-    first = flame("-q", "-f", "-", path).stdout
+    pid = str(_cache["one pid"])
+    first = flame("-q", "--pid", pid, "-f", "-", path).stdout
     assert os.path.exists(path + ".folded")
     assert os.path.getsize(path + ".folded") < os.path.getsize(path)
     nope = {"PERFSPILL_PERF": "/nonexistent/perf"}
-    p = flame("-v", "-f", "-", path, env=nope)
+    p = flame("-v", "--pid", pid, "-f", "-", path, env=nope)
     assert p.stdout == first
     assert "from its companion" in p.stderr, p.stderr
     os.utime(path, None)        # another file now, as far as we know
     p = flame("-q", "-f", "-", path, env=nope, check=False)
     assert p.returncode == 1 and "PERFSPILL_PERF" in p.stderr, p.stderr
-    p = flame("-q", "-f", "-", path)
-    assert p.stdout == first
 
 
 def test_missing_perf_names_the_package():
@@ -279,6 +291,38 @@ def test_retention_removes_the_companion():
         d.ctl("stop")
         for p in (old + ".json", old + ".folded"):
             assert not os.path.exists(p), p
+
+
+def test_cgroup_roots_and_filter():
+    """A file recorded with all_cgroups: flametarget run inside a test
+    cgroup is found under it (--roots cgroup,comm), every one of its
+    samples that perf script shows, and --cgroup keeps nothing else."""
+    import cgroupfs
+    with cgroupfs.Cgroups("flame") as cg, Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g",
+              "--all-cgroups")
+        procs = os.path.join(cg.path("flame"), "cgroup.procs")
+        p = subprocess.Popen(["sh", "-c", 'echo $$ > "$1" && exec "$2" 1',
+                              "sh", procs, TARGET], stdout=subprocess.PIPE)
+        assert p.stdout.readline().strip() == b"ready"
+        assert p.wait() == 0
+        d.ctl("stop")
+        path = d.finished_files()[0]
+        want = perf_pid_samples(path, p.pid)
+        rel = "/" + cg.rel["flame"]
+        stacks = folded(flame("-q", "--cgroup", rel, "--roots",
+                              "cgroup,comm", "-f", "-", path).stdout)
+        # the process before its exec (python3's child, the shell) is
+        # there too: one thread, one cgroup per file (perf script has no
+        # sample's cgroup; perf report maps threads)
+        assert stacks and all(s.startswith(rel + ";") for s in stacks), \
+            list(stacks)[:5]
+        mine = sum(folded(flame("-q", "--cgroup", rel, "--pid", str(p.pid),
+                                "-f", "-", path).stdout).values())
+        assert mine == want > 300, (mine, want)
+        everything = folded(flame("-q", "--roots", "cgroup", "-f", "-",
+                                  path).stdout)
+        assert sum(everything.values()) > want
 
 
 class Receiver:
@@ -383,10 +427,12 @@ def test_svg_renders_zooms_and_searches_in_chromium():
         shot = os.path.join(ARTIFACTS, "test_flame-flametarget.png")
         w, h, rows = cdp.png_pixels(c.screenshot(shot))
         print("screenshot: " + shot)
-        # frames: warm (user code) and pale blue (roots) pixels
-        warm = sum(1 for r in rows for p in r
-                   if p[0] > 190 and p[2] < 110 and p[1] < 235)
-        assert warm > 0.05 * w * h, (warm, w, h)
+        # frames drawn: rows of the picture where warm (user code)
+        # pixels span a third of the width: main, worker, the leaves...
+        def warm(p):
+            return p[0] > 190 and p[2] < 110 and p[1] < 235
+        wide = sum(1 for r in rows if sum(1 for p in r if warm(p)) > w / 3)
+        assert wide >= 3 * 12, (wide, w, h)
 
         def frame(name):
             return c.eval("""(function () {

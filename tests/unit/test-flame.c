@@ -299,6 +299,17 @@ test_merge_companion(void)
 	CHECK_EQ(stackset_nstacks(back), stackset_nstacks(all));
 	free(out2);
 	stackset_free(back);
+	/* under the host its manifest names now */
+	back = stackset_create();
+	snprintf(want.host, sizeof(want.host), "hostB");
+	CHECK(companion_read(path, back, &want, &got) == 0);
+	o.roots[0] = OPTS_ROOT_HOST;
+	out2 = folded(back, &o);
+	CHECK(strncmp(out2, "hostB;", 6) == 0 && strstr(out2, "hostA") ==
+	    NULL);
+	o.roots[0] = OPTS_ROOT_COMM;
+	free(out2);
+	stackset_free(back);
 	/* made from another file: refused as stale */
 	want.src_mtime = 99;
 	back = stackset_create();
