@@ -119,15 +119,19 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 {
 	struct fold_opts	 fo;
 	struct fold_stats	 st;
-	int64_t			 a = o->from - f->wall_off;
-	int64_t			 b = o->to == INT64_MAX ? INT64_MAX :
-	    o->to - f->wall_off;
+	int64_t			 a, b;
 
+	/* the range on perf's clock; an open end stays open */
 	memset(&fo, 0, sizeof(fo));
-	fo.tmin = a < 0 ? 0 : (uint64_t)a;
-	fo.tmax = b < 0 ? 0 : (uint64_t)b;
-	if (b == INT64_MAX)
-		fo.tmax = UINT64_MAX;
+	fo.tmax = UINT64_MAX;
+	if (o->from != INT64_MIN) {
+		a = o->from - f->wall_off;
+		fo.tmin = a < 0 ? 0 : (uint64_t)a;
+	}
+	if (o->to != INT64_MAX) {
+		b = o->to - f->wall_off;
+		fo.tmax = b < 0 ? 0 : (uint64_t)b;
+	}
 	fo.host = stackset_intern(all, f->host, strlen(f->host), STACK_LABEL);
 	fo.progress = progress_samples;
 	progress_file(f->path, f->samples, "reading part of");

@@ -225,7 +225,7 @@ opts_time(const char *s, int64_t now, int64_t *out)
 		return 0;
 	}
 	if (s[0] == '-') {
-		if (opts_duration(s + 1, &d) == -1)
+		if (opts_duration(s + 1, &d) == -1 || d > now)
 			return -1;
 		*out = now - d;
 		return 0;
@@ -281,6 +281,9 @@ opts_time(const char *s, int64_t now, int64_t *out)
 		if ((t = mktime(&tm)) == (time_t)-1)
 			return -1;
 	}
+	/* nanoseconds since the epoch hold years 1678 to 2261 */
+	if (t > INT64_MAX / 1000000000 - 1 || t < INT64_MIN / 1000000000 + 1)
+		return -1;
 	*out = (int64_t)t * 1000000000 + ns;
 	return 0;
 }

@@ -351,6 +351,8 @@ test_times(void)
 	CHECK(opts_time("2025-12-03T02:40Zjunk", now, &t) == -1);
 	CHECK(opts_duration("90m", &t) == 0 && t == 5400000000000LL);
 	CHECK(opts_duration("3x", &t) == -1);
+	CHECK(opts_time("9999-12-31T00:00Z", now, &t) == -1);
+	CHECK(opts_time("-99999999d", now, &t) == -1);
 }
 
 static void
