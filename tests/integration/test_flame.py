@@ -265,6 +265,30 @@ def test_companion_made_reused_and_refolded():
     assert p.returncode == 1 and "PERFSPILL_PERF" in p.stderr, p.stderr
 
 
+def test_file_without_manifest_placed_by_its_samples():
+    """A file without its manifest is placed by the sample times in its
+    header and the time in its name: a range around it takes it whole,
+    one that ends before it does not, and its host is the header's."""
+    src = recording()
+    m = manifest(src)
+    d = os.path.join(_work, "bare")
+    os.makedirs(d)
+    path = os.path.join(d, os.path.basename(src))
+    shutil.copy2(src, path)
+    first = utc_ns(m["first_sample_utc_approx"])
+    p = flame("-q", "-v", "--no-companion", "--roots", "host", "-f", "-",
+              "--from", iso(first - 60 * 10**9), "--to", "now", path)
+    assert "facts from its header" in p.stderr, p.stderr
+    stacks = folded(p.stdout)
+    assert sum(stacks.values()) == m["samples"]
+    assert all(s.split(";")[0] == m["host"] for s in stacks), \
+        list(stacks)[:3]
+    p = flame("-q", "-f", "-", "--from", iso(first - 3600 * 10**9), "--to",
+              iso(first - 60 * 10**9), path, check=False)
+    assert p.returncode == 1 and "none of the 1 trace files" in p.stderr, \
+        p.stderr
+
+
 def test_missing_perf_names_the_package():
     path = recording()
     p = flame("-q", "--no-companion", "-f", "-", path,
