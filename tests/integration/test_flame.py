@@ -216,8 +216,8 @@ def test_fleet_per_host_and_merged():
     for host, src in (("alpha", a), ("beta", b)):
         os.makedirs(os.path.join(fleet, host))
         dst = os.path.join(fleet, host, os.path.basename(src))
-        # alpha's companion is shipped with it; beta is folded there
-        for ext in ("", ".folded") if host == "alpha" else ("",):
+        # shipped with its companion: read under the manifest's host
+        for ext in ("", ".folded"):
             shutil.copy2(src + ext, dst + ext)
         m = manifest(src)
         m["host"] = host
