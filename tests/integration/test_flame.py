@@ -430,6 +430,31 @@ def test_pyroscope_upload_as_on_finish():
         bad.close()
 
 
+def test_icicle_and_reversed():
+    """-i hangs the frames from the root at the top; -r puts the hot
+    functions under the roots, their callers above them."""
+    path = recording()
+    pid = str(_cache["one pid"])
+
+    def ys(*args):
+        svg = os.path.join(_work, "shape.svg")
+        flame("-q", "--pid", pid, "-o", svg, *args, path)
+        y = {}
+        for g in xml.dom.minidom.parse(svg).getElementsByTagName("g"):
+            if g.getAttribute("class").startswith("f"):
+                name = g.getElementsByTagName("title")[0].firstChild.data
+                y.setdefault(name.rsplit(" (", 1)[0], float(
+                    g.getElementsByTagName("rect")[0].getAttribute("y")))
+        return y
+    flat, icicle = ys(), ys("-i")
+    assert flat["all"] > flat["main"] > flat["leaf_seventy"], flat
+    assert icicle["all"] < icicle["main"] < icicle["leaf_seventy"], icicle
+    stacks = folded(flame("-q", "--pid", pid, "-r", "-f", "-",
+                          path).stdout)
+    assert any(s.startswith("flametarget;leaf_seventy;worker;main;")
+               for s in stacks), list(stacks)[:5]
+
+
 def test_svg_renders_zooms_and_searches_in_chromium():
     """The SVG is XML; in headless Chromium its frames show (screenshot
     kept in meson-logs/), a real click on leaf_thirty zooms it to the full
