@@ -19,6 +19,10 @@ from harness import Skip, wait_for
 
 
 class Chromium:
+    """width, height: the window's; make it larger than the page, which
+    is then drawn whole, on screen and under the mouse (a headless window
+    keeps some 150 pixels of its height for itself)."""
+
     def __init__(self, url, width=1200, height=800):
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
         if exe is None:
@@ -78,16 +82,10 @@ class Chromium:
                 raise AssertionError("websocket closed in the handshake")
             head += chunk
         assert head.startswith(b"HTTP/1.1 101"), head
-        wait_for(lambda: self._settled("document.readyState") == "complete",
-                 60, "the page to load")
-        # the viewport as large as the document (an SVG's own size): a
-        # headless window's size is not its viewport's
-        size = self.eval("(function (e) { var r = e.getBoundingClientRect();"
-                         " return [Math.ceil(r.width), Math.ceil(r.height)];"
-                         " })(document.documentElement)")
-        self.call("Emulation.setDeviceMetricsOverride", width=size[0],
-                  height=size[1], deviceScaleFactor=1, mobile=False)
-        self.painted()
+        # the page first shown may be a blank one: wait for ours
+        wait_for(lambda: self._settled(
+            "location.href === %s && document.readyState" % json.dumps(url))
+            == "complete", 60, "the page to load")
 
     def _settled(self, expr):
         """expr's value, or None while the page is still being replaced

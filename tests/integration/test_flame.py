@@ -477,7 +477,8 @@ def test_svg_renders_zooms_and_searches_in_chromium():
     thirty = sum(n for s, n in stacks.items()
                  if ";worker_thread;worker;leaf_thirty" in s)
     leaf_share = 100.0 * sum(leaves(stacks)) / total
-    with cdp.Chromium("file://" + svg, 1200, 900) as c:
+    height = int(doc.documentElement.getAttribute("height"))
+    with cdp.Chromium("file://" + svg, 1200, height + 250) as c:
         os.makedirs(ARTIFACTS, exist_ok=True)
         shot = os.path.join(ARTIFACTS, "test_flame-flametarget.png")
         w, h, rows = cdp.png_pixels(c.screenshot(shot))
