@@ -441,14 +441,12 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 	struct handoff	*ho = j->ho;
 	struct timeval	 tv = { 0, 0 };
 	uint64_t	 wait;
-	char		 mname[NAME_MAX + 8];
 	unsigned int	 k;
 
 	if (ok) {
 		ho->ok++;
 		log_info("on_finish for %s: %s", j->name, how);
 		if (ho->remove_after) {
-			manifest_name(j->name, mname, sizeof(mname));
 			if (unlinkat(ho->dirfd, j->name, 0) == -1)
 				log_warn("on_finish for %s: removing it",
 				    j->name);
@@ -457,7 +455,7 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 				log_info("removed %s: handed off "
 				    "(remove_after_handoff)", j->name);
 			}
-			unlinkat(ho->dirfd, mname, 0);
+			manifest_unlink_beside(ho->dirfd, j->name);
 		}
 		handoff_unmark(j);
 		handoff_free_job(j);

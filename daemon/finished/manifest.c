@@ -31,6 +31,18 @@ manifest_name(const char *name, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+void
+manifest_unlink_beside(int dirfd, const char *name)
+{
+	char	 buf[NAME_MAX + 16];
+
+	if (manifest_name(name, buf, sizeof(buf)) == 0)
+		unlinkat(dirfd, buf, 0);
+	if (snprintf(buf, sizeof(buf), "%s%s", name, MANIFEST_FOLDED_SUFFIX) <
+	    (int)sizeof(buf))
+		unlinkat(dirfd, buf, 0);
+}
+
 /* The first line of path without its newline, or "" when unreadable. */
 static void
 manifest_line(const char *path, char *buf, size_t len)

@@ -37,6 +37,10 @@ struct manifest_facts {
 	const char		*trigger;
 };
 
+/* perfspill-flame's folded companion of NAME: NAME.folded. Made and read
+ * by that tool (flame/companion.c), removed with NAME by the daemon. */
+#define MANIFEST_FOLDED_SUFFIX	".folded"
+
 /* A file was finished, by a recording or by salvage: its facts (valid
  * during the call), whole 1 when it got its final name f->name. The one
  * hook that writes the manifest and registers the hand-off. */
@@ -52,5 +56,8 @@ json_object	*manifest_buildids(const uint8_t *, size_t);
 int		 manifest_write(int dirfd, const struct manifest_facts *);
 /* NAME.json for NAME into buf; -1 when it does not fit. */
 int		 manifest_name(const char *name, char *buf, size_t len);
+/* Removes what describes NAME once NAME is gone: its manifest and its
+ * folded companion (either may be missing). */
+void		 manifest_unlink_beside(int dirfd, const char *name);
 
 #endif

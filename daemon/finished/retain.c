@@ -167,7 +167,7 @@ retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 	uint64_t		 avail = UINT64_MAX, bytes;
 	size_t			 i;
 	int			 removed = 0, out_of_reach;
-	char			 reason[96], a[32], b[32], mname[NAME_MAX + 8];
+	char			 reason[96], a[32], b[32];
 
 	if (retain_scan(dirfd, &l) == -1)
 		return -1;
@@ -217,9 +217,8 @@ retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 		}
 		log_info("retention: removed %s (%" PRIu64 " bytes): %s",
 		    l.files[i].name, l.files[i].size, reason);
-		/* its manifest describes nothing now */
-		if (manifest_name(l.files[i].name, mname, sizeof(mname)) == 0)
-			unlinkat(dirfd, mname, 0);
+		/* its manifest and companion describe nothing now */
+		manifest_unlink_beside(dirfd, l.files[i].name);
 		removed++;
 	}
 out:
