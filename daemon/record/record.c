@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,17 @@ static int
 record_online_cpus(int **out, size_t *nr)
 {
 	return cpuring_read_list(record_online_path(), out, nr);
+}
+
+int
+record_cpus_online(size_t *n)
+{
+	int	*cpus;
+
+	if (record_online_cpus(&cpus, n) == -1)
+		return -1;
+	free(cpus);
+	return 0;
 }
 
 static void
@@ -592,18 +604,34 @@ record_begin(struct record *rec, struct config_error *err)
 	return 0;
 }
 
-/* Undo a start that failed part way. */
+/*
+ * The drain's own buffers, once no recording runs: a ring's worth each,
+ * 256 MiB apiece at -m 65536, not to be kept by an idle daemon. glibc
+ * keeps freed memory below its mmap threshold in the heap: give it back.
+ */
+static void
+record_free_buffers(struct record *rec)
+{
+	compress_destroy(rec->zc);
+	rec->zc = NULL;
+	free(rec->zbuf);
+	rec->zbuf = NULL;
+	free(rec->xbuf);
+	rec->xbuf = NULL;
+	malloc_trim(0);
+}
+
+/* Undo a start that failed part way: nothing of it stays allocated. */
 static void
 record_unstart(struct record *rec)
 {
 	record_sched(rec, 0);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
+	free(rec->staged);
+	rec->staged = NULL;
 	record_close_cgroups(rec);
-	compress_destroy(rec->zc);
-	rec->zc = NULL;
-	free(rec->zbuf);
-	rec->zbuf = NULL;
+	record_free_buffers(rec);
 }
 
 int
@@ -682,10 +710,9 @@ record_finish_stop(struct record *rec)
 		    "could not be finished for lack of space; they stay "
 		    ".partial and are finished when space returns or at the "
 		    "next start", rec->nr_unfinished);
-	compress_destroy(rec->zc);
-	rec->zc = NULL;
-	free(rec->zbuf);
-	rec->zbuf = NULL;
+	free(rec->staged);
+	rec->staged = NULL;
+	record_free_buffers(rec);
 	if (rec->reaper != NULL)
 		event_del(rec->reaper);
 	if (rec->retry != NULL)

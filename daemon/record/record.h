@@ -68,6 +68,23 @@ struct metrics;
 void	record_metrics(struct record *, struct metrics *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
+/*
+ * What a recording with cfg holds on ncpus CPUs, in bytes, worked out
+ * before anything is allocated (record-memory.c has the formula).
+ */
+struct record_memory {
+	uint64_t	 ring;		/* per CPU: the kernel's ring */
+	uint64_t	 cblocks;	/* per CPU: the AIO buffers */
+	uint64_t	 per_cpu;	/* ring + cblocks */
+	uint64_t	 drain;		/* once: the drain's copy of a ring */
+	uint64_t	 compress;	/* once, -z: output buffer, zstd streams */
+	size_t		 ncpus;
+	uint64_t	 total;
+};
+void	record_memory(const struct config *cfg, size_t ncpus,
+	    struct record_memory *);
+/* How many CPUs are online (a start opens a ring on each). 0 or -1. */
+int	record_cpus_online(size_t *n);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */
 void	record_update(struct record *, const struct config *cfg);
 json_object *record_status(struct record *);
