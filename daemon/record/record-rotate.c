@@ -214,7 +214,7 @@ record_install(struct record *rec, struct record_prep *p)
 		log_warn("cannot build the trace file preamble");
 		return -1;
 	}
-	if ((rec->cur = tracefile_open(rec->dirfd, rec->host, &rec->seq)) ==
+	if ((rec->cur = tracefile_open(rec->dirfd, rec->stem, &rec->seq)) ==
 	    NULL) {
 		log_warn("cannot create a trace file in the output directory");
 		return -1;

@@ -65,7 +65,16 @@ record_create(struct event_base *base, int dirfd)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
 			*p = '_';
+	snprintf(rec->stem, sizeof(rec->stem), "%s", rec->host);
 	return rec;
+}
+
+void
+record_set_name(struct record *rec, const char *name)
+{
+	snprintf(rec->name, sizeof(rec->name), "%s", name ? name : "");
+	snprintf(rec->stem, sizeof(rec->stem), "%s%s%s", rec->host,
+	    rec->name[0] ? "-" : "", rec->name);
 }
 
 void

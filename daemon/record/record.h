@@ -16,6 +16,9 @@
 
 struct record;
 
+/* The longest session name (session.h checks them). */
+#define RECORD_NAME_MAX	32
+
 enum record_state {
 	RECORD_IDLE,
 	RECORD_RUNNING,
@@ -27,6 +30,13 @@ enum record_state {
 typedef void (*record_stop_cb)(struct record *, const char *file, void *);
 
 struct record	*record_create(struct event_base *, int dirfd);
+/*
+ * The session the recording is (session.h): its files are named
+ * perfspill-HOST-NAME-TIME-SEQ.data and their manifests and hand-offs
+ * say NAME; NULL (the default session) keeps perfspill-HOST-TIME-SEQ.
+ * name is a checked session name (session_name_check). Before a start.
+ */
+void		 record_set_name(struct record *, const char *name);
 /*
  * cb is called once for every file the recording closes, with what is
  * known of it: whole 0 when it did not get its final name (removed
