@@ -80,6 +80,11 @@ static const struct config_key config_keys[] = {
 	    UINT64_C(1) << 50, F_ZERO_OK),
 	K("min_free", T_SIZE, CONFIG_LIVE, min_free, 0, UINT64_C(1) << 50, 0),
 	K("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start, 0, 1, 0),
+	K("max_sessions", T_UINT, CONFIG_DAEMON, max_sessions, 0, 64, 0),
+	K("max_memory", T_SIZE, CONFIG_DAEMON, max_memory, 1 << 20,
+	    UINT64_C(1) << 50, F_ZERO_OK),
+	K("session_duration", T_SECS, CONFIG_DAEMON, session_duration, 1,
+	    7 * 86400, 0),
 	K("output_dir", T_PATH, CONFIG_DAEMON, output_dir, 0, 0, 0),
 	K("socket", T_PATH, CONFIG_DAEMON, socket_path, 0, 0, 0),
 	K("socket_mode", T_MODE, CONFIG_DAEMON, socket_mode, 0, 0777, 0),
@@ -123,6 +128,8 @@ config_defaults(struct config *cfg)
 	cfg->max_size = UINT64_C(4) << 30;
 	cfg->min_free = UINT64_C(1) << 30;
 	cfg->record_on_start = 0;
+	cfg->max_sessions = 2;
+	cfg->session_duration = 600;
 	snprintf(cfg->output_dir, sizeof(cfg->output_dir), "%s",
 	    PERFSPILL_OUTPUT_DIR);
 	snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
