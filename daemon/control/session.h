@@ -18,6 +18,12 @@
  * machine's memory, whichever is lower) less SESSION_RESERVE for the
  * daemon itself, and at most max_memory. Retention is one disk budget
  * across sessions, with the daemon's settings (retain.h).
+ *
+ * Each session's record has its own build-id table: a table hands a
+ * finished file the notes made since its last flush (buildid.h), which
+ * is one stream of files; a shared table would have to split its notes
+ * by session. The cost is a worker thread per session and a second read,
+ * from the page cache, of the mapped files a session sees.
  */
 #ifndef PERFSPILL_SESSION_H
 #define PERFSPILL_SESSION_H
