@@ -49,6 +49,8 @@ struct ctl_opt {
 #define CTL_MAX_OPTS	64
 #define CTL_OPT_ON	0x100	/* getopt values: key index + these */
 #define CTL_OPT_OFF	0x200
+#define CTL_OPT_SESSION	0x300	/* start --session, --duration */
+#define CTL_OPT_DURATION 0x301
 
 static size_t
 ctl_opts(struct ctl_opt *out, size_t max)
@@ -425,6 +427,44 @@ print_status_handoffs(json_object *d)
 	    ju64(h, "failed"), ju64(h, "timed_out"), ju64(h, "gave_up"));
 }
 
+/* Every session in a line, and the memory budget they share. */
+static void
+print_status_sessions(json_object *d)
+{
+	json_object	*a = jget(d, "sessions"), *s, *t, *m = jget(d, "memory");
+	char		 b1[32], b2[32], ends[32];
+	size_t		 i, n = a ? json_object_array_length(a) : 0;
+	int64_t		 left;
+
+	if (n == 0)
+		return;
+	printf("\n%-12s %-10s %10s %8s %10s %8s  %s\n", "SESSION", "STATE",
+	    "samples", "lost", "memory", "ends in", "file");
+	for (i = 0; i < n; i++) {
+		s = json_object_array_get_idx(a, i);
+		t = jget(s, "totals");
+		snprintf(ends, sizeof(ends), "-");
+		if (jget(s, "ends") != NULL) {
+			left = json_object_get_int64(jget(s, "ends")) -
+			    (int64_t)time(NULL);
+			snprintf(ends, sizeof(ends), "%" PRId64 " s",
+			    left > 0 ? left : 0);
+		}
+		printf("%-12s %-10s %10" PRIu64 " %8" PRIu64 " %10s %8s  %s\n",
+		    jstr(s, "name"), *jstr(s, "paused") ? "paused" :
+		    jstr(s, "state"), ju64(t, "samples"), ju64(t, "lost") +
+		    ju64(t, "lost_samples"), jget(s, "memory") ?
+		    size_format(ju64(jget(s, "memory"), "total"), b1,
+		    sizeof(b1)) : "-", ends, jstr(jget(s, "file"), "name"));
+	}
+	if (m != NULL)
+		printf("memory:     %s held of a budget of %s (%s); at most "
+		    "%" PRIu64 " on-demand session(s)\n", size_format(ju64(m,
+		    "held"), b1, sizeof(b1)), size_format(ju64(m, "budget"),
+		    b2, sizeof(b2)), jstr(m, "budget_from"),
+		    ju64(m, "max_sessions"));
+}
+
 static void
 print_status(json_object *d, json_object *prev, double dt)
 {
@@ -443,6 +483,7 @@ print_status(json_object *d, json_object *prev, double dt)
 		if (*jstr(d, "last_file"))
 			printf("last file:  %s\n", jstr(d, "last_file"));
 		print_status_settings(d);
+		print_status_sessions(d);
 		return;
 	}
 	if (pt != NULL && dt > 0) {
@@ -489,6 +530,7 @@ print_status(json_object *d, json_object *prev, double dt)
 		    ", last " : "", jstr(f, "last_snapshot"));
 	putchar('\n');
 	print_status_settings(d);
+	print_status_sessions(d);
 }
 
 /* label, then the keys of the array a, comma separated; nothing when a
@@ -532,6 +574,9 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		print_status(d, prev, dt);
 		break;
 	case COMMAND_STOP:
+		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
+		    "default") != 0)
+			printf("session %s: ", jstr(d, "session"));
 		if (*jstr(d, "path"))
 			printf("stopped; trace file: %s\nread it with: perf "
 			    "report -i %s\n", jstr(d, "path"), jstr(d, "path"));
@@ -539,6 +584,9 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 			printf("stopped; no file was finished\n");
 		break;
 	case COMMAND_START:
+		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
+		    "default") != 0)
+			printf("session %s: ", jstr(d, "session"));
 		if (jget(d, "file") != NULL)
 			printf("recording into %s\n",
 			    jstr(jget(d, "file"), "name"));
@@ -661,6 +709,10 @@ ctl_start_args(int argc, char **argv, json_object *args)
 				shorts[ns++] = ':';
 		}
 	}
+	lo[nl++] = (struct option){ "session", required_argument, NULL,
+	    CTL_OPT_SESSION };
+	lo[nl++] = (struct option){ "duration", required_argument, NULL,
+	    CTL_OPT_DURATION };
 	lo[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
 	lo[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns++] = 'h';
@@ -673,6 +725,18 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		if (ch == 'h') {
 			ctl_cmd_help(&command_table[COMMAND_START]);
 			exit(0);
+		}
+		if (ch == CTL_OPT_SESSION) {
+			json_object_object_add(args, "session",
+			    json_object_new_string(optarg));
+			continue;
+		}
+		if (ch == CTL_OPT_DURATION) {
+			/* seconds as a number, "30s" as a string */
+			snprintf(kv, sizeof(kv), "duration=%s", optarg);
+			if (ctl_add_kv(args, kv) == -1)
+				return -1;
+			continue;
 		}
 		k = -1;
 		if (ch >= CTL_OPT_ON && ch < CTL_OPT_ON + (int)n)
@@ -700,6 +764,28 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		return -1;
 	}
 	json_object_object_add(args, "persist", json_object_new_boolean(0));
+	return 0;
+}
+
+/* stop, rotate: [--session NAME] [--session=NAME]. */
+static int
+ctl_session_args(const struct command *c, int argc, char **argv,
+    json_object *args)
+{
+	const char	*v = NULL;
+
+	if (argc == 3 && strcmp(argv[1], "--session") == 0)
+		v = argv[2];
+	else if (argc == 2 && strncmp(argv[1], "--session=", 10) == 0)
+		v = argv[1] + 10;
+	else if (argc != 1) {
+		fprintf(stderr, "perfspillctl: %s takes only --session NAME\n",
+		    c->name);
+		return -1;
+	}
+	if (v != NULL)
+		json_object_object_add(args, "session",
+		    json_object_new_string(v));
 	return 0;
 }
 
@@ -899,6 +985,11 @@ main(int argc, char *argv[])
 		break;
 	case COMMAND_STATUS:
 		if (ctl_status_args(argc, argv, &watch) == -1)
+			goto out;
+		break;
+	case COMMAND_STOP:
+	case COMMAND_ROTATE:
+		if (ctl_session_args(c, argc, argv, args) == -1)
 			goto out;
 		break;
 	default:

@@ -19,18 +19,28 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "State, the configured settings and those of the recording in\n"
 	    "progress, totals and per-CPU counters (bytes, samples, lost, AIO\n"
 	    "in flight/completed/resubmitted/failed), the current file,\n"
-	    "finished files and free disk. -w or --watch refreshes every\n"
-	    "SECS (default 1, a positive number) and shows rates since the\n"
-	    "last refresh; on a terminal it redraws the screen.\n" },
-	{ COMMAND_START, "start", 1, COMMAND_ARGS_SETTINGS, "[OPTIONS]",
+	    "finished files and free disk; every session with its memory and\n"
+	    "the memory budget. -w or --watch refreshes every SECS (default 1,\n"
+	    "a positive number) and shows rates since the last refresh; on a\n"
+	    "terminal it redraws the screen.\n" },
+	{ COMMAND_START, "start", 1, COMMAND_ARGS_SETTINGS,
+	    "[--session NAME [--duration T]] [OPTIONS]",
 	    "start recording (options below)",
 	    "Start recording with the configured settings. Options apply to\n"
 	    "this recording only, as perf record's do; 'configure' changes\n"
-	    "the settings themselves.\n" },
-	{ COMMAND_STOP, "stop", 1, COMMAND_ARGS_NONE, "",
+	    "the settings themselves.\n"
+	    "--session NAME starts an on-demand session beside the default\n"
+	    "(configured) one, with its own events, rings and files\n"
+	    "(perfspill-HOST-NAME-TIME-SEQ.data); NAME is 1-32 of a-z 0-9 _ -.\n"
+	    "It ends by itself after --duration T (e.g. 30s, 5m; default\n"
+	    "session_duration, 10m). At most max_sessions run at once, and\n"
+	    "every start must fit in the memory budget (perfspilld.json(5)):\n"
+	    "  perfspillctl start --session deep --duration 30s -F 999 -g\n" },
+	{ COMMAND_STOP, "stop", 1, COMMAND_ARGS_SESSION, "[--session NAME]",
 	    "stop; returns when the last file is whole",
-	    "Stop recording. Returns once every write is synced and the last\n"
-	    "file has its final name, and prints that file.\n" },
+	    "Stop recording (the default session, or --session NAME). Returns\n"
+	    "once every write is synced and the last file has its final name,\n"
+	    "and prints that file.\n" },
 	{ COMMAND_CONFIGURE, "configure", 1, COMMAND_ARGS_SETTINGS,
 	    "KEY=VALUE...",
 	    "change settings (see perfspilld.json(5))",
@@ -41,9 +51,10 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "says which. Lists are comma separated:\n"
 	    "  perfspillctl configure cblocks=4 max_size=8G\n"
 	    "  perfspillctl configure events=cpu-clock,sched:sched_switch\n" },
-	{ COMMAND_ROTATE, "rotate", 1, COMMAND_ARGS_NONE, "",
+	{ COMMAND_ROTATE, "rotate", 1, COMMAND_ARGS_SESSION, "[--session NAME]",
 	    "finish the current file, start the next",
-	    "Finish the current file and continue in a new one. Returns once\n"
+	    "Finish the current file (of the default session, or --session\n"
+	    "NAME) and continue in a new one. Returns once\n"
 	    "the finished file is whole (every write synced, renamed), as\n"
 	    "stop does, and prints it and the new current file.\n" },
 	{ COMMAND_RELOAD, "reload", 1, COMMAND_ARGS_NONE, "",

@@ -29,6 +29,7 @@ enum command_id {
 enum command_args {
 	COMMAND_ARGS_NONE,	/* args must be empty */
 	COMMAND_ARGS_SETTINGS,	/* args are settings (config keys) */
+	COMMAND_ARGS_SESSION,	/* args: at most "session" */
 };
 
 struct command {

@@ -89,6 +89,11 @@ struct config {
 	uint64_t	trigger_interval;/* seconds between triggered snapshots */
 	/* daemon: config file only, never over the socket */
 	int		record_on_start;
+	/* sessions beside the default one (session.h) */
+	uint64_t	max_sessions;	/* on-demand ones at once */
+	uint64_t	max_memory;	/* bytes all sessions hold; 0: no
+					 * bound but the cgroup's, the RAM */
+	uint64_t	session_duration; /* seconds, without --duration */
 	char		output_dir[CONFIG_PATH_LEN];
 	char		socket_path[CONFIG_PATH_LEN];
 	unsigned int	socket_mode;

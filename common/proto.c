@@ -27,6 +27,7 @@ static const char *proto_err_names[PROTO_E__COUNT] = {
 	[PROTO_E_EVENT] = "bad-event",
 	[PROTO_E_SYSTEM] = "system-error",
 	[PROTO_E_BUSY] = "busy",
+	[PROTO_E_LIMIT] = "limit",
 };
 
 const char *

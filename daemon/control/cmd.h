@@ -20,16 +20,18 @@ void	cmd_dispatch(struct daemon *, struct control_client *,
 void	cmd_client_gone(struct daemon *, struct control_client *);
 
 /* The configured settings changed (configure, reload): hand the live
- * ones, with the overrides on top, to the recording in progress. */
+ * ones, with the overrides on top, to the default recording in progress,
+ * and the retention to the on-demand sessions. */
 void	cmd_settings_changed(struct daemon *);
 
 /* A file was closed (record_on_file_done): answers the rotates waiting
  * for it. */
 void	cmd_file_done(struct daemon *, const char *file, int whole);
 
-struct record;
-/* record_stop callback: answers the clients waiting for the stop and
- * leaves the loop when the daemon is shutting down. arg is the daemon. */
-void	cmd_stopped(struct record *, const char *file, void *arg);
+struct session;
+/* A session's stop has finished (session_hooks.stopped): answers the
+ * clients waiting for it and leaves the loop when the daemon is shutting
+ * down and no session is busy. arg is the daemon. */
+void	cmd_stopped(struct session *, const char *file, void *arg);
 
 #endif

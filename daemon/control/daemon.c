@@ -30,6 +30,7 @@
 #include "record.h"
 #include "retain.h"
 #include "salvage.h"
+#include "session.h"
 
 static const int	 daemon_signos[DAEMON_NSIGNALS] = {
 	SIGTERM, SIGINT, SIGHUP, SIGUSR2
@@ -111,17 +112,12 @@ daemon_shutdown(struct daemon *d)
 		return;
 	notify_send(d->notify, "STOPPING=1");
 	d->exiting = 1;
-	switch (record_state(d->rec)) {
-	case RECORD_RUNNING:
-		log_info("shutting down: finishing the current file");
-		record_stop(d->rec, cmd_stopped, d);
-		break;
-	case RECORD_STOPPING:
-		break;		/* cmd_stopped leaves the loop */
-	case RECORD_IDLE:
+	/* every session's last file whole; cmd_stopped leaves the loop once
+	 * none is busy */
+	if (session_stop_all(d->sessions) > 0)
+		log_info("shutting down: finishing the current files");
+	else
 		event_base_loopexit(d->base, NULL);
-		break;
-	}
 }
 
 static void
@@ -153,7 +149,7 @@ daemon_status_line(char *buf, size_t len, void *arg)
 {
 	struct daemon	*d = arg;
 
-	record_summary(d->rec, buf, len);
+	session_summary(d->sessions, buf, len);
 }
 
 void
@@ -170,6 +166,7 @@ void
 daemon_start(struct daemon *d)
 {
 	struct config_error	 err;
+	struct session_hooks	 hooks;
 	struct aioinit		 ai;
 	char			 pidbuf[CONFIG_PATH_LEN + 16];
 	const char		*pidpath = d->cli_pid_file;
@@ -199,8 +196,6 @@ daemon_start(struct daemon *d)
 		if (d->sigs[i] == NULL || evsignal_add(d->sigs[i], NULL) == -1)
 			fatalx("cannot install signal handlers");
 	}
-	if ((d->rec = record_create(d->base, d->dirfd)) == NULL)
-		fatal("record_create");
 	if ((d->handoff = handoff_create(d->base, d->dirfd)) == NULL)
 		fatalx("cannot set up the on_finish hand-off");
 	/* what the last daemon owed, before retention: it keeps those */
@@ -211,9 +206,17 @@ daemon_start(struct daemon *d)
 	salvage_dir(d->dirfd, daemon_file_done, d);
 	retain_enforce(d->dirfd, d->cfg.max_files, d->cfg.max_size,
 	    d->cfg.min_free, handoff_holds, d->handoff);
-	record_on_file_done(d->rec, daemon_file_done, d);
-	record_set_retain_hold(d->rec, handoff_holds, d->handoff);
-	record_set_lock(d->rec, d->lockfd);
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.file_cb = daemon_file_done;
+	hooks.file_arg = d;
+	hooks.hold_cb = handoff_holds;
+	hooks.hold_arg = d->handoff;
+	hooks.stopped = cmd_stopped;
+	hooks.stopped_arg = d;
+	if ((d->sessions = session_table_create(d->base, d->dirfd, d->lockfd,
+	    &d->cfg, &hooks)) == NULL)
+		fatal("cannot set up the recording sessions");
+	d->rec = session_record(session_default(d->sessions));
 	if ((d->ctl = control_create(d, cmd_dispatch, cmd_client_gone)) ==
 	    NULL)
 		fatalx("cannot open the control socket %s", d->cfg.socket_path);
@@ -235,7 +238,8 @@ daemon_start(struct daemon *d)
 	log_info("perfspilld %s started; trace files go to %s",
 	    PERFSPILL_VERSION, d->cfg.output_dir);
 	d->started = time(NULL);
-	if (d->cfg.record_on_start && record_start(d->rec, &d->cfg, &err) == -1)
+	if (d->cfg.record_on_start &&
+	    session_start(d->sessions, NULL, &d->cfg, 0, &err) == -1)
 		log_warnx("cannot record at start: %s", err.msg);
 	exporter_start(d);
 	notify_send(d->notify, "READY=1");
@@ -260,7 +264,7 @@ daemon_finish(struct daemon *d)
 	log_info("exiting");
 	exporter_finish(d);
 	control_destroy(d->ctl);
-	record_destroy(d->rec);
+	session_table_destroy(d->sessions);
 	handoff_destroy(d->handoff);
 	notify_destroy(d->notify);
 	for (i = 0; i < DAEMON_NSIGNALS; i++)

@@ -14,6 +14,8 @@
 
 struct control;
 struct record;
+struct session;
+struct session_table;
 struct notify;
 struct handoff;
 struct control_client;
@@ -34,7 +36,8 @@ struct daemon {
 	const char		*cli_pid_file;	/* NULL: beside the socket */
 	int			 dirfd;		/* the output directory */
 	int			 lockfd;	/* its lock (outdir.h), held for life */
-	struct record		*rec;
+	struct session_table	*sessions;	/* every recording (session.h) */
+	struct record		*rec;		/* ...the default session's */
 	struct control		*ctl;
 	struct notify		*notify;
 	struct handoff		*handoff;	/* on_finish of finished files */
@@ -50,8 +53,11 @@ struct daemon {
 	time_t			 started;
 	struct event		*metrics_ev;	/* metrics_file's timer, or NULL */
 	int			 metrics_failing; /* its last write failed */
-	/* clients waiting for the running stop to finish */
-	struct control_client	*stop_waiters[16];
+	/* clients waiting for a session's stop to finish */
+	struct {
+		struct control_client	*c;
+		struct session		*s;
+	}			 stop_waiters[16];
 	size_t			 nr_stop_waiters;
 	/* clients waiting for the file their rotate finished */
 	struct {

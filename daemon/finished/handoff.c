@@ -277,6 +277,8 @@ handoff_add(struct handoff *ho, const struct manifest_facts *f,
 	handoff_setenv(j, "PERFSPILL_NAME", "%s", f->name);
 	handoff_setenv(j, "PERFSPILL_DIR", "%s", ho->dir);
 	handoff_setenv(j, "PERFSPILL_HOST", "%s", f->host);
+	if (f->session != NULL)
+		handoff_setenv(j, "PERFSPILL_SESSION", "%s", f->session);
 	handoff_setenv(j, "PERFSPILL_SEQ", "%u", f->seq);
 	handoff_setenv(j, "PERFSPILL_BYTES", "%" PRIu64, f->bytes);
 	handoff_setenv(j, "PERFSPILL_SAMPLES", "%" PRIu64, f->samples);

@@ -168,6 +168,8 @@ manifest_build(const struct manifest_facts *f)
 	manifest_add_u64(o, "manifest_version", 1);
 	json_object_object_add(o, "file", json_object_new_string(f->name));
 	json_object_object_add(o, "host", json_object_new_string(f->host));
+	json_object_object_add(o, "session", f->session != NULL ?
+	    json_object_new_string(f->session) : NULL);
 	manifest_line("/etc/machine-id", line, sizeof(line));
 	manifest_add_str(o, "machine_id", line);
 	manifest_line("/proc/sys/kernel/random/boot_id", line, sizeof(line));

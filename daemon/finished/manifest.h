@@ -19,6 +19,8 @@
 struct manifest_facts {
 	const char		*name;		/* NAME.data, in the output dir */
 	const char		*host;
+	const char		*session;	/* "default", a name; NULL: not
+						 * known (salvaged) */
 	unsigned int		 seq;
 	uint64_t		 bytes;
 	uint64_t		 samples;

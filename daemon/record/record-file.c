@@ -64,6 +64,7 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 		return;
 	f.name = tf->name;
 	f.host = rec->host;
+	f.session = rec->name[0] ? rec->name : "default";
 	f.seq = tf->seq;
 	/* what the finished file holds: a cut drops what followed it */
 	f.bytes = tf->size;

@@ -85,6 +85,9 @@ struct record {
 	struct event_base	*base;
 	int			 dirfd;
 	char			 host[64];
+	char			 name[RECORD_NAME_MAX + 1]; /* "": default */
+	char			 stem[64 + RECORD_NAME_MAX + 2]; /* of file
+						 * names: host[-name] */
 	unsigned int		 seq;
 	enum record_state	 state;
 	struct config		 cfg;

@@ -257,7 +257,7 @@ record_install(struct record *rec, struct record_prep *p)
 	}
 	/* past the page cache where the file system allows it, only with
 	 * cblocks: the serial mode writes from the ring */
-	if ((rec->cur = tracefile_open(rec->dirfd, rec->host, &rec->seq,
+	if ((rec->cur = tracefile_open(rec->dirfd, rec->stem, &rec->seq,
 	    rec->cfg.direct_io && rec->cfg.cblocks > 0 &&
 	    rec->direct_refused == 0)) == NULL) {
 		log_warn("cannot create a trace file in the output directory");

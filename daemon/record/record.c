@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,16 @@ record_create(struct event_base *base, int dirfd)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
 			*p = '_';
+	snprintf(rec->stem, sizeof(rec->stem), "%s", rec->host);
 	return rec;
+}
+
+void
+record_set_name(struct record *rec, const char *name)
+{
+	snprintf(rec->name, sizeof(rec->name), "%s", name ? name : "");
+	snprintf(rec->stem, sizeof(rec->stem), "%s%s%s", rec->host,
+	    rec->name[0] ? "-" : "", rec->name);
 }
 
 void
@@ -105,6 +115,17 @@ static int
 record_online_cpus(int **out, size_t *nr)
 {
 	return cpuring_read_list(record_online_path(), out, nr);
+}
+
+int
+record_cpus_online(size_t *n)
+{
+	int	*cpus;
+
+	if (record_online_cpus(&cpus, n) == -1)
+		return -1;
+	free(cpus);
+	return 0;
 }
 
 static void
@@ -335,17 +356,6 @@ record_is_flight(const struct record *rec)
 	return rec->flight != NULL;
 }
 
-uint64_t
-record_flight_memory(const struct config *cfg)
-{
-	return cfg->flight ? flight_memory_max(cfg->window_bytes) : 0;
-}
-
-/*
- * After a pass: a failed write pauses, a file at its size rotates, and
- * rings left for want of a cblock are looked at again after 1 ms, then
- * 2, 4, 8 while their cblocks stay busy.
- */
 /*
  * The file system refused direct I/O for the current file (at open, or
  * at its first write): said once, and the recording's next files are
@@ -364,6 +374,11 @@ record_note_direct(struct record *rec)
 	    "through the page cache", rec->cfg.output_dir, strerror(e));
 }
 
+/*
+ * After a pass: a failed write pauses, a file at its size rotates, and
+ * rings left for want of a cblock are looked at again after 1 ms, then
+ * 2, 4, 8 while their cblocks stay busy.
+ */
 static void
 record_passed(struct record *rec, const struct record_pass *pass)
 {
@@ -810,7 +825,24 @@ record_begin(struct record *rec, struct config_error *err)
 	return 0;
 }
 
-/* Undo a start that failed part way. */
+/*
+ * The drain's own buffers, once no recording runs: a ring's worth each,
+ * 256 MiB apiece at -m 65536, not to be kept by an idle daemon. glibc
+ * keeps freed memory below its mmap threshold in the heap: give it back.
+ */
+static void
+record_free_buffers(struct record *rec)
+{
+	compress_destroy(rec->zc);
+	rec->zc = NULL;
+	free(rec->zbuf);
+	rec->zbuf = NULL;
+	free(rec->xbuf);
+	rec->xbuf = NULL;
+	malloc_trim(0);
+}
+
+/* Undo a start that failed part way: nothing of it stays allocated. */
 static void
 record_unstart(struct record *rec)
 {
@@ -818,11 +850,10 @@ record_unstart(struct record *rec)
 	record_end_flight(rec);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
+	free(rec->staged);
+	rec->staged = NULL;
 	record_close_cgroups(rec);
-	compress_destroy(rec->zc);
-	rec->zc = NULL;
-	free(rec->zbuf);
-	rec->zbuf = NULL;
+	record_free_buffers(rec);
 }
 
 int
@@ -909,10 +940,9 @@ record_finish_stop(struct record *rec)
 		    "could not be finished for lack of space; they stay "
 		    ".partial and are finished when space returns or at the "
 		    "next start", rec->nr_unfinished);
-	compress_destroy(rec->zc);
-	rec->zc = NULL;
-	free(rec->zbuf);
-	rec->zbuf = NULL;
+	free(rec->staged);
+	rec->staged = NULL;
+	record_free_buffers(rec);
 	if (rec->reaper != NULL)
 		event_del(rec->reaper);
 	if (rec->retry != NULL)

@@ -718,7 +718,7 @@ test_to_json(void)
 	    "rotate_size "
 	    "rotate_interval "
 	    "max_files max_size min_free trigger_interval record_on_start "
-	    "output_dir socket "
+	    "max_sessions max_memory session_duration output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout metrics_file metrics_interval on_finish "
 	    "on_finish_jobs on_finish_timeout on_finish_tries on_finish_retry "

@@ -221,12 +221,13 @@ test_err_names(void)
 		[PROTO_E_EVENT] = "bad-event",
 		[PROTO_E_SYSTEM] = "system-error",
 		[PROTO_E_BUSY] = "busy",
+		[PROTO_E_LIMIT] = "limit",
 	};
 	int	 i;
 
 	/* scripts match on these strings: a new code must be added here on
 	 * purpose, and an old one never renamed */
-	CHECK_EQ(PROTO_E__COUNT, 15);
+	CHECK_EQ(PROTO_E__COUNT, 16);
 	for (i = 0; i < PROTO_E__COUNT; i++) {
 		CHECK(want[i] != NULL);
 		if (want[i] != NULL)

@@ -1,0 +1,67 @@
+/*
+ * record_memory: what a start will hold, the formula docs/protocol.md
+ * states, worked by hand for the shipped defaults and the issue's case.
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compress.h"
+#include "config.h"
+#include "record.h"
+
+int
+main(void)
+{
+	struct config		 cfg;
+	struct record_memory	 m;
+	uint64_t		 page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	/* the defaults: 128 pages, 2 cblocks, no compression, 2 CPUs */
+	config_defaults(&cfg);
+	record_memory(&cfg, 2, &m);
+	CHECK_U64(m.ring, 129 * page);
+	CHECK_U64(m.cblocks, 2 * (128 * page + 8 + 4096));
+	CHECK_U64(m.per_cpu, m.ring + m.cblocks);
+	CHECK_U64(m.drain, 128 * page);
+	CHECK_U64(m.compress, 0);
+	CHECK_U64(m.total, 2 * m.per_cpu + m.drain);
+	CHECK_EQ(m.ncpus, 2);
+	if (page == 4096)	/* 3.5 MiB, what status shows */
+		CHECK_U64(m.total, 3694624);
+
+	/* -m 65536 --cblocks 8 on 2 CPUs: 4.8 GiB, not what a 1 GiB
+	 * cgroup holds (issue: the daemon was OOM-killed) */
+	cfg.mmap_pages = 65536;
+	cfg.cblocks = 8;
+	record_memory(&cfg, 2, &m);
+	CHECK_U64(m.total, 2 * (65537 * page + 8 * (65536 * page + 8 + 4096)) +
+	    65536 * page);
+	CHECK(m.total > (UINT64_C(1) << 30));
+
+	/* cblocks 0: the ring and the drain's copy only */
+	cfg.cblocks = 0;
+	cfg.mmap_pages = 16;
+	record_memory(&cfg, 4, &m);
+	CHECK_U64(m.total, 4 * 17 * page + 16 * page);
+
+	/* -z: each cblock takes the compressed bound, and the streams */
+	if (compress_available()) {
+		cfg.cblocks = 1;
+		cfg.compression = 3;
+		record_memory(&cfg, 1, &m);
+		CHECK_U64(m.cblocks, compress_bound(16 * page) + 8 + 4096);
+		CHECK_U64(m.compress, compress_bound(16 * page) +
+		    2 * (uint64_t)compress_memory(3));
+		CHECK(compress_memory(3) > 0);
+		CHECK(compress_memory(19) > compress_memory(3));
+	}
+	/* mode flight: the window twice over and its task store */
+	config_defaults(&cfg);
+	cfg.flight = 1;
+	cfg.window_bytes = UINT64_C(64) << 20;
+	record_memory(&cfg, 2, &m);
+	CHECK(m.window >= 2 * cfg.window_bytes);
+	CHECK_U64(m.total, 2 * m.per_cpu + m.drain + m.window);
+	return check_exit();
+}
