@@ -586,6 +586,31 @@ def test_strict_requests():
         assert d.status()["config"]["max_files"] != 3
 
 
+def test_replies_are_utf8_whatever_the_request_held():
+    """Issue 25.5: a command name (or a key) of bytes that are not UTF-8
+    was echoed back raw in the error, so the reply was not valid text
+    (JSON is UTF-8: a strict reader refuses it). Now such a byte comes
+    back as '?'."""
+    with Daemon() as d:
+        for raw, code, shown in [
+                (b'{"v":1,"cmd":"\xff\xfestat\xc0\x80us"}\n',
+                 "unknown-command", "??stat??us"),
+                (b'{"v":1,"cmd":"ping","args":{"\xed\xa0\x80":1}}\n',
+                 "unknown-key", "???"),
+                (b'{"v":1,"cmd":"configure","args":{"k\xe2\x82":1}}\n',
+                 "unknown-key", "k??")]:
+            line = d.raw(raw)
+            text = line.decode("utf-8")     # strict: raises on a bad byte
+            rep = json.loads(text)
+            assert err(rep) == code, (raw, rep)
+            assert shown in rep["error"]["message"], (raw, rep)
+        # what is UTF-8 is echoed as it was
+        rep = json.loads(d.raw('{"v":1,"cmd":"déjà"}\n'.encode()).decode(
+            "utf-8"))
+        assert "déjà" in rep["error"]["message"], rep
+        assert d.alive()
+
+
 def test_root_gets_in_when_file_descriptors_run_out():
     """Issue 25.4: with the daemon's RLIMIT_NOFILE at 64, 60 unprivileged
     connections (fewer than max_clients) took every descriptor, accept
