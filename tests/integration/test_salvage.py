@@ -267,6 +267,9 @@ def test_compressed_partial_salvage_counts_inside_the_zstd_records():
         usec = [("%d.%06d" % (x // 10**9, x % 10**9 // 1000))
                 for x in (min(ts), max(ts))]
         assert list(t.groups()) == usec, (t.groups(), usec)
+        # and the compression ratio from the same records (0 before)
+        r = re.search(r"# compressed : Zstd, level = \d+, ratio = (\d+)", hdr)
+        assert r and int(r.group(1)) > 0, hdr
 
 
 if __name__ == "__main__":
