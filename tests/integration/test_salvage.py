@@ -183,19 +183,6 @@ def test_fuzzed_partials_salvage_to_files_perf_reads():
                 expected.add(name + ".damaged")
         assert set(after) == expected, sorted(set(after) ^ expected)
 
-        # every cut is logged with what it removed
-        cuts = dict(re.findall(r"salvage: (\S+)\.partial: cut at byte "
-                               r"(\d+) of \d+", log))
-        for name, (kind, what, off, bad) in cases.items():
-            path = os.path.join(d.out, name)
-            if not os.path.exists(path):
-                continue
-            end = head_of(open(path, "rb").read())
-            size = struct.unpack_from("<Q", open(path, "rb").read(), 48)[0]
-            if end + size < len(bad):
-                assert cuts.get(name) == str(end + size), (name, cuts.get(
-                    name), end + size)
-
         jobs = sorted(n for n in cases if n in after)
         nosym = os.path.join(d.dir, "nosym")
         os.mkdir(nosym)
@@ -208,6 +195,18 @@ def test_fuzzed_partials_salvage_to_files_perf_reads():
                      for n in jobs if results[n][0] is not None]
         assert not bad_files, "seed %d: %d of %d salvaged files fail:\n%s" % (
             SEED, len(bad_files), len(jobs), "\n".join(bad_files[:10]))
+        # every cut is logged with what it removed
+        cuts = dict(re.findall(r"salvage: (\S+)\.partial: cut at byte "
+                               r"(\d+) of \d+", log))
+        for name, (kind, what, off, bad) in cases.items():
+            path = os.path.join(d.out, name)
+            if not os.path.exists(path):
+                continue
+            end = head_of(open(path, "rb").read())
+            size = struct.unpack_from("<Q", open(path, "rb").read(), 48)[0]
+            if end + size < len(bad):
+                assert cuts.get(name) == str(end + size), (name, cuts.get(
+                    name), end + size)
         # the manifest counts what perf counts, compressed or not
         for n in jobs:
             with open(os.path.join(d.out, n + ".json")) as f:
