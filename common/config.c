@@ -1156,3 +1156,14 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 	if (n < len && cfg->compression)
 		snprintf(buf + n, len - n, " -z %d", cfg->compression);
 }
+
+int
+config_check_freq(const struct config *cfg, unsigned long maxrate,
+    struct config_error *err)
+{
+	if (cfg->freq && maxrate && cfg->freq > maxrate)
+		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
+		    "freq %" PRIu64 " Hz is above the kernel's limit "
+		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
+	return 0;
+}

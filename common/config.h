@@ -150,6 +150,15 @@ int	config_apply(struct config *cfg, json_object *obj,
 	    enum config_origin, struct config_error *err,
 	    json_object **changed);
 
+/*
+ * freq against the kernel's kernel.perf_event_max_sample_rate (maxrate,
+ * 0: unknown), which the kernel may lower while it runs and so is no
+ * key's fixed bound: start, configure and -n refuse a frequency above
+ * it. 0, or -1 with *err.
+ */
+int	config_check_freq(const struct config *cfg, unsigned long maxrate,
+	    struct config_error *err);
+
 /* Read and validate a config file (JSON; comments are allowed). */
 int	config_load(struct config *cfg, const char *path,
 	    struct config_error *err);

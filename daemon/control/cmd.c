@@ -16,6 +16,7 @@
 #include "command.h"
 #include "control.h"
 #include "daemon.h"
+#include "evsel.h"
 #include "exporter.h"
 #include "handoff.h"
 #include "log.h"
@@ -588,6 +589,14 @@ cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	if (config_apply(&tmp, args, CONFIG_REQUEST, &err, &changed) == -1) {
+		cmd_config_error(c, &err);
+		return;
+	}
+	/* as start would refuse it; only when given: the kernel may have
+	 * lowered its limit below a frequency set before */
+	if (json_object_object_get_ex(args, "freq", NULL) &&
+	    config_check_freq(&tmp, evsel_max_sample_rate(), &err) == -1) {
+		json_object_put(changed);
 		cmd_config_error(c, &err);
 		return;
 	}

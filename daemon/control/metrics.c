@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "metrics.h"
+#include "utf8.h"
 
 static int
 metrics_printf(struct sbuf *out, const char *fmt, ...)
@@ -51,28 +52,6 @@ metrics_u64(struct sbuf *out, const char *name, const char *type,
 	return metrics_printf(out, "perfspill_%s %" PRIu64 "\n", name, v);
 }
 
-/* The length of the UTF-8 character at s, or 0 when it is not one. */
-static size_t
-metrics_utf8_len(const unsigned char *s)
-{
-	size_t	 n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /*
  * A label value: \ " and line feed escaped, at most 200 bytes of it,
  * whole characters only; a byte that is not UTF-8 (a path in another
@@ -86,7 +65,7 @@ metrics_escape(char *dst, size_t len, const char *src)
 	size_t			 n = 0, c, u;
 
 	for (; *s != '\0'; s += c) {
-		c = (u = metrics_utf8_len(s)) == 0 ? 1 : u;
+		c = (u = utf8_len((const char *)s)) == 0 ? 1 : u;
 		if (n + c + 2 >= len || n + c > 200)
 			break;
 		if (*s == '\\' || *s == '"') {

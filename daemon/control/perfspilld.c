@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "evsel.h"
 #include "log.h"
 #include "paths.h"
 
@@ -179,6 +180,10 @@ main(int argc, char *argv[])
 	if (daemon_load(&d, &d.cfg, &err) == -1)
 		fatalx("%s", err.msg);
 	if (check) {
+		/* what start would refuse on this machine */
+		if (config_check_freq(&d.cfg, evsel_max_sample_rate(), &err) ==
+		    -1)
+			fatalx("%s", err.msg);
 		o = config_to_json(&d.cfg, 1);
 		printf("%s\n", json_object_to_json_string_ext(o,
 		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |

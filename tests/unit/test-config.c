@@ -1034,6 +1034,27 @@ test_cgroups_keys(void)
 	CHECK(strstr(buf, " --all-cgroups -G a -G b/c") != NULL);
 }
 
+/* freq against the kernel's limit, which only the caller can read */
+static void
+test_check_freq(void)
+{
+	struct config		 cfg;
+	struct config_error	 cerr;
+
+	config_defaults(&cfg);
+	cfg.freq = 200000;
+	CHECK_EQ(config_check_freq(&cfg, 100000, &cerr), -1);
+	CHECK_EQ(cerr.code, PROTO_E_BAD_VALUE);
+	CHECK_STR(cerr.key, "freq");
+	CHECK(strstr(cerr.msg, "perf_event_max_sample_rate=100000") != NULL);
+	CHECK_EQ(config_check_freq(&cfg, 200000, &cerr), 0);
+	/* unreadable limit; a period instead of a frequency */
+	CHECK_EQ(config_check_freq(&cfg, 0, &cerr), 0);
+	cfg.freq = 0;
+	cfg.period = 1000000;
+	CHECK_EQ(config_check_freq(&cfg, 1, &cerr), 0);
+}
+
 int
 main(void)
 {
@@ -1050,5 +1071,6 @@ main(void)
 	test_to_json();
 	test_cmdline();
 	test_load();
+	test_check_freq();
 	return check_exit();
 }
