@@ -101,6 +101,8 @@ static const struct config_key config_keys[] = {
 	    0),
 	K("remove_after_handoff", T_BOOL, CONFIG_DAEMON, remove_after_handoff,
 	    0, 1, 0),
+	K("on_finish_user", T_NAME, CONFIG_DAEMON, on_finish_user, 0, 0, 0),
+	K("on_finish_unit", T_BOOL, CONFIG_DAEMON, on_finish_unit, 0, 1, 0),
 };
 #define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -135,6 +137,9 @@ config_defaults(struct config *cfg)
 	cfg->on_finish_timeout = 600;
 	cfg->on_finish_tries = 5;
 	cfg->on_finish_retry = 30;
+	snprintf(cfg->on_finish_user, sizeof(cfg->on_finish_user),
+	    "perfspill-handoff");
+	cfg->on_finish_unit = 1;
 	cfg->metrics_interval = 5;
 }
 

@@ -343,6 +343,8 @@ main(int argc, char *argv[])
 	ai.aio_idle_time = 30;
 	aio_init(&ai);
 
+	/* before anything is created there: the files' group */
+	handoff_prepare(&d.cfg);
 	if ((d.dirfd = outdir_create(d.cfg.output_dir)) == -1)
 		fatal("output directory %s", d.cfg.output_dir);
 	/* before salvage and retention: a second daemon changes nothing */

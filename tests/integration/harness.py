@@ -65,6 +65,25 @@ def syscalls(n):
                     "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
 
 
+HANDOFF_USER = "perfspill-handoff"
+
+
+def handoff_user():
+    """The user on_finish programs run as (on_finish_user's default), made
+    as the package makes it when this machine does not have it yet."""
+    import pwd
+    try:
+        return pwd.getpwnam(HANDOFF_USER)
+    except KeyError:
+        pass
+    conf = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
+                                        "..", "units",
+                                        "perfspill.sysusers.conf"))
+    subprocess.run(["systemd-sysusers", conf], check=True,
+                   capture_output=True)
+    return pwd.getpwnam(HANDOFF_USER)
+
+
 def wait_for(pred, timeout=20.0, what="condition"):
     """Poll pred until true; a generous bound, never a performance claim."""
     end = time.monotonic() + timeout
