@@ -9,7 +9,6 @@ on_finish_user (perfspill-handoff, made from units/perfspill.sysusers.conf
 when missing), its output read into the log. The same hand-offs through
 perfspill-handoff@.service are tests/systemd/'s."""
 import glob
-import http.server
 import json
 import os
 import pwd
@@ -19,59 +18,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 
 import harness
-from harness import Daemon, perf, wait_for
+from harness import Daemon, Receiver, perf, wait_for
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
-
-
-class Receiver:
-    """An HTTP server on 127.0.0.1 storing each PUT under root; the first
-    `fail` requests are answered 500."""
-
-    def __init__(self, root, fail=0):
-        self.root = root
-        self.fail = fail
-        self.puts = []
-        rcv = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_PUT(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                body = b""
-                while len(body) < n:
-                    chunk = self.rfile.read(n - len(body))
-                    if not chunk:
-                        break
-                    body += chunk
-                if rcv.fail > 0:
-                    rcv.fail -= 1
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                path = os.path.join(rcv.root, self.path.lstrip("/"))
-                assert ".." not in self.path
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as f:
-                    f.write(body)
-                rcv.puts.append(self.path)
-                self.send_response(201)
-                self.end_headers()
-
-            def log_message(self, *a):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = "http://127.0.0.1:%d/up" % self.srv.server_address[1]
-        self.th = threading.Thread(target=self.srv.serve_forever, daemon=True)
-        self.th.start()
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
 
 
 def work(d):
@@ -156,15 +108,9 @@ def ship_through_ship_example(d, n):
         h = handoffs(d)
         assert h["failed"] == 0 and h["running"] == 0 and \
             h["queued"] == 0, h
-        host = socket.gethostname()
+        harness.assert_received(files, os.path.join(root, "up",
+                                                     socket.gethostname()))
         for path in files:
-            name = os.path.basename(path)
-            got = os.path.join(root, "up", host, name)
-            with open(path, "rb") as a, open(got, "rb") as b:
-                assert a.read() == b.read(), name
-            with open(path + ".json", "rb") as a, \
-                    open(got + ".json", "rb") as b:
-                assert a.read() == b.read(), name + ".json"
             check_manifest(path)
         assert "on_finish for" in d.read_log()
         return files
