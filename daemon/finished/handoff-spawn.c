@@ -80,10 +80,10 @@ handoff_spawn_group(const struct config *cfg)
 	 * Data files and manifests are made 0640: their group must be the
 	 * program's. Under systemd, perfspilld.service's Group= gives it
 	 * (and its seccomp filter refuses setegid); by hand, as root, we
-	 * take it as our effective group before anything is created.
+	 * take it as our effective group before anything is created
+	 * (on_finish set or not: a reload may set it).
 	 */
-	if (cfg->on_finish[0] == '\0' || geteuid() != 0 ||
-	    (pw = getpwnam(cfg->on_finish_user)) == NULL ||
+	if (geteuid() != 0 || (pw = getpwnam(cfg->on_finish_user)) == NULL ||
 	    pw->pw_gid == getegid())
 		return;
 	if (setegid(pw->pw_gid) == -1)

@@ -328,6 +328,8 @@ def test_09_handoffs_owed_survive_systemctl_restart():
              "2 waiting for a retry")
     marks = [f for f in os.listdir(C.path(OUT)) if f.endswith(".handoff")]
     assert len(marks) == 2, marks
+    # the unit's own word on how each try ended: curl --fail's status
+    assert journal("perfspilld").count("exit status 22; try 2 of 5") == 2
     os.unlink(rcv.flag)
     systemctl("restart", "perfspilld")
     wait_for(lambda: status()["handoffs"]["ok"] == 2, 120,
@@ -345,8 +347,9 @@ def test_10_no_handoff_outlives_the_daemon():
     process of it killed."""
     stubborn = "/usr/local/bin/stubborn"
     with open(C.path(stubborn), "w") as f:
-        f.write("#!/bin/sh\ntrap '' TERM\necho started\nsleep 1000 &\n"
-                "wait\nwait\n")
+        # SIGTERM ends its sleep, not its loop: only SIGKILL ends it
+        f.write("#!/bin/sh\ntrap '' TERM\necho started\n"
+                "while :; do sleep 1; done\n")
     os.chmod(C.path(stubborn), 0o755)
     configure(on_finish=stubborn, record_on_start=False,
               on_finish_timeout="1h")
