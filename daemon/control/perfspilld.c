@@ -343,14 +343,14 @@ main(int argc, char *argv[])
 	ai.aio_idle_time = 30;
 	aio_init(&ai);
 
-	/* before anything is created there: the files' group */
-	handoff_prepare(&d.cfg);
 	if ((d.dirfd = outdir_create(d.cfg.output_dir)) == -1)
 		fatal("output directory %s", d.cfg.output_dir);
 	/* before salvage and retention: a second daemon changes nothing */
 	if ((d.lockfd = outdir_lock(d.dirfd, d.cfg.output_dir)) == -1)
 		fatalx("not starting; nothing in %s was changed",
 		    d.cfg.output_dir);
+	/* before anything is created there: the files' group */
+	handoff_prepare(&d.cfg, d.dirfd);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	for (i = 0; i < 4; i++) {

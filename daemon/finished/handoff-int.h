@@ -104,8 +104,8 @@ void	handoff_mark(struct handoff_job *);
 void	handoff_mark_path(const struct handoff_job *, char *, size_t);
 
 /* handoff-spawn.c */
-/* Before the output directory is made: files get on_finish_user's group */
-void	handoff_spawn_group(const struct config *);
+/* The output directory gives what is made in it on_finish_user's group */
+void	handoff_spawn_group(const struct config *, int dirfd);
 int	handoff_spawn_start(struct handoff_job *, char *how, size_t len);
 void	handoff_spawn_signal(struct handoff_job *, int sig);
 void	handoff_spawn_reap(struct handoff *);

@@ -72,24 +72,30 @@ handoff_spawn_cred(const char *user, struct handoff_cred *c, char *how,
 }
 
 void
-handoff_spawn_group(const struct config *cfg)
+handoff_spawn_group(const struct config *cfg, int dirfd)
 {
 	struct passwd	*pw;
+	struct stat	 st;
 
 	/*
 	 * Data files and manifests are made 0640: their group must be the
-	 * program's. Under systemd, perfspilld.service's Group= gives it
-	 * (and its seccomp filter refuses setegid); by hand, as root, we
-	 * take it as our effective group before anything is created
-	 * (on_finish set or not: a reload may set it).
+	 * program's. Under systemd perfspilld.service's Group= gives it
+	 * (and StateDirectory= the directory's). By hand, as root, the
+	 * output directory takes it, with the set-group-ID bit, so that
+	 * what is created in it has it too; the daemon's own credentials
+	 * stay as they are.
 	 */
-	if (geteuid() != 0 || (pw = getpwnam(cfg->on_finish_user)) == NULL ||
-	    pw->pw_gid == getegid())
+	if ((pw = getpwnam(cfg->on_finish_user)) == NULL ||
+	    fstat(dirfd, &st) == -1)
 		return;
-	if (setegid(pw->pw_gid) == -1)
-		log_warn("on_finish: cannot take the group of on_finish_user "
-		    "'%s' (gid %d): its program may not read the files",
-		    cfg->on_finish_user, (int)pw->pw_gid);
+	if (st.st_gid == pw->pw_gid && ((st.st_mode & S_ISGID) ||
+	    getegid() == pw->pw_gid))
+		return;
+	if (geteuid() != 0 || fchown(dirfd, (uid_t)-1, pw->pw_gid) == -1 ||
+	    fchmod(dirfd, (st.st_mode & 07777) | S_ISGID) == -1)
+		log_warn("on_finish: cannot give %s the group of "
+		    "on_finish_user '%s': its program may not read the files",
+		    cfg->output_dir, cfg->on_finish_user);
 }
 
 /* Log what the program wrote, line by line, up to HANDOFF_OUTPUT_MAX. */

@@ -33,9 +33,9 @@ static void	handoff_unmark(struct handoff_job *);
 static void	handoff_reap(evutil_socket_t, short, void *);
 
 void
-handoff_prepare(const struct config *cfg)
+handoff_prepare(const struct config *cfg, int dirfd)
 {
-	handoff_spawn_group(cfg);
+	handoff_spawn_group(cfg, dirfd);
 }
 
 struct handoff *
@@ -67,7 +67,6 @@ void
 handoff_configure(struct handoff *ho, const struct config *cfg)
 {
 	struct handoff_job	*j, *next;
-
 	int			 unit;
 
 	snprintf(ho->prog, sizeof(ho->prog), "%s", cfg->on_finish);
@@ -466,7 +465,7 @@ handoff_kick(struct handoff *ho)
 {
 	struct handoff_job	*j, *next;
 	struct timeval		 tv;
-	char			 how[CONFIG_PATH_LEN + 64];
+	char			 how[2 * CONFIG_PATH_LEN + 128];
 
 	for (j = TAILQ_FIRST(&ho->q); j != NULL && ho->running < ho->jobs &&
 	    ho->prog[0] != '\0'; j = next) {

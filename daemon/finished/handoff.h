@@ -24,9 +24,10 @@
 
 struct handoff;
 
-/* Before the output directory is opened: what perfspilld writes there
- * gets on_finish_user's group, so that the program can read it. */
-void		 handoff_prepare(const struct config *);
+/* Before anything is written in the output directory: what perfspilld
+ * writes there gets on_finish_user's group, so that the program can read
+ * it (the directory's group and set-group-ID bit, outside systemd). */
+void		 handoff_prepare(const struct config *, int dirfd);
 struct handoff	*handoff_create(struct event_base *, int dirfd);
 /* Take the on_finish keys (and output_dir, remove_after_handoff) of
  * cfg; programs already running finish with the old settings. */
