@@ -349,8 +349,6 @@ main(int argc, char *argv[])
 	if ((d.lockfd = outdir_lock(d.dirfd, d.cfg.output_dir)) == -1)
 		fatalx("not starting; nothing in %s was changed",
 		    d.cfg.output_dir);
-	/* before anything is created there: the files' group */
-	handoff_prepare(&d.cfg, d.dirfd);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	for (i = 0; i < 4; i++) {

@@ -83,7 +83,8 @@ handoff_spawn_group(const struct config *cfg, int dirfd)
 	 * (and StateDirectory= the directory's). By hand, as root, the
 	 * output directory takes it, with the set-group-ID bit, so that
 	 * what is created in it has it too; the daemon's own credentials
-	 * stay as they are.
+	 * stay as they are. Called at start (before salvage and the first
+	 * file) and at a reload, with on_finish set.
 	 */
 	if ((pw = getpwnam(cfg->on_finish_user)) == NULL ||
 	    fstat(dirfd, &st) == -1)

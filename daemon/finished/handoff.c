@@ -32,12 +32,6 @@ static void	handoff_free_job(struct handoff_job *);
 static void	handoff_unmark(struct handoff_job *);
 static void	handoff_reap(evutil_socket_t, short, void *);
 
-void
-handoff_prepare(const struct config *cfg, int dirfd)
-{
-	handoff_spawn_group(cfg, dirfd);
-}
-
 struct handoff *
 handoff_create(struct event_base *base, int dirfd)
 {
@@ -79,6 +73,8 @@ handoff_configure(struct handoff *ho, const struct config *cfg)
 		    "in a unit of its own, " HANDOFF_UNIT_PREFIX ".service" :
 		    "as a child of perfspilld, as on_finish_user");
 	ho->use_unit = unit;
+	if (ho->prog[0] != '\0')
+		handoff_spawn_group(cfg, ho->dirfd);
 	ho->jobs = cfg->on_finish_jobs;
 	ho->timeout = cfg->on_finish_timeout;
 	ho->tries = cfg->on_finish_tries;

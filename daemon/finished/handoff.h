@@ -24,13 +24,12 @@
 
 struct handoff;
 
-/* Before anything is written in the output directory: what perfspilld
- * writes there gets on_finish_user's group, so that the program can read
- * it (the directory's group and set-group-ID bit, outside systemd). */
-void		 handoff_prepare(const struct config *, int dirfd);
 struct handoff	*handoff_create(struct event_base *, int dirfd);
 /* Take the on_finish keys (and output_dir, remove_after_handoff) of
- * cfg; programs already running finish with the old settings. */
+ * cfg; programs already running finish with the old settings. With
+ * on_finish set, what perfspilld writes in the output directory from now
+ * on gets on_finish_user's group, so that the program can read it (the
+ * directory's group and set-group-ID bit, outside systemd). */
 void		 handoff_configure(struct handoff *, const struct config *);
 /* Queue f's file (its manifest written or not: manifest_ok). */
 void		 handoff_add(struct handoff *, const struct manifest_facts *f,
