@@ -227,6 +227,10 @@ static const struct config_key config_keys[] = {
 	{ KEY("remove_after_handoff", T_BOOL, CONFIG_DAEMON,
 	    remove_after_handoff),
 	    .min = 0, .max = 1, .def = "false" },
+	{ KEY("on_finish_user", T_NAME, CONFIG_DAEMON, on_finish_user),
+	    .def = "perfspill-handoff" },
+	{ KEY("on_finish_unit", T_BOOL, CONFIG_DAEMON, on_finish_unit),
+	    .min = 0, .max = 1, .def = "true" },
 };
 #define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
 

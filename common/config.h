@@ -109,6 +109,10 @@ struct config {
 	uint64_t	on_finish_tries;	/* runs before giving up */
 	uint64_t	on_finish_retry;	/* first back-off, seconds */
 	int		remove_after_handoff;	/* a file shipped goes */
+	/* the program runs as this user when perfspilld starts it itself */
+	char		on_finish_user[CONFIG_NAME_LEN];
+	/* under systemd, in perfspill-handoff@.service instead */
+	int		on_finish_unit;
 	char		metrics_file[CONFIG_PATH_LEN];	/* "" off */
 	uint64_t	metrics_interval;	/* seconds between writes */
 };

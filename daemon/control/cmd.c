@@ -107,8 +107,9 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		log_info("refused '%s' from uid %d: not privileged", e->name,
 		    (int)control_client_uid(c));
 		cmd_error(c, PROTO_E_PERMISSION, NULL, "'%s' changes the "
-		    "recorder and needs root or a control group member (uid "
-		    "%d is neither)", e->name, (int)control_client_uid(c));
+		    "recorder: it needs root, or a group listed in the "
+		    "setting control_groups (uid %d is neither)", e->name,
+		    (int)control_client_uid(c));
 		return;
 	}
 	if ((e->args == COMMAND_ARGS_NONE &&

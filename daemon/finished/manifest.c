@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -249,6 +250,8 @@ manifest_write(int dirfd, const struct manifest_facts *f)
 	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0640)) == -1)
 		goto error;
+	/* as the data file: for the on_finish program's group */
+	fchmod(fd, 0640);
 	while (done < len) {
 		if ((n = write(fd, s + done, len - done)) == -1) {
 			if (errno == EINTR)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -51,6 +52,9 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq, int direct)
 		free(tf);
 		return NULL;
 	}
+	/* 0640 whatever the umask (the unit's is 0077): the on_finish
+	 * program reads the file through its group */
+	fchmod(tf->fd, 0640);
 	/* refused: the file is written through the page cache, and
 	 * tracefile_direct_refused says why */
 	if (direct)

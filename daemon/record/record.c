@@ -584,7 +584,10 @@ record_check_start(struct record *rec, const struct config *cfg,
 
 	if (rec->state != RECORD_IDLE)
 		return config_fail(err, PROTO_E_STATE, NULL,
-		    rec->state == RECORD_RUNNING ? "already recording" :
+		    rec->state == RECORD_RUNNING ? "already recording: "
+		    "'perfspillctl stop' ends this recording (a start after it "
+		    "takes new options), 'perfspillctl configure KEY=VALUE' "
+		    "changes settings now" :
 		    "still finishing the previous recording");
 	/*
 	 * Tasks are tracked by an event of their own (perf record's dummy),

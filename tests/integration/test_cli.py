@@ -212,7 +212,7 @@ def test_help_lists_every_start_option():
                    "client_timeout", "metrics_file", "metrics_interval",
                    "on_finish", "on_finish_jobs", "on_finish_timeout",
                    "on_finish_tries", "on_finish_retry",
-                   "remove_after_handoff"}
+                   "remove_after_handoff", "on_finish_user", "on_finish_unit"}
     assert daemon_keys <= keys
     h = subprocess.run([harness.PERFSPILLCTL, "start", "--help"],
                        capture_output=True, text=True, check=True).stdout

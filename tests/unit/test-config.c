@@ -388,6 +388,8 @@ test_daemon_keys(void)
 		"{\"on_finish_tries\":3}",
 		"{\"on_finish_retry\":\"10s\"}",
 		"{\"remove_after_handoff\":true}",
+		"{\"on_finish_user\":\"nobody\"}",
+		"{\"on_finish_unit\":false}",
 	};
 	size_t		 i;
 	int		 n;
@@ -722,7 +724,7 @@ test_to_json(void)
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout metrics_file metrics_interval on_finish "
 	    "on_finish_jobs on_finish_timeout on_finish_tries on_finish_retry "
-	    "remove_after_handoff ");
+	    "remove_after_handoff on_finish_user on_finish_unit ");
 	CHECK(json_object_object_get_ex(j, "socket_mode", &v) &&
 	    strcmp(json_object_get_string(v), "0600") == 0);
 	CHECK(json_object_object_get_ex(j, "rotate_size", &v) &&
