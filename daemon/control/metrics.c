@@ -128,6 +128,9 @@ metrics_sessions(struct sbuf *out, const struct metrics *m)
 		{ "memory_bytes", "gauge", "Memory the session holds: rings, "
 		    "buffers, compression, as its start counted it.",
 		    offsetof(struct metrics_session, memory) },
+		{ "direct_io", "gauge", "1 while the session's current file "
+		    "is written past the page cache (O_DIRECT).",
+		    offsetof(struct metrics_session, direct) },
 	};
 	const struct metrics_session	*ms;
 	size_t				 i, j;

@@ -583,6 +583,7 @@ session_metrics(struct session_table *t, struct metrics *out)
 		ms[n].files_finished = m.files_finished;
 		ms[n].recording = m.recording;
 		ms[n].memory = s->holds ? s->mem.total : 0;
+		ms[n].direct = (uint64_t)record_write_direct(s->rec);
 		n++;
 	}
 	out->sessions = ms;

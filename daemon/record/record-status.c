@@ -117,6 +117,13 @@ record_add_disk(struct record *rec, json_object *o)
 	}
 }
 
+int
+record_write_direct(const struct record *rec)
+{
+	return rec->cur != NULL && tracefile_direct_on(rec->cur) &&
+	    tracefile_direct_refused(rec->cur) == 0;
+}
+
 /*
  * How the current file's data reaches the disk: "direct" (past the page
  * cache) or "buffered", and why not direct.
@@ -128,8 +135,7 @@ record_add_write_path(struct record *rec, json_object *o)
 	char		 buf[160];
 	int		 e;
 
-	if (rec->cur != NULL && tracefile_direct_on(rec->cur) &&
-	    (e = tracefile_direct_refused(rec->cur)) == 0) {
+	if (record_write_direct(rec)) {
 		json_object_object_add(o, "write_path",
 		    json_object_new_string("direct"));
 		return;

@@ -82,6 +82,9 @@ int	record_snapshot(struct record *, const char *why, const char **name,
  * recording rotates (waiting), a flight recording takes a snapshot. */
 int	record_switch_output(struct record *, const char *why);
 int	record_is_flight(const struct record *);
+/* 1 while the file being written goes past the page cache (O_DIRECT),
+ * else 0: status' write_path, for metrics. */
+int	record_write_direct(const struct record *);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),

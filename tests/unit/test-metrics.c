@@ -43,8 +43,8 @@ static void
 test_metrics_format(void)
 {
 	static const struct metrics_session ms[] = {
-		{ "default", 12000, 7, 0, 1000000, 3, 3678240, 1 },
-		{ "deep", 914, 0, 0, 48576, 1, 1900000, 1 },
+		{ "default", 12000, 7, 0, 1000000, 3, 3678240, 1, 1 },
+		{ "deep", 914, 0, 0, 48576, 1, 1900000, 0, 1 },
 	};
 	struct metrics	 m;
 	char		*t, *line, *save;
@@ -99,6 +99,11 @@ test_metrics_format(void)
 	    "perfspill_session_memory_bytes{session=\"deep\"} 1900000"));
 	CHECK(test_metrics_has_line(t,
 	    "# TYPE perfspill_session_memory_bytes gauge"));
+	/* which path each session's file takes */
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_direct_io{session=\"default\"} 1"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_direct_io{session=\"deep\"} 0"));
 	CHECK(t[strlen(t) - 1] == '\n');
 	/* every family: one HELP, one TYPE, before its samples */
 	for (line = strtok_r(t, "\n", &save); line != NULL;
