@@ -164,16 +164,17 @@ record_status(struct record *rec)
 	static const char	*names[] = { "idle", "recording", "stopping" };
 	json_object		*o = json_object_new_object(), *cpus, *c, *f;
 	struct record_cpu	*rc;
-	uint64_t		 files, cleared;
+	uint64_t		 files, cleared, reading;
 	size_t			 i;
 
 	json_object_object_add(o, "state",
 	    json_object_new_string(names[rec->state]));
 	record_add_disk(rec, o);
 	/* the daemon's life, not the recording's: also when idle */
-	buildid_stats(rec->bids, &files, &cleared);
+	buildid_stats(rec->bids, &files, &cleared, &reading);
 	f = json_object_new_object();
 	record_add_u64(f, "files", files);
+	record_add_u64(f, "reading", reading);
 	record_add_u64(f, "stray_flags_cleared", cleared);
 	json_object_object_add(o, "build_ids", f);
 	if (rec->state == RECORD_IDLE) {
