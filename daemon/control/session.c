@@ -331,11 +331,8 @@ session_start(struct session_table *t, const char *name,
 	if (name == NULL)
 		name = SESSION_DEFAULT;
 	if ((s = session_find(t, name)) != NULL &&
-	    record_state(s->rec) != RECORD_IDLE) {
-		why = record_state(s->rec) == RECORD_RUNNING ?
-		    "already recording" : "still finishing the previous "
-		    "recording";
-		/* the default's words are those it always had */
+	    (why = record_busy(s->rec, !s->on_demand)) != NULL) {
+		/* the default's words (and hint) are those it always had */
 		if (!s->on_demand)
 			return config_fail(err, PROTO_E_STATE, NULL, "%s", why);
 		return config_fail(err, PROTO_E_STATE, "session", "session "

@@ -98,6 +98,18 @@ record_state(const struct record *rec)
 	return rec->state;
 }
 
+const char *
+record_busy(const struct record *rec, int hint)
+{
+	if (rec->state == RECORD_IDLE)
+		return NULL;
+	if (rec->state != RECORD_RUNNING)
+		return "still finishing the previous recording";
+	return hint ? "already recording: 'perfspillctl stop' ends this "
+	    "recording (a start after it takes new options), 'perfspillctl "
+	    "configure KEY=VALUE' changes settings now" : "already recording";
+}
+
 /*
  * The online CPUs ("0-3,6,8-9": never assume 0..N-1). Read at start and
  * at every tick for CPU hotplug. PERFSPILL_CPU_ONLINE_FILE replaces the
@@ -581,14 +593,10 @@ record_check_start(struct record *rec, const struct config *cfg,
 	uint64_t	 wake;
 	size_t		 i, ring_bytes;
 	char		 msg[256];
+	const char	*why;
 
-	if (rec->state != RECORD_IDLE)
-		return config_fail(err, PROTO_E_STATE, NULL,
-		    rec->state == RECORD_RUNNING ? "already recording: "
-		    "'perfspillctl stop' ends this recording (a start after it "
-		    "takes new options), 'perfspillctl configure KEY=VALUE' "
-		    "changes settings now" :
-		    "still finishing the previous recording");
+	if ((why = record_busy(rec, 1)) != NULL)
+		return config_fail(err, PROTO_E_STATE, NULL, "%s", why);
 	/*
 	 * Tasks are tracked by an event of their own (perf record's dummy),
 	 * slot 0 of every CPU: it is enabled before the /proc walk and the

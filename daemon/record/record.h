@@ -54,6 +54,8 @@ void		 record_set_lock(struct record *, int lockfd);
 void		 record_destroy(struct record *);
 
 enum record_state record_state(const struct record *);
+/* Why a start must wait (NULL when idle); with hint, what to do instead. */
+const char	*record_busy(const struct record *, int hint);
 
 /* Start with cfg (already validated). 0, or -1 with err filled. */
 int	record_start(struct record *, const struct config *cfg,

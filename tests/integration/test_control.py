@@ -31,6 +31,12 @@ def test_every_command():
         r = d.request({"v": 1, "cmd": "start", "args": {"cblocks": 1}})
         assert r["ok"] and r["data"]["state"] == "recording"
         assert r["data"]["settings"]["freq"] == 199
+        # a second start says what to do instead (the default session's
+        # words, whichever layer refuses it)
+        r = d.request({"v": 1, "cmd": "start"})
+        assert not r["ok"] and r["error"]["code"] == "wrong-state", r
+        assert "perfspillctl stop" in r["error"]["message"] and \
+            "configure" in r["error"]["message"], r
         r = d.request({"v": 1, "cmd": "rotate"})
         assert r["ok"] and r["data"]["name"].endswith(".partial")
         r = d.request({"v": 1, "cmd": "reload"})
