@@ -4,7 +4,10 @@ recorders, from the sweep of bench/run (needs matplotlib).
 
 plot.py --bandwidth OUT.png RESULTS.json...: lost share against the slow
 storage's bandwidth, one line per configuration and a panel per load,
-from several `bench/run --matrix --slow-storage BW,...` runs."""
+from several `bench/run --matrix --slow-storage BW,...` runs.
+
+plot.py --cpu OUT.png RESULTS.json: recorder CPU per recorder and load,
+a group of bars per load, from a `bench/run --write-path` run."""
 import json
 import statistics
 import sys
@@ -65,9 +68,57 @@ def bandwidth(out, paths):
     fig.savefig(out, dpi=100)
 
 
+def cpu(out, path):
+    """Median recorder CPU seconds (bar) and min..max (whisker) of every
+    configuration, a panel per load of a write-path matrix, each on its
+    own linear scale from 0 (the storm costs a hundred times the
+    always-on load)."""
+    res = json.load(open(path))
+    mats = [M for M in res.get("matrix", {}).values()
+            if M.get("kind") == "write-path"]
+    confs = []
+    for M in mats:
+        confs += [c for c in M["configs"] if c not in confs]
+    cmap = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(1, len(mats), figsize=(2.6 * len(mats) + 1, 4.5),
+                             squeeze=False)
+    for ax, M in zip(axes[0], mats):
+        for i, c in enumerate(confs):
+            v = [r["cpu_s"] for r in M["runs"] if r.get("config") == c and
+                 not r.get("error") and r.get("cpu_s") is not None]
+            if not v:
+                continue
+            m = statistics.median(v)
+            ax.bar(i, m, 0.8, yerr=[[m - min(v)], [max(v) - m]], capsize=3,
+                   color=cmap(i % 10), label=c,
+                   hatch="" if c.startswith("perfspilld") else "//")
+        ax.set_xticks([])
+        ax.set_title(M.get("key", M["title"]), fontsize=10)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("recorder CPU, s (user+system, every thread)")
+    handles = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend([handles[c] for c in confs if c in handles],
+               [c for c in confs if c in handles], loc="lower center",
+               ncol=len(confs), fontsize=8)
+    m = res["machine"]
+    fig.suptitle("recorder CPU per recorder and load (median, bars "
+                 "min..max of %d round(s)): %s, %d CPUs" % (
+                     res["args"]["runs"], m["kernel"], m["nproc"]),
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(out, dpi=100)
+
+
 def main():
     if sys.argv[1] == "--bandwidth":
         bandwidth(sys.argv[2], sys.argv[3:])
+        return
+    if sys.argv[1] == "--cpu":
+        cpu(sys.argv[2], sys.argv[3])
         return
     res = json.load(open(sys.argv[1]))
     S = res["sweep"]

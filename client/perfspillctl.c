@@ -39,17 +39,18 @@ struct ctl {
 /*
  * start's options, one per request key of the config schema: the long
  * name is the key with '-' for '_', booleans also take --no-KEY; the short
- * letter, another long name and the help come from command_opts.
+ * letter, another long name and the help come from the key's row.
  */
 struct ctl_opt {
-	struct config_keyinfo		 key;
-	const struct command_opt	*pres;		/* NULL: none */
-	char				 lname[CONFIG_NAME_LEN];
+	struct config_keyinfo	 key;
+	char			 lname[CONFIG_NAME_LEN];
 };
 
 #define CTL_MAX_OPTS	64
 #define CTL_OPT_ON	0x100	/* getopt values: key index + these */
 #define CTL_OPT_OFF	0x200
+#define CTL_OPT_SESSION	0x300	/* start --session, --duration */
+#define CTL_OPT_DURATION 0x301
 
 static size_t
 ctl_opts(struct ctl_opt *out, size_t max)
@@ -62,7 +63,6 @@ ctl_opts(struct ctl_opt *out, size_t max)
 		if (k.when == CONFIG_DAEMON)
 			continue;
 		out[n].key = k;
-		out[n].pres = command_opt_find(k.name);
 		snprintf(out[n].lname, sizeof(out[n].lname), "%s", k.name);
 		for (s = out[n].lname; *s; s++)
 			if (*s == '_')
@@ -86,23 +86,22 @@ static void
 ctl_print_opts(FILE *f)
 {
 	struct ctl_opt		 o[CTL_MAX_OPTS];
-	const struct command_opt *p;
+	const struct config_keyinfo *k;
 	const char		*h, *nl;
 	char			 left[96];
 	size_t			 i, n = ctl_opts(o, CTL_MAX_OPTS);
 	int			 w;
 
 	for (i = 0; i < n; i++) {
-		p = o[i].pres;
+		k = &o[i].key;
 		w = snprintf(left, sizeof(left), "  %s%c%s--%s%s%s%s%s",
-		    p && p->shortopt ? "-" : " ", p && p->shortopt ?
-		    p->shortopt : ' ', p && p->shortopt ? ", " : "  ",
-		    o[i].lname, p && p->alias ? ", --" : "",
-		    p && p->alias ? p->alias : "",
-		    o[i].key.kind == CONFIG_KIND_BOOL ? "" : " ",
-		    o[i].key.kind == CONFIG_KIND_BOOL ? "" :
-		    p && p->metavar ? p->metavar : "VALUE");
-		h = p ? p->help : "see perfspilld.json(5)";
+		    k->opt ? "-" : " ", k->opt ? k->opt : ' ',
+		    k->opt ? ", " : "  ", o[i].lname, k->alias ? ", --" : "",
+		    k->alias ? k->alias : "",
+		    k->kind == CONFIG_KIND_BOOL ? "" : " ",
+		    k->kind == CONFIG_KIND_BOOL ? "" :
+		    k->metavar ? k->metavar : "VALUE");
+		h = k->help ? k->help : "see perfspilld.json(5)";
 		for (;;) {
 			nl = strchr(h, '\n');
 			if (w > 30) {
@@ -428,6 +427,44 @@ print_status_handoffs(json_object *d)
 	    ju64(h, "failed"), ju64(h, "timed_out"), ju64(h, "gave_up"));
 }
 
+/* Every session in a line, and the memory budget they share. */
+static void
+print_status_sessions(json_object *d)
+{
+	json_object	*a = jget(d, "sessions"), *s, *t, *m = jget(d, "memory");
+	char		 b1[32], b2[32], ends[32];
+	size_t		 i, n = a ? json_object_array_length(a) : 0;
+	int64_t		 left;
+
+	if (n == 0)
+		return;
+	printf("\n%-12s %-10s %10s %8s %10s %8s  %s\n", "SESSION", "STATE",
+	    "samples", "lost", "memory", "ends in", "file");
+	for (i = 0; i < n; i++) {
+		s = json_object_array_get_idx(a, i);
+		t = jget(s, "totals");
+		snprintf(ends, sizeof(ends), "-");
+		if (jget(s, "ends") != NULL) {
+			left = json_object_get_int64(jget(s, "ends")) -
+			    (int64_t)time(NULL);
+			snprintf(ends, sizeof(ends), "%" PRId64 " s",
+			    left > 0 ? left : 0);
+		}
+		printf("%-12s %-10s %10" PRIu64 " %8" PRIu64 " %10s %8s  %s\n",
+		    jstr(s, "name"), *jstr(s, "paused") ? "paused" :
+		    jstr(s, "state"), ju64(t, "samples"), ju64(t, "lost") +
+		    ju64(t, "lost_samples"), jget(s, "memory") ?
+		    size_format(ju64(jget(s, "memory"), "total"), b1,
+		    sizeof(b1)) : "-", ends, jstr(jget(s, "file"), "name"));
+	}
+	if (m != NULL)
+		printf("memory:     %s held of a budget of %s (%s); at most "
+		    "%" PRIu64 " on-demand session(s)\n", size_format(ju64(m,
+		    "held"), b1, sizeof(b1)), size_format(ju64(m, "budget"),
+		    b2, sizeof(b2)), jstr(m, "budget_from"),
+		    ju64(m, "max_sessions"));
+}
+
 static void
 print_status(json_object *d, json_object *prev, double dt)
 {
@@ -446,6 +483,7 @@ print_status(json_object *d, json_object *prev, double dt)
 		if (*jstr(d, "last_file"))
 			printf("last file:  %s\n", jstr(d, "last_file"));
 		print_status_settings(d);
+		print_status_sessions(d);
 		return;
 	}
 	if (pt != NULL && dt > 0) {
@@ -483,12 +521,20 @@ print_status(json_object *d, json_object *prev, double dt)
 		    ju64(c, "aio_completed"), ju64(c, "aio_resubmitted"),
 		    ju64(c, "aio_failed"));
 	}
+	if ((f = jget(d, "flight")) != NULL)
+		printf("flight:     window %s (%" PRIu64 " s, at most %s), "
+		    "%" PRIu64 " snapshot(s)%s%s\n", size_format(ju64(f,
+		    "bytes"), b1, sizeof(b1)), ju64(f, "window"),
+		    size_format(ju64(f, "window_bytes"), b2, sizeof(b2)),
+		    ju64(f, "snapshots"), *jstr(f, "last_snapshot") ?
+		    ", last " : "", jstr(f, "last_snapshot"));
 	putchar('\n');
 	print_status_settings(d);
+	print_status_sessions(d);
 }
 
-/* Print a reply; returns the exit code. */
-
+/* label, then the keys of the array a, comma separated; nothing when a
+ * is empty or missing. */
 static void
 print_keys(const char *label, json_object *a)
 {
@@ -528,6 +574,9 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		print_status(d, prev, dt);
 		break;
 	case COMMAND_STOP:
+		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
+		    "default") != 0)
+			printf("session %s: ", jstr(d, "session"));
 		if (*jstr(d, "path"))
 			printf("stopped; trace file: %s\nread it with: perf "
 			    "report -i %s\n", jstr(d, "path"), jstr(d, "path"));
@@ -535,7 +584,15 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 			printf("stopped; no file was finished\n");
 		break;
 	case COMMAND_START:
-		printf("recording into %s\n", jstr(jget(d, "file"), "name"));
+		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
+		    "default") != 0)
+			printf("session %s: ", jstr(d, "session"));
+		if (jget(d, "file") != NULL)
+			printf("recording into %s\n",
+			    jstr(jget(d, "file"), "name"));
+		else
+			printf("flight recording: nothing is written until a "
+			    "snapshot\n");
 		if (jget(d, "overrides") != NULL)
 			print_settings("one-off:", jget(d, "overrides"), NULL);
 		break;
@@ -552,6 +609,11 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 			printf("finishing:   %s (not whole yet)\n",
 			    jstr(d, "finished_path"));
 		printf("now writing: %s\n", jstr(d, "name"));
+		break;
+	case COMMAND_SNAPSHOT:
+		printf("%s %s\n", json_object_get_boolean(jget(d,
+		    "finished_whole")) ? "snapshot:" : "snapshot (not whole "
+		    "yet):", jstr(d, "finished_path"));
 		break;
 	case COMMAND_RELOAD:
 		printf("reloaded the config file\n");
@@ -580,16 +642,15 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 	return 0;
 }
 
-/* "KEY=VALUE" into args; numbers and booleans keep their JSON type,
- * lists split on commas. */
+/* "KEY=VALUE" into args, as config_text_value reads VALUE; a list key
+ * given again (-e A -e B) adds to the list. */
 static int
 ctl_add_kv(json_object *args, const char *kv)
 {
 	const char	*eq = strchr(kv, '=');
-	char		 key[64], *end, *copy, *tok, *save = NULL;
-	const char	*v;
-	long long	 n;
-	json_object	*a;
+	char		 key[64], *p;
+	json_object	*v, *a;
+	size_t		 i;
 
 	if (eq == NULL || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
 		fprintf(stderr, "perfspillctl: '%s' is not KEY=VALUE\n", kv);
@@ -597,35 +658,21 @@ ctl_add_kv(json_object *args, const char *kv)
 	}
 	memcpy(key, kv, (size_t)(eq - kv));
 	key[eq - kv] = '\0';
-	for (end = key; *end; end++)
-		if (*end == '-')
-			*end = '_';
-	v = eq + 1;
-	if (ctl_key_kind(key) == CONFIG_KIND_LIST) {
-		/* repeated (-e A -e B) or comma separated: one list */
-		if (!json_object_object_get_ex(args, key, &a)) {
-			a = json_object_new_array();
-			json_object_object_add(args, key, a);
-		}
-		if ((copy = strdup(v)) == NULL)
-			return -1;
-		for (tok = strtok_r(copy, ",", &save); tok;
-		    tok = strtok_r(NULL, ",", &save))
-			json_object_array_add(a, json_object_new_string(tok));
-		free(copy);
+	for (p = key; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	if ((v = config_text_value(key, eq + 1)) == NULL)
+		return -1;
+	if (json_object_is_type(v, json_type_array) &&
+	    json_object_object_get_ex(args, key, &a) &&
+	    json_object_is_type(a, json_type_array)) {
+		for (i = 0; i < json_object_array_length(v); i++)
+			json_object_array_add(a, json_object_get(
+			    json_object_array_get_idx(v, i)));
+		json_object_put(v);
 		return 0;
 	}
-	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
-		json_object_object_add(args, key,
-		    json_object_new_boolean(v[0] == 't'));
-		return 0;
-	}
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (*v != '\0' && *end == '\0' && errno == 0)
-		json_object_object_add(args, key, json_object_new_int64(n));
-	else
-		json_object_object_add(args, key, json_object_new_string(v));
+	json_object_object_add(args, key, v);
 	return 0;
 }
 
@@ -641,13 +688,13 @@ ctl_start_args(int argc, char **argv, json_object *args)
 	int		 ch, k;
 
 	for (i = 0; i < n; i++) {
-		const struct command_opt *p = o[i].pres;
-		int	 arg = o[i].key.kind == CONFIG_KIND_BOOL ?
+		const struct config_keyinfo *p = &o[i].key;
+		int	 arg = p->kind == CONFIG_KIND_BOOL ?
 			    no_argument : required_argument;
 
 		lo[nl++] = (struct option){ o[i].lname, arg, NULL,
 		    CTL_OPT_ON + (int)i };
-		if (p && p->alias)
+		if (p->alias)
 			lo[nl++] = (struct option){ p->alias, arg, NULL,
 			    CTL_OPT_ON + (int)i };
 		if (arg == no_argument) {
@@ -656,12 +703,16 @@ ctl_start_args(int argc, char **argv, json_object *args)
 			lo[nl++] = (struct option){ noname[i], no_argument,
 			    NULL, CTL_OPT_OFF + (int)i };
 		}
-		if (p && p->shortopt) {
-			shorts[ns++] = (char)p->shortopt;
+		if (p->opt) {
+			shorts[ns++] = (char)p->opt;
 			if (arg == required_argument)
 				shorts[ns++] = ':';
 		}
 	}
+	lo[nl++] = (struct option){ "session", required_argument, NULL,
+	    CTL_OPT_SESSION };
+	lo[nl++] = (struct option){ "duration", required_argument, NULL,
+	    CTL_OPT_DURATION };
 	lo[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
 	lo[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns++] = 'h';
@@ -675,6 +726,18 @@ ctl_start_args(int argc, char **argv, json_object *args)
 			ctl_cmd_help(&command_table[COMMAND_START]);
 			exit(0);
 		}
+		if (ch == CTL_OPT_SESSION) {
+			json_object_object_add(args, "session",
+			    json_object_new_string(optarg));
+			continue;
+		}
+		if (ch == CTL_OPT_DURATION) {
+			/* seconds as a number, "30s" as a string */
+			snprintf(kv, sizeof(kv), "duration=%s", optarg);
+			if (ctl_add_kv(args, kv) == -1)
+				return -1;
+			continue;
+		}
 		k = -1;
 		if (ch >= CTL_OPT_ON && ch < CTL_OPT_ON + (int)n)
 			k = ch - CTL_OPT_ON;
@@ -682,7 +745,7 @@ ctl_start_args(int argc, char **argv, json_object *args)
 			k = ch - CTL_OPT_OFF;
 		else
 			for (i = 0; i < n; i++)
-				if (o[i].pres && o[i].pres->shortopt == ch)
+				if (o[i].key.opt == ch)
 					k = (int)i;
 		if (k == -1)
 			return -1;
@@ -701,6 +764,28 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		return -1;
 	}
 	json_object_object_add(args, "persist", json_object_new_boolean(0));
+	return 0;
+}
+
+/* stop, rotate: [--session NAME] [--session=NAME]. */
+static int
+ctl_session_args(const struct command *c, int argc, char **argv,
+    json_object *args)
+{
+	const char	*v = NULL;
+
+	if (argc == 3 && strcmp(argv[1], "--session") == 0)
+		v = argv[2];
+	else if (argc == 2 && strncmp(argv[1], "--session=", 10) == 0)
+		v = argv[1] + 10;
+	else if (argc != 1) {
+		fprintf(stderr, "perfspillctl: %s takes only --session NAME\n",
+		    c->name);
+		return -1;
+	}
+	if (v != NULL)
+		json_object_object_add(args, "session",
+		    json_object_new_string(v));
 	return 0;
 }
 
@@ -900,6 +985,11 @@ main(int argc, char *argv[])
 		break;
 	case COMMAND_STATUS:
 		if (ctl_status_args(argc, argv, &watch) == -1)
+			goto out;
+		break;
+	case COMMAND_STOP:
+	case COMMAND_ROTATE:
+		if (ctl_session_args(c, argc, argv, args) == -1)
 			goto out;
 		break;
 	default:

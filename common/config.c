@@ -1,8 +1,9 @@
 /*
  * config: schema table, validation and normalised output of the settings
  * (see config.h). Each key is one row of config_keys; the same rows drive
- * validation, the "takes effect when" answer of configure, and the
- * normalised JSON that `perfspilld -n` prints.
+ * validation, the defaults, the "takes effect when" answer of configure,
+ * the normalised JSON that `perfspilld -n` prints, and perfspillctl
+ * start's options and help.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,12 +32,21 @@ enum config_type {
 	T_EVENTS,	/* array of event names */
 	T_GROUPS,	/* array of group names */
 	T_CGROUPS,	/* array of cgroup paths */
+	T_RECMODE,	/* "continuous" or "flight" */
+	T_TRIGGERS,	/* array of trigger objects */
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
 #define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
 #define F_EMPTY_OK	0x4	/* a path: "" means off */
 
+/*
+ * One row per setting: its schema (type, when it applies, range), its
+ * default, and how perfspillctl start presents it (option letter, another
+ * long name, the value's name, a help line). The defaults, start's options
+ * and its help are derived from these rows; tests/unit/docs-check.py
+ * checks the man pages and docs/protocol.md against them.
+ */
 struct config_key {
 	const char	*name;
 	enum config_type type;
@@ -45,102 +55,213 @@ struct config_key {
 	size_t		 size;		/* of the field at off */
 	uint64_t	 min, max;
 	int		 flags;
+	/* the default as a config file could write it ("256M", "1h", a
+	 * list comma separated), validated like one; NULL: not set (0) */
+	const char	*def;
+	int		 opt;		/* start's short option, 0: none */
+	const char	*alias;		/* another long option, or NULL */
+	const char	*metavar;	/* NULL for booleans */
+	const char	*help;		/* start's help; lines end in \n */
 };
 
-#define K(n, t, w, f, lo, hi, fl) \
-	{ n, t, w, offsetof(struct config, f), \
-	    sizeof(((struct config *)NULL)->f), lo, hi, fl }
+#define KEY(n, t, w, f) \
+	.name = n, .type = t, .when = w, .off = offsetof(struct config, f), \
+	.size = sizeof(((struct config *)NULL)->f)
 
 static const struct config_key config_keys[] = {
-	K("events", T_EVENTS, CONFIG_NEXT_START, events, 1, CONFIG_MAX_EVENTS, 0),
-	K("freq", T_UINT, CONFIG_NEXT_START, freq, 1, 1000000, 0),
-	K("period", T_UINT, CONFIG_NEXT_START, period, 1, UINT64_C(1) << 62, 0),
-	K("callgraph", T_BOOL, CONFIG_NEXT_START, callgraph, 0, 1, 0),
-	K("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages, 1, 65536, F_POW2),
-	K("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct, 1, 90, 0),
-	K("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms, 10, 10000, 0),
-	K("mmap_flush", T_SIZE, CONFIG_NEXT_START, mmap_flush, 0,
-	    UINT64_C(1) << 32, 0),
-	K("compression", T_UINT, CONFIG_NEXT_START, compression, 0, 22, 0),
-	K("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self, 0, 1, 0),
-	K("kernel_build_id", T_BOOL, CONFIG_NEXT_START, kernel_build_id, 0, 1,
-	    0),
-	K("all_cgroups", T_BOOL, CONFIG_NEXT_START, all_cgroups, 0, 1, 0),
-	K("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups, 0,
-	    CONFIG_MAX_CGROUPS, 0),
-	K("realtime", T_UINT, CONFIG_NEXT_START, realtime, 0, 99, 0),
-	K("writeback", T_BOOL, CONFIG_NEXT_START, writeback, 0, 1, 0),
-	K("direct_io", T_BOOL, CONFIG_NEXT_START, direct_io, 0, 1, 0),
-	K("direct_tail_ms", T_UINT, CONFIG_NEXT_START, direct_tail_ms, 10,
-	    60000, 0),
-	K("cblocks", T_UINT, CONFIG_LIVE, cblocks, 0, CONFIG_CBLOCKS_MAX, 0),
-	K("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size, 1 << 20,
-	    UINT64_C(1) << 50, F_ZERO_OK),
-	K("rotate_interval", T_SECS, CONFIG_LIVE, rotate_interval, 1,
-	    86400 * 365, F_ZERO_OK),
-	K("max_files", T_UINT, CONFIG_LIVE, max_files, 0, 1000000, 0),
-	K("max_size", T_SIZE, CONFIG_LIVE, max_size, 1 << 20,
-	    UINT64_C(1) << 50, F_ZERO_OK),
-	K("min_free", T_SIZE, CONFIG_LIVE, min_free, 0, UINT64_C(1) << 50, 0),
-	K("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start, 0, 1, 0),
-	K("output_dir", T_PATH, CONFIG_DAEMON, output_dir, 0, 0, 0),
-	K("socket", T_PATH, CONFIG_DAEMON, socket_path, 0, 0, 0),
-	K("socket_mode", T_MODE, CONFIG_DAEMON, socket_mode, 0, 0777, 0),
-	K("socket_group", T_NAME, CONFIG_DAEMON, socket_group, 0, 0, 0),
-	K("control_groups", T_GROUPS, CONFIG_DAEMON, control_groups, 0,
-	    CONFIG_MAX_GROUPS, 0),
-	K("max_clients", T_UINT, CONFIG_DAEMON, max_clients, 1, 4096, 0),
-	K("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout, 1, 3600, 0),
-	K("metrics_file", T_PATH, CONFIG_DAEMON, metrics_file, 0, 0,
-	    F_EMPTY_OK),
-	K("metrics_interval", T_SECS, CONFIG_DAEMON, metrics_interval, 1, 3600,
-	    0),
-	K("on_finish", T_PATH, CONFIG_DAEMON, on_finish, 0, 0, F_EMPTY_OK),
-	K("on_finish_jobs", T_UINT, CONFIG_DAEMON, on_finish_jobs, 1, 64, 0),
-	K("on_finish_timeout", T_SECS, CONFIG_DAEMON, on_finish_timeout, 1,
-	    86400, 0),
-	K("on_finish_tries", T_UINT, CONFIG_DAEMON, on_finish_tries, 1, 100, 0),
-	K("on_finish_retry", T_SECS, CONFIG_DAEMON, on_finish_retry, 1, 86400,
-	    0),
-	K("remove_after_handoff", T_BOOL, CONFIG_DAEMON, remove_after_handoff,
-	    0, 1, 0),
+	{ KEY("events", T_EVENTS, CONFIG_NEXT_START, events),
+	    .min = 1, .max = CONFIG_MAX_EVENTS, .def = "cpu-clock",
+	    .opt = 'e', .alias = "event", .metavar = "EVENT",
+	    .help = "event, repeatable or comma separated\n"
+	    "(cpu-clock, context-switches, sched:sched_switch)" },
+	{ KEY("freq", T_UINT, CONFIG_NEXT_START, freq),
+	    .min = 1, .max = 1000000, .def = "99",
+	    .opt = 'F', .metavar = "HZ",
+	    .help = "sampling frequency" },
+	{ KEY("period", T_UINT, CONFIG_NEXT_START, period),
+	    .min = 1, .max = UINT64_C(1) << 62, .def = NULL,
+	    .opt = 'c', .metavar = "N",
+	    .help = "sample every N events (instead of -F)" },
+	{ KEY("callgraph", T_BOOL, CONFIG_NEXT_START, callgraph),
+	    .min = 0, .max = 1, .def = "true",
+	    .opt = 'g',
+	    .help = "record callchains (--no-callgraph: don't)" },
+	{ KEY("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages),
+	    .min = 1, .max = 65536, .flags = F_POW2, .def = "128",
+	    .opt = 'm', .metavar = "PAGES",
+	    .help = "ring size per CPU in pages (power of two)" },
+	{ KEY("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct),
+	    .min = 1, .max = 90, .def = "50",
+	    .metavar = "PCT",
+	    .help = "wake the loop when a ring is this full" },
+	{ KEY("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms),
+	    .min = 10, .max = 10000, .def = "1000",
+	    .metavar = "MS",
+	    .help = "drain every ring at least this often" },
+	{ KEY("mmap_flush", T_SIZE, CONFIG_NEXT_START, mmap_flush),
+	    .min = 0, .max = UINT64_C(1) << 32, .def = "0",
+	    .metavar = "SIZE",
+	    .help = "least a woken ring must hold to be drained\n"
+	    "(default a quarter of the ring)" },
+	{ KEY("compression", T_UINT, CONFIG_NEXT_START, compression),
+	    .min = 0, .max = 22, .def = "0",
+	    .opt = 'z', .alias = "compression-level", .metavar = "LEVEL",
+	    .help = "zstd level, 0 for none" },
+	{ KEY("exclude_self", T_BOOL, CONFIG_NEXT_START, exclude_self),
+	    .min = 0, .max = 1, .def = "true",
+	    .help = "keep perfspilld's own samples out (--no-exclude-self)" },
+	{ KEY("kernel_build_id", T_BOOL, CONFIG_NEXT_START, kernel_build_id),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "build-ids in the kernel's MMAP2 records; breaks a\n"
+	    "perf record running beside it (see perfspilld.json(5))" },
+	{ KEY("all_cgroups", T_BOOL, CONFIG_NEXT_START, all_cgroups),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "record each sample's cgroup, as perf record --all-cgroups\n"
+	    "(--no-all-cgroups: don't; 8 bytes a sample)" },
+	{ KEY("cgroups", T_CGROUPS, CONFIG_NEXT_START, cgroups),
+	    .min = 0, .max = CONFIG_MAX_CGROUPS, .def = "",
+	    .opt = 'G', .alias = "cgroup", .metavar = "PATH",
+	    .help = "record only this cgroup (path below the cgroup2 mount),\n"
+	    "repeatable or comma separated, as perf record -G" },
+	{ KEY("mode", T_RECMODE, CONFIG_NEXT_START, flight),
+	    .min = 0, .max = 1, .def = "continuous",
+	    .metavar = "MODE",
+	    .help = "continuous (files) or flight (the last window in memory,\n"
+	    "written on a snapshot)" },
+	{ KEY("window", T_SECS, CONFIG_NEXT_START, window),
+	    .min = 1, .max = 86400, .def = "60",
+	    .metavar = "TIME",
+	    .help = "a flight recording keeps the last TIME (e.g. 60s)" },
+	{ KEY("window_bytes", T_SIZE, CONFIG_NEXT_START, window_bytes),
+	    .min = 1 << 20, .max = UINT64_C(1) << 40, .def = "64M",
+	    .metavar = "SIZE",
+	    .help = "...and at most SIZE of ring data (e.g. 64M)" },
+	{ KEY("triggers", T_TRIGGERS, CONFIG_NEXT_START, triggers),
+	    .min = 0, .max = CONFIG_MAX_TRIGGERS, .def = NULL,
+	    .metavar = "JSON",
+	    .help = "snapshot on these, a JSON array: '[{\"kind\":\"psi\",\n"
+	    "\"resource\":\"cpu\",\"stall_ms\":150,\"window_ms\":2000}]'" },
+	{ KEY("realtime", T_UINT, CONFIG_NEXT_START, realtime),
+	    .min = 0, .max = 99, .def = "0",
+	    .opt = 'r', .metavar = "PRIO",
+	    .help = "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
+	{ KEY("writeback", T_BOOL, CONFIG_NEXT_START, writeback),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "start each write's writeback at once and drop written pages\n"
+	    "from the page cache (a congested disk; --no-writeback)" },
+	{ KEY("direct_io", T_BOOL, CONFIG_NEXT_START, direct_io),
+	    .min = 0, .max = 1, .def = "true",
+	    .help = "write past the page cache (O_DIRECT) where the file system\n"
+	    "takes it (--no-direct-io: through the page cache)" },
+	{ KEY("direct_tail_ms", T_UINT, CONFIG_NEXT_START, direct_tail_ms),
+	    .min = 10, .max = 60000, .def = "1000",
+	    .metavar = "MS",
+	    .help = "put the direct stream's unaligned tail on disk this often" },
+	{ KEY("cblocks", T_UINT, CONFIG_LIVE, cblocks),
+	    .min = 0, .max = CONFIG_CBLOCKS_MAX, .def = "2",
+	    .metavar = "N",
+	    .help = "AIO buffers per ring, 0 (serial write) to 8" },
+	{ KEY("rotate_size", T_SIZE, CONFIG_LIVE, rotate_size),
+	    .min = 1 << 20, .max = UINT64_C(1) << 50, .flags = F_ZERO_OK,
+	    .def = "256M",
+	    .metavar = "SIZE",
+	    .help = "rotate when a file reaches SIZE (e.g. 256M)" },
+	{ KEY("rotate_interval", T_SECS, CONFIG_LIVE, rotate_interval),
+	    .min = 1, .max = 86400 * 365, .flags = F_ZERO_OK, .def = "1h",
+	    .metavar = "TIME",
+	    .help = "rotate after TIME (e.g. 3600, 1h)" },
+	{ KEY("max_files", T_UINT, CONFIG_LIVE, max_files),
+	    .min = 0, .max = 1000000, .def = "168",
+	    .metavar = "N",
+	    .help = "keep at most N finished files" },
+	{ KEY("max_size", T_SIZE, CONFIG_LIVE, max_size),
+	    .min = 1 << 20, .max = UINT64_C(1) << 50, .flags = F_ZERO_OK,
+	    .def = "4G",
+	    .metavar = "SIZE",
+	    .help = "keep at most SIZE of finished files" },
+	{ KEY("min_free", T_SIZE, CONFIG_LIVE, min_free),
+	    .min = 0, .max = UINT64_C(1) << 50, .def = "1G",
+	    .metavar = "SIZE",
+	    .help = "leave SIZE free on the filesystem" },
+	{ KEY("trigger_interval", T_SECS, CONFIG_LIVE, trigger_interval),
+	    .min = 1, .max = 86400, .def = "60",
+	    .metavar = "TIME",
+	    .help = "at least TIME between triggered snapshots (default 60s)" },
+	{ KEY("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start),
+	    .min = 0, .max = 1, .def = "false" },
+	{ KEY("max_sessions", T_UINT, CONFIG_DAEMON, max_sessions),
+	    .min = 0, .max = 64, .def = "2" },
+	{ KEY("max_memory", T_SIZE, CONFIG_DAEMON, max_memory),
+	    .min = 1 << 20, .max = UINT64_C(1) << 50, .flags = F_ZERO_OK,
+	    .def = "0" },
+	{ KEY("session_duration", T_SECS, CONFIG_DAEMON, session_duration),
+	    .min = 1, .max = 7 * 86400, .def = "10m" },
+	{ KEY("output_dir", T_PATH, CONFIG_DAEMON, output_dir),
+	    .def = PERFSPILL_OUTPUT_DIR },
+	{ KEY("socket", T_PATH, CONFIG_DAEMON, socket_path),
+	    .def = PERFSPILL_SOCKET },
+	{ KEY("socket_mode", T_MODE, CONFIG_DAEMON, socket_mode),
+	    .min = 0, .max = 0777, .def = "0660" },
+	{ KEY("socket_group", T_NAME, CONFIG_DAEMON, socket_group),
+	    .def = "perfspill" },
+	{ KEY("control_groups", T_GROUPS, CONFIG_DAEMON, control_groups),
+	    .min = 0, .max = CONFIG_MAX_GROUPS, .def = "" },
+	{ KEY("max_clients", T_UINT, CONFIG_DAEMON, max_clients),
+	    .min = 1, .max = 4096, .def = "128" },
+	{ KEY("client_timeout", T_SECS, CONFIG_DAEMON, client_timeout),
+	    .min = 1, .max = 3600, .def = "30" },
+	{ KEY("metrics_file", T_PATH, CONFIG_DAEMON, metrics_file),
+	    .flags = F_EMPTY_OK, .def = "" },
+	{ KEY("metrics_interval", T_SECS, CONFIG_DAEMON, metrics_interval),
+	    .min = 1, .max = 3600, .def = "5" },
+	{ KEY("on_finish", T_PATH, CONFIG_DAEMON, on_finish),
+	    .flags = F_EMPTY_OK, .def = "" },
+	{ KEY("on_finish_jobs", T_UINT, CONFIG_DAEMON, on_finish_jobs),
+	    .min = 1, .max = 64, .def = "2" },
+	{ KEY("on_finish_timeout", T_SECS, CONFIG_DAEMON, on_finish_timeout),
+	    .min = 1, .max = 86400, .def = "600" },
+	{ KEY("on_finish_tries", T_UINT, CONFIG_DAEMON, on_finish_tries),
+	    .min = 1, .max = 100, .def = "5" },
+	{ KEY("on_finish_retry", T_SECS, CONFIG_DAEMON, on_finish_retry),
+	    .min = 1, .max = 86400, .def = "30" },
+	{ KEY("remove_after_handoff", T_BOOL, CONFIG_DAEMON,
+	    remove_after_handoff),
+	    .min = 0, .max = 1, .def = "false" },
+	{ KEY("on_finish_user", T_NAME, CONFIG_DAEMON, on_finish_user),
+	    .def = "perfspill-handoff" },
+	{ KEY("on_finish_unit", T_BOOL, CONFIG_DAEMON, on_finish_unit),
+	    .min = 0, .max = 1, .def = "true" },
 };
 #define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
 
+static int	config_set(struct config *, const struct config_key *,
+		    json_object *, struct config_error *);
+
+/*
+ * Every row's default, through the validator a config file goes through:
+ * a row whose default its own range refuses is a bug of this table,
+ * caught at once (test-config runs this).
+ */
 void
 config_defaults(struct config *cfg)
 {
+	struct config_error	 err;
+	json_object		*v;
+	size_t			 i;
+
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->events[0], CONFIG_EVENT_LEN, "cpu-clock");
-	cfg->nr_events = 1;
-	cfg->freq = 99;
-	cfg->callgraph = 1;
-	cfg->mmap_pages = 128;
-	cfg->wakeup_pct = 50;
-	cfg->drain_ms = 1000;
-	cfg->cblocks = 2;
-	cfg->exclude_self = 1;
-	cfg->direct_io = 1;
-	cfg->direct_tail_ms = 1000;
-	cfg->rotate_size = UINT64_C(256) << 20;
-	cfg->rotate_interval = 3600;
-	cfg->max_files = 168;
-	cfg->max_size = UINT64_C(4) << 30;
-	cfg->min_free = UINT64_C(1) << 30;
-	cfg->record_on_start = 0;
-	snprintf(cfg->output_dir, sizeof(cfg->output_dir), "%s",
-	    PERFSPILL_OUTPUT_DIR);
-	snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
-	    PERFSPILL_SOCKET);
-	cfg->socket_mode = 0660;
-	snprintf(cfg->socket_group, sizeof(cfg->socket_group), "perfspill");
-	cfg->max_clients = 128;
-	cfg->client_timeout = 30;
-	cfg->on_finish_jobs = 2;
-	cfg->on_finish_timeout = 600;
-	cfg->on_finish_tries = 5;
-	cfg->on_finish_retry = 30;
-	cfg->metrics_interval = 5;
+	for (i = 0; i < NKEYS; i++) {
+		if (config_keys[i].def == NULL)
+			continue;
+		v = config_text_value(config_keys[i].name, config_keys[i].def);
+		if (v == NULL || config_set(cfg, &config_keys[i], v, &err) ==
+		    -1) {
+			fprintf(stderr, "config: the default of %s: %s\n",
+			    config_keys[i].name, v ? err.msg : "out of memory");
+			abort();
+		}
+		json_object_put(v);
+	}
 }
 
 static const struct config_key *
@@ -152,6 +273,43 @@ config_find(const char *name)
 		if (strcmp(config_keys[i].name, name) == 0)
 			return &config_keys[i];
 	return NULL;
+}
+
+json_object *
+config_text_value(const char *key, const char *text)
+{
+	const struct config_key	*k = config_find(key);
+	json_object		*v;
+	char			*copy, *tok, *save = NULL, *end;
+	long long		 n;
+
+	if (k != NULL && (k->type == T_EVENTS || k->type == T_GROUPS ||
+	    k->type == T_CGROUPS)) {
+		if ((v = json_object_new_array()) == NULL ||
+		    (copy = strdup(text)) == NULL) {
+			json_object_put(v);
+			return NULL;
+		}
+		for (tok = strtok_r(copy, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save))
+			json_object_array_add(v, json_object_new_string(tok));
+		free(copy);
+		return v;
+	}
+	if (k != NULL && (k->type == T_PATH || k->type == T_NAME ||
+	    k->type == T_MODE || k->type == T_RECMODE))
+		return json_object_new_string(text);
+	/* a structured value (triggers) is written as JSON */
+	if (k != NULL && k->type == T_TRIGGERS)
+		return (v = json_tokener_parse(text)) != NULL ? v :
+		    json_object_new_string(text);
+	if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)
+		return json_object_new_boolean(text[0] == 't');
+	errno = 0;
+	n = strtoll(text, &end, 10);
+	if (*text != '\0' && *end == '\0' && errno == 0)
+		return json_object_new_int64(n);
+	return json_object_new_string(text);
 }
 
 void
@@ -172,9 +330,15 @@ config_keyinfo(const struct config_key *k, struct config_keyinfo *info)
 {
 	info->name = k->name;
 	info->when = k->when;
+	info->def = k->def;
+	info->opt = k->opt;
+	info->alias = k->alias;
+	info->metavar = k->metavar;
+	info->help = k->help;
 	info->kind = k->type == T_BOOL ? CONFIG_KIND_BOOL :
 	    k->type == T_EVENTS || k->type == T_GROUPS ||
 	    k->type == T_CGROUPS ? CONFIG_KIND_LIST :
+	    k->type == T_TRIGGERS ? CONFIG_KIND_OBJECTS :
 	    k->type == T_SIZE ? CONFIG_KIND_SIZE :
 	    k->type == T_SECS ? CONFIG_KIND_SECS : CONFIG_KIND_VALUE;
 }
@@ -227,6 +391,8 @@ config_type_name(enum config_type t)
 	case T_EVENTS:	return "an array of event names";
 	case T_GROUPS:	return "an array of group names";
 	case T_CGROUPS:	return "an array of cgroup paths (\"system.slice/x.service\")";
+	case T_RECMODE:	return "\"continuous\" or \"flight\"";
+	case T_TRIGGERS: return "an array of trigger objects ({\"kind\": \"psi\", ...})";
 	}
 	return "?";
 }
@@ -330,36 +496,239 @@ config_set_strings(const struct config_key *k, json_object *v, char *dst,
 }
 
 /* Paths below the cgroup2 mount: names joined by '/', never "..", so
- * that a request cannot name a directory outside the hierarchy. */
+ * that a request cannot name a directory outside the hierarchy. p is
+ * normalised in place ("/a/b/" is "a/b", as perf -G takes both); 0 when
+ * it is such a path, -1 when not. */
+static int
+config_cgroup_path(char *p)
+{
+	char	*q;
+
+	while (*p == '/')
+		memmove(p, p + 1, strlen(p));
+	while ((q = strrchr(p, '/')) != NULL && q[1] == '\0')
+		*q = '\0';
+	if (*p == '\0' || strstr(p, "//") != NULL ||
+	    strcmp(p, "..") == 0 || strcmp(p, ".") == 0 ||
+	    strncmp(p, "../", 3) == 0 || strncmp(p, "./", 2) == 0 ||
+	    strstr(p, "/../") != NULL || strstr(p, "/./") != NULL ||
+	    ((q = strrchr(p, '/')) != NULL && (strcmp(q, "/..") == 0 ||
+	    strcmp(q, "/.") == 0)))
+		return -1;
+	return 0;
+}
+
 static int
 config_set_cgroups(const struct config_key *k, json_object *v,
     struct config *cfg, struct config_error *err)
 {
 	size_t	 i;
-	char	*p, *q;
 
 	if (config_set_strings(k, v, &cfg->cgroups[0][0], CONFIG_CGROUP_LEN,
 	    CONFIG_MAX_CGROUPS, &cfg->nr_cgroups, "/@:+=\\", err) == -1)
 		return -1;
-	for (i = 0; i < cfg->nr_cgroups; i++) {
-		p = cfg->cgroups[i];
-		/* "/a/b/" is "a/b", as perf -G takes both */
-		while (*p == '/')
-			memmove(p, p + 1, strlen(p));
-		while ((q = strrchr(p, '/')) != NULL && q[1] == '\0')
-			*q = '\0';
-		if (*p == '\0' || strstr(p, "//") != NULL ||
-		    strcmp(p, "..") == 0 || strcmp(p, ".") == 0 ||
-		    strncmp(p, "../", 3) == 0 || strncmp(p, "./", 2) == 0 ||
-		    strstr(p, "/../") != NULL || strstr(p, "/./") != NULL ||
-		    ((q = strrchr(p, '/')) != NULL && (strcmp(q, "/..") == 0 ||
-		    strcmp(q, "/.") == 0)))
+	for (i = 0; i < cfg->nr_cgroups; i++)
+		if (config_cgroup_path(cfg->cgroups[i]) == -1)
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s[%zu]: '%.64s' is not a cgroup path below the "
 			    "cgroup2 mount (e.g. \"system.slice\")", k->name,
 			    i, cfg->cgroups[i]);
-	}
 	return 0;
+}
+
+static const char *const config_psi_names[] = { "cpu", "memory", "io" };
+
+const char *
+config_psi_name(enum config_psi_resource r)
+{
+	return (size_t)r < sizeof(config_psi_names) /
+	    sizeof(config_psi_names[0]) ? config_psi_names[r] : "?";
+}
+
+/* Index of s among names[0..n), or -1. */
+static int
+config_word(const char *s, const char *const *names, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The string member key of trigger i, or NULL with *err filled. */
+static const char *
+config_trigger_str(json_object *t, size_t i, const char *key,
+    struct config_error *err)
+{
+	json_object	*v;
+
+	if (!json_object_object_get_ex(t, key, &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		config_fail(err, PROTO_E_BAD_VALUE, "triggers", "triggers[%zu]: "
+		    "\"%s\" must be a string", i, key);
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+/*
+ * One PSI trigger: {"kind": "psi", "resource": "cpu", "type": "some",
+ * "stall_ms": 150, "window_ms": 2000, "cgroup": "a/b"}; the kernel's
+ * bounds (a window of 500 ms to 10 s, a stall within it) are checked
+ * here, so that a start fails only for what the machine lacks (without
+ * CAP_SYS_RESOURCE the kernel takes only whole multiples of 2 s).
+ */
+static int
+config_set_psi(json_object *t, size_t i, struct config_trigger *tr,
+    struct config_error *err)
+{
+	static const char *const types[] = { "some", "full" };
+	json_object_iter	 it;
+	const char		*s;
+	int			 w;
+	int64_t			 n;
+
+	/* 2 s: a window the kernel takes without CAP_SYS_RESOURCE too */
+	tr->stall_ms = 150;
+	tr->window_ms = 2000;
+	json_object_object_foreachC(t, it) {
+		if (strcmp(it.key, "kind") == 0)
+			continue;
+		if (strcmp(it.key, "resource") == 0 ||
+		    strcmp(it.key, "type") == 0 ||
+		    strcmp(it.key, "cgroup") == 0) {
+			if ((s = config_trigger_str(t, i, it.key, err)) == NULL)
+				return -1;
+			if (strcmp(it.key, "cgroup") == 0) {
+				snprintf(tr->cgroup, sizeof(tr->cgroup), "%s", s);
+				if (strlen(s) >= sizeof(tr->cgroup) ||
+				    config_cgroup_path(tr->cgroup) == -1)
+					return config_fail(err,
+					    PROTO_E_BAD_VALUE, "triggers",
+					    "triggers[%zu]: '%.64s' is not a "
+					    "cgroup path below the cgroup2 "
+					    "mount", i, s);
+				continue;
+			}
+			w = strcmp(it.key, "type") == 0 ?
+			    config_word(s, types, 2) :
+			    config_word(s, config_psi_names, 3);
+			if (w == -1)
+				return config_fail(err, PROTO_E_BAD_VALUE,
+				    "triggers", "triggers[%zu]: %s '%.32s' is "
+				    "not one of %s", i, it.key, s,
+				    strcmp(it.key, "type") == 0 ?
+				    "some, full" : "cpu, memory, io");
+			if (strcmp(it.key, "type") == 0)
+				tr->full = w;
+			else
+				tr->resource = (enum config_psi_resource)w;
+			continue;
+		}
+		if (strcmp(it.key, "stall_ms") != 0 &&
+		    strcmp(it.key, "window_ms") != 0)
+			return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+			    "triggers[%zu]: unknown member '%.32s' (a psi "
+			    "trigger has resource, type, stall_ms, window_ms, "
+			    "cgroup)", i, it.key);
+		if (!json_object_is_type(it.val, json_type_int) ||
+		    (n = json_object_get_int64(it.val)) < 1 || n > 10000)
+			return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+			    "triggers[%zu]: %s must be an integer from 1 to "
+			    "10000", i, it.key);
+		if (strcmp(it.key, "stall_ms") == 0)
+			tr->stall_ms = (uint64_t)n;
+		else
+			tr->window_ms = (uint64_t)n;
+	}
+	if (!json_object_object_get_ex(t, "resource", NULL))
+		return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+		    "triggers[%zu]: a psi trigger needs a resource (cpu, "
+		    "memory or io)", i);
+	if (tr->window_ms < 500 || tr->stall_ms > tr->window_ms)
+		return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+		    "triggers[%zu]: window_ms must be 500 to 10000 and "
+		    "stall_ms at most window_ms (got %" PRIu64 " in %" PRIu64
+		    ")", i, tr->stall_ms, tr->window_ms);
+	return 0;
+}
+
+/* The trigger kinds: a new kind is a row and its parser. */
+static const struct {
+	const char		*name;
+	enum config_trigger_kind kind;
+	int			(*set)(json_object *, size_t,
+				    struct config_trigger *,
+				    struct config_error *);
+} config_trigger_kinds[] = {	/* in enum config_trigger_kind order */
+	{ "psi", CONFIG_TRIGGER_PSI, config_set_psi },
+};
+#define NTRIGGER_KINDS	(sizeof(config_trigger_kinds) / \
+	sizeof(config_trigger_kinds[0]))
+
+static int
+config_set_triggers(const struct config_key *k, json_object *v,
+    struct config *cfg, struct config_error *err)
+{
+	struct config_trigger	*tr;
+	const char		*s;
+	size_t			 i, j, n;
+	json_object		*t;
+
+	if (!json_object_is_type(v, json_type_array))
+		return config_fail(err, PROTO_E_BAD_TYPE, k->name, "%s must be "
+		    "%s", k->name, config_type_name(k->type));
+	if ((n = json_object_array_length(v)) > CONFIG_MAX_TRIGGERS)
+		return config_fail(err, PROTO_E_BAD_VALUE, k->name, "%s takes "
+		    "at most %d entries (got %zu)", k->name,
+		    CONFIG_MAX_TRIGGERS, n);
+	for (i = 0; i < n; i++) {
+		t = json_object_array_get_idx(v, i);
+		tr = &cfg->triggers[i];
+		memset(tr, 0, sizeof(*tr));
+		if (!json_object_is_type(t, json_type_object))
+			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
+			    "%s[%zu] must be an object with a \"kind\"",
+			    k->name, i);
+		if ((s = config_trigger_str(t, i, "kind", err)) == NULL)
+			return -1;
+		for (j = 0; j < NTRIGGER_KINDS; j++)
+			if (strcmp(s, config_trigger_kinds[j].name) == 0)
+				break;
+		if (j == NTRIGGER_KINDS)
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s[%zu]: unknown kind '%.32s' (known: psi)",
+			    k->name, i, s);
+		tr->kind = config_trigger_kinds[j].kind;
+		if (config_trigger_kinds[j].set(t, i, tr, err) == -1)
+			return -1;
+	}
+	cfg->nr_triggers = n;
+	return 0;
+}
+
+/* Trigger i as config_set_triggers takes it. */
+static json_object *
+config_trigger_json(const struct config_trigger *tr)
+{
+	json_object	*o = json_object_new_object();
+
+	json_object_object_add(o, "kind",
+	    json_object_new_string(config_trigger_kinds[tr->kind].name));
+	json_object_object_add(o, "resource",
+	    json_object_new_string(config_psi_name(tr->resource)));
+	json_object_object_add(o, "type",
+	    json_object_new_string(tr->full ? "full" : "some"));
+	json_object_object_add(o, "stall_ms",
+	    json_object_new_uint64(tr->stall_ms));
+	json_object_object_add(o, "window_ms",
+	    json_object_new_uint64(tr->window_ms));
+	if (tr->cgroup[0])
+		json_object_object_add(o, "cgroup",
+		    json_object_new_string(tr->cgroup));
+	return o;
 }
 
 static int
@@ -445,6 +814,16 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 		    NULL, err);
 	case T_CGROUPS:
 		return config_set_cgroups(k, v, cfg, err);
+	case T_RECMODE:
+		if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(json_object_get_string(v), "continuous") != 0 &&
+		    strcmp(json_object_get_string(v), "flight") != 0))
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s must be %s", k->name, config_type_name(k->type));
+		cfg->flight = json_object_get_string(v)[0] == 'f';
+		return 0;
+	case T_TRIGGERS:
+		return config_set_triggers(k, v, cfg, err);
 	}
 	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "unhandled type");
 }
@@ -710,6 +1089,18 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 			json_object_object_add(o, k->name,
 			    json_object_new_string(mode));
 			break;
+		case T_RECMODE:
+			json_object_object_add(o, k->name,
+			    json_object_new_string(cfg->flight ? "flight" :
+			    "continuous"));
+			break;
+		case T_TRIGGERS:
+			a = json_object_new_array();
+			for (j = 0; j < cfg->nr_triggers; j++)
+				json_object_array_add(a,
+				    config_trigger_json(&cfg->triggers[j]));
+			json_object_object_add(o, k->name, a);
+			break;
 		case T_CGROUPS:
 			a = json_object_new_array();
 			for (j = 0; j < cfg->nr_cgroups; j++)
@@ -768,4 +1159,15 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 		    cfg->cgroups[i]);
 	if (n < len && cfg->compression)
 		snprintf(buf + n, len - n, " -z %d", cfg->compression);
+}
+
+int
+config_check_freq(const struct config *cfg, unsigned long maxrate,
+    struct config_error *err)
+{
+	if (cfg->freq && maxrate && cfg->freq > maxrate)
+		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
+		    "freq %" PRIu64 " Hz is above the kernel's limit "
+		    "kernel.perf_event_max_sample_rate=%lu", cfg->freq, maxrate);
+	return 0;
 }

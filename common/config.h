@@ -23,6 +23,30 @@
 #define CONFIG_PATH_LEN		512
 #define CONFIG_MAX_CGROUPS	16
 #define CONFIG_CGROUP_LEN	256
+#define CONFIG_MAX_TRIGGERS	8
+
+/*
+ * What makes a flight recording snapshot by itself (perfspilld.json(5)).
+ * One kind today; a new kind is a new enum value, its fields here and its
+ * parsing in config.c's trigger table.
+ */
+enum config_trigger_kind {
+	CONFIG_TRIGGER_PSI,	/* a pressure stall (PSI) trigger */
+};
+enum config_psi_resource {
+	CONFIG_PSI_CPU,
+	CONFIG_PSI_MEMORY,
+	CONFIG_PSI_IO,
+};
+struct config_trigger {
+	enum config_trigger_kind	 kind;
+	enum config_psi_resource	 resource;
+	int				 full;	/* "full", not "some" */
+	uint64_t			 stall_ms;	/* stalled this long... */
+	uint64_t			 window_ms;	/* ...within this window */
+	/* a cgroup's pressure (below the cgroup2 mount); "": the system's */
+	char				 cgroup[CONFIG_CGROUP_LEN];
+};
 
 struct config {
 	/* recording: take effect at the next start */
@@ -48,6 +72,13 @@ struct config {
 	 * mount; none: every task */
 	char		cgroups[CONFIG_MAX_CGROUPS][CONFIG_CGROUP_LEN];
 	size_t		nr_cgroups;
+	/* the flight recorder (record-flight.c): the last window in memory,
+	 * written only on a snapshot */
+	int		flight;		/* mode: 0 "continuous", 1 "flight" */
+	uint64_t	window;		/* seconds of samples kept */
+	uint64_t	window_bytes;	/* ...and at most this many bytes */
+	struct config_trigger triggers[CONFIG_MAX_TRIGGERS];
+	size_t		nr_triggers;
 	/* live: applied while recording */
 	uint64_t	cblocks;	/* 0 serial write, 1..CONFIG_CBLOCKS_MAX AIO */
 	uint64_t	rotate_size;	/* bytes; 0 off */
@@ -55,8 +86,14 @@ struct config {
 	uint64_t	max_files;	/* finished files kept; 0 unlimited */
 	uint64_t	max_size;	/* bytes of finished files kept; 0 unlimited */
 	uint64_t	min_free;	/* bytes left free on the filesystem */
+	uint64_t	trigger_interval;/* seconds between triggered snapshots */
 	/* daemon: config file only, never over the socket */
 	int		record_on_start;
+	/* sessions beside the default one (session.h) */
+	uint64_t	max_sessions;	/* on-demand ones at once */
+	uint64_t	max_memory;	/* bytes all sessions hold; 0: no
+					 * bound but the cgroup's, the RAM */
+	uint64_t	session_duration; /* seconds, without --duration */
 	char		output_dir[CONFIG_PATH_LEN];
 	char		socket_path[CONFIG_PATH_LEN];
 	unsigned int	socket_mode;
@@ -72,6 +109,10 @@ struct config {
 	uint64_t	on_finish_tries;	/* runs before giving up */
 	uint64_t	on_finish_retry;	/* first back-off, seconds */
 	int		remove_after_handoff;	/* a file shipped goes */
+	/* the program runs as this user when perfspilld starts it itself */
+	char		on_finish_user[CONFIG_NAME_LEN];
+	/* under systemd, in perfspill-handoff@.service instead */
+	int		on_finish_unit;
 	char		metrics_file[CONFIG_PATH_LEN];	/* "" off */
 	uint64_t	metrics_interval;	/* seconds between writes */
 };
@@ -95,6 +136,7 @@ struct config_error {
 	char		msg[256];
 };
 
+/* Every key at its row's default. */
 void	config_defaults(struct config *);
 
 /* Fill *err (code, key or NULL, message); returns -1 for "return". */
@@ -112,6 +154,15 @@ int	config_apply(struct config *cfg, json_object *obj,
 	    enum config_origin, struct config_error *err,
 	    json_object **changed);
 
+/*
+ * freq against the kernel's kernel.perf_event_max_sample_rate (maxrate,
+ * 0: unknown), which the kernel may lower while it runs and so is no
+ * key's fixed bound: start, configure and -n refuse a frequency above
+ * it. 0, or -1 with *err.
+ */
+int	config_check_freq(const struct config *cfg, unsigned long maxrate,
+	    struct config_error *err);
+
 /* Read and validate a config file (JSON; comments are allowed). */
 int	config_load(struct config *cfg, const char *path,
 	    struct config_error *err);
@@ -122,8 +173,20 @@ json_object	*config_to_json(const struct config *, int with_daemon_keys);
 /* The recording settings as a perf-like command line (for the file). */
 void	config_cmdline(const struct config *, char *, size_t);
 
+/* The name of a PSI resource ("cpu", "memory", "io"). */
+const char	*config_psi_name(enum config_psi_resource);
+
 /* Copy the live keys (CONFIG_LIVE) of src into dst, and nothing else. */
 void	config_copy_live(struct config *dst, const struct config *src);
+
+/*
+ * The JSON value a config file would hold for text as a person writes it
+ * on a command line (key=text): for a list key the names split on commas,
+ * for a path, name or mode key the string, else true or false, a whole
+ * number, or the string; for a key of no row the same guess (the daemon
+ * names it). NULL when out of memory.
+ */
+json_object	*config_text_value(const char *key, const char *text);
 
 /* What a client needs to present key i of the schema (start's options). */
 enum config_kind {
@@ -132,11 +195,18 @@ enum config_kind {
 	CONFIG_KIND_SECS,	/* seconds */
 	CONFIG_KIND_BOOL,
 	CONFIG_KIND_LIST,	/* an array of names */
+	CONFIG_KIND_OBJECTS,	/* an array of objects, written as JSON */
 };
 struct config_keyinfo {
 	const char		*name;
 	enum config_when	 when;
 	enum config_kind	 kind;
+	const char		*def;		/* as text; NULL: not set */
+	/* perfspillctl start's option --NAME (with '-' for '_'): */
+	int			 opt;		/* its short letter, 0: none */
+	const char		*alias;		/* another long name, or NULL */
+	const char		*metavar;	/* NULL for booleans */
+	const char		*help;		/* lines; NULL for daemon keys */
 };
 /* 0 and *info filled for key i, -1 past the last key. */
 int	config_key_at(size_t i, struct config_keyinfo *info);

@@ -43,8 +43,9 @@ log_init(const char *ident, int verbose)
 {
 	log_ident = ident;
 	log_verbose = verbose;
-	/* a file or pipe is read by a program: keep the levels there too */
-	log_prefix = log_to_journal() || !isatty(STDERR_FILENO);
+	/* only journald reads <N> as a level; a terminal, a pipe (| less,
+	 * a script) or a file would show it as text */
+	log_prefix = log_to_journal();
 }
 
 int

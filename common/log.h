@@ -1,7 +1,8 @@
 /*
- * log: messages to stderr. Under systemd (JOURNAL_STREAM set, or stderr
- * not a terminal) each line starts with a <N> syslog priority so that
- * journald files it at the right level; in a terminal it is plain text.
+ * log: messages to stderr. When stderr is the journal (JOURNAL_STREAM
+ * names it) each line starts with a <N> syslog priority so that journald
+ * files it at the right level; anywhere else (a terminal, a pipe, a
+ * file) it is plain text.
  */
 #ifndef PERFSPILL_LOG_H
 #define PERFSPILL_LOG_H

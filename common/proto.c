@@ -10,6 +10,7 @@
 
 #include "jcheck.h"
 #include "proto.h"
+#include "utf8.h"
 
 static const char *proto_err_names[PROTO_E__COUNT] = {
 	[PROTO_OK] = "ok",
@@ -27,6 +28,7 @@ static const char *proto_err_names[PROTO_E__COUNT] = {
 	[PROTO_E_EVENT] = "bad-event",
 	[PROTO_E_SYSTEM] = "system-error",
 	[PROTO_E_BUSY] = "busy",
+	[PROTO_E_LIMIT] = "limit",
 };
 
 const char *
@@ -188,6 +190,10 @@ proto_serialize(json_object *o, size_t *len)
 	if ((out = malloc(n + 2)) == NULL)
 		return NULL;
 	memcpy(out, s, n);
+	out[n] = '\0';
+	/* json-c passes on any byte above 0x7f: a command name echoed back
+	 * (a peer's bytes), a path, must not make the reply invalid text */
+	utf8_scrub(out);
 	out[n] = '\n';
 	out[n + 1] = '\0';
 	*len = n + 1;

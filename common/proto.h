@@ -34,6 +34,8 @@ enum proto_err {
 	PROTO_E_EVENT,		/* "bad-event": unknown or unsupported event */
 	PROTO_E_SYSTEM,		/* "system-error": the kernel or disk refused */
 	PROTO_E_BUSY,		/* "busy": too many clients */
+	PROTO_E_LIMIT,		/* "limit": over max_sessions or the memory
+				 * budget; the message names the figures */
 	PROTO_E__COUNT
 };
 

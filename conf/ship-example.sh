@@ -8,8 +8,15 @@
 # perfspilld try again later (on_finish_tries, on_finish_retry), and keeps
 # the file from retention meanwhile.
 #
-# Set one of these here (perfspilld passes only PATH and PERFSPILL_*), or
-# in a wrapper that exports them and runs this script:
+# It runs as the user perfspill-handoff, which reads the files and
+# writes nothing of the machine's: under systemd in a unit of its own,
+# perfspill-handoff@.service (its output in the journal; a drop-in gives
+# it credentials), otherwise as perfspilld's child (its output in the
+# daemon's log).
+#
+# Set one of these here (perfspilld passes only PATH and PERFSPILL_*; the
+# unit adds systemd's usual variables), or in a wrapper that exports them
+# and runs this script:
 #   SHIP_URL    an HTTP(S) prefix; each file is PUT (curl -T) to
 #               SHIP_URL/HOST/NAME (e.g. https://store.example/perf)
 #   SHIP_RSYNC  an rsync destination host:dir/ (rsync over ssh); the files

@@ -1,22 +1,19 @@
 /*
- * synth-dump: record the way perfspilld does, so tests can check the
- * files with the real perf. It opens the events on every online CPU,
- * one ring per CPU (further events of a CPU redirected into it),
- * writes synth_preamble(), starts the command, and copies the rings
- * into the file, one FINISHED_ROUND after each pass, until the
- * command exits; then it finishes the file as the daemon does
- * (perfdata_finish).
+ * synth-dump: record the way perfspilld does, with the daemon's own
+ * parts, so tests can check the files with the real perf: the events
+ * are parsed and configured by evsel.c, opened one ring per CPU by
+ * cpuring.c (the CPU list read by it too), read by ring.c, compressed by
+ * compress.c; the file starts with synth_preamble() and is finished by
+ * perfdata_finish(). It starts the command, copies the rings into the
+ * file, one FINISHED_ROUND after each pass, until the command exits.
+ * What it leaves out is the daemon's loop, AIO and rotation.
  *
  * usage: synth-dump out [-g] [-k] [-F freq] [-m pages] [-P procfs]
- *	      [-t tracefs] [-z level] [-e event]... -- command [arg ...]
- * An event is cpu-clock or a tracepoint sys:name; -P reads the tasks
- * of the preamble from another procfs (a fake one, in tests); -z
- * writes the ring data as PERF_RECORD_COMPRESSED (built with
- * -DDUMP_ZSTD -lzstd).
+ *	      [-z level] [-e event]... -- command [arg ...]
+ * -k samples on CLOCK_MONOTONIC (use_clockid); -P reads the tasks of the
+ * preamble from another procfs (a fake one, in tests); -z writes the
+ * ring data as PERF_RECORD_COMPRESSED (where the build has libzstd).
  */
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <linux/perf_event.h>
@@ -24,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,100 +28,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef DUMP_ZSTD
-#include <zstd.h>
-#endif
-
+#include "compress.h"
+#include "config.h"
+#include "cpuring.h"
+#include "evsel.h"
 #include "perf-abi.h"
 #include "perfdata.h"
+#include "ring.h"
 #include "synth.h"
 
 #define DUMP_MAX_EVENTS	8
 #define DUMP_MAX_FREQ	5000	/* this VM stalls at higher rates */
 
-struct dump_ring {
-	int		 fd;
-	void		*base;
-	size_t		 size;	/* data area, a power of two */
-	size_t		 page;
-};
-
 static void	dump_fatal(const char *, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
-static int	dump_online(int **);
-static int	dump_event(const char *, const char *,
-		    struct perf_event_attr *, char **, char **);
-static void	dump_write(int, const void *, size_t);
-static size_t	dump_drain(struct dump_ring *, int);
-static int	dump_zstd_init(int);
-static void	dump_emit(int, const void *, size_t);
-
-#ifdef DUMP_ZSTD
-/* One zstd stream for the whole file, as perf reads it. */
-static ZSTD_CStream	*dump_zstd;
-
-static int
-dump_zstd_init(int level)
-{
-	if ((dump_zstd = ZSTD_createCStream()) == NULL)
-		return -1;
-	return ZSTD_isError(ZSTD_initCStream(dump_zstd, level)) ? -1 : 0;
-}
-
-/*
- * Ring bytes as COMPRESSED records of at most 64K, flushed completely
- * before returning, so no record holds more than this call's input:
- * perf decompresses one record into a buffer of comp_mmap_len.
- */
-static void
-dump_emit(int out, const void *p, size_t n)
-{
-	static unsigned char		 buf[65535];
-	struct perf_event_header	 h;
-	ZSTD_inBuffer			 in = { p, n, 0 };
-	ZSTD_outBuffer			 o;
-	size_t				 rc;
-
-	if (dump_zstd == NULL) {
-		dump_write(out, p, n);
-		return;
-	}
-	do {
-		o.dst = buf + sizeof h;
-		o.size = sizeof buf - sizeof h - 1;
-		o.pos = 0;
-		if (in.pos < in.size) {
-			rc = ZSTD_compressStream(dump_zstd, &o, &in);
-			if (ZSTD_isError(rc))
-				dump_fatal("zstd: %s", ZSTD_getErrorName(rc));
-		}
-		rc = ZSTD_flushStream(dump_zstd, &o);
-		if (ZSTD_isError(rc))
-			dump_fatal("zstd: %s", ZSTD_getErrorName(rc));
-		if (o.pos == 0)
-			continue;
-		memset(&h, 0, sizeof h);
-		h.type = PERF_RECORD_COMPRESSED;
-		h.size = sizeof h + o.pos;
-		memcpy(buf, &h, sizeof h);
-		dump_write(out, buf, h.size);
-	} while (in.pos < in.size || rc != 0);
-}
-#else
-static int
-dump_zstd_init(int level)
-{
-	(void)level;
-	errno = ENOTSUP;
-	return -1;
-}
-
-static void
-dump_emit(int out, const void *p, size_t n)
-{
-	dump_write(out, p, n);
-}
-#endif
 
 static void
 dump_fatal(const char *fmt, ...)
@@ -141,66 +57,6 @@ dump_fatal(const char *fmt, ...)
 		fprintf(stderr, ": %s", strerror(saved));
 	fputc('\n', stderr);
 	exit(1);
-}
-
-/* The online CPUs, from "0-3,5". */
-static int
-dump_online(int **cpus)
-{
-	FILE	*f;
-	char	 buf[4096], *p;
-	long	 a, b;
-	int	 n = 0;
-
-	if ((f = fopen("/sys/devices/system/cpu/online", "r")) == NULL)
-		dump_fatal("cpu/online");
-	if (fgets(buf, sizeof buf, f) == NULL)
-		dump_fatal("cpu/online");
-	fclose(f);
-	if ((*cpus = calloc(4096, sizeof **cpus)) == NULL)
-		dump_fatal("calloc");
-	for (p = buf; *p != '\0' && *p != '\n'; p++) {
-		a = b = strtol(p, &p, 10);
-		if (*p == '-')
-			b = strtol(p + 1, &p, 10);
-		for (; a <= b && n < 4096; a++)
-			(*cpus)[n++] = a;
-		if (*p != ',')
-			break;
-	}
-	return n;
-}
-
-static int
-dump_event(const char *name, const char *tracefs,
-    struct perf_event_attr *attr, char **sys, char **tp)
-{
-	char	path[4096], *colon;
-	FILE	*f;
-	int	id;
-
-	*sys = *tp = NULL;
-	if (strcmp(name, "cpu-clock") == 0) {
-		attr->type = PERF_TYPE_SOFTWARE;
-		attr->config = PERF_COUNT_SW_CPU_CLOCK;
-		return 0;
-	}
-	if ((colon = strchr(name, ':')) == NULL)
-		return -1;
-	if ((*sys = strndup(name, colon - name)) == NULL ||
-	    (*tp = strdup(colon + 1)) == NULL)
-		dump_fatal("strdup");
-	snprintf(path, sizeof path, "%s/events/%s/%s/id", tracefs, *sys, *tp);
-	if ((f = fopen(path, "r")) == NULL)
-		dump_fatal("%s", path);
-	if (fscanf(f, "%d", &id) != 1)
-		dump_fatal("%s: no id", path);
-	fclose(f);
-	attr->type = PERF_TYPE_TRACEPOINT;
-	attr->config = id;
-	attr->sample_period = 1;
-	attr->sample_type |= PERF_SAMPLE_RAW;
-	return 0;
 }
 
 static void
@@ -220,79 +76,85 @@ dump_write(int fd, const void *p, size_t n)
 }
 
 /*
- * Copy what the kernel wrote since the last pass: read data_head with
- * acquire so the data before it is visible, copy at most two chunks
- * (the data may wrap), then hand the space back by storing data_tail
- * with release, after the copy.
+ * Copy what the kernel wrote since the last pass (ring.c: head with
+ * acquire, at most two spans, tail released after the copy), through
+ * the compressor when there is one.
  */
 static size_t
-dump_drain(struct dump_ring *r, int out)
+dump_drain(struct ring *r, struct compress *zc, int out)
 {
-	struct perf_event_mmap_page	*pc = r->base;
-	const unsigned char		*data;
-	uint64_t			 head, tail, n, off, first;
+	struct ring_span	 sp;
+	uint64_t		 head = ring_head(r), tail = ring_tail(r);
+	int64_t			 n;
+	uint8_t			*z;
+	size_t			 zlen;
 
-	head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	tail = pc->data_tail;
-	if (head == tail)
+	if ((n = ring_span(head, tail, r->size, &sp)) <= 0)
 		return 0;
-	data = (const unsigned char *)r->base + r->page;
-	n = head - tail;
-	off = tail & (r->size - 1);
-	first = n < r->size - off ? n : r->size - off;
-	dump_emit(out, data + off, first);
-	if (first < n)
-		dump_emit(out, data, n - first);
-	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
-	return n;
+	if (zc == NULL) {
+		dump_write(out, r->data + sp.off[0], sp.len[0]);
+		dump_write(out, r->data + sp.off[1], sp.len[1]);
+	} else {
+		if ((z = malloc(compress_bound((size_t)n))) == NULL)
+			dump_fatal("malloc");
+		zlen = compress_records(zc, z, compress_bound((size_t)n),
+		    r->data + sp.off[0], sp.len[0], r->data + sp.off[1],
+		    sp.len[1]);
+		if (zlen == 0)
+			dump_fatal("compress_records");
+		dump_write(out, z, zlen);
+		free(z);
+	}
+	ring_release(r, head);
+	return (size_t)n;
 }
 
 int
 main(int argc, char **argv)
 {
+	struct evsel		 evs[DUMP_MAX_EVENTS];
 	struct synth_event	 events[DUMP_MAX_EVENTS];
 	struct synth_ctx	 ctx;
-	struct perf_event_attr	 attr;
+	struct cpuring_spec	 spec;
+	struct config		 cfg;
+	struct config_error	 err;
 	struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0,
 				    sizeof(round) };
-	struct dump_ring	*rings;
+	struct ring		*rings;
 	struct pollfd		*pfds;
+	struct compress		*zc = NULL;
 	struct sbuf		 sb;
 	struct perfdata_layout	 layout;
 	off_t			 end;
-	const char		*names[DUMP_MAX_EVENTS], *tracefs, *procfs;
+	const char		*names[DUMP_MAX_EVENTS], *procfs = "/proc";
 	const char		*out_path;
-	uint64_t		*ids[DUMP_MAX_EVENTS];
-	char			*cmdline, *sys, *tp, byte;
-	size_t			 len, pages = 64, copied;
+	uint64_t		*ids, *ev_ids[DUMP_MAX_EVENTS];
+	char			*cmdline, byte, msg[256];
+	size_t			 len, pages = 64, copied, nr_cpus, n, c, i;
 	long			 freq = 1000;
-	int			 nr_events = 0, callchain = 0, clockid = 0;
-	int			 level = 0;
-	int			 ch, i, c, nr_cpus, *cpus, *fds, out, fd;
-	int			 status = 0;
+	int			 callchain = 0, clockid = 0, level = 0;
+	int			 ch, *cpus, *fds, out, status = 0;
 	int			 go[2], done = 0, exited = 0, rv = 0;
 	pid_t			 child;
 
-	tracefs = "/sys/kernel/tracing";
-	procfs = "/proc";
-
 	/* The settings as given, before getopt permutes argv. */
-	for (len = 0, i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
+	for (len = 0, ch = 0; ch < argc; ch++)
+		len += strlen(argv[ch]) + 1;
 	if ((cmdline = calloc(1, len + 1)) == NULL)
 		dump_fatal("calloc");
-	for (i = 0; i < argc; i++) {
-		if (i != 0)
+	for (ch = 0; ch < argc; ch++) {
+		if (ch != 0)
 			strcat(cmdline, " ");
-		strcat(cmdline, argv[i]);
+		strcat(cmdline, argv[ch]);
 	}
 
-	while ((ch = getopt(argc, argv, "e:F:gkm:P:t:z:")) != -1) {
+	n = 0;
+	while ((ch = getopt(argc, argv, "e:F:gkm:P:z:")) != -1) {
 		switch (ch) {
 		case 'e':
-			if (nr_events == DUMP_MAX_EVENTS)
+			if (n == DUMP_MAX_EVENTS)
 				dump_fatal("too many events");
-			names[nr_events++] = optarg;
+			names[n++] = optarg;
 			break;
 		case 'F':
 			freq = strtol(optarg, NULL, 10);
@@ -313,31 +175,33 @@ main(int argc, char **argv)
 		case 'P':
 			procfs = optarg;
 			break;
-		case 't':
-			tracefs = optarg;
-			break;
 		case 'z':
-			level = strtol(optarg, NULL, 10);
-			if (level < 1 || dump_zstd_init(level) == -1)
+			level = (int)strtol(optarg, NULL, 10);
+			errno = ENOTSUP;
+			if (level < 1 || !compress_available() ||
+			    (zc = compress_create(level)) == NULL)
 				dump_fatal("-z %s", optarg);
 			break;
 		default:
 			fprintf(stderr, "usage: synth-dump out [-gk] [-F freq] "
-			    "[-m pages] [-P procfs] [-t tracefs] [-z level] "
-			    "[-e event]... -- command [arg ...]\n");
+			    "[-m pages] [-P procfs] [-z level] [-e event]... "
+			    "-- command [arg ...]\n");
 			return 2;
 		}
 	}
 	if (argc - optind < 2)
 		dump_fatal("need an output file and a command");
 	out_path = argv[optind];
-	if (nr_events == 0)
-		names[nr_events++] = "cpu-clock";
+	if (n == 0)
+		names[n++] = "cpu-clock";
 
-	nr_cpus = dump_online(&cpus);
+	if (cpuring_read_list("/sys/devices/system/cpu/online", &cpus,
+	    &nr_cpus) == -1)
+		dump_fatal("cpu/online");
 	if ((rings = calloc(nr_cpus, sizeof *rings)) == NULL ||
 	    (pfds = calloc(nr_cpus, sizeof *pfds)) == NULL ||
-	    (fds = calloc(nr_cpus * nr_events, sizeof *fds)) == NULL)
+	    (fds = calloc(nr_cpus * n, sizeof *fds)) == NULL ||
+	    (ids = calloc(nr_cpus * n, sizeof *ids)) == NULL)
 		dump_fatal("calloc");
 
 	/* The command waits for the preamble so that it starts recorded. */
@@ -357,94 +221,64 @@ main(int argc, char **argv)
 	}
 	close(go[0]);
 
-	for (i = 0; i < nr_events; i++) {
-		memset(&attr, 0, sizeof attr);
-		attr.size = sizeof attr;
-		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-		    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-		    PERF_SAMPLE_PERIOD;
-		if (callchain)
-			attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-		attr.freq = 1;
-		attr.sample_freq = freq;
-		attr.sample_id_all = 1;
-		attr.disabled = 1;
-		if (clockid) {
-			attr.use_clockid = 1;
-			attr.clockid = CLOCK_MONOTONIC;
-		}
-		if (dump_event(names[i], tracefs, &attr, &sys, &tp) == -1)
-			dump_fatal("%s: unknown event", names[i]);
-		if (attr.type == PERF_TYPE_TRACEPOINT)
-			attr.freq = 0;
-		if (i == 0) {
-			/* The first event reports tasks and mappings; no
-			 * attr.build_id: on Linux 6.1 it breaks any perf
-			 * record running beside this test (as perfspilld's
-			 * kernel_build_id documents) */
-			attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = 1;
-			attr.task = 1;
-		}
-		memset(&events[i], 0, sizeof events[i]);
-		events[i].attr = attr;
-		events[i].name = names[i];
-		events[i].tp_system = sys;
-		events[i].tp_name = tp;
-		if ((ids[i] = calloc(nr_cpus, sizeof *ids[i])) == NULL)
-			dump_fatal("calloc");
-		events[i].ids = ids[i];
-		events[i].nr_ids = nr_cpus;
+	/* the daemon's settings, these few changed, make its attrs */
+	config_defaults(&cfg);
+	cfg.freq = (uint64_t)freq;
+	cfg.callgraph = callchain;
+	cfg.mmap_pages = pages;
+	for (i = 0; i < n; i++)
+		if (evsel_parse(&evs[i], names[i], msg, sizeof msg) == -1)
+			dump_fatal("%s", msg);
+	evsel_config(evs, n, &cfg, pages * (size_t)sysconf(_SC_PAGESIZE));
+	for (i = 0; clockid && i < n; i++) {
+		evs[i].attr.use_clockid = 1;
+		evs[i].attr.clockid = CLOCK_MONOTONIC;
+	}
+	memset(&spec, 0, sizeof spec);
+	spec.evs = evs;
+	spec.nr_evs = n;
+	spec.pages = pages;
+	for (c = 0; c < nr_cpus; c++) {
+		if (cpuring_open(&spec, cpus[c], fds + c * n, ids + c * n,
+		    &rings[c], &err) == -1)
+			dump_fatal("%s", err.msg);
+		pfds[c].fd = fds[c * n];
+		pfds[c].events = POLLIN;
 	}
 
-	for (c = 0; c < nr_cpus; c++) {
-		for (i = 0; i < nr_events; i++) {
-			fd = syscall(SYS_perf_event_open, &events[i].attr, -1,
-			    cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd == -1)
-				dump_fatal("perf_event_open %s cpu %d",
-				    names[i], cpus[c]);
-			fds[c * nr_events + i] = fd;
-			if (ioctl(fd, PERF_EVENT_IOC_ID, &ids[i][c]) == -1)
-				dump_fatal("PERF_EVENT_IOC_ID");
-			if (i != 0) {
-				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
-				    rings[c].fd) == -1)
-					dump_fatal("PERF_EVENT_IOC_SET_OUTPUT");
-				continue;
-			}
-			rings[c].fd = fd;
-			rings[c].page = sysconf(_SC_PAGESIZE);
-			rings[c].size = pages * rings[c].page;
-			rings[c].base = mmap(NULL, rings[c].size +
-			    rings[c].page, PROT_READ|PROT_WRITE, MAP_SHARED,
-			    fd, 0);
-			if (rings[c].base == MAP_FAILED)
-				dump_fatal("mmap");
-			pfds[c].fd = fd;
-			pfds[c].events = POLLIN;
-		}
+	/* after every open: cpuring_open may have lowered precise_ip */
+	for (i = 0; i < n; i++) {
+		if ((ev_ids[i] = calloc(nr_cpus, sizeof *ev_ids[i])) == NULL)
+			dump_fatal("calloc");
+		for (c = 0; c < nr_cpus; c++)
+			ev_ids[i][c] = ids[c * n + i];
+		memset(&events[i], 0, sizeof events[i]);
+		events[i].attr = evs[i].attr;
+		events[i].name = evs[i].name;
+		events[i].tp_system = evs[i].tp_system[0] ? evs[i].tp_system :
+		    NULL;
+		events[i].tp_name = evs[i].tp_name[0] ? evs[i].tp_name : NULL;
+		events[i].ids = ev_ids[i];
+		events[i].nr_ids = nr_cpus;
 	}
 
 	/*
 	 * Events first, then /proc: a task that starts in between is seen
 	 * twice, never missed.
 	 */
-	for (i = 0; i < nr_events * nr_cpus; i++) {
-		if (ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0) == -1)
-			dump_fatal("PERF_EVENT_IOC_ENABLE");
-	}
+	cpuring_enable(fds, nr_cpus * n, 1);
 
 	memset(&ctx, 0, sizeof ctx);
 	ctx.events = events;
-	ctx.nr_events = nr_events;
+	ctx.nr_events = n;
 	ctx.cpus = cpus;
 	ctx.nr_cpus = nr_cpus;
 	ctx.cmdline = cmdline;
-	ctx.tracefs = tracefs;
+	ctx.tracefs = evsel_tracefs();
 	ctx.procfs = procfs;
 	ctx.comp_level = level;
 	/* perf record's choice: a whole ring mapping, control page too. */
-	ctx.comp_mmap_len = (pages + 1) * rings[0].page;
+	ctx.comp_mmap_len = (uint32_t)rings[0].map_len;
 	sbuf_init(&sb);
 	if (synth_preamble(&sb, &ctx, NULL) == -1)
 		dump_fatal("synth_preamble");
@@ -463,13 +297,12 @@ main(int argc, char **argv)
 		poll(pfds, nr_cpus, 100);
 		if (!exited && waitpid(child, &status, WNOHANG) == child) {
 			exited = 1;
-			for (i = 0; i < nr_events * nr_cpus; i++)
-				ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
+			cpuring_enable(fds, nr_cpus * n, 0);
 		} else if (exited)
 			done = 1;	/* one last pass after disabling */
 		copied = 0;
 		for (c = 0; c < nr_cpus; c++)
-			copied += dump_drain(&rings[c], out);
+			copied += dump_drain(&rings[c], zc, out);
 		if (copied != 0)
 			dump_write(out, &round, sizeof(round));
 	}
@@ -481,14 +314,11 @@ main(int argc, char **argv)
 		dump_fatal("close");
 
 	for (c = 0; c < nr_cpus; c++)
-		munmap(rings[c].base, rings[c].size + rings[c].page);
-	for (i = 0; i < nr_events * nr_cpus; i++)
-		close(fds[i]);
-	for (i = 0; i < nr_events; i++) {
-		free(ids[i]);
-		free((char *)events[i].tp_system);
-		free((char *)events[i].tp_name);
-	}
+		cpuring_close(fds + c * n, n, &rings[c]);
+	for (i = 0; i < n; i++)
+		free(ev_ids[i]);
+	compress_destroy(zc);
+	free(ids);
 	free(fds);
 	free(pfds);
 	free(rings);

@@ -5,17 +5,15 @@
  *
  *   cpu THREADS WORK
  *
- * Built with -O1 -fno-omit-frame-pointer -fno-inline so that frame-pointer
- * callchains (-g) see every level.
+ * Built with -fno-omit-frame-pointer, and every level noinline, so that
+ * frame-pointer callchains (-g) see every level.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
-static long work;
+#include "batch.h"
+
 static volatile uint64_t sink;
 
 __attribute__((noinline)) static uint64_t
@@ -54,7 +52,7 @@ worker(void *arg)
 	uint64_t	 x = (uint64_t)(uintptr_t)arg;
 	long		 i;
 
-	for (i = 0; i < work; i++)
+	for (i = 0; i < batch_count; i++)
 		x = recurse(x, (int)(i % 8));
 	sink = x;
 	return NULL;
@@ -63,27 +61,5 @@ worker(void *arg)
 int
 main(int argc, char **argv)
 {
-	struct timespec	 a, b;
-	pthread_t	*t;
-	int		 i, n;
-
-	if (argc != 3) {
-		fprintf(stderr, "usage: cpu THREADS WORK\n");
-		return 2;
-	}
-	n = atoi(argv[1]);
-	work = atol(argv[2]);
-	if (n < 1 || work < 1 || (t = calloc((size_t)n, sizeof(*t))) == NULL)
-		return 2;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, worker,
-		    (void *)(uintptr_t)(i + 1)) != 0)
-			return 1;
-	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.6f\n", (double)(b.tv_sec - a.tv_sec) +
-	    (double)(b.tv_nsec - a.tv_nsec) / 1e9);
-	return 0;
+	return batch_threads(argc, argv, "cpu", worker);
 }

@@ -16,14 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "batch.h"
 
 static pid_t
 pinger(double rate)
@@ -98,7 +91,7 @@ main(int argc, char **argv)
 	iter = atoi(argv[3]);
 	rate = atof(argv[4]);
 	nsrc = argc - 5;
-	a = now();
+	a = batch_now();
 	ping = rate > 0 ? pinger(rate) : -1;
 	for (i = 0; i < iter; i++)
 		for (k = 0; k < nsrc; k++) {
@@ -126,6 +119,6 @@ main(int argc, char **argv)
 		kill(ping, SIGKILL);
 		waitpid(ping, NULL, 0);
 	}
-	printf("%.6f\n", now() - a);
+	printf("%.6f\n", batch_now() - a);
 	return rc;
 }

@@ -16,14 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "batch.h"
 
 static void
 pair(long rounds, double rate)
@@ -46,12 +39,13 @@ pair(long rounds, double rate)
 		}
 		_exit(0);
 	}
-	t0 = now();
+	t0 = batch_now();
 	for (i = 0; i < rounds; i++) {
 		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
 			_exit(1);
 		if (rate > 0) {
-			double	 due = t0 + (double)(i + 1) / rate, d = due - now();
+			double	 due = t0 + (double)(i + 1) / rate;
+			double	 d = due - batch_now();
 
 			if (d > 0) {
 				ts.tv_sec = (time_t)d;
@@ -81,7 +75,7 @@ main(int argc, char **argv)
 		rate = atof(argv[3]);
 	if (n < 1 || rounds < 1)
 		return 2;
-	a = now();
+	a = batch_now();
 	for (i = 0; i < n; i++) {
 		pid_t	 p = fork();
 
@@ -94,6 +88,6 @@ main(int argc, char **argv)
 		if (wait(&st) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			rc = 1;
 	}
-	printf("%.6f\n", now() - a);
+	printf("%.6f\n", batch_now() - a);
 	return rc;
 }

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "size.h"
+
 struct slowfs {
 	int		 dirfd;		/* BACKING */
 	char		*backing;
@@ -361,25 +363,6 @@ static const struct fuse_operations slowfs_ops = {
 	.flock		= slowfs_flock,
 };
 
-/* "50M" -> 52428800; 0 on a malformed size */
-static uint64_t
-slowfs_size(const char *s)
-{
-	char		*end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return 0;
-	switch (*end) {
-	case 'G': case 'g': v <<= 10;	/* FALLTHROUGH */
-	case 'M': case 'm': v <<= 10;	/* FALLTHROUGH */
-	case 'K': case 'k': v <<= 10; end++;
-	}
-	return *end ? 0 : v;
-}
-
 /* The first non-option argument is BACKING; the rest go to FUSE. */
 static int
 slowfs_arg(void *data, const char *arg, int key, struct fuse_args *out)
@@ -404,7 +387,7 @@ main(int argc, char *argv[])
 		    "[-o bw=SIZE,lat_us=N,sync_us=N] [FUSE options]\n");
 		return 1;
 	}
-	if (sfs.bw_arg != NULL && (sfs.bw = slowfs_size(sfs.bw_arg)) == 0) {
+	if (sfs.bw_arg != NULL && (sfs.bw = tool_size(sfs.bw_arg)) == 0) {
 		fprintf(stderr, "slowfs: bw=%s: not a size (e.g. 50M)\n",
 		    sfs.bw_arg);
 		return 1;

@@ -1,8 +1,11 @@
 /*
  * cmd: the handlers of the control commands (see cmd.h); which commands
  * exist, who may run them and whether they take args is common/command.c.
+ * daemon.c calls in here; reload and shutdown go back through its hooks
+ * (d->reload, d->shutdown), never by name.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,12 +16,15 @@
 #include "command.h"
 #include "control.h"
 #include "daemon.h"
+#include "evsel.h"
 #include "exporter.h"
 #include "handoff.h"
 #include "log.h"
 #include "paths.h"
 #include "proto.h"
 #include "record.h"
+#include "session.h"
+#include "size.h"
 
 typedef void (*cmd_exec)(struct daemon *, struct control_client *,
     json_object *);
@@ -40,6 +46,8 @@ static void	cmd_rotate(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_shutdown(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_snapshot(struct daemon *, struct control_client *,
+		    json_object *);
 static void	cmd_metrics(struct daemon *, struct control_client *,
 		    json_object *);
 
@@ -56,6 +64,7 @@ static const cmd_exec cmd_handlers[COMMAND__COUNT] = {
 	[COMMAND_RELOAD] = cmd_reload,
 	[COMMAND_SHUTDOWN] = cmd_shutdown,
 	[COMMAND_METRICS] = cmd_metrics,
+	[COMMAND_SNAPSHOT] = cmd_snapshot,
 };
 
 static void
@@ -98,17 +107,23 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		log_info("refused '%s' from uid %d: not privileged", e->name,
 		    (int)control_client_uid(c));
 		cmd_error(c, PROTO_E_PERMISSION, NULL, "'%s' changes the "
-		    "recorder and needs root or a control group member (uid "
-		    "%d is neither)", e->name, (int)control_client_uid(c));
+		    "recorder: it needs root, or a group listed in the "
+		    "setting control_groups (uid %d is neither)", e->name,
+		    (int)control_client_uid(c));
 		return;
 	}
-	if (e->args == COMMAND_ARGS_NONE &&
-	    json_object_object_length(args) > 0) {
+	if ((e->args == COMMAND_ARGS_NONE &&
+	    json_object_object_length(args) > 0) ||
+	    (e->args == COMMAND_ARGS_SESSION &&
+	    (json_object_object_length(args) > 1 ||
+	    (json_object_object_length(args) == 1 &&
+	    !json_object_object_get_ex(args, "session", NULL))))) {
 		struct lh_entry	*first = json_object_get_object(args)->head;
 		const char	*key = first ? (const char *)first->k : "?";
 
-		cmd_error(c, PROTO_E_UNKNOWN_KEY, key, "'%s' takes no "
-		    "arguments (got '%.64s')", e->name, key);
+		cmd_error(c, PROTO_E_UNKNOWN_KEY, key, "'%s' takes %s (got "
+		    "'%.64s')", e->name, e->args == COMMAND_ARGS_NONE ?
+		    "no arguments" : "no argument but \"session\"", key);
 		return;
 	}
 	cmd_handlers[e->id](d, c, args);
@@ -142,7 +157,7 @@ cmd_client_gone(struct daemon *d, struct control_client *c)
 	size_t	 i;
 
 	for (i = 0; i < d->nr_stop_waiters; i++) {
-		if (d->stop_waiters[i] != c)
+		if (d->stop_waiters[i].c != c)
 			continue;
 		d->stop_waiters[i] = d->stop_waiters[--d->nr_stop_waiters];
 		break;
@@ -232,10 +247,61 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE)
 		json_object_object_add(o, "overrides",
 		    json_object_get(d->overrides));
+	/* the default session's figures stay where they were; every
+	 * session's, the default's included, in "sessions" */
+	session_status(d->sessions, o);
 	control_client_reply(c, proto_reply_ok(o));
 }
 
-void
+/*
+ * The session a request's "session" value v names (v NULL: none): *name
+ * is NULL for the default one ("default" or none), else a checked name.
+ * 0, or -1 with the client answered.
+ */
+static int
+cmd_session_name(struct control_client *c, json_object *v, const char **name)
+{
+	struct config_error	 err;
+
+	*name = NULL;
+	if (v == NULL)
+		return 0;
+	if (!json_object_is_type(v, json_type_string)) {
+		cmd_error(c, PROTO_E_BAD_TYPE, "session", "session must be a "
+		    "session's name");
+		return -1;
+	}
+	*name = json_object_get_string(v);
+	if (strcmp(*name, SESSION_DEFAULT) == 0)
+		*name = NULL;
+	else if (session_name_check(*name, &err) == -1) {
+		cmd_config_error(c, &err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The session args name, or NULL with the client answered when there is
+ * no such session. */
+static struct session *
+cmd_session(struct daemon *d, struct control_client *c, json_object *args)
+{
+	struct session		*s;
+	json_object		*v = NULL;
+	const char		*name;
+
+	json_object_object_get_ex(args, "session", &v);
+	if (cmd_session_name(c, v, &name) == -1)
+		return NULL;
+	if ((s = session_find(d->sessions, name)) == NULL)
+		cmd_error(c, PROTO_E_STATE, "session", "there is no session "
+		    "%s (status lists them)", name);
+	return s;
+}
+
+/* The settings the recording in progress uses: cfg with the start's
+ * one-off overrides on top. */
+static void
 cmd_settings(const struct daemon *d, struct config *out)
 {
 	struct config_error	 err;
@@ -252,10 +318,80 @@ cmd_settings_changed(struct daemon *d)
 {
 	struct config	 eff;
 
-	if (record_state(d->rec) != RECORD_RUNNING)
-		return;
+	/* the default session's with its one-off settings; the on-demand
+	 * ones take the daemon's retention from d->cfg */
 	cmd_settings(d, &eff);
-	record_update(d->rec, &eff);
+	session_update(d->sessions, &eff);
+}
+
+/* What a start's "duration" says, in seconds: 0 and *secs, or -1 with
+ * the client answered. */
+static int
+cmd_duration(struct control_client *c, json_object *v, uint64_t *secs)
+{
+	int64_t	 i;
+
+	if (json_object_is_type(v, json_type_int)) {
+		i = json_object_get_int64(v);
+		*secs = i < 0 ? 0 : (uint64_t)i;
+	} else if (!json_object_is_type(v, json_type_string) ||
+	    size_parse_secs(json_object_get_string(v), secs) == -1) {
+		cmd_error(c, json_object_is_type(v, json_type_string) ?
+		    PROTO_E_BAD_VALUE : PROTO_E_BAD_TYPE, "duration",
+		    "duration must be seconds, or a string such as \"30s\" "
+		    "or \"5m\"");
+		return -1;
+	}
+	if (*secs < 1 || *secs > SESSION_DURATION_MAX) {
+		cmd_error(c, PROTO_E_BAD_VALUE, "duration", "duration must be "
+		    "between 1 s and %d s (a week)", SESSION_DURATION_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Settings an on-demand session may not have of its own: retention is
+ * one disk budget for every session (the daemon's), and the loop's
+ * scheduling is one for all of them. NULL, or the key.
+ */
+static const char *
+cmd_session_refuses(json_object *settings)
+{
+	static const char	*keys[] = { "max_files", "max_size", "min_free",
+				    "realtime" };
+	size_t			 i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_object_get_ex(settings, keys[i], NULL))
+			return keys[i];
+	return NULL;
+}
+
+/* An on-demand session's start: tmp is the configured settings with its
+ * own on top. */
+static void
+cmd_start_session(struct daemon *d, struct control_client *c,
+    const char *name, const struct config *tmp, uint64_t duration,
+    json_object *settings)
+{
+	struct config_error	 err;
+	struct session		*s;
+	json_object		*o;
+
+	if (session_start(d->sessions, name, tmp, duration, &err) == -1) {
+		log_warnx("start of session %s refused: %s", name, err.msg);
+		cmd_config_error(c, &err);
+		return;
+	}
+	s = session_find(d->sessions, name);
+	o = record_status(session_record(s));
+	json_object_object_add(o, "session", json_object_new_string(name));
+	session_add_end(s, o);
+	if (json_object_object_length(settings) > 0)
+		json_object_object_add(o, "overrides",
+		    json_object_get(settings));
+	control_client_reply(c, proto_reply_ok(o));
 }
 
 /*
@@ -263,75 +399,116 @@ cmd_settings_changed(struct daemon *d)
  * "persist": false (what perfspillctl sends) they apply to this recording
  * only, as perf record's options do; without it, as protocol clients
  * before it expect, they are also kept as the configured settings.
+ * "session": NAME starts an on-demand session beside the default one
+ * (its settings are always its own), ending after "duration".
  */
 static void
 cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct config		 tmp = d->cfg;
 	struct config_error	 err;
-	json_object		*settings, *o;
+	json_object		*settings, *o, *dur = NULL;
 	json_object_iter	 it;
+	const char		*name = NULL, *key;
+	uint64_t		 duration = 0;
 	int			 persist = 1;
 
 	settings = json_object_new_object();
 	json_object_object_foreachC(args, it) {
+		if (strcmp(it.key, "session") == 0) {
+			if (cmd_session_name(c, it.val, &name) == -1)
+				goto out;
+			continue;
+		}
+		if (strcmp(it.key, "duration") == 0) {
+			dur = it.val;
+			continue;
+		}
 		if (strcmp(it.key, "persist") != 0) {
 			json_object_object_add(settings, it.key,
 			    json_object_get(it.val));
 			continue;
 		}
 		if (!json_object_is_type(it.val, json_type_boolean)) {
-			json_object_put(settings);
 			cmd_error(c, PROTO_E_BAD_TYPE, "persist", "persist must "
 			    "be true or false");
-			return;
+			goto out;
 		}
 		persist = json_object_get_boolean(it.val);
 	}
-	if (config_apply(&tmp, settings, CONFIG_REQUEST, &err, NULL) == -1) {
-		json_object_put(settings);
-		cmd_config_error(c, &err);
-		return;
+	if (dur != NULL && name == NULL) {
+		cmd_error(c, PROTO_E_BAD_VALUE, "duration", "only an on-demand "
+		    "session (\"session\": NAME) ends after a duration");
+		goto out;
 	}
-	if (record_start(d->rec, &tmp, &err) == -1) {
-		json_object_put(settings);
+	if (dur != NULL && cmd_duration(c, dur, &duration) == -1)
+		goto out;
+	if (name != NULL && (key = cmd_session_refuses(settings)) != NULL) {
+		cmd_error(c, PROTO_E_NOT_SETTABLE, key, "%s is the daemon's, "
+		    "one for every session (%s); set it with configure", key,
+		    strcmp(key, "realtime") == 0 ? "the loop's scheduling" :
+		    "one disk budget");
+		goto out;
+	}
+	if (config_apply(&tmp, settings, CONFIG_REQUEST, &err, NULL) == -1) {
+		cmd_config_error(c, &err);
+		goto out;
+	}
+	if (name != NULL) {
+		cmd_start_session(d, c, name, &tmp, duration, settings);
+		goto out;
+	}
+	if (session_start(d->sessions, NULL, &tmp, 0, &err) == -1) {
 		log_warnx("start refused: %s", err.msg);
 		cmd_config_error(c, &err);
-		return;
+		goto out;
 	}
 	json_object_put(d->overrides);
 	d->overrides = NULL;
 	if (persist)
 		d->cfg = tmp;
 	if (!persist && json_object_object_length(settings) > 0)
-		d->overrides = settings;
-	else
-		json_object_put(settings);
+		d->overrides = json_object_get(settings);
 	o = record_status(d->rec);
+	json_object_object_add(o, "session",
+	    json_object_new_string(SESSION_DEFAULT));
 	if (d->overrides != NULL)
 		json_object_object_add(o, "overrides",
 		    json_object_get(d->overrides));
 	control_client_reply(c, proto_reply_ok(o));
+out:
+	json_object_put(settings);
 }
 
-/* The record has finished its last file: answer everyone who waits. */
+/* A session's recording has finished its last file: answer everyone who
+ * waits for its stop. */
 void
-cmd_stopped(struct record *rec, const char *file, void *arg)
+cmd_stopped(struct session *s, const char *file, void *arg)
 {
 	struct daemon	*d = arg;
+	struct record	*rec = session_record(s);
 	json_object	*o, *t;
 	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
 	const char	*problem;
+	size_t		 i = 0;
 
-	while (d->nr_stop_waiters > 0) {
+	while (i < d->nr_stop_waiters) {
+		struct control_client	*c = d->stop_waiters[i].c;
+
+		if (d->stop_waiters[i].s != s) {
+			i++;
+			continue;
+		}
+		d->stop_waiters[i] = d->stop_waiters[--d->nr_stop_waiters];
 		/* stopped, but files were lost: say so, and not "ok" */
 		if ((problem = record_problem(rec)) != NULL) {
-			control_client_reply(
-			    d->stop_waiters[--d->nr_stop_waiters],
-			    proto_reply_error(PROTO_E_SYSTEM, NULL, problem));
+			control_client_reply(c, proto_reply_error(
+			    PROTO_E_SYSTEM, NULL, problem));
 			continue;
 		}
 		o = json_object_new_object();
+		json_object_object_add(o, "session",
+		    json_object_new_string(session_name(s)));
 		if (file != NULL) {
 			snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir,
 			    file);
@@ -342,20 +519,25 @@ cmd_stopped(struct record *rec, const char *file, void *arg)
 		}
 		if ((t = record_last_totals(rec)) != NULL)
 			json_object_object_add(o, "totals", t);
-		control_client_reply(d->stop_waiters[--d->nr_stop_waiters],
-		    proto_reply_ok(o));
+		control_client_reply(c, proto_reply_ok(o));
 	}
-	/* they were this recording's */
-	json_object_put(d->overrides);
-	d->overrides = NULL;
-	if (d->exiting)
+	/* they were the default recording's */
+	if (!session_on_demand(s)) {
+		json_object_put(d->overrides);
+		d->overrides = NULL;
+	}
+	if (d->exiting && session_busy(d->sessions) == 0)
 		event_base_loopexit(d->base, NULL);
 }
 
 static void
 cmd_stop(struct daemon *d, struct control_client *c, json_object *args)
 {
-	if (record_state(d->rec) == RECORD_IDLE) {
+	struct session	*s;
+
+	if ((s = cmd_session(d, c, args)) == NULL)
+		return;
+	if (record_state(session_record(s)) == RECORD_IDLE) {
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
 		return;
 	}
@@ -365,11 +547,12 @@ cmd_stop(struct daemon *d, struct control_client *c, json_object *args)
 		    "the stop");
 		return;
 	}
-	d->stop_waiters[d->nr_stop_waiters++] = c;
+	d->stop_waiters[d->nr_stop_waiters].c = c;
+	d->stop_waiters[d->nr_stop_waiters++].s = s;
 	control_client_defer(c);
 	/* the reply comes from cmd_stopped, once every write is synced */
-	if (record_state(d->rec) == RECORD_RUNNING)
-		record_stop(d->rec, cmd_stopped, d);
+	if (record_state(session_record(s)) == RECORD_RUNNING)
+		session_stop(s);
 }
 
 /* A setting configured now replaces the start's one-off value of it: the
@@ -397,7 +580,7 @@ cmd_drop_overrides(struct daemon *d, json_object *args)
 static void
 cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 {
-	struct config		 tmp = d->cfg;
+	struct config		 tmp = d->cfg, eff;
 	struct config_error	 err;
 	json_object		*changed, *o;
 
@@ -409,6 +592,26 @@ cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 	if (config_apply(&tmp, args, CONFIG_REQUEST, &err, &changed) == -1) {
 		cmd_config_error(c, &err);
 		return;
+	}
+	/* as start would refuse it; only when given: the kernel may have
+	 * lowered its limit below a frequency set before */
+	if (json_object_object_get_ex(args, "freq", NULL) &&
+	    config_check_freq(&tmp, evsel_max_sample_rate(), &err) == -1) {
+		json_object_put(changed);
+		cmd_config_error(c, &err);
+		return;
+	}
+	/* more cblocks for the recording in progress: held against the
+	 * memory budget as a start is (the configured value wins over a
+	 * one-off one) */
+	if (json_object_object_get_ex(args, "cblocks", NULL)) {
+		cmd_settings(d, &eff);
+		eff.cblocks = tmp.cblocks;
+		if (session_check_update(d->sessions, &eff, &err) == -1) {
+			json_object_put(changed);
+			cmd_config_error(c, &err);
+			return;
+		}
 	}
 	d->cfg = tmp;
 	cmd_drop_overrides(d, args);
@@ -429,7 +632,7 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct config_error	 err;
 
-	if (daemon_reload(d, &err) == -1) {
+	if (d->reload(d, &err) == -1) {
 		cmd_config_error(c, &err);
 		return;
 	}
@@ -445,17 +648,27 @@ cmd_reload(struct daemon *d, struct control_client *c, json_object *args)
 static void
 cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 {
+	struct session	*s;
+	struct record	*rec;
 	json_object	*o, *f;
 	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
 	const char	*cur;
 	size_t		 w = d->nr_rotate_waiters;
 	int		 wait;
 
-	if (record_state(d->rec) != RECORD_RUNNING) {
+	if ((s = cmd_session(d, c, args)) == NULL)
+		return;
+	rec = session_record(s);
+	if (record_state(rec) != RECORD_RUNNING) {
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
 		return;
 	}
-	cur = record_file_name(d->rec);
+	if (record_is_flight(rec)) {
+		cmd_error(c, PROTO_E_STATE, NULL, "a flight recording has no "
+		    "file to rotate: snapshot writes its window");
+		return;
+	}
+	cur = record_file_name(rec);
 	/* too many waiting: the reply names the file without waiting */
 	wait = cur != NULL && strlen(cur) < sizeof(d->rotate_waiters[0].file) &&
 	    w < sizeof(d->rotate_waiters) / sizeof(d->rotate_waiters[0]);
@@ -467,7 +680,7 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 		    sizeof(d->rotate_waiters[w].file), "%s", cur);
 		d->nr_rotate_waiters++;
 	}
-	if (record_rotate(d->rec, "command", 1) == -1) {
+	if (record_rotate(rec, "command", 1) == -1) {
 		if (wait)
 			cmd_drop_rotate_waiter(d, c);
 		cmd_error(c, PROTO_E_SYSTEM, NULL, "cannot rotate now (paused, "
@@ -475,7 +688,7 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	/* the new current file, as before; then the one being finished */
-	o = record_status(d->rec);
+	o = record_status(rec);
 	f = json_object_get(json_object_object_get(o, "file"));
 	json_object_put(o);
 	if (f == NULL)
@@ -491,7 +704,7 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 	    json_object_new_string(d->rotate_waiters[w].file));
 	json_object_object_add(f, "finished_path",
 	    json_object_new_string(path));
-	cur = record_file_name(d->rec);
+	cur = record_file_name(rec);
 	if (d->rotate_waiters[w].done || (cur != NULL &&
 	    strcmp(cur, d->rotate_waiters[w].file) == 0)) {
 		/* whole already; or a switch being prepared will finish it
@@ -508,6 +721,48 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 }
 
 /*
+ * A flight recording's window as a file. Answers as rotate does, once
+ * the file is whole; its name is known at once, so the waiter is
+ * registered after the snapshot began (a file already whole then, its
+ * preamble built in the loop for want of a thread, is answered now).
+ */
+static void
+cmd_snapshot(struct daemon *d, struct control_client *c, json_object *args)
+{
+	struct config_error	 err;
+	json_object		*o;
+	const char		*name;
+	char			 path[CONFIG_PATH_LEN + NAME_MAX + 2];
+	size_t			 w = d->nr_rotate_waiters;
+
+	if (record_snapshot(d->rec, "command", &name, &err) == -1) {
+		cmd_config_error(c, &err);
+		return;
+	}
+	o = json_object_new_object();
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, name);
+	json_object_object_add(o, "finished", json_object_new_string(name));
+	json_object_object_add(o, "finished_path",
+	    json_object_new_string(path));
+	if (faccessat(d->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    strlen(name) >= sizeof(d->rotate_waiters[0].file) ||
+	    w == sizeof(d->rotate_waiters) / sizeof(d->rotate_waiters[0])) {
+		json_object_object_add(o, "finished_whole",
+		    json_object_new_boolean(faccessat(d->dirfd, name, F_OK,
+		    AT_SYMLINK_NOFOLLOW) == 0));
+		control_client_reply(c, proto_reply_ok(o));
+		return;
+	}
+	d->rotate_waiters[w].c = c;
+	d->rotate_waiters[w].reply = o;
+	d->rotate_waiters[w].done = 0;
+	snprintf(d->rotate_waiters[w].file, sizeof(d->rotate_waiters[w].file),
+	    "%s", name);
+	d->nr_rotate_waiters++;
+	control_client_defer(c);
+}
+
+/*
  * End the daemon as SIGTERM does. The reply goes out first; the client
  * then waits for the connection to close, which happens at the exit,
  * once the last file is whole.
@@ -520,10 +775,9 @@ cmd_shutdown(struct daemon *d, struct control_client *c, json_object *args)
 	log_info("shutdown requested by uid %d", (int)control_client_uid(c));
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "recording", json_object_new_boolean(
-	    record_state(d->rec) != RECORD_IDLE));
+	    session_busy(d->sessions) > 0));
 	control_client_reply(c, proto_reply_ok(o));
 	/* no more requests from it; kept past idle timeouts until the exit */
 	control_client_defer(c);
-	if (!d->exiting)
-		daemon_shutdown(d);
+	d->shutdown(d);
 }

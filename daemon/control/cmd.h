@@ -1,7 +1,9 @@
 /*
  * cmd: the daemon's side of the control commands: a handler for each row
  * of common/command.c's table, indexed by its id. Adding a command is one
- * row there and one handler here.
+ * row there and one handler here. Its callers (control.c through the
+ * callbacks daemon.c gives it, daemon.c itself) tell it what happened;
+ * it asks for a reload or a shutdown through struct daemon's hooks.
  */
 #ifndef PERFSPILL_CMD_H
 #define PERFSPILL_CMD_H
@@ -17,21 +19,19 @@ void	cmd_dispatch(struct daemon *, struct control_client *,
 /* The client is going away: drop anything that would answer it later. */
 void	cmd_client_gone(struct daemon *, struct control_client *);
 
-struct config;
-/* The settings the recording in progress uses: cfg with the start's
- * one-off overrides on top. */
-void	cmd_settings(const struct daemon *, struct config *);
 /* The configured settings changed (configure, reload): hand the live
- * ones, with the overrides on top, to the recording in progress. */
+ * ones, with the overrides on top, to the default recording in progress,
+ * and the retention to the on-demand sessions. */
 void	cmd_settings_changed(struct daemon *);
 
 /* A file was closed (record_on_file_done): answers the rotates waiting
  * for it. */
 void	cmd_file_done(struct daemon *, const char *file, int whole);
 
-struct record;
-/* record_stop callback: answers the clients waiting for the stop and
- * leaves the loop when the daemon is shutting down. arg is the daemon. */
-void	cmd_stopped(struct record *, const char *file, void *arg);
+struct session;
+/* A session's stop has finished (session_hooks.stopped): answers the
+ * clients waiting for it and leaves the loop when the daemon is shutting
+ * down and no session is busy. arg is the daemon. */
+void	cmd_stopped(struct session *, const char *file, void *arg);
 
 #endif

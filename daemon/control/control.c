@@ -1,13 +1,16 @@
 /*
  * control: the control socket and its clients (see control.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,13 +22,22 @@
 #include <event2/listener.h>
 #include <systemd/sd-daemon.h>
 
-#include "cmd.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
 #include "proto.h"
 
 #define CONTROL_MAX_GROUPS	64
+
+/*
+ * Descriptors kept free for privileged peers and the daemon's own files
+ * (a rotation's next file, a manifest, a hand-off's pipes, /proc reads):
+ * an unprivileged peer is refused once fewer are left, a privileged one
+ * makes room by closing the unprivileged client quiet longest, as for
+ * max_clients. Without it, readers that take the last descriptors make
+ * every accept fail (EMFILE) and root's own status with it.
+ */
+#define CONTROL_FD_RESERVE	32
 
 /*
  * Replies a peer has not read yet. Above HIGH the daemon takes no more
@@ -61,10 +73,15 @@ struct control_client {
 
 struct control {
 	struct daemon		*d;
+	control_dispatch_fn	 dispatch;	/* the creator's */
+	control_gone_fn		 gone;
 	struct evconnlistener	*lis;
 	struct event		*backoff;
 	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int			 owns_path;	/* we created it: we unlink it */
+	dev_t			 sock_dev;	/* the socket file we bound */
+	ino_t			 sock_ino;
+	int			 fd_reserve_said;	/* logged once */
 	gid_t			 ctl_gids[CONFIG_MAX_GROUPS];
 	size_t			 nr_ctl_gids;
 	int			 nclients;
@@ -106,22 +123,58 @@ control_mkdir_parent(const char *path)
 	return 0;
 }
 
-/* The socket file's group and mode: who may connect at all. */
+/* The socket file at ctl->path, without following a symlink: an O_PATH
+ * descriptor and its stat, or -1. */
+static int
+control_socket_open(const struct control *ctl, struct stat *st)
+{
+	int	 fd;
+
+	if ((fd = open(ctl->path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, st) == -1 || !S_ISSOCK(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The socket file's group and mode: who may connect at all. Changed on
+ * the very file we bound, found again without following a symlink: the
+ * socket's directory may be writable by others, and a name there
+ * replaced by a symlink must not make root chown or chmod its target.
+ * (chmod through /proc/self/fd: Linux 6.1 has no fchmodat on an O_PATH
+ * descriptor; the magic link names the inode we hold, not a path.)
+ */
 static void
 control_socket_access(struct control *ctl, const struct config *cfg)
 {
 	struct group	*gr;
+	struct stat	 st;
+	char		 proc[64];
+	int		 fd;
 
+	if ((fd = control_socket_open(ctl, &st)) == -1 ||
+	    st.st_dev != ctl->sock_dev || st.st_ino != ctl->sock_ino) {
+		log_warnx("%s is no longer the socket this daemon bound; its "
+		    "mode and group are left alone", ctl->path);
+		if (fd != -1)
+			close(fd);
+		return;
+	}
 	if ((gr = getgrnam(cfg->socket_group)) != NULL) {
-		if (chown(ctl->path, 0, gr->gr_gid) == -1)
+		if (fchownat(fd, "", 0, gr->gr_gid, AT_EMPTY_PATH) == -1)
 			log_warn("chown %s to group %s", ctl->path,
 			    cfg->socket_group);
 	} else
 		log_warnx("group '%s' does not exist; %s stays in root's "
 		    "group (create it with systemd-sysusers)",
 		    cfg->socket_group, ctl->path);
-	if (chmod(ctl->path, cfg->socket_mode) == -1)
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, cfg->socket_mode) == -1)
 		log_warn("chmod %s", ctl->path);
+	close(fd);
 }
 
 /* The gids of control_groups; a group that does not exist is skipped. */
@@ -148,7 +201,7 @@ control_listen_path(struct control *ctl, const struct config *cfg)
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	mode_t			 old;
-	int			 fd;
+	int			 fd, sfd;
 
 	if (strlen(cfg->socket_path) >= sizeof(ctl->path)) {
 		log_warnx("socket path %s is too long", cfg->socket_path);
@@ -188,6 +241,17 @@ control_listen_path(struct control *ctl, const struct config *cfg)
 	}
 	umask(old);
 	ctl->owns_path = 1;
+	/* what the mode and group apply to, now and at each reload: only
+	 * root can touch the file yet (umask), the directory's other
+	 * writers can only swap in a socket of their own */
+	if ((sfd = control_socket_open(ctl, &st)) == -1) {
+		log_warnx("%s: not the socket just bound", ctl->path);
+		close(fd);
+		return -1;
+	}
+	ctl->sock_dev = st.st_dev;
+	ctl->sock_ino = st.st_ino;
+	close(sfd);
 	/* listening before the mode is widened: a client that sees the file
 	 * can connect (no ECONNREFUSED window), and until then only root can */
 	if (listen(fd, 64) == -1) {
@@ -336,7 +400,7 @@ control_read_cb(struct bufferevent *bev, void *arg)
 			    err));
 			continue;
 		}
-		cmd_dispatch(c->ctl->d, c, cmd, args);
+		c->ctl->dispatch(c->ctl->d, c, cmd, args);
 		json_object_put(req);
 		if (c->deferred)
 			bufferevent_disable(bev, EV_READ);
@@ -381,7 +445,7 @@ control_client_free(struct control_client *c)
 {
 	struct control	*ctl = c->ctl;
 
-	cmd_client_gone(ctl->d, c);
+	ctl->gone(ctl->d, c);
 	TAILQ_REMOVE(&ctl->clients, c, entry);
 	ctl->nclients--;
 	event_free(c->lost);
@@ -425,7 +489,7 @@ control_send_busy(int fd, const char *why)
  * held by privileged peers.
  */
 static int
-control_evict(struct control *ctl)
+control_evict(struct control *ctl, const char *why)
 {
 	struct control_client	*c, *victim = NULL;
 
@@ -438,13 +502,33 @@ control_evict(struct control *ctl)
 	if (victim == NULL)
 		return -1;
 	log_info("client pid %d uid %d closed to make room for a privileged "
-	    "peer (max_clients %d reached)", (int)victim->pid,
-	    (int)victim->uid, ctl->nclients);
+	    "peer (%s)", (int)victim->pid, (int)victim->uid, why);
 	if (evbuffer_get_length(bufferevent_get_output(victim->bev)) == 0)
 		control_send_busy(bufferevent_getfd(victim->bev), "closed to "
-		    "make room for a privileged client (max_clients)");
+		    "make room for a privileged client");
 	control_client_free(victim);
 	return 0;
+}
+
+/* Descriptors this process may still open: its limit less those open
+ * (counted in /proc/self/fd, whose own descriptor is not counted). */
+static long
+control_fds_free(void)
+{
+	struct rlimit	 rl;
+	DIR		*dir;
+	long		 n = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return LONG_MAX;
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return errno == EMFILE || errno == ENFILE ? 0 : LONG_MAX;
+	while (readdir(dir) != NULL)
+		n++;
+	closedir(dir);
+	/* ".", ".." and the directory's own */
+	return (long)rl.rlim_cur - (n - 3);
 }
 
 static void
@@ -453,6 +537,7 @@ control_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 {
 	struct control		*ctl = arg;
 	struct control_client	*c;
+	long			 nfree;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		close(fd);
@@ -462,11 +547,32 @@ control_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	control_peer_identify(c, fd);
 	control_peer_authorize(ctl, c);
 	if ((uint64_t)ctl->nclients >= ctl->d->cfg.max_clients &&
-	    (!c->privileged || control_evict(ctl) == -1)) {
+	    (!c->privileged || control_evict(ctl, "max_clients reached") ==
+	    -1)) {
 		control_send_busy(fd, "too many clients; try again later");
 		close(fd);
 		free(c);
 		return;
+	}
+	if ((nfree = control_fds_free()) < CONTROL_FD_RESERVE) {
+		if (!ctl->fd_reserve_said) {
+			ctl->fd_reserve_said = 1;
+			log_warnx("%ld file descriptors left (RLIMIT_NOFILE): "
+			    "the last %d are kept for privileged peers and the "
+			    "daemon's own files; unprivileged clients are "
+			    "refused while fewer are free (said once)", nfree,
+			    CONTROL_FD_RESERVE);
+		}
+		/* a privileged peer gives one back in its place */
+		if (c->privileged)
+			control_evict(ctl, "file descriptors low");
+		else {
+			control_send_busy(fd, "too many clients for the "
+			    "daemon's file descriptors; try again later");
+			close(fd);
+			free(c);
+			return;
+		}
 	}
 	c->bev = bufferevent_socket_new(ctl->d->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -517,7 +623,8 @@ control_error_cb(struct evconnlistener *lis, void *arg)
 }
 
 struct control *
-control_create(struct daemon *d)
+control_create(struct daemon *d, control_dispatch_fn dispatch,
+    control_gone_fn gone)
 {
 	struct control	*ctl;
 	int		 fd = -1, n;
@@ -525,6 +632,8 @@ control_create(struct daemon *d)
 	if ((ctl = calloc(1, sizeof(*ctl))) == NULL)
 		return NULL;
 	ctl->d = d;
+	ctl->dispatch = dispatch;
+	ctl->gone = gone;
 	TAILQ_INIT(&ctl->clients);
 	control_groups(ctl, &d->cfg);
 	n = sd_listen_fds(1);

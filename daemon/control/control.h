@@ -1,7 +1,8 @@
 /*
  * control: the UNIX stream socket and its clients. A client is identified
  * by SO_PEERCRED (and SO_PEERGROUPS) at accept; every line it sends is
- * size-checked before parsing and handed to cmd_dispatch. Any read error,
+ * size-checked before parsing and handed to the creator's dispatch
+ * callback (cmd_dispatch in perfspilld). Any read error,
  * EOF, oversize message or idle timeout goes through one "peer lost" path.
  */
 #ifndef PERFSPILL_CONTROL_H
@@ -15,9 +16,17 @@ struct daemon;
 struct control;
 struct control_client;
 
+/* What the creator does with a request of client c, and with a client
+ * that goes away (anything that would answer it later is dropped). */
+typedef void	(*control_dispatch_fn)(struct daemon *,
+		    struct control_client *c, const char *cmd,
+		    json_object *args);
+typedef void	(*control_gone_fn)(struct daemon *, struct control_client *c);
+
 /* Listen on the systemd-passed socket if there is one, else create the
  * configured path with its mode and group. NULL on error (logged). */
-struct control	*control_create(struct daemon *);
+struct control	*control_create(struct daemon *, control_dispatch_fn,
+		    control_gone_fn);
 void		 control_destroy(struct control *);
 /* A reload changed the settings: control groups (for connected peers
  * too), client_timeout, and the socket file's group and mode apply now. */

@@ -1,7 +1,9 @@
 /*
- * daemon: the state perfspilld's parts share, owned by perfspilld.c and
- * handed to the control commands. There is one instance, passed by
- * pointer, never a global.
+ * daemon: the state perfspilld's parts share and the daemon's life:
+ * load, start-up, reload, shutdown, teardown (daemon.c). daemon.c owns
+ * the instance and hands it to the control commands; there is one,
+ * passed by pointer, never a global. perfspilld.c's main only parses
+ * the options and runs the loop.
  */
 #ifndef PERFSPILL_DAEMON_H
 #define PERFSPILL_DAEMON_H
@@ -12,9 +14,14 @@
 
 struct control;
 struct record;
+struct session;
+struct session_table;
 struct notify;
 struct handoff;
 struct control_client;
+struct pidfile;
+
+#define DAEMON_NSIGNALS	4	/* SIGTERM, SIGINT, SIGHUP, SIGUSR2 */
 
 struct daemon {
 	struct event_base	*base;
@@ -26,18 +33,31 @@ struct daemon {
 	/* what the command line fixed: reload keeps these */
 	const char		*cli_socket;
 	const char		*cli_output_dir;
+	const char		*cli_pid_file;	/* NULL: beside the socket */
 	int			 dirfd;		/* the output directory */
 	int			 lockfd;	/* its lock (outdir.h), held for life */
-	struct record		*rec;
+	struct session_table	*sessions;	/* every recording (session.h) */
+	struct record		*rec;		/* ...the default session's */
 	struct control		*ctl;
 	struct notify		*notify;
 	struct handoff		*handoff;	/* on_finish of finished files */
+	struct pidfile		*pidfile;
+	struct event		*sigs[DAEMON_NSIGNALS];
+	/* the lifecycle, for the commands that ask for it (reload,
+	 * shutdown): cmd.c calls these hooks, set by daemon_init, and never
+	 * daemon.c by name, so that calls go one way */
+	int			(*reload)(struct daemon *,
+				    struct config_error *err);
+	void			(*shutdown)(struct daemon *);
 	int			 exiting;
 	time_t			 started;
 	struct event		*metrics_ev;	/* metrics_file's timer, or NULL */
 	int			 metrics_failing; /* its last write failed */
-	/* clients waiting for the running stop to finish */
-	struct control_client	*stop_waiters[16];
+	/* clients waiting for a session's stop to finish */
+	struct {
+		struct control_client	*c;
+		struct session		*s;
+	}			 stop_waiters[16];
 	size_t			 nr_stop_waiters;
 	/* clients waiting for the file their rotate finished */
 	struct {
@@ -50,9 +70,19 @@ struct daemon {
 	size_t			 nr_rotate_waiters;
 };
 
-/* Re-read the config file; 0, or -1 with err filled (nothing changed). */
-int	daemon_reload(struct daemon *, struct config_error *err);
-/* Finish the current file whole, then leave the loop. */
-void	daemon_shutdown(struct daemon *);
+/* Empty, with its hooks: reload re-reads the config file (0, or -1 with
+ * err filled and nothing changed); shutdown finishes the current file
+ * whole, then leaves the loop (again: nothing). */
+void	daemon_init(struct daemon *);
+/* Defaults, then the config file, then the command line (cli_*): the
+ * precedence that start-up and a reload share. 0, or -1 with err. */
+int	daemon_load(struct daemon *, struct config *, struct config_error *);
+/* Everything up to READY=1 with d->cfg loaded: output directory and its
+ * lock, loop and signals, salvage and retention, record, hand-off,
+ * control socket, pid file, notify, metrics; records if record_on_start.
+ * Exits with a message when one of them cannot be had. */
+void	daemon_start(struct daemon *);
+/* After the loop: every part freed in reverse, signals blocked. */
+void	daemon_finish(struct daemon *);
 
 #endif

@@ -15,14 +15,15 @@
 #include "log.h"
 #include "metrics.h"
 #include "paths.h"
-#include "record.h"
+#include "session.h"
 
 int
 exporter_text(struct daemon *d, struct sbuf *out)
 {
 	struct metrics	 m;
 
-	record_metrics(d->rec, &m);
+	/* every session's, those that ended included */
+	session_metrics(d->sessions, &m);
 	handoff_counts(d->handoff, &m.handoffs_ok, &m.handoffs_failed);
 	m.started = d->started;
 	m.version = PERFSPILL_VERSION;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "metrics.h"
+#include "utf8.h"
 
 static int
 metrics_printf(struct sbuf *out, const char *fmt, ...)
@@ -51,28 +52,6 @@ metrics_u64(struct sbuf *out, const char *name, const char *type,
 	return metrics_printf(out, "perfspill_%s %" PRIu64 "\n", name, v);
 }
 
-/* The length of the UTF-8 character at s, or 0 when it is not one. */
-static size_t
-metrics_utf8_len(const unsigned char *s)
-{
-	size_t	 n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /*
  * A label value: \ " and line feed escaped, at most 200 bytes of it,
  * whole characters only; a byte that is not UTF-8 (a path in another
@@ -86,7 +65,7 @@ metrics_escape(char *dst, size_t len, const char *src)
 	size_t			 n = 0, c, u;
 
 	for (; *s != '\0'; s += c) {
-		c = (u = metrics_utf8_len(s)) == 0 ? 1 : u;
+		c = (u = utf8_len((const char *)s)) == 0 ? 1 : u;
 		if (n + c + 2 >= len || n + c > 200)
 			break;
 		if (*s == '\\' || *s == '"') {
@@ -103,6 +82,86 @@ metrics_escape(char *dst, size_t len, const char *src)
 		}
 	}
 	dst[n] = '\0';
+}
+
+void
+metrics_add(struct metrics *to, const struct metrics *from)
+{
+	to->samples += from->samples;
+	to->lost += from->lost;
+	to->lost_samples += from->lost_samples;
+	to->bytes_written += from->bytes_written;
+	to->bytes_dropped += from->bytes_dropped;
+	to->self_excluded += from->self_excluded;
+	to->files_finished += from->files_finished;
+	to->files_removed += from->files_removed;
+	to->handoffs_ok += from->handoffs_ok;
+	to->handoffs_failed += from->handoffs_failed;
+	to->recordings += from->recordings;
+}
+
+/*
+ * Each session's own series, one family per figure, labelled with the
+ * session's name (a checked name: nothing to escape). The series of an
+ * on-demand session go when it ends; the daemon's totals keep its
+ * counts.
+ */
+static int
+metrics_sessions(struct sbuf *out, const struct metrics *m)
+{
+	static const struct {
+		const char	*name;
+		const char	*type;
+		const char	*help;
+		size_t		 off;
+	} fams[] = {
+#define C(n, h)	{ #n "_total", "counter", h, \
+	offsetof(struct metrics_session, n) }
+		C(samples, "Samples the session wrote."),
+		C(lost, "Events the kernel dropped in the session's rings "
+		    "(PERF_RECORD_LOST)."),
+		C(lost_samples, "Samples the kernel dropped for the session "
+		    "(PERF_RECORD_LOST_SAMPLES)."),
+		C(bytes_written, "Bytes of the session's files written."),
+		C(files_finished, "The session's trace files finished."),
+#undef C
+		{ "memory_bytes", "gauge", "Memory the session holds: rings, "
+		    "buffers, compression, as its start counted it.",
+		    offsetof(struct metrics_session, memory) },
+		{ "direct_io", "gauge", "1 while the session's current file "
+		    "is written past the page cache (O_DIRECT).",
+		    offsetof(struct metrics_session, direct) },
+	};
+	const struct metrics_session	*ms;
+	size_t				 i, j;
+	uint64_t			 v;
+	char				 name[64];
+
+	if (m->nr_sessions == 0)
+		return 0;
+	if (metrics_family(out, "session_recording", "gauge", "1 while the "
+	    "session records (paused or not).") == -1)
+		return -1;
+	for (j = 0; j < m->nr_sessions; j++)
+		if (metrics_printf(out, "perfspill_session_recording{session="
+		    "\"%s\"} %d\n", m->sessions[j].name,
+		    m->sessions[j].recording) == -1)
+			return -1;
+	for (i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+		snprintf(name, sizeof(name), "session_%s", fams[i].name);
+		if (metrics_family(out, name, fams[i].type, fams[i].help) ==
+		    -1)
+			return -1;
+		for (j = 0; j < m->nr_sessions; j++) {
+			ms = &m->sessions[j];
+			v = *(const uint64_t *)(const void *)((const char *)ms +
+			    fams[i].off);
+			if (metrics_printf(out, "perfspill_%s{session=\"%s\"} %"
+			    PRIu64 "\n", name, ms->name, v) == -1)
+				return -1;
+		}
+	}
+	return 0;
 }
 
 int
@@ -163,6 +222,14 @@ metrics_format(struct sbuf *out, const struct metrics *m)
 			return -1;
 	} else if (metrics_printf(out, "perfspill_paused{reason=\"\"} 0\n") ==
 	    -1)
+		return -1;
+	if (metrics_u64(out, "memory_bytes", "gauge", "Memory the sessions "
+	    "hold: rings, buffers, compression, as a start counts it.",
+	    m->memory) == -1 ||
+	    metrics_u64(out, "memory_budget_bytes", "gauge", "What the "
+	    "sessions may hold: the cgroup's limit or the machine's memory, "
+	    "less a reserve, or max_memory.", m->memory_budget) == -1 ||
+	    metrics_sessions(out, m) == -1)
 		return -1;
 	if (metrics_u64(out, "start_time_seconds", "gauge", "When perfspilld "
 	    "started, seconds since the epoch.", (uint64_t)m->started) == -1)

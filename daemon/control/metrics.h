@@ -14,6 +14,19 @@
 
 #include "sbuf.h"
 
+/* One session's own series, labelled with its name. */
+struct metrics_session {
+	const char	*name;
+	uint64_t	 samples;
+	uint64_t	 lost;
+	uint64_t	 lost_samples;
+	uint64_t	 bytes_written;
+	uint64_t	 files_finished;
+	uint64_t	 memory;	/* what it holds (record_memory) */
+	uint64_t	 direct;	/* 1: its file goes past the page cache */
+	int		 recording;
+};
+
 struct metrics {
 	/* counters, since the daemon started */
 	uint64_t	 samples;	/* samples written to trace files */
@@ -33,8 +46,17 @@ struct metrics {
 	const char	*paused;	/* why, or NULL / "" when not paused */
 	time_t		 started;	/* the daemon's start */
 	const char	*version;
+	uint64_t	 memory;	/* what the sessions hold */
+	uint64_t	 memory_budget;	/* ...and may hold (session.h) */
+	/* every session's own series; the counters above are the sum over
+	 * the daemon's life, ended sessions included */
+	const struct metrics_session *sessions;
+	size_t		 nr_sessions;
 };
 
+/* Add the counters of from (not its gauges) to to: a daemon's totals
+ * over several recordings. */
+void	metrics_add(struct metrics *to, const struct metrics *from);
 /* Append the exposition text. 0, or -1 when memory runs out. */
 int	metrics_format(struct sbuf *out, const struct metrics *);
 /* Replace path with the text atomically (a temporary file beside it, then

@@ -6,71 +6,27 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/queue.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "handoff.h"
+#include "handoff-int.h"
 #include "log.h"
 
-/* Seconds between SIGTERM and SIGKILL of a program past its timeout. */
-#define HANDOFF_KILL_GRACE	5
 /* The longest back-off between two tries, seconds. */
 #define HANDOFF_RETRY_MAX	3600
-#define HANDOFF_NENV		20
-#define HANDOFF_ENV_LEN		(CONFIG_PATH_LEN + NAME_MAX + 32)
-/* .NAME.handoff: the file's hand-off has not succeeded yet */
-#define HANDOFF_MARK_SUFFIX	".handoff"
-
-enum handoff_state {
-	HANDOFF_QUEUED,		/* waiting for a free slot */
-	HANDOFF_RUNNING,
-	HANDOFF_WAITING,	/* failed; tried again when the timer fires */
-};
-
-struct handoff_job {
-	struct handoff		*ho;
-	char			 name[NAME_MAX + 1];
-	char			 path[CONFIG_PATH_LEN + NAME_MAX + 2];
-	char			 manifest[CONFIG_PATH_LEN + NAME_MAX + 8];
-	char			 env[HANDOFF_NENV][HANDOFF_ENV_LEN];
-	size_t			 nenv;
-	enum handoff_state	 state;
-	unsigned int		 tries;		/* runs started */
-	pid_t			 pid;
-	int			 killed;	/* SIGTERM sent at the timeout */
-	struct event		*timer;		/* timeout, or the retry */
-	TAILQ_ENTRY(handoff_job) entry;
-};
-
-TAILQ_HEAD(handoff_jobs, handoff_job);
-
-struct handoff {
-	struct event_base	*base;
-	int			 dirfd;
-	struct event		*sigchld;
-	char			 prog[CONFIG_PATH_LEN];
-	char			 dir[CONFIG_PATH_LEN];
-	uint64_t		 jobs, timeout, tries, retry;
-	int			 remove_after;
-	struct handoff_jobs	 q;		/* every job, in arrival order */
-	size_t			 running;
-	uint64_t		 ok, failed, gave_up, timed_out, removed;
-};
 
 static void	handoff_kick(struct handoff *);
 static void	handoff_free_job(struct handoff_job *);
-static void	handoff_unmark(struct handoff_job *);
 static void	handoff_reap(evutil_socket_t, short, void *);
+
+static void	handoff_run_ended(struct handoff_job *, int, const char *);
 
 struct handoff *
 handoff_create(struct event_base *base, int dirfd)
@@ -80,10 +36,14 @@ handoff_create(struct event_base *base, int dirfd)
 	if ((ho = calloc(1, sizeof(*ho))) == NULL)
 		return NULL;
 	ho->base = base;
+	ho->ended = handoff_run_ended;
 	ho->dirfd = dirfd;
 	TAILQ_INIT(&ho->q);
-	/* children are reaped here, by pid: nothing else of ours forks
-	 * after start-up, and waitpid(-1) would take no one else's */
+	/* children are reaped here (handoff-spawn.c): nothing else of ours
+	 * forks after start-up. What a program starts and leaves becomes
+	 * ours too, to be killed and reaped with its process group. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("on_finish: cannot be the subreaper of its programs");
 	if ((ho->sigchld = evsignal_new(base, SIGCHLD, handoff_reap, ho)) ==
 	    NULL || evsignal_add(ho->sigchld, NULL) == -1) {
 		if (ho->sigchld != NULL)
@@ -98,9 +58,20 @@ void
 handoff_configure(struct handoff *ho, const struct config *cfg)
 {
 	struct handoff_job	*j, *next;
+	int			 unit;
 
 	snprintf(ho->prog, sizeof(ho->prog), "%s", cfg->on_finish);
 	snprintf(ho->dir, sizeof(ho->dir), "%s", cfg->output_dir);
+	snprintf(ho->user, sizeof(ho->user), "%s", cfg->on_finish_user);
+	/* runs already started finish the way they were started */
+	unit = cfg->on_finish_unit && handoff_unit_available();
+	if (ho->prog[0] != '\0')
+		log_info("on_finish: %s runs %s", ho->prog, unit ?
+		    "in a unit of its own, " HANDOFF_UNIT_PREFIX ".service" :
+		    "as a child of perfspilld, as on_finish_user");
+	ho->use_unit = unit;
+	if (ho->prog[0] != '\0')
+		handoff_spawn_group(cfg, ho->dirfd);
 	ho->jobs = cfg->on_finish_jobs;
 	ho->timeout = cfg->on_finish_timeout;
 	ho->tries = cfg->on_finish_tries;
@@ -118,7 +89,7 @@ handoff_configure(struct handoff *ho, const struct config *cfg)
 		log_warnx("on_finish for %s: not run (on_finish is off now)",
 		    j->name);
 		ho->gave_up++;
-		handoff_unmark(j);
+		handoff_mark_remove(j);
 		handoff_free_job(j);
 	}
 }
@@ -151,56 +122,12 @@ handoff_utc(char *buf, size_t len, time_t t)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/*
- * The mark of a file whose hand-off is owed: it outlives the daemon, so
- * that the next one (an upgrade, a reboot) runs what this one could not
- * finish, with the same facts. Hidden, so retention and listings pass it.
- */
-static void
-handoff_mark_name(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, ".%s" HANDOFF_MARK_SUFFIX, name);
-}
-
-static void
-handoff_mark(struct handoff_job *j)
-{
-	char	 mark[NAME_MAX + 16];
-	FILE	*f;
-	size_t	 i;
-	int	 fd;
-
-	handoff_mark_name(j->name, mark, sizeof(mark));
-	if ((fd = openat(j->ho->dirfd, mark, O_WRONLY | O_CREAT | O_TRUNC |
-	    O_CLOEXEC | O_NOFOLLOW, 0640)) == -1 ||
-	    (f = fdopen(fd, "w")) == NULL) {
-		log_warn("on_finish for %s: %s (not run again after a restart)",
-		    j->name, mark);
-		if (fd != -1)
-			close(fd);
-		return;
-	}
-	for (i = 0; i < j->nenv; i++)
-		fprintf(f, "%s\n", j->env[i]);
-	if (fclose(f) == EOF)
-		log_warn("on_finish for %s: %s", j->name, mark);
-}
-
-/* The hand-off is over for good: done, given up or turned off. */
-static void
-handoff_unmark(struct handoff_job *j)
-{
-	char	 mark[NAME_MAX + 16];
-
-	handoff_mark_name(j->name, mark, sizeof(mark));
-	if (unlinkat(j->ho->dirfd, mark, 0) == -1 && errno != ENOENT)
-		log_warn("on_finish for %s: removing %s", j->name, mark);
-}
-
 static void
 handoff_free_job(struct handoff_job *j)
 {
 	TAILQ_REMOVE(&j->ho->q, j, entry);
+	handoff_spawn_forget(j);
+	handoff_unit_forget(j);
 	if (j->timer != NULL)
 		event_free(j->timer);
 	free(j);
@@ -211,6 +138,7 @@ handoff_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct handoff_job	*j = arg;
 	struct timeval		 tv = { HANDOFF_KILL_GRACE, 0 };
+	int			 sig;
 
 	(void)fd;
 	(void)what;
@@ -222,18 +150,22 @@ handoff_timer(evutil_socket_t fd, short what, void *arg)
 	}
 	if (j->state != HANDOFF_RUNNING)
 		return;
-	/* the program has its own process group: whatever it started
-	 * (curl under a shell) goes with it */
+	/* the program has its own process group, or unit: whatever it
+	 * started (curl under a shell) goes with it */
 	if (!j->killed) {
 		log_warnx("on_finish for %s: still running after %" PRIu64
 		    "s; terminating it", j->name, j->ho->timeout);
 		j->killed = 1;
-		kill(-j->pid, SIGTERM);
+		sig = SIGTERM;
 		evtimer_add(j->timer, &tv);
 	} else {
 		log_warnx("on_finish for %s: killing it", j->name);
-		kill(-j->pid, SIGKILL);
+		sig = SIGKILL;
 	}
+	if (j->via == HANDOFF_VIA_UNIT)
+		handoff_unit_signal(j, sig);
+	else
+		handoff_spawn_signal(j, sig);
 }
 
 static struct handoff_job *
@@ -249,6 +181,7 @@ handoff_new_job(struct handoff *ho, const char *name)
 		return NULL;
 	}
 	j->ho = ho;
+	j->out_fd = -1;
 	snprintf(j->name, sizeof(j->name), "%s", name);
 	snprintf(j->path, sizeof(j->path), "%s/%s", ho->dir, name);
 	return j;
@@ -277,6 +210,8 @@ handoff_add(struct handoff *ho, const struct manifest_facts *f,
 	handoff_setenv(j, "PERFSPILL_NAME", "%s", f->name);
 	handoff_setenv(j, "PERFSPILL_DIR", "%s", ho->dir);
 	handoff_setenv(j, "PERFSPILL_HOST", "%s", f->host);
+	if (f->session != NULL)
+		handoff_setenv(j, "PERFSPILL_SESSION", "%s", f->session);
 	handoff_setenv(j, "PERFSPILL_SEQ", "%u", f->seq);
 	handoff_setenv(j, "PERFSPILL_BYTES", "%" PRIu64, f->bytes);
 	handoff_setenv(j, "PERFSPILL_SAMPLES", "%" PRIu64, f->samples);
@@ -289,7 +224,7 @@ handoff_add(struct handoff *ho, const struct manifest_facts *f,
 	    f->time_first);
 	handoff_setenv(j, "PERFSPILL_LAST_SAMPLE_TIME", "%" PRIu64,
 	    f->time_last);
-	handoff_mark(j);
+	handoff_mark_write(j);
 	j->state = HANDOFF_QUEUED;
 	TAILQ_INSERT_TAIL(&ho->q, j, entry);
 	handoff_kick(ho);
@@ -350,6 +285,13 @@ handoff_resume(struct handoff *ho)
 		while (j->nenv < HANDOFF_NENV &&
 		    fgets(line, sizeof(line), f) != NULL) {
 			line[strcspn(line, "\n")] = '\0';
+			handoff_mark_unescape(line);
+			/* this daemon's program and count, not the last's */
+			if (strncmp(line, HANDOFF_ENV_PROGRAM "=",
+			    strlen(HANDOFF_ENV_PROGRAM) + 1) == 0 ||
+			    strncmp(line, HANDOFF_ENV_TRY "=",
+			    strlen(HANDOFF_ENV_TRY) + 1) == 0)
+				continue;
 			if (strncmp(line, "PERFSPILL_MANIFEST=", 19) == 0 &&
 			    strlen(line + 19) < sizeof(j->manifest))
 				memcpy(j->manifest, line + 19,
@@ -368,72 +310,6 @@ handoff_resume(struct handoff *ho)
 	handoff_kick(ho);
 }
 
-static int
-handoff_spawn(struct handoff_job *j)
-{
-	struct handoff			*ho = j->ho;
-	posix_spawn_file_actions_t	 fa;
-	posix_spawnattr_t		 attr;
-	struct sched_param		 sp;
-	sigset_t			 all, none;
-	char				*argv[4], *envp[HANDOFF_NENV + 2];
-	char				 try[32];
-	size_t				 i;
-	int				 rc;
-
-	argv[0] = ho->prog;
-	argv[1] = j->path;
-	argv[2] = j->manifest;
-	argv[3] = NULL;
-	for (i = 0; i < j->nenv; i++)
-		envp[i] = j->env[i];
-	snprintf(try, sizeof(try), "PERFSPILL_TRY=%u", j->tries + 1);
-	envp[i++] = try;
-	envp[i] = NULL;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	sigfillset(&all);
-	sigemptyset(&none);
-	memset(&sp, 0, sizeof(sp));
-	/*
-	 * Its own process group (the timeout kills the group), default
-	 * signal actions and no mask (we ignore SIGPIPE), the normal
-	 * scheduler (the loop may be SCHED_FIFO), stdin from /dev/null,
-	 * stdout and stderr to our stderr, which is the log under systemd;
-	 * no other descriptor: a ring or the socket is not the program's.
-	 */
-	rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSCHEDULER);
-	if (rc == 0)
-		rc = posix_spawnattr_setpgroup(&attr, 0);
-	if (rc == 0)
-		rc = posix_spawnattr_setsigdefault(&attr, &all);
-	if (rc == 0)
-		rc = posix_spawnattr_setsigmask(&attr, &none);
-	if (rc == 0)
-		rc = posix_spawnattr_setschedpolicy(&attr, SCHED_OTHER);
-	if (rc == 0)
-		rc = posix_spawnattr_setschedparam(&attr, &sp);
-	if (rc == 0)
-		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-		    O_RDONLY, 0);
-	if (rc == 0)
-		rc = posix_spawn_file_actions_adddup2(&fa, 2, 1);
-	if (rc == 0)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	if (rc == 0)
-		rc = posix_spawn(&j->pid, ho->prog, &fa, &attr, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
-}
-
 /* A run ended (or could not start): count it, retry or let the file go. */
 static void
 handoff_ended(struct handoff_job *j, int ok, const char *how)
@@ -441,14 +317,12 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 	struct handoff	*ho = j->ho;
 	struct timeval	 tv = { 0, 0 };
 	uint64_t	 wait;
-	char		 mname[NAME_MAX + 8];
 	unsigned int	 k;
 
 	if (ok) {
 		ho->ok++;
 		log_info("on_finish for %s: %s", j->name, how);
 		if (ho->remove_after) {
-			manifest_name(j->name, mname, sizeof(mname));
 			if (unlinkat(ho->dirfd, j->name, 0) == -1)
 				log_warn("on_finish for %s: removing it",
 				    j->name);
@@ -457,9 +331,9 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 				log_info("removed %s: handed off "
 				    "(remove_after_handoff)", j->name);
 			}
-			unlinkat(ho->dirfd, mname, 0);
+			manifest_unlink_beside(ho->dirfd, j->name);
 		}
-		handoff_unmark(j);
+		handoff_mark_remove(j);
 		handoff_free_job(j);
 		return;
 	}
@@ -468,7 +342,7 @@ handoff_ended(struct handoff_job *j, int ok, const char *how)
 		ho->gave_up++;
 		log_warnx("on_finish for %s: %s; giving up after %u tries "
 		    "(retention may remove it now)", j->name, how, j->tries);
-		handoff_unmark(j);
+		handoff_mark_remove(j);
 		handoff_free_job(j);
 		return;
 	}
@@ -492,7 +366,7 @@ handoff_kick(struct handoff *ho)
 {
 	struct handoff_job	*j, *next;
 	struct timeval		 tv;
-	char			 how[CONFIG_PATH_LEN + 64];
+	char			 how[2 * CONFIG_PATH_LEN + 128];
 
 	for (j = TAILQ_FIRST(&ho->q); j != NULL && ho->running < ho->jobs &&
 	    ho->prog[0] != '\0'; j = next) {
@@ -500,64 +374,50 @@ handoff_kick(struct handoff *ho)
 		if (j->state != HANDOFF_QUEUED)
 			continue;
 		j->killed = 0;
-		if (handoff_spawn(j) == -1) {
-			j->tries++;
-			snprintf(how, sizeof(how), "cannot run %s: %s",
-			    ho->prog, strerror(errno));
+		j->tries++;
+		j->via = ho->use_unit ? HANDOFF_VIA_UNIT : HANDOFF_VIA_SPAWN;
+		if ((j->via == HANDOFF_VIA_UNIT ? handoff_unit_start(j, how,
+		    sizeof(how)) : handoff_spawn_start(j, how, sizeof(how))) ==
+		    -1) {
 			handoff_ended(j, 0, how);
 			continue;
 		}
-		j->tries++;
 		j->state = HANDOFF_RUNNING;
 		ho->running++;
 		tv.tv_sec = (time_t)ho->timeout;
 		tv.tv_usec = 0;
 		evtimer_add(j->timer, &tv);
-		log_debug("on_finish for %s: started pid %ld (try %u)",
-		    j->name, (long)j->pid, j->tries);
+		log_debug("on_finish for %s: started %s (try %u)", j->name,
+		    j->via == HANDOFF_VIA_UNIT ? j->unit : "its program",
+		    j->tries);
 	}
 }
 
 static void
 handoff_reap(evutil_socket_t fd, short what, void *arg)
 {
-	struct handoff		*ho = arg;
-	struct handoff_job	*j, *next;
-	char			 how[64];
-	int			 st;
-	pid_t			 pid;
-
 	(void)fd;
 	(void)what;
-	/* one SIGCHLD may stand for several exits: look at every child */
-	for (j = TAILQ_FIRST(&ho->q); j != NULL; j = next) {
-		next = TAILQ_NEXT(j, entry);
-		if (j->state != HANDOFF_RUNNING)
-			continue;
-		while ((pid = waitpid(j->pid, &st, WNOHANG)) == -1 &&
-		    errno == EINTR)
-			;
-		if (pid == 0)
-			continue;
-		evtimer_del(j->timer);
-		j->state = HANDOFF_QUEUED;	/* until handoff_ended says */
-		ho->running--;
-		if (pid == -1)
-			snprintf(how, sizeof(how), "lost its exit status: %s",
-			    strerror(errno));
-		else if (j->killed) {
-			ho->timed_out++;
-			snprintf(how, sizeof(how), "timed out after %" PRIu64
-			    "s", ho->timeout);
-		} else if (WIFEXITED(st))
-			snprintf(how, sizeof(how), "exit status %d",
-			    WEXITSTATUS(st));
-		else
-			snprintf(how, sizeof(how), "killed by signal %d",
-			    WTERMSIG(st));
-		handoff_ended(j, pid != -1 && !j->killed && WIFEXITED(st) &&
-		    WEXITSTATUS(st) == 0, how);
+	handoff_spawn_reap(arg);
+}
+
+static void
+handoff_run_ended(struct handoff_job *j, int ok, const char *how)
+{
+	struct handoff	*ho = j->ho;
+	char		 buf[64];
+
+	evtimer_del(j->timer);
+	j->state = HANDOFF_QUEUED;	/* until handoff_ended says */
+	ho->running--;
+	if (j->killed) {
+		ho->timed_out++;
+		snprintf(buf, sizeof(buf), "timed out after %" PRIu64 "s",
+		    ho->timeout);
+		how = buf;
+		ok = 0;
 	}
+	handoff_ended(j, ok, how);
 	handoff_kick(ho);
 }
 
@@ -589,6 +449,10 @@ handoff_status(struct handoff *ho)
 	if ((o = json_object_new_object()) == NULL)
 		return NULL;
 	json_object_object_add(o, "program", json_object_new_string(ho->prog));
+	/* where it runs: a unit of its own, or a child of ours as a user */
+	json_object_object_add(o, "via", json_object_new_string(ho->use_unit ?
+	    HANDOFF_UNIT_PREFIX ".service" : "spawn"));
+	json_object_object_add(o, "user", json_object_new_string(ho->user));
 	json_object_object_add(o, "running",
 	    json_object_new_uint64(ho->running));
 	json_object_object_add(o, "queued", json_object_new_uint64(queued));
@@ -618,13 +482,11 @@ handoff_destroy(struct handoff *ho)
 
 	if (ho == NULL)
 		return;
+	/* what runs is ended and waited for: no program outlives us */
+	handoff_spawn_finish(ho);
+	handoff_unit_finish(ho);
 	while ((j = TAILQ_FIRST(&ho->q)) != NULL) {
-		if (j->state == HANDOFF_RUNNING) {
-			log_warnx("on_finish for %s: still running at exit; "
-			    "terminating it (the next start runs it again)",
-			    j->name);
-			kill(-j->pid, SIGTERM);
-		} else
+		if (j->state != HANDOFF_RUNNING)
 			log_warnx("on_finish for %s: not run (exiting; the "
 			    "next start runs it)", j->name);
 		handoff_free_job(j);

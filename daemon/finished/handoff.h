@@ -3,9 +3,15 @@
  * that a fleet ships files as soon as they are whole. A queue of files,
  * at most on_finish_jobs programs at once, each killed after
  * on_finish_timeout (SIGTERM, then SIGKILL); a failure is retried with a
- * doubling back-off, on_finish_tries runs in all. Children are spawned
- * with posix_spawn and reaped from a SIGCHLD event of the loop: nothing
- * here waits. Retention asks handoff_holds before removing a file.
+ * doubling back-off, on_finish_tries runs in all. Retention asks
+ * handoff_holds before removing a file.
+ *
+ * The program never runs in the recorder's sandbox (no network, root):
+ * when perfspilld is a systemd service each try is a unit of its own,
+ * perfspill-handoff@.service, started over the bus (handoff-unit.c);
+ * otherwise it is a child of ours run as on_finish_user, its output read
+ * into the log with a bound (handoff-spawn.c). Nothing here waits, except
+ * handoff_destroy for the programs that still run when the daemon exits.
  */
 #ifndef PERFSPILL_HANDOFF_H
 #define PERFSPILL_HANDOFF_H
@@ -20,7 +26,10 @@ struct handoff;
 
 struct handoff	*handoff_create(struct event_base *, int dirfd);
 /* Take the on_finish keys (and output_dir, remove_after_handoff) of
- * cfg; programs already running finish with the old settings. */
+ * cfg; programs already running finish with the old settings. With
+ * on_finish set, what perfspilld writes in the output directory from now
+ * on gets on_finish_user's group, so that the program can read it (the
+ * directory's group and set-group-ID bit, outside systemd). */
 void		 handoff_configure(struct handoff *, const struct config *);
 /* Queue f's file (its manifest written or not: manifest_ok). */
 void		 handoff_add(struct handoff *, const struct manifest_facts *f,
@@ -33,7 +42,10 @@ json_object	*handoff_status(struct handoff *);
 /* Runs that succeeded and that failed, over the daemon's life. */
 void		 handoff_counts(const struct handoff *, uint64_t *ok,
 		    uint64_t *failed);
-/* Stop waiting: SIGTERM what runs, drop the queue. Accepts NULL. */
+/* The daemon exits: what runs is ended (SIGTERM, SIGKILL after
+ * HANDOFF_KILL_GRACE seconds, its process group waited for; a unit is
+ * stopped), the queue is dropped; the marks stay for the next daemon.
+ * Accepts NULL. */
 void		 handoff_destroy(struct handoff *);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,8 +19,10 @@
 #include "paths.h"
 #include "perf-abi.h"
 
-/* perf's HEADER_BUILD_ID: header, pid, id[20], id size, 3 reserved, name */
-#define MANIFEST_BID_NAME	(sizeof(struct perf_event_header) + 4 + 24)
+/* where HEADER_BUILD_ID's parts are (perf-abi.h) */
+#define MANIFEST_BID(field)	\
+	offsetof(struct perf_record_header_build_id, field)
+#define MANIFEST_BID_NAME	MANIFEST_BID(filename)
 
 int
 manifest_name(const char *name, char *buf, size_t len)
@@ -27,6 +30,18 @@ manifest_name(const char *name, char *buf, size_t len)
 	int	 n = snprintf(buf, len, "%s.json", name);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+void
+manifest_unlink_beside(int dirfd, const char *name)
+{
+	char	 buf[NAME_MAX + 16];
+
+	if (manifest_name(name, buf, sizeof(buf)) == 0)
+		unlinkat(dirfd, buf, 0);
+	if (snprintf(buf, sizeof(buf), "%s%s", name, MANIFEST_FOLDED_SUFFIX) <
+	    (int)sizeof(buf))
+		unlinkat(dirfd, buf, 0);
 }
 
 /* The first line of path without its newline, or "" when unreadable. */
@@ -117,14 +132,14 @@ manifest_buildids(const uint8_t *buf, size_t len)
 		if (h.type != PERF_RECORD_HEADER_BUILD_ID ||
 		    h.size <= MANIFEST_BID_NAME)
 			continue;
-		idlen = buf[off + sizeof(h) + 4 + BUILDID_MAX];
+		idlen = buf[off + MANIFEST_BID(size)];
 		if (idlen == 0 || idlen > BUILDID_MAX)
 			idlen = BUILDID_MAX;	/* an old record: no size */
 		n = strnlen((const char *)buf + off + MANIFEST_BID_NAME,
 		    h.size - MANIFEST_BID_NAME);
 		for (i = 0; i < idlen; i++)
 			snprintf(hex + 2 * i, 3, "%02x",
-			    buf[off + sizeof(h) + 4 + i]);
+			    buf[off + MANIFEST_BID(build_id) + i]);
 		snprintf(key, sizeof(key), "%s %.*s", hex, (int)n,
 		    (const char *)buf + off + MANIFEST_BID_NAME);
 		if (json_object_object_get_ex(seen, key, NULL))
@@ -154,6 +169,8 @@ manifest_build(const struct manifest_facts *f)
 	manifest_add_u64(o, "manifest_version", 1);
 	json_object_object_add(o, "file", json_object_new_string(f->name));
 	json_object_object_add(o, "host", json_object_new_string(f->host));
+	json_object_object_add(o, "session", f->session != NULL ?
+	    json_object_new_string(f->session) : NULL);
 	manifest_line("/etc/machine-id", line, sizeof(line));
 	manifest_add_str(o, "machine_id", line);
 	manifest_line("/proc/sys/kernel/random/boot_id", line, sizeof(line));
@@ -172,6 +189,9 @@ manifest_build(const struct manifest_facts *f)
 	manifest_add_u64(o, "seq", f->seq);
 	json_object_object_add(o, "salvaged",
 	    json_object_new_boolean(f->salvaged));
+	if (f->trigger != NULL)
+		json_object_object_add(o, "snapshot_trigger",
+		    json_object_new_string(f->trigger));
 	if (f->opened != 0)
 		manifest_add_utc(o, "opened", f->opened, -1);
 	else
@@ -230,6 +250,8 @@ manifest_write(int dirfd, const struct manifest_facts *f)
 	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0640)) == -1)
 		goto error;
+	/* as the data file: for the on_finish program's group */
+	fchmod(fd, 0640);
 	while (done < len) {
 		if ((n = write(fd, s + done, len - done)) == -1) {
 			if (errno == EINTR)

@@ -19,6 +19,8 @@
 struct manifest_facts {
 	const char		*name;		/* NAME.data, in the output dir */
 	const char		*host;
+	const char		*session;	/* "default", a name; NULL: not
+						 * known (salvaged) */
 	unsigned int		 seq;
 	uint64_t		 bytes;
 	uint64_t		 samples;
@@ -32,7 +34,14 @@ struct manifest_facts {
 	const uint8_t		*buildids;	/* HEADER_BUILD_ID records */
 	size_t			 buildids_len;
 	int			 salvaged;	/* from a .partial after a crash */
+	/* a flight recording's snapshot: what took it ("command",
+	 * "SIGUSR2", "psi:cpu"); NULL for any other file */
+	const char		*trigger;
 };
+
+/* perfspill-flame's folded companion of NAME: NAME.folded. Made and read
+ * by that tool (flame/companion.c), removed with NAME by the daemon. */
+#define MANIFEST_FOLDED_SUFFIX	".folded"
 
 /* A file was finished, by a recording or by salvage: its facts (valid
  * during the call), whole 1 when it got its final name f->name. The one
@@ -49,5 +58,8 @@ json_object	*manifest_buildids(const uint8_t *, size_t);
 int		 manifest_write(int dirfd, const struct manifest_facts *);
 /* NAME.json for NAME into buf; -1 when it does not fit. */
 int		 manifest_name(const char *name, char *buf, size_t len);
+/* Removes what describes NAME once NAME is gone: its manifest and its
+ * folded companion (either may be missing). */
+void		 manifest_unlink_beside(int dirfd, const char *name);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -27,11 +28,68 @@ retain_is_trace(const char *name)
 	    strcmp(name + n - 5, ".data") == 0;
 }
 
+/* n decimal digits at s into *v. */
+static int
+retain_digits(const char *s, size_t n, int *v)
+{
+	size_t	 i;
+
+	for (*v = 0, i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return 0;
+}
+
+int
+retain_name_time(const char *name, int64_t *when, unsigned int *seq)
+{
+	/* "-20261202T150000Z-000003.data": a fixed width from the end */
+	static const size_t	 tail = 1 + 16 + 1 + 6 + 5;
+	size_t			 n = strlen(name);
+	const char		*t;
+	struct tm		 tm;
+	int			 v;
+
+	if (n < tail || strcmp(name + n - 5, ".data") != 0)
+		return -1;
+	t = name + n - tail;
+	if (t[0] != '-' || t[9] != 'T' || t[16] != 'Z' || t[17] != '-')
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	if (retain_digits(t + 1, 4, &tm.tm_year) == -1 ||
+	    retain_digits(t + 5, 2, &tm.tm_mon) == -1 ||
+	    retain_digits(t + 7, 2, &tm.tm_mday) == -1 ||
+	    retain_digits(t + 10, 2, &tm.tm_hour) == -1 ||
+	    retain_digits(t + 12, 2, &tm.tm_min) == -1 ||
+	    retain_digits(t + 14, 2, &tm.tm_sec) == -1 ||
+	    retain_digits(t + 18, 6, &v) == -1)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*when = (int64_t)timegm(&tm);
+	*seq = (unsigned int)v;
+	return 0;
+}
+
 static int
 retain_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct retain_file *)a)->name,
-	    ((const struct retain_file *)b)->name);
+	const struct retain_file	*x = a, *y = b;
+
+	if (x->when != y->when)
+		return x->when < y->when ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void
+retain_sort(struct retain_list *l)
+{
+	if (l->nr > 1)
+		qsort(l->files, l->nr, sizeof(l->files[0]), retain_cmp);
 }
 
 DIR *
@@ -54,7 +112,7 @@ retain_scan(int dirfd, struct retain_list *l)
 	DIR			*dir;
 	struct dirent		*de;
 	struct stat		 st;
-	struct retain_file	*tmp;
+	struct retain_file	*tmp, *f;
 	size_t			 cap = 0;
 
 	memset(l, 0, sizeof(*l));
@@ -76,15 +134,20 @@ retain_scan(int dirfd, struct retain_list *l)
 			}
 			l->files = tmp;
 		}
-		memcpy(l->files[l->nr].name, de->d_name, strlen(de->d_name) + 1);
-		l->files[l->nr].held = 0;
-		l->files[l->nr].size = (uint64_t)st.st_size;
+		f = &l->files[l->nr];
+		memcpy(f->name, de->d_name, strlen(de->d_name) + 1);
+		f->held = 0;
+		f->size = (uint64_t)st.st_size;
+		/* a name not of ours in form (made by hand) by its mtime */
+		if (retain_name_time(f->name, &f->when, &f->seq) == -1) {
+			f->when = (int64_t)st.st_mtime;
+			f->seq = 0;
+		}
 		l->bytes += (uint64_t)st.st_size;
 		l->nr++;
 	}
 	closedir(dir);
-	if (l->nr > 1)
-		qsort(l->files, l->nr, sizeof(l->files[0]), retain_cmp);
+	retain_sort(l);
 	return 0;
 }
 
@@ -167,7 +230,7 @@ retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 	uint64_t		 avail = UINT64_MAX, bytes;
 	size_t			 i;
 	int			 removed = 0, out_of_reach;
-	char			 reason[96], a[32], b[32], mname[NAME_MAX + 8];
+	char			 reason[96], a[32], b[32];
 
 	if (retain_scan(dirfd, &l) == -1)
 		return -1;
@@ -217,9 +280,8 @@ retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 		}
 		log_info("retention: removed %s (%" PRIu64 " bytes): %s",
 		    l.files[i].name, l.files[i].size, reason);
-		/* its manifest describes nothing now */
-		if (manifest_name(l.files[i].name, mname, sizeof(mname)) == 0)
-			unlinkat(dirfd, mname, 0);
+		/* its manifest and companion describe nothing now */
+		manifest_unlink_beside(dirfd, l.files[i].name);
 		removed++;
 	}
 out:

@@ -1,8 +1,10 @@
 /*
  * retain: the finished trace files of the output directory and the limits
- * on them. Only names perfspilld makes (perfspill-*.data) are counted or
- * removed; the oldest (names sort by time) goes first; a file being
- * written (*.partial) is never touched.
+ * on them: one disk budget for every session's files. Only names
+ * perfspilld makes (perfspill-*.data) are counted or removed; the oldest
+ * goes first, by the time in the name (perfspill-HOST[-SESSION]-TIME-SEQ:
+ * names of different sessions do not sort by time); a file being written
+ * (*.partial) is never touched.
  */
 #ifndef PERFSPILL_RETAIN_H
 #define PERFSPILL_RETAIN_H
@@ -15,6 +17,8 @@ struct retain_file {
 	char		name[256];
 	uint64_t	size;
 	int		held;		/* never removed (its hand-off runs) */
+	int64_t		when;		/* opened: the name's time, else mtime */
+	unsigned int	seq;		/* the name's seq: ties in a second */
 };
 
 /* Nonzero when the finished file name must stay whatever the limits. */
@@ -62,5 +66,10 @@ size_t	retain_plan(const struct retain_list *l, uint64_t avail,
 	    enum retain_why *why, int *out_of_reach);
 /* Is name one of ours, finished? */
 int	retain_is_trace(const char *name);
+/* The time (UTC seconds) and seq a trace file name ends with,
+ * ...-YYYYMMDDTHHMMSSZ-SEQ.data. 0, or -1 when it has none. */
+int	retain_name_time(const char *name, int64_t *when, unsigned int *seq);
+/* Sort l's files oldest first: time, then seq, then name. */
+void	retain_sort(struct retain_list *l);
 
 #endif

@@ -15,95 +15,10 @@
 #include "log.h"
 #include "manifest.h"
 #include "perf-abi.h"
+#include "perfcheck.h"
 #include "perfdata.h"
 #include "retain.h"
 #include "salvage.h"
-
-/*
- * Where the file's records stop being whole, and make it a finished
- * file ending there. 0: done, 1: nothing whole to keep, -1: failed.
- */
-static int
-salvage_finish(int fd, const uint8_t *map, uint64_t size, uint64_t *valid)
-{
-	struct perfdata_layout	 l;
-	struct perfdata_extra	 x;
-	uint64_t		 magic, hsize, end, type;
-
-	if (size < PERFDATA_PIPE_HEADER_LEN)
-		return 1;
-	memcpy(&magic, map, 8);
-	memcpy(&hsize, map + 8, 8);
-	if (magic == PERFDATA_MAGIC && hsize == PERFDATA_PIPE_HEADER_LEN) {
-		/* a pipe-format file of an older perfspilld: cut it only */
-		*valid = perfdata_valid_end(map, size,
-		    PERFDATA_PIPE_HEADER_LEN);
-		if (*valid <= PERFDATA_PIPE_HEADER_LEN)
-			return 1;
-		return *valid < size && ftruncate(fd, (off_t)*valid) == -1 ?
-		    -1 : 0;
-	}
-	if (perfdata_parse(map, size, &l) == -1)
-		return 1;
-	if (l.hdr.data.size != 0) {
-		/* finished, but not renamed: the header is the last write */
-		*valid = size;
-		return 0;
-	}
-	end = perfdata_valid_end(map, size, l.hdr.data.offset);
-	if (end <= l.hdr.data.offset)
-		return 1;
-	/*
-	 * The head's features, and the sample times where the samples can
-	 * be read (not inside zstd); the build-ids learnt while recording
-	 * are lost with the daemon's memory: the kernel's stays.
-	 */
-	memset(&x, 0, sizeof(x));
-	if (!perfdata_feat_isset(&l.hdr, PERFDATA_FEAT_COMPRESSED) &&
-	    l.hdr.attrs.size >= 32) {
-		/* sample_type follows type, size, config, sample_period */
-		memcpy(&type, map + l.hdr.attrs.offset + 24, sizeof(type));
-		perfdata_sample_times(map + l.hdr.data.offset,
-		    end - l.hdr.data.offset, perfdata_time_off(type),
-		    &x.first_sample, &x.last_sample);
-	}
-	return perfdata_finish(fd, &l, end, &x, valid);
-}
-
-/*
- * The counts of a finished file's data section for its manifest: its
- * samples (not those inside zstd records), loss records, and sample
- * times (the first attr's sample_type places them).
- */
-static void
-salvage_count(const uint8_t *map, const struct perfdata_header *hdr,
-    struct manifest_facts *f)
-{
-	struct perf_event_header	 h;
-	uint64_t			 off, type = 0, v;
-	uint64_t			 end = hdr->data.offset + hdr->data.size;
-
-	if (hdr->attrs.size >= 32)
-		memcpy(&type, map + hdr->attrs.offset + 24, sizeof(type));
-	for (off = hdr->data.offset; off + sizeof(h) <= end; off += h.size) {
-		memcpy(&h, map + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > end - off)
-			break;
-		if (h.type == PERF_RECORD_SAMPLE)
-			f->samples++;
-		else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
-			memcpy(&v, map + off + 16, sizeof(v));	/* id, lost */
-			f->lost += v;
-		} else if (h.type == PERF_RECORD_LOST_SAMPLES &&
-		    h.size >= 16) {
-			memcpy(&v, map + off + 8, sizeof(v));
-			f->lost_samples += v;
-		}
-	}
-	perfdata_sample_times(map + hdr->data.offset,
-	    (size_t)(end - hdr->data.offset), perfdata_time_off(type),
-	    &f->time_first, &f->time_last);
-}
 
 /* Feature id's section of a finished file: perf's table follows the data,
  * one entry per feature set, in order. 0, or -1 when it has none. */
@@ -124,6 +39,131 @@ salvage_feat(const uint8_t *map, uint64_t size,
 		return -1;
 	memcpy(out, map + off, sizeof(*out));
 	return out->offset > size || out->size > size - out->offset ? -1 : 0;
+}
+
+/*
+ * Say what a cut removes, from the end of what is kept (end) to the end
+ * of what the crash left (size): the records there whose headers are
+ * whole (the first of them is what failed, why), and the bytes after
+ * them that hold no whole record (a torn tail, zeros, garbage).
+ */
+static void
+salvage_log_cut(const char *partial, const uint8_t *map, uint64_t size,
+    uint64_t end, const char *why)
+{
+	uint64_t	 nr = 0, whole;
+
+	whole = perfdata_valid_end(map, size, end, &nr);
+	log_warnx("salvage: %s: cut at byte %llu of %llu: %llu bytes removed "
+	    "(%llu records and %llu bytes that hold no whole record); first "
+	    "removed: %s", partial, (unsigned long long)end,
+	    (unsigned long long)size, (unsigned long long)(size - end),
+	    (unsigned long long)nr, (unsigned long long)(size - whole), why);
+}
+
+/*
+ * Where the file's records stop being ones perf reads, and make it a
+ * finished file ending there. 0: done, 1: nothing to keep, -1: failed.
+ */
+static int
+salvage_finish(int fd, const char *partial, const uint8_t *map,
+    uint64_t size, uint64_t *valid)
+{
+	struct perfdata_layout	 l;
+	struct perfdata_extra	 x;
+	struct perfcheck	*pc;
+	struct perfcheck_stats	 st;
+	uint64_t		 magic, hsize, end;
+	char			 why[256];
+
+	if (size < PERFDATA_PIPE_HEADER_LEN)
+		return 1;
+	memcpy(&magic, map, 8);
+	memcpy(&hsize, map + 8, 8);
+	if (magic == PERFDATA_MAGIC && hsize == PERFDATA_PIPE_HEADER_LEN) {
+		/* a pipe-format file of an older perfspilld: cut it only */
+		*valid = perfdata_valid_end(map, size,
+		    PERFDATA_PIPE_HEADER_LEN, NULL);
+		if (*valid <= PERFDATA_PIPE_HEADER_LEN)
+			return 1;
+		if (*valid < size)
+			salvage_log_cut(partial, map, size, *valid,
+			    "a record cut by the end of the data");
+		return *valid < size && ftruncate(fd, (off_t)*valid) == -1 ?
+		    -1 : 0;
+	}
+	if (perfdata_parse(map, size, &l) == -1)
+		return 1;
+	if (l.hdr.data.size != 0) {
+		/* finished, but not renamed: the header is the last write */
+		*valid = size;
+		return 0;
+	}
+	if ((pc = perfcheck_create(map, size, &l.hdr, l.feat)) == NULL) {
+		if (errno == ENOMEM)
+			return -1;
+		log_warnx("salvage: %s: its attrs cannot be read", partial);
+		return 1;
+	}
+	memset(&st, 0, sizeof(st));
+	end = perfcheck_walk(pc, map, size, l.hdr.data.offset, &st);
+	snprintf(why, sizeof(why), "%s", perfcheck_why(pc));
+	perfcheck_destroy(pc);
+	if (end <= l.hdr.data.offset) {
+		log_warnx("salvage: %s: no record perf would read; the first: "
+		    "%s", partial, why);
+		return 1;
+	}
+	if (end < size)
+		salvage_log_cut(partial, map, size, end, why);
+	/*
+	 * The head's features, the sample times of what is kept (inside
+	 * zstd records too) and the compression ratio; the build-ids
+	 * learnt while recording are lost with the daemon's memory: the
+	 * kernel's stays.
+	 */
+	memset(&x, 0, sizeof(x));
+	x.first_sample = st.first;
+	x.last_sample = st.last;
+	if (st.compressed > 0)
+		x.comp_ratio = (uint32_t)((st.raw + st.compressed / 2) /
+		    st.compressed);
+	return perfdata_finish(fd, &l, end, &x, valid);
+}
+
+/*
+ * The counts of a finished file's data section for its manifest, as
+ * perf reads them (inside zstd records too): its samples, loss records
+ * and sample times.
+ */
+static void
+salvage_count(const uint8_t *map, uint64_t size,
+    const struct perfdata_header *hdr, struct manifest_facts *f)
+{
+	struct perfdata_section	 feat[PERFDATA_FEAT_MAX];
+	struct perfcheck	*pc;
+	struct perfcheck_stats	 st;
+	uint64_t		 end = hdr->data.offset + hdr->data.size;
+	unsigned int		 id;
+
+	memset(feat, 0, sizeof(feat));
+	for (id = 0; id < PERFDATA_FEAT_MAX; id++)
+		if (salvage_feat(map, size, hdr, id, &feat[id]) == -1)
+			memset(&feat[id], 0, sizeof(feat[id]));
+	if ((pc = perfcheck_create(map, size, hdr, feat)) == NULL) {
+		log_warn("salvage: %s: counting its samples", f->name);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	if (perfcheck_walk(pc, map, end, hdr->data.offset, &st) < end)
+		log_warnx("salvage: %s: counted up to %s", f->name,
+		    perfcheck_why(pc));
+	perfcheck_destroy(pc);
+	f->samples = st.samples;
+	f->lost = st.lost;
+	f->lost_samples = st.lost_samples;
+	f->time_first = st.first;
+	f->time_last = st.last;
 }
 
 /* The facts of a salvaged file, from the finished file itself, to done
@@ -166,7 +206,7 @@ salvage_manifest(int fd, const char *final, manifest_file_cb done, void *arg)
 	    h.size == sizeof(h) && h.data.offset <= (uint64_t)st.st_size &&
 	    h.data.size <= (uint64_t)st.st_size - h.data.offset &&
 	    h.attrs.offset + h.attrs.size <= h.data.offset) {
-		salvage_count(map, &h, &f);
+		salvage_count(map, (uint64_t)st.st_size, &h, &f);
 		if (salvage_feat(map, (uint64_t)st.st_size, &h,
 		    PERFDATA_FEAT_BUILD_ID, &b) == 0) {
 			f.buildids = map + b.offset;
@@ -175,6 +215,40 @@ salvage_manifest(int fd, const char *final, manifest_file_cb done, void *arg)
 	}
 	done(&f, 1, arg);
 	munmap(map, (size_t)st.st_size);
+}
+
+/*
+ * Open a candidate only if it is a regular file: a FIFO or a device
+ * under a trace file's name would block the open (and start-up with it)
+ * or do worse; without blocking, and checked again on the descriptor
+ * in case the name changed between the two. The fd, or -1 (logged).
+ */
+static int
+salvage_open(int dirfd, const char *name, int flags, struct stat *st)
+{
+	struct stat	 lst;
+	int		 fd;
+
+	if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == -1) {
+		log_warn("salvage: %s", name);
+		return -1;
+	}
+	if (!S_ISREG(lst.st_mode))
+		goto notreg;
+	if ((fd = openat(dirfd, name, flags | O_NONBLOCK | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY)) == -1) {
+		log_warn("salvage: cannot open %s", name);
+		return -1;
+	}
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode) ||
+	    st->st_ino != lst.st_ino || st->st_dev != lst.st_dev) {
+		close(fd);
+		goto notreg;
+	}
+	return fd;
+notreg:
+	log_warnx("salvage: %s is not a regular file; left alone", name);
+	return -1;
 }
 
 int
@@ -192,19 +266,14 @@ salvage_file(int dirfd, const char *partial, manifest_file_cb done, void *arg)
 	memcpy(final, partial, n);
 	final[n] = '\0';
 	snprintf(damaged, sizeof(damaged), "%s.damaged", final);
-	if ((fd = openat(dirfd, partial, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) ==
-	    -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		log_warn("salvage: cannot open %s", partial);
-		if (fd != -1)
-			close(fd);
+	if ((fd = salvage_open(dirfd, partial, O_RDWR, &st)) == -1)
 		return -1;
-	}
 	if (st.st_size > 0) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
 		    0);
 		if (map != MAP_FAILED) {
-			r = salvage_finish(fd, map, (uint64_t)st.st_size,
-			    &valid);
+			r = salvage_finish(fd, partial, map,
+			    (uint64_t)st.st_size, &valid);
 			munmap(map, (size_t)st.st_size);
 		}
 	}
@@ -219,10 +288,6 @@ salvage_file(int dirfd, const char *partial, manifest_file_cb done, void *arg)
 		log_warn("salvage: cutting %s", partial);
 		goto out;
 	}
-	if (valid < (uint64_t)st.st_size)
-		log_warnx("salvage: %s: cut to %llu of %lld bytes at its last "
-		    "whole record", partial, (unsigned long long)valid,
-		    (long long)st.st_size);
 	if (fsync(fd) == -1 || renameat(dirfd, partial, dirfd, final) == -1 ||
 	    fsync(dirfd) == -1) {
 		log_warn("salvage: finishing %s", partial);
@@ -251,11 +316,8 @@ salvage_unmanifested(int dirfd, const char *name, manifest_file_cb done,
 	    fstatat(dirfd, mname, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 	    errno != ENOENT)
 		return;
-	if ((fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) ==
-	    -1) {
-		log_warn("salvage: %s", name);
+	if ((fd = salvage_open(dirfd, name, O_RDONLY, &st)) == -1)
 		return;
-	}
 	log_warnx("salvage: %s has no manifest; writing it from the file",
 	    name);
 	salvage_manifest(fd, name, done, arg);

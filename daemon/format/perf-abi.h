@@ -10,6 +10,9 @@
 #ifndef PERFSPILL_PERF_ABI_H
 #define PERFSPILL_PERF_ABI_H
 
+#include <stdint.h>
+#include <linux/perf_event.h>
+
 /* Record types perf writes itself, after the kernel's (below 64). */
 #define PERF_RECORD_HEADER_ATTR		64
 #define PERF_RECORD_HEADER_TRACING_DATA	66
@@ -21,6 +24,29 @@
 
 /* HEADER_BUILD_ID's misc bit: the id's size byte is valid. */
 #define PERF_RECORD_MISC_BUILD_ID_SIZE	(1 << 15)
+
+/*
+ * PERF_RECORD_HEADER_BUILD_ID (tools/lib/perf/include/perf/event.h): the
+ * build-id of the file a task mapped. The id is zero-padded to 20 bytes
+ * and its size is in the byte after it (with the misc bit above; older
+ * records have no size: 20); the name is NUL-padded to PERFDATA_NAME_ALIGN.
+ */
+struct perf_record_header_build_id {
+	struct perf_event_header header;
+	int32_t		pid;		/* -1: the host kernel */
+	uint8_t		build_id[20];
+	uint8_t		size;
+	uint8_t		reserved[3];
+	char		filename[];
+};
+
+/* perf pads the strings of its features and records to this: NAME_ALIGN
+ * of tools/perf/util/header.h. */
+#define PERFDATA_NAME_ALIGN		64
+
+/* The compressor named by the compressed feature: perf's PERF_COMP_ZSTD
+ * (tools/perf/util/compress.h, enum perf_compress_type). */
+#define PERF_COMP_ZSTD			1
 
 /* "PERFILE2" read as a little-endian u64: both the file and pipe header. */
 #define PERFDATA_MAGIC			0x32454c4946524550ULL

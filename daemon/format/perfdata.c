@@ -73,7 +73,8 @@ bad:
 }
 
 uint64_t
-perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off)
+perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off,
+    uint64_t *nr)
 {
 	struct perf_event_header	 h;
 	uint32_t			 tsize;
@@ -95,6 +96,8 @@ perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off)
 			off += ((uint64_t)tsize + 7) & ~7ULL;
 		}
 		off += h.size;
+		if (nr != NULL)
+			(*nr)++;
 	}
 	return off;
 }

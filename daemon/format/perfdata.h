@@ -61,8 +61,11 @@ int	 perfdata_parse(const uint8_t *buf, uint64_t len,
 	    struct perfdata_layout *);
 
 /* The end of the last whole record of the records from off in
- * buf[0..len): where a file whose writes stopped at random may be cut. */
-uint64_t perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off);
+ * buf[0..len), by their headers alone (perfcheck.h reads their bodies):
+ * where a pipe-format file whose writes stopped at random may be cut.
+ * *nr (if not NULL) counts the records passed. */
+uint64_t perfdata_valid_end(const uint8_t *buf, uint64_t len, uint64_t off,
+	    uint64_t *nr);
 
 /* Where a sample's pid lies for this sample_type: after its id and ip;
  * 0 when samples carry no pid. */

@@ -17,11 +17,6 @@
 
 #include "synth-int.h"
 
-#define FEAT_COMP_ZSTD		1	/* perf's PERF_COMP_ZSTD */
-
-/* perf pads feature strings to NAME_ALIGN. */
-#define FEAT_NAME_ALIGN		64
-
 #ifndef PERFSPILL_VERSION
 #define PERFSPILL_VERSION	"perfspill"
 #endif
@@ -153,14 +148,6 @@ synth_feature_build_id(struct synth_rec *r, const struct synth_ctx *ctx)
 	return synth_rec_len(r) == 0 ? 1 : 0;
 }
 
-/* perf's do_write_string: u32 padded length, then the padded string. */
-void
-synth_feature_string(struct synth_rec *r, const char *s)
-{
-	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, FEAT_NAME_ALIGN));
-	synth_rec_str(r, s, FEAT_NAME_ALIGN);
-}
-
 /*
  * The value after "key<blanks>:" on the first line of a /proc file
  * that starts with key, with runs of blanks squashed as perf does for
@@ -217,7 +204,7 @@ synth_feature_hostname(struct synth_rec *r, const struct synth_ctx *ctx)
 	(void)ctx;
 	if (uname(&u) == -1)
 		return 1;
-	synth_feature_string(r, u.nodename);
+	synth_rec_lenstr(r, u.nodename);
 	return 0;
 }
 
@@ -229,7 +216,7 @@ synth_feature_osrelease(struct synth_rec *r, const struct synth_ctx *ctx)
 	(void)ctx;
 	if (uname(&u) == -1)
 		return 1;
-	synth_feature_string(r, u.release);
+	synth_rec_lenstr(r, u.release);
 	return 0;
 }
 
@@ -237,7 +224,7 @@ static int
 synth_feature_version(struct synth_rec *r, const struct synth_ctx *ctx)
 {
 	(void)ctx;
-	synth_feature_string(r, PERFSPILL_VERSION);
+	synth_rec_lenstr(r, PERFSPILL_VERSION);
 	return 0;
 }
 
@@ -249,32 +236,8 @@ synth_feature_arch(struct synth_rec *r, const struct synth_ctx *ctx)
 	(void)ctx;
 	if (uname(&u) == -1)
 		return 1;
-	synth_feature_string(r, u.machine);
+	synth_rec_lenstr(r, u.machine);
 	return 0;
-}
-
-/* perf's "avail": the highest present CPU + 1, e.g. of "0-3,8-11"; 0 when
- * sysfs does not say. */
-uint32_t
-synth_feature_avail(void)
-{
-	char		*buf, *p;
-	size_t		 len;
-	long		 n;
-	uint32_t	 avail = 0;
-
-	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == -1)
-		return 0;
-	for (p = buf; *p != '\0'; p++) {
-		if (!isdigit((unsigned char)*p))
-			continue;
-		n = strtol(p, &p, 10);
-		if (n + 1 > (long)avail)
-			avail = n + 1;
-		p--;
-	}
-	free(buf);
-	return avail;
 }
 
 static int
@@ -286,7 +249,7 @@ synth_feature_nrcpus(struct synth_rec *r, const struct synth_ctx *ctx)
 	(void)ctx;
 	if ((online = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		return 1;
-	if ((avail = synth_feature_avail()) == 0)
+	if ((avail = synth_cpus_avail()) == 0)
 		avail = online;
 	synth_rec_u32(r, avail);
 	synth_rec_u32(r, online);
@@ -305,7 +268,7 @@ synth_feature_cpudesc(struct synth_rec *r, const struct synth_ctx *ctx)
 		rv = synth_feature_procline(ctx, "cpuinfo", keys[i], &s);
 	if (rv != 0)
 		return rv;
-	synth_feature_string(r, s);
+	synth_rec_lenstr(r, s);
 	free(s);
 	return 0;
 }
@@ -329,7 +292,7 @@ synth_feature_cpuid(struct synth_rec *r, const struct synth_ctx *ctx)
 	if (rv == 0) {
 		snprintf(buf, sizeof buf, "%s,%s,%s,%s", v[0], v[1], v[2],
 		    v[3]);
-		synth_feature_string(r, buf);
+		synth_rec_lenstr(r, buf);
 	}
 	for (i = 0; i < 4; i++)
 		free(v[i]);
@@ -387,7 +350,7 @@ synth_feature_cmdline(struct synth_rec *r, const struct synth_ctx *ctx)
 		end = p + strcspn(p, " \t\n");
 		if ((word = strndup(p, end - p)) == NULL)
 			return -1;
-		synth_feature_string(r, word);
+		synth_rec_lenstr(r, word);
 		free(word);
 	}
 	return 0;
@@ -409,7 +372,7 @@ synth_feature_event_desc(struct synth_rec *r, const struct synth_ctx *ctx)
 		attr.size = sizeof attr;
 		synth_rec_put(r, &attr, sizeof attr);
 		synth_rec_u32(r, ev->nr_ids);
-		synth_feature_string(r, synth_event_name(ev, buf, sizeof buf));
+		synth_rec_lenstr(r, synth_event_name(ev, buf, sizeof buf));
 		synth_rec_put(r, ev->ids, ev->nr_ids * sizeof ev->ids[0]);
 	}
 	return 0;
@@ -463,7 +426,7 @@ synth_feature_compressed(struct synth_rec *r, const struct synth_ctx *ctx)
 	if (ctx->comp_level <= 0)
 		return 1;
 	synth_rec_u32(r, 0);			/* comp_ver */
-	synth_rec_u32(r, FEAT_COMP_ZSTD);
+	synth_rec_u32(r, PERF_COMP_ZSTD);
 	synth_rec_u32(r, ctx->comp_level);
 	synth_rec_u32(r, 0);			/* comp_ratio: at close */
 	synth_rec_u32(r, ctx->comp_mmap_len);

@@ -1,7 +1,7 @@
 /*
  * synth-int: what the synth*.c files share and nobody else sees: the
- * record builder and the part of the preamble each file writes. synth.c
- * puts the parts in order.
+ * record builder (synth.c) and the part of the preamble each file
+ * writes. synth-preamble.c puts the parts in order.
  */
 #ifndef PERFSPILL_SYNTH_INT_H
 #define PERFSPILL_SYNTH_INT_H
@@ -34,11 +34,16 @@ void	synth_rec_zero(struct synth_rec *, size_t);
 void	synth_rec_u32(struct synth_rec *, uint32_t);
 void	synth_rec_u64(struct synth_rec *, uint64_t);
 void	synth_rec_str(struct synth_rec *, const char *, size_t);
-void	synth_rec_pad(struct synth_rec *, size_t);
 size_t	synth_rec_len(const struct synth_rec *);
 void	synth_rec_patch(struct synth_rec *, size_t, const void *, size_t);
 int	synth_rec_end(struct synth_rec *, size_t);
 void	synth_rec_cancel(struct synth_rec *);
+/* perf's string: u32 padded length, the string padded to
+ * PERFDATA_NAME_ALIGN */
+void	synth_rec_lenstr(struct synth_rec *, const char *);
+
+/* perf's "avail" CPUs: the highest present one + 1; 0 when unknown. */
+uint32_t synth_cpus_avail(void);
 
 /* Bytes of zeroed sample_id every kernel-type record must carry. */
 size_t	synth_trailer(const struct synth_ctx *);
@@ -52,9 +57,6 @@ const char *synth_procfs(const struct synth_ctx *);
 /* synth-feature.c: the payloads and the head's table of them */
 int	synth_feature_all(struct sbuf *, const struct synth_ctx *,
 	    struct perfdata_header *);
-/* perf's string: u32 padded length, the string padded to 64 */
-void	synth_feature_string(struct synth_rec *, const char *);
-uint32_t synth_feature_avail(void);
 
 /* synth-topology.c: feature fills, 0 written, 1 skipped, -1 error */
 int	synth_topology_cpus(struct synth_rec *, const struct synth_ctx *);

@@ -81,7 +81,7 @@ synth_topology_put(struct synth_rec *r, const struct synth_topology_set *set)
 
 	synth_rec_u32(r, (uint32_t)set->nr);
 	for (i = 0; i < set->nr; i++)
-		synth_feature_string(r, set->v[i]);
+		synth_rec_lenstr(r, set->v[i]);
 }
 
 static void
@@ -126,7 +126,7 @@ synth_topology_cpus(struct synth_rec *r, const struct synth_ctx *ctx)
 	char			*s;
 	int			 rv = 0, dies = 1;
 
-	if ((avail = synth_feature_avail()) == 0)
+	if ((avail = synth_cpus_avail()) == 0)
 		return 1;
 	/* perf names the CPUs it records: the online ones */
 	for (i = 0; i < ctx->nr_cpus && rv != -1; i++) {
@@ -220,7 +220,7 @@ synth_topology_numa(struct synth_rec *r, const struct synth_ctx *ctx)
 			    "MemTotal"));
 			synth_rec_u64(r, synth_topology_meminfo(info,
 			    "MemFree"));
-			synth_feature_string(r, cpus);
+			synth_rec_lenstr(r, cpus);
 			free(info);
 			free(cpus);
 			nr++;
@@ -254,7 +254,7 @@ synth_topology_pmus(struct synth_rec *r, const struct synth_ctx *ctx)
 		if (synth_topology_read(path, &type) != 0)
 			continue;
 		synth_rec_u32(r, (uint32_t)strtoul(type, NULL, 10));
-		synth_feature_string(r, de->d_name);
+		synth_rec_lenstr(r, de->d_name);
 		free(type);
 		nr++;
 	}

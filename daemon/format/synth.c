@@ -1,12 +1,11 @@
 /*
- * synth: the preamble of a trace file (see synth.h and
- * docs/file-format.md). This file owns the order of the parts, the
- * attrs that describe the events themselves, FINISHED_INIT/ROUND and
- * the record builder the other
- * synth-*.c files use. The machine description is in synth-feature.c,
- * the tracefs formats in synth-tracing.c, kernel and tasks in
- * synth-proc.c.
+ * synth: what the synth-*.c files share (synth-int.h): the record
+ * builder and perf's strings, the sample_id trailer of synthesized
+ * records, event names, the CPU count perf calls avail, and reading proc
+ * and tracefs files. It calls none of them: the preamble
+ * that puts their parts in order is synth-preamble.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,68 +15,9 @@
 
 #include "synth-int.h"
 
-static int	synth_attrs(struct sbuf *, const struct synth_ctx *,
-		    struct perfdata_header *);
-static int	synth_empty(struct sbuf *, uint32_t);
-
-int
-synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
-    struct synth_span *tasks)
-{
-	struct perfdata_header	 hdr;
-	size_t			 len = out->len, off;
-	int			 saved;
-
-	/* the head's offsets are file offsets: out is the file's start */
-	if (ctx->nr_events == 0 || len != 0) {
-		errno = EINVAL;
-		return -1;
-	}
-
-	/*
-	 * The head first (header, attrs, features and their table, see
-	 * perfdata.h), then the data section's own start: the kernel and
-	 * the tasks come before the ring data written after them.
-	 */
-	memset(&hdr, 0, sizeof hdr);
-	hdr.magic = PERFDATA_MAGIC;
-	hdr.size = sizeof hdr;
-	if (sbuf_zero(out, sizeof hdr) == NULL)
-		goto nomem;
-	if (synth_attrs(out, ctx, &hdr) == -1)
-		goto error;
-	if (synth_feature_all(out, ctx, &hdr) == -1)
-		goto error;
-	hdr.data.offset = out->len;
-	memcpy(out->data, &hdr, sizeof hdr);
-
-	if (synth_proc_kernel(out, ctx) == -1)
-		goto error;
-	/* before any sample that names one of them */
-	if (synth_cgroups(out, ctx) == -1)
-		goto error;
-	off = out->len;
-	if (synth_proc_tasks(out, ctx) == -1)
-		goto error;
-	if (tasks != NULL) {
-		tasks->off = off;
-		tasks->len = out->len - off;
-	}
-	if (synth_empty(out, PERF_RECORD_FINISHED_INIT) == -1)
-		goto error;
-	return 0;
-
-nomem:
-	errno = ENOMEM;
-error:
-	/* Leave the caller's buffer as it was, not with half a preamble. */
-	saved = errno;
-	out->len = len;
-	errno = saved;
-	return -1;
-}
-
-size_t
+/* Size of the sample_id trailer that non-sample records carry for this
+ * sample_type when sample_id_all is set (perf's id_hdr_size). */
+static size_t
 synth_id_hdr_size(uint64_t sample_type)
 {
 	static const uint64_t	 bits[] = {
@@ -92,56 +32,6 @@ synth_id_hdr_size(uint64_t sample_type)
 			size += sizeof(uint64_t);
 	}
 	return size;
-}
-
-static int
-synth_empty(struct sbuf *out, uint32_t type)
-{
-	struct synth_rec	r;
-
-	synth_rec_begin(&r, out, type, 0);
-	return synth_rec_end(&r, 0);
-}
-
-/*
- * Every event's kernel ids, then the attrs, each naming its ids: perf
- * reads attr_size bytes per attr, and perf 6.1 reads the ids section
- * after its own sizeof(attr) whatever attr.size says, so each copy is
- * our full struct with size to match.
- */
-static int
-synth_attrs(struct sbuf *out, const struct synth_ctx *ctx,
-    struct perfdata_header *hdr)
-{
-	const struct synth_event	*ev;
-	struct perfdata_section		 ids;
-	struct perf_event_attr		 attr;
-	size_t				 i;
-
-	ids.offset = out->len;
-	for (i = 0; i < ctx->nr_events; i++) {
-		ev = &ctx->events[i];
-		if (ev->nr_ids != 0 && sbuf_append(out, ev->ids,
-		    ev->nr_ids * sizeof ev->ids[0]) == NULL)
-			goto nomem;
-	}
-	hdr->attr_size = sizeof attr + sizeof ids;
-	hdr->attrs.offset = out->len;
-	hdr->attrs.size = ctx->nr_events * hdr->attr_size;
-	for (i = 0; i < ctx->nr_events; i++) {
-		ev = &ctx->events[i];
-		attr = ev->attr;
-		attr.size = sizeof attr;
-		ids.size = ev->nr_ids * sizeof ev->ids[0];
-		if (sbuf_append(out, &attr, sizeof attr) == NULL ||
-		    sbuf_append(out, &ids, sizeof ids) == NULL)
-			goto nomem;
-		ids.offset += ids.size;
-	}
-	return 0;
-nomem:
-	errno = ENOMEM;
-	return -1;
 }
 
 const char *
@@ -218,6 +108,30 @@ error:
 	return -1;
 }
 
+/* perf's "avail": the highest present CPU + 1, e.g. of "0-3,8-11"; 0 when
+ * sysfs does not say. */
+uint32_t
+synth_cpus_avail(void)
+{
+	char		*buf, *p;
+	size_t		 len;
+	long		 n;
+	uint32_t	 avail = 0;
+
+	if (synth_slurp("/sys/devices/system/cpu/present", &buf, &len) == -1)
+		return 0;
+	for (p = buf; *p != '\0'; p++) {
+		if (!isdigit((unsigned char)*p))
+			continue;
+		n = strtol(p, &p, 10);
+		if (n + 1 > (long)avail)
+			avail = n + 1;
+		p--;
+	}
+	free(buf);
+	return avail;
+}
+
 void
 synth_rec_begin(struct synth_rec *r, struct sbuf *out, uint32_t type,
     uint16_t misc)
@@ -280,12 +194,20 @@ synth_rec_str(struct synth_rec *r, const char *s, size_t align)
 }
 
 /* Zero-pad the record so far to a multiple of align. */
-void
+static void
 synth_rec_pad(struct synth_rec *r, size_t align)
 {
 	size_t	n = synth_rec_len(r);
 
 	synth_rec_zero(r, SYNTH_ALIGN(n, align) - n);
+}
+
+/* perf's do_write_string: u32 padded length, then the padded string. */
+void
+synth_rec_lenstr(struct synth_rec *r, const char *s)
+{
+	synth_rec_u32(r, SYNTH_ALIGN(strlen(s) + 1, PERFDATA_NAME_ALIGN));
+	synth_rec_str(r, s, PERFDATA_NAME_ALIGN);
 }
 
 size_t

@@ -62,10 +62,6 @@ struct synth_span {
 int	synth_preamble(struct sbuf *out, const struct synth_ctx *ctx,
 	    struct synth_span *tasks);
 
-/* Size of the sample_id trailer that non-sample records carry for this
- * sample_type when sample_id_all is set (perf's id_hdr_size). */
-size_t	synth_id_hdr_size(uint64_t sample_type);
-
 /* _text and _etext from procfs/kallsyms (0 when hidden), read once per
  * recording: the scan is most of a preamble's cost. 0 or -1 (ENOMEM). */
 int	synth_kernel_range(const char *procfs, uint64_t *text, uint64_t *etext);

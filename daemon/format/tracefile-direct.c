@@ -192,21 +192,22 @@ tracefile_direct_keep(struct tracefile *tf, const uint8_t *p, size_t n)
 	d->tail_len = n;
 }
 
+/* The rest of a request of total bytes from buf (from file offset off,
+ * with its lead) after its last aligned byte becomes the stream's tail;
+ * the bytes to write from buf, and on which descriptor. */
 size_t
-tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
-    size_t len, const struct tracefile_mark *mark, uint64_t *off, int *fd)
+tracefile_direct_cut(struct tracefile *tf, uint8_t *buf, size_t total,
+    uint64_t off, int *fd)
 {
 	struct tracefile_direct	*d = &tf->direct;
-	size_t			 total = lead + len, w;
+	size_t			 w = total - total % d->align;
 
-	w = total - total % d->align;
-	*off = tracefile_reserve(tf, len, mark) - lead;
 	tracefile_direct_keep(tf, buf + w, total - w);
 	if (w == 0) {
 		*fd = -1;
 		return 0;
 	}
-	*fd = tracefile_direct_slice(tf, *off);
+	*fd = tracefile_direct_slice(tf, off);
 	return w;
 }
 
@@ -249,17 +250,4 @@ tracefile_direct_refuse(struct tracefile *tf, int fd, int err)
 		d->flush_off = UINT64_MAX;
 	}
 	return tf->fd;
-}
-
-/* The tail, through the buffered descriptor: the last bytes of a file
- * whose requests have all completed. 0 or -1 (errno). */
-int
-tracefile_direct_end(struct tracefile *tf)
-{
-	struct tracefile_direct	*d = &tf->direct;
-	uint64_t		 off = tf->reserved - d->tail_len;
-
-	if (d->tail_len == 0)
-		return 0;
-	return tracefile_pwrite(tf, off, d->tail, d->tail_len);
 }

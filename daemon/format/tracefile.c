@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -51,6 +52,9 @@ tracefile_open(int dirfd, const char *host, unsigned int *seq, int direct)
 		free(tf);
 		return NULL;
 	}
+	/* 0640 whatever the umask (the unit's is 0077): the on_finish
+	 * program reads the file through its group */
+	fchmod(tf->fd, 0640);
 	/* refused: the file is written through the page cache, and
 	 * tracefile_direct_refused says why */
 	if (direct)
@@ -499,4 +503,25 @@ tracefile_free(struct tracefile *tf)
 	free(tf->chunks);
 	free(tf->writes);
 	free(tf);
+}
+
+size_t
+tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
+    size_t len, const struct tracefile_mark *mark, uint64_t *off, int *fd)
+{
+	*off = tracefile_reserve(tf, len, mark) - lead;
+	return tracefile_direct_cut(tf, buf, lead + len, *off, fd);
+}
+
+/* The direct stream's tail, through the buffered descriptor: the last
+ * bytes of a file whose requests have all completed. 0 or -1 (errno). */
+int
+tracefile_direct_end(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (d->tail_len == 0)
+		return 0;
+	return tracefile_pwrite(tf, tf->reserved - d->tail_len, d->tail,
+	    d->tail_len);
 }

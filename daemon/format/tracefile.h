@@ -232,6 +232,10 @@ size_t	 tracefile_direct_pad(struct tracefile *, uint8_t *, uint64_t *off,
  */
 int	 tracefile_direct_slice(struct tracefile *, uint64_t off);
 void	 tracefile_direct_keep(struct tracefile *, const uint8_t *p, size_t n);
+/* tracefile_direct_block's second half (tracefile-direct.c): the tail
+ * kept, the aligned length and its descriptor returned. */
+size_t	 tracefile_direct_cut(struct tracefile *, uint8_t *, size_t total,
+	    uint64_t off, int *fd);
 /* A direct request on fd failed with err: EINVAL means the file system
  * takes no direct writes after all. Returns the descriptor to write it
  * again on (the buffered one), or -1 when err is a real failure. */

@@ -1,12 +1,22 @@
 /*
  * buildid: build-ids of mapped files, read in user space (see buildid.h).
  *
+ * A file's build-id follows the file: each mapping of a file already
+ * read has the worker look at it again (a stat), and read it again when
+ * it changed (an in-place rewrite keeps device and inode; size, mtime or
+ * ctime moves). Each content read is a version; a trace file lists every
+ * version that one of its mappings found: a file rewritten between two
+ * runs within one trace file names both ids, and each file of a series
+ * the ids of the runs it holds.
+ *
  * Who touches what: the table (hash chains, the current file's list) is
- * the loop's alone. An entry's key (device, inode, name) never changes;
- * where it was mapped (pid, start, end) is set by the loop only while the
- * entry is not queued; its state, id and tries are written by the worker
- * and read by the loop under the mutex. Entries live as long as the
- * daemon, so neither side ever holds a pointer that goes away.
+ * the loop's alone. An entry's key (device, inode, generation, name)
+ * never changes; where it was last mapped (pid, start, end) is set by the
+ * loop only while the entry is idle; its versions, state, the mapping to
+ * look at next and tries are under the mutex. Entries live as long as
+ * the daemon, so neither side ever holds a pointer that goes away; a
+ * version goes only under the mutex, once no trace file can list it any
+ * more.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -29,8 +39,6 @@
 #include "perf-abi.h"
 #include "worker.h"
 
-#define BUILDID_NAME_ALIGN	64		/* perf's NAME_ALIGN */
-
 /* MMAP2: header, pid, tid, addr, len, pgoff, then at 40 either maj, min,
  * ino, ino_generation or size, 3 bytes, id[20]; prot, flags, filename */
 #define BUILDID_MMAP2_DEV	40
@@ -38,26 +46,70 @@
 /* a note run or section larger than this is not a build-id's */
 #define BUILDID_NOTES_MAX	65536
 #define BUILDID_HEADERS_MAX	4096
-/* A file read from a task that exited (or in a namespace we could not
- * enter) is tried again through another task that maps it, this often */
+/* A file we could not open through a task that exited (or in a namespace
+ * we could not enter) is tried again through another task that maps it,
+ * this often */
 #define BUILDID_TRIES		3
+/*
+ * A file's times tick at the kernel's clock granularity (a few ms) and
+ * at the file system's (up to 2 s: FAT, ext4 with small inodes): two
+ * writes of the same size inside one tick look alike. A read this close
+ * after the file's last change is not trusted to stand for the file
+ * until it is read again later (git's "racily clean" entries).
+ */
+#define BUILDID_RACY_NS		INT64_C(2000000000)
+/* Versions one trace file lists for one file; past it the newest is
+ * replaced, so a file rewritten in a loop costs bounded memory. */
+#define BUILDID_VERSIONS_MAX	8
+/*
+ * The worker, woken, lets the loop note the rest of its drain pass
+ * first: a look not yet started serves every mapping noted before it,
+ * so an exec storm mapping libc a thousand times a second costs a look
+ * every few ms, not one per mapping.
+ */
+#define BUILDID_BATCH_NS	2000000
 
 enum buildid_state {
-	BUILDID_PENDING,	/* queued or being read */
-	BUILDID_DONE,		/* read: size 0 when the file has none */
+	BUILDID_IDLE,
+	BUILDID_QUEUED,		/* for the worker: it looks later */
+	BUILDID_LOOKING,	/* the worker looks now */
+};
+
+/* What the file was when its id was read. */
+struct buildid_stamp {
+	uint64_t	 ino;
+	int64_t		 size;
+	struct timespec	 mtime, ctime;
+	int		 settled;	/* read well after its last change */
+};
+
+/* One content of a file, as read at one time. */
+struct buildid_ver {
+	struct buildid_ver	*older;
+	uint64_t		 seq;		/* the file's versions count up */
+	uint64_t		 mark;		/* the trace file that last used it */
+	struct buildid_stamp	 st;
+	uint8_t			 size;		/* 0: the file has no build-id */
+	uint8_t			 id[BUILDID_MAX];
 };
 
 struct buildid_file {
 	uint32_t		 maj;
 	uint32_t		 min;
 	uint64_t		 ino;		/* 0: the kernel gave the id */
+	uint64_t		 gen;		/* the inode's generation */
 	pid_t			 pid;		/* a task that mapped it... */
 	uint64_t		 start, end;	/* ...there */
 	uint64_t		 mark;		/* last listed for this file */
+	uint64_t		 since;		/* versions up to this one the last
+						 * trace file named already */
+	uint64_t		 nseq;		/* versions made */
 	enum buildid_state	 state;
-	uint8_t			 tries;		/* reads that found no id */
-	uint8_t			 size;
-	uint8_t			 id[BUILDID_MAX];
+	int			 again;		/* mapped while looked at: look */
+	pid_t			 apid;		/* ...again there */
+	uint64_t		 astart, aend;
+	uint8_t			 tries;		/* reads that could not open it */
+	struct buildid_ver	*vers;		/* newest first */
 	struct buildid_file	*hnext;
 	struct buildid_file	*qnext;
 	char			 name[];
@@ -78,6 +130,7 @@ struct buildid {
 	pthread_cond_t		  work;		/* the queue has an entry */
 	pthread_cond_t		  done;		/* an entry was read */
 	struct buildid_file	 *qhead, **qtail;
+	size_t			  nqueued;	/* not idle */
 	int			  quit;
 	int			  running;	/* 1 started, -1 could not be */
 	pthread_t		  th;
@@ -229,72 +282,221 @@ buildid_record(struct sbuf *out, int32_t pid, uint16_t misc,
 	size_t				 n = strlen(name) + 1;
 	uint8_t				*p;
 
-	n = (n + BUILDID_NAME_ALIGN - 1) / BUILDID_NAME_ALIGN *
-	    BUILDID_NAME_ALIGN;
+	n = (n + PERFDATA_NAME_ALIGN - 1) / PERFDATA_NAME_ALIGN *
+	    PERFDATA_NAME_ALIGN;
 	if (len > BUILDID_MAX)
 		len = BUILDID_MAX;
 	h.type = PERF_RECORD_HEADER_BUILD_ID;
 	h.misc = misc | PERF_RECORD_MISC_BUILD_ID_SIZE;
-	/* header, pid, id[20] + size + 3 reserved bytes, the name; then
-	 * to 8 bytes, as every record of our files (salvage relies on it) */
-	h.size = (uint16_t)((sizeof h + 4 + 24 + n + 7) / 8 * 8);
+	/* perf-abi.h's layout; then to 8 bytes, as every record of our
+	 * files (salvage relies on it) */
+	h.size = (uint16_t)((sizeof(struct perf_record_header_build_id) + n +
+	    7) / 8 * 8);
 	if ((p = sbuf_zero(out, h.size)) == NULL)
 		return -1;
 	memcpy(p, &h, sizeof h);
-	memcpy(p + sizeof h, &pid, 4);
-	memcpy(p + sizeof h + 4, id, len);
-	p[sizeof h + 4 + BUILDID_MAX] = (uint8_t)len;
-	memcpy(p + sizeof h + 28, name, strlen(name));
+	memcpy(p + offsetof(struct perf_record_header_build_id, pid), &pid, 4);
+	memcpy(p + offsetof(struct perf_record_header_build_id, build_id), id,
+	    len);
+	p[offsetof(struct perf_record_header_build_id, size)] = (uint8_t)len;
+	memcpy(p + offsetof(struct perf_record_header_build_id, filename), name,
+	    strlen(name));
 	return 0;
 }
 
 /* The worker */
 
-static int
-buildid_open(const char *path, uint64_t ino)
+static void
+buildid_stamp(struct buildid_stamp *t, const struct stat *st)
 {
-	struct stat	 st;
-	int		 fd;
+	struct timespec	 now;
+	int64_t		 age;
 
-	/* never open a device or a FIFO that took the name meanwhile */
-	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) || st.st_ino != ino)
-		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_ino != ino) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	t->ino = st->st_ino;
+	t->size = st->st_size;
+	t->mtime = st->st_mtim;
+	t->ctime = st->st_ctim;
+	clock_gettime(CLOCK_REALTIME, &now);
+	age = ((int64_t)now.tv_sec - (int64_t)st->st_ctim.tv_sec) *
+	    1000000000 + (now.tv_nsec - st->st_ctim.tv_nsec);
+	t->settled = age >= BUILDID_RACY_NS;
+}
+
+static int
+buildid_stamp_same(const struct buildid_stamp *a,
+    const struct buildid_stamp *b)
+{
+	return a->ino == b->ino && a->size == b->size &&
+	    a->mtime.tv_sec == b->mtime.tv_sec &&
+	    a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	    a->ctime.tv_sec == b->ctime.tv_sec &&
+	    a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
 /*
  * The very file mapped, through map_files/, while the task lives; then
  * the name as the task sees it (its root: another mount namespace), then
- * as we see it. The inode must match; the device is not compared, as
- * overlayfs reports its own where the mapping names the layer's.
+ * as we see it. The inode must match, and it must be a regular file
+ * (never a device or a FIFO that took the name meanwhile); the device is
+ * not compared, as overlayfs reports its own where the mapping names the
+ * layer's. 0 with path and st, or -1.
  */
-static void
-buildid_read(struct buildid_file *f, uint8_t *id, size_t *len)
+static int
+buildid_find(const struct buildid_file *f, char *path, size_t len,
+    struct stat *st)
 {
-	char	 path[PATH_MAX + 64];
-	int	 fd;
+	int	 i;
+
+	for (i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%"
+			    PRIx64, (int)f->pid, f->start, f->end);
+		else if (i == 1)
+			snprintf(path, len, "/proc/%d/root%s", (int)f->pid,
+			    f->name);
+		else
+			snprintf(path, len, "%s", f->name);
+		if (stat(path, st) == 0 && S_ISREG(st->st_mode) &&
+		    st->st_ino == f->ino)
+			return 0;
+	}
+	return -1;
+}
+
+enum buildid_look {
+	BUILDID_GONE,		/* no way to the file found */
+	BUILDID_SAME,		/* as it was when last read */
+	BUILDID_READ,		/* read (again): id and stamp */
+};
+
+/*
+ * Look at f's file: unchanged since was (NULL: never read), or its id
+ * and what the file was when the id was read. A file that changes while
+ * it is read is read again.
+ */
+static enum buildid_look
+buildid_look(const struct buildid_file *f, const struct buildid_stamp *was,
+    struct buildid_stamp *now, uint8_t *id, size_t *len)
+{
+	char		 path[PATH_MAX + 64];
+	struct stat	 st;
+	struct buildid_stamp after;
+	int		 fd, i;
 
 	*len = 0;
-	snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-	    (int)f->pid, f->start, f->end);
-	if ((fd = buildid_open(path, f->ino)) == -1) {
-		snprintf(path, sizeof path, "/proc/%d/root%s", (int)f->pid,
-		    f->name);
-		fd = buildid_open(path, f->ino);
+	if (buildid_find(f, path, sizeof path, &st) == -1)
+		return BUILDID_GONE;
+	buildid_stamp(now, &st);
+	if (was != NULL && was->settled && buildid_stamp_same(was, now))
+		return BUILDID_SAME;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return BUILDID_GONE;
+	for (i = 0; i < 3; i++) {
+		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    st.st_ino != f->ino) {
+			close(fd);
+			return BUILDID_GONE;
+		}
+		buildid_stamp(now, &st);
+		if (buildid_elf(fd, id, len) == -1)
+			*len = 0;
+		if (fstat(fd, &st) == -1)
+			break;
+		buildid_stamp(&after, &st);
+		if (buildid_stamp_same(now, &after))
+			break;
 	}
-	if (fd == -1)
-		fd = buildid_open(f->name, f->ino);
-	if (fd == -1)
-		return;
-	if (buildid_elf(fd, id, len) == -1)
-		*len = 0;
 	close(fd);
+	return BUILDID_READ;
+}
+
+/* Drop f's versions that no trace file can list any more: all but the
+ * newest, once the file they were used in is finished. Under the mutex. */
+static void
+buildid_prune(struct buildid_file *f, uint64_t epoch)
+{
+	struct buildid_ver	**pp, *v;
+
+	if (f->vers == NULL)
+		return;
+	for (pp = &f->vers->older; (v = *pp) != NULL; )
+		if (v->mark != epoch) {
+			*pp = v->older;
+			free(v);
+		} else
+			pp = &v->older;
+}
+
+/*
+ * The worker found f's file as look says: record it. 1 when that is a
+ * new id for the file (2: it changed), else 0. Under the mutex.
+ */
+static int
+buildid_found(struct buildid *b, struct buildid_file *f,
+    enum buildid_look look, const struct buildid_stamp *st,
+    const uint8_t *id, size_t len, struct buildid_ver **spare)
+{
+	struct buildid_ver	*v = f->vers, *o;
+	size_t			 n;
+	int			 rc = 0;
+
+	if (look == BUILDID_GONE) {
+		/* with a version: the task and the name are gone, the file
+		 * is as it was as far as anyone can tell */
+		if (v != NULL)
+			v->mark = b->epoch;
+		else
+			f->tries++;
+		return 0;
+	}
+	if (look == BUILDID_READ && (v == NULL || v->size != len ||
+	    memcmp(v->id, id, len) != 0)) {
+		for (n = 0, o = v; o != NULL && o->mark == b->epoch;
+		    o = o->older)
+			n++;
+		if (v == NULL || n < BUILDID_VERSIONS_MAX) {
+			if ((v = *spare) == NULL)
+				return 0;	/* out of memory: as unread */
+			*spare = NULL;
+			v->older = f->vers;
+			f->vers = v;
+		}
+		v->seq = ++f->nseq;
+		memcpy(v->id, id, len);
+		v->size = (uint8_t)len;
+		rc = v->older != NULL ? 2 : 1;
+	}
+	if (look == BUILDID_READ)
+		v->st = *st;
+	v->mark = b->epoch;
+	buildid_prune(f, b->epoch);
+	return rc;
+}
+
+/* Queue f for the worker (counted in nqueued by the caller). Under the
+ * mutex. */
+static void
+buildid_enqueue(struct buildid *b, struct buildid_file *f)
+{
+	f->state = BUILDID_QUEUED;
+	f->qnext = NULL;
+	*b->qtail = f;
+	b->qtail = &f->qnext;
+	pthread_cond_signal(&b->work);
+}
+
+/* With -v, each id read and each change: what a file was taken for. */
+static void
+buildid_log(const struct buildid_file *f, const uint8_t *id, size_t len,
+    int found)
+{
+	char	 hex[2 * BUILDID_MAX + 1] = "none";
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	log_debug("build-id of %s: %s%s", f->name, hex,
+	    found == 2 ? " (the file changed)" : "");
 }
 
 static void *
@@ -302,30 +504,60 @@ buildid_worker(void *arg)
 {
 	struct buildid		*b = arg;
 	struct buildid_file	*f;
+	struct buildid_stamp	 was, now;
+	struct buildid_ver	*spare = NULL;
+	struct timespec		 batch = { 0, BUILDID_BATCH_NS };
+	enum buildid_look	 look;
 	uint8_t			 id[BUILDID_MAX];
 	size_t			 len;
+	int			 have, found, woken;
 
 	/* named: it alone of ours stays at SCHED_OTHER while recording */
 	pthread_setname_np(pthread_self(), "buildid");
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {
-		while (!b->quit && b->qhead == NULL)
+		for (woken = 0; !b->quit && b->qhead == NULL; woken = 1)
 			pthread_cond_wait(&b->work, &b->mtx);
 		if (b->quit)
 			break;
+		if (woken) {
+			pthread_mutex_unlock(&b->mtx);
+			nanosleep(&batch, NULL);
+			pthread_mutex_lock(&b->mtx);
+		}
 		f = b->qhead;
 		if ((b->qhead = f->qnext) == NULL)
 			b->qtail = &b->qhead;
+		f->state = BUILDID_LOOKING;
+		if ((have = f->vers != NULL))
+			was = f->vers->st;
 		pthread_mutex_unlock(&b->mtx);
-		buildid_read(f, id, &len);
+		look = buildid_look(f, have ? &was : NULL, &now, id, &len);
+		if (look == BUILDID_READ && spare == NULL)
+			spare = calloc(1, sizeof *spare);
 		pthread_mutex_lock(&b->mtx);
-		memcpy(f->id, id, len);
-		f->size = (uint8_t)len;
-		f->tries += len == 0;
-		f->state = BUILDID_DONE;
+		found = buildid_found(b, f, look, &now, id, len, &spare);
+		if (f->again) {
+			/* this look may have begun before that mapping */
+			f->again = 0;
+			f->pid = f->apid;
+			f->start = f->astart;
+			f->end = f->aend;
+			buildid_enqueue(b, f);
+		} else {
+			f->state = BUILDID_IDLE;
+			b->nqueued--;
+		}
 		pthread_cond_broadcast(&b->done);
+		if (found) {
+			/* not under the mutex: the loop may be waiting */
+			pthread_mutex_unlock(&b->mtx);
+			buildid_log(f, id, len, found);
+			pthread_mutex_lock(&b->mtx);
+		}
 	}
 	pthread_mutex_unlock(&b->mtx);
+	free(spare);
 	return NULL;
 }
 
@@ -357,6 +589,7 @@ void
 buildid_destroy(struct buildid *b)
 {
 	struct buildid_file	*f, *next;
+	struct buildid_ver	*v;
 	struct timespec		 until;
 	size_t			 i;
 
@@ -380,6 +613,10 @@ buildid_destroy(struct buildid *b)
 	for (i = 0; i < b->nbuckets; i++)
 		for (f = b->tab[i]; f != NULL; f = next) {
 			next = f->hnext;
+			while ((v = f->vers) != NULL) {
+				f->vers = v->older;
+				free(v);
+			}
 			free(f);
 		}
 	free(b->tab);
@@ -393,10 +630,11 @@ buildid_destroy(struct buildid *b)
 /* The loop's side */
 
 static size_t
-buildid_hash(uint32_t maj, uint32_t min, uint64_t ino, const char *name)
+buildid_hash(uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen,
+    const char *name)
 {
 	uint64_t	 h = 0xcbf29ce484222325ULL ^ ino ^ ((uint64_t)maj << 40) ^
-	    ((uint64_t)min << 20);
+	    ((uint64_t)min << 20) ^ (gen << 7);
 
 	for (; *name; name++)
 		h = (h ^ (uint8_t)*name) * 0x100000001b3ULL;
@@ -414,8 +652,8 @@ buildid_grow(struct buildid *b)
 	for (i = 0; i < b->nbuckets; i++)
 		for (f = b->tab[i]; f != NULL; f = next) {
 			next = f->hnext;
-			h = buildid_hash(f->maj, f->min, f->ino, f->name) &
-			    (n - 1);
+			h = buildid_hash(f->maj, f->min, f->ino, f->gen,
+			    f->name) & (n - 1);
 			f->hnext = tab[h];
 			tab[h] = f;
 		}
@@ -431,8 +669,11 @@ buildid_list(struct buildid *b, struct buildid_file *f)
 	struct buildid_file	**set;
 	size_t			  cap;
 
-	if (f->mark == b->epoch)
+	if (f->mark == b->epoch) {
+		f->since = 0;	/* carried over, and mapped here too */
 		return;
+	}
+	f->since = 0;
 	if (b->nset == b->capset) {
 		cap = b->capset ? b->capset * 2 : 64;
 		if ((set = reallocarray(b->set, cap, sizeof *set)) == NULL)
@@ -444,11 +685,30 @@ buildid_list(struct buildid *b, struct buildid_file *f)
 	f->mark = b->epoch;
 }
 
-/* Hand f to the worker; without one, f stays without an id. */
+/*
+ * f was mapped again (or for the first time) by pid at start-end: have
+ * the worker look at the file, unless a look is queued already (it
+ * begins after this mapping, which is what counts) or f could not be
+ * opened through this task or BUILDID_TRIES others.
+ */
 static void
-buildid_queue(struct buildid *b, struct buildid_file *f)
+buildid_want(struct buildid *b, struct buildid_file *f, pid_t pid,
+    uint64_t start, uint64_t end)
 {
 	pthread_mutex_lock(&b->mtx);
+	if (f->state == BUILDID_QUEUED || (f->vers == NULL && f->tries > 0 &&
+	    (f->tries >= BUILDID_TRIES || f->pid == pid))) {
+		pthread_mutex_unlock(&b->mtx);
+		return;
+	}
+	if (f->state == BUILDID_LOOKING) {
+		f->again = 1;
+		f->apid = pid;
+		f->astart = start;
+		f->aend = end;
+		pthread_mutex_unlock(&b->mtx);
+		return;
+	}
 	if (b->running == 0) {
 		b->running = worker_spawn(&b->th, buildid_worker, b) == 0 ?
 		    1 : -1;
@@ -456,36 +716,25 @@ buildid_queue(struct buildid *b, struct buildid_file *f)
 			log_warnx("build-ids: cannot start a thread to read "
 			    "them; perf reads them at report time");
 	}
-	f->state = b->running == 1 ? BUILDID_PENDING : BUILDID_DONE;
 	if (b->running == 1) {
-		f->qnext = NULL;
-		*b->qtail = f;
-		b->qtail = &f->qnext;
-		pthread_cond_signal(&b->work);
+		/* the worker touches these only while f is busy: not now */
+		f->pid = pid;
+		f->start = start;
+		f->end = end;
+		b->nqueued++;
+		buildid_enqueue(b, f);
 	}
 	pthread_mutex_unlock(&b->mtx);
 }
 
-/* f was read and had no id: read it again through this task? */
+/* The kernel gave f's only id (attr.build_id): used in this trace file. */
 static void
-buildid_retry(struct buildid *b, struct buildid_file *f, pid_t pid,
-    uint64_t start, uint64_t end)
+buildid_given(struct buildid *b, struct buildid_file *f)
 {
-	int	 again;
-
-	if (f->ino == 0 || f->pid == pid)
-		return;
 	pthread_mutex_lock(&b->mtx);
-	again = f->state == BUILDID_DONE && f->size == 0 &&
-	    f->tries < BUILDID_TRIES;
+	if (f->vers != NULL)
+		f->vers->mark = b->epoch;
 	pthread_mutex_unlock(&b->mtx);
-	if (!again)
-		return;
-	/* the worker touches f only while it is queued: not now */
-	f->pid = pid;
-	f->start = start;
-	f->end = end;
-	buildid_queue(b, f);
 }
 
 static void
@@ -495,7 +744,7 @@ buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 	struct buildid_file		*f;
 	const char			*name;
 	uint32_t			 maj = 0, min = 0, pid;
-	uint64_t			 ino = 0, start, len;
+	uint64_t			 ino = 0, gen = 0, start, len;
 	size_t				 n, slot;
 	uint8_t				 id[BUILDID_MAX], idlen = 0;
 	int				 given;
@@ -520,16 +769,22 @@ buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 		memcpy(&maj, rec + BUILDID_MMAP2_DEV, 4);
 		memcpy(&min, rec + BUILDID_MMAP2_DEV + 4, 4);
 		memcpy(&ino, rec + BUILDID_MMAP2_DEV + 8, 8);
+		memcpy(&gen, rec + BUILDID_MMAP2_DEV + 16, 8);
 		if (ino == 0)
 			return;
 	}
-	slot = buildid_hash(maj, min, ino, name) & (b->nbuckets - 1);
+	slot = buildid_hash(maj, min, ino, gen, name) & (b->nbuckets - 1);
 	for (f = b->tab[slot]; f != NULL; f = f->hnext)
-		if (f->ino == ino && f->maj == maj && f->min == min &&
-		    strcmp(f->name, name) == 0 && (!given ||
-		    (f->size == idlen && memcmp(f->id, id, idlen) == 0))) {
-			buildid_retry(b, f, (pid_t)pid, start, start + len);
+		if (f->ino == ino && f->gen == gen && f->maj == maj &&
+		    f->min == min && strcmp(f->name, name) == 0 && (!given ||
+		    (f->vers->size == idlen &&
+		    memcmp(f->vers->id, id, idlen) == 0))) {
 			buildid_list(b, f);
+			if (given)
+				buildid_given(b, f);
+			else
+				buildid_want(b, f, (pid_t)pid, start,
+				    start + len);
 			return;
 		}
 	if (b->nfiles >= BUILDID_MAX_FILES) {
@@ -543,26 +798,27 @@ buildid_note(struct buildid *b, const uint8_t *rec, size_t size)
 	n = strlen(name) + 1;
 	if ((f = calloc(1, sizeof *f + n)) == NULL)
 		return;
+	if (given && (f->vers = calloc(1, sizeof *f->vers)) == NULL) {
+		free(f);
+		return;
+	}
 	memcpy(f->name, name, n);
 	f->maj = maj;
 	f->min = min;
 	f->ino = ino;
-	f->pid = (pid_t)pid;
-	f->start = start;
-	f->end = start + len;
+	f->gen = gen;
 	f->hnext = b->tab[slot];
 	b->tab[slot] = f;
 	if (++b->nfiles > b->nbuckets)
 		buildid_grow(b);
-	if (given) {
-		memcpy(f->id, id, idlen);
-		f->size = idlen;
-		f->state = BUILDID_DONE;
-		buildid_list(b, f);
-		return;
-	}
-	buildid_queue(b, f);
 	buildid_list(b, f);
+	if (given) {
+		memcpy(f->vers->id, id, idlen);
+		f->vers->size = idlen;
+		f->vers->seq = ++f->nseq;
+		buildid_given(b, f);
+	} else
+		buildid_want(b, f, (pid_t)pid, start, start + len);
 }
 
 /* Copy len bytes at ring position pos out of a data area that wraps. */
@@ -652,10 +908,14 @@ buildid_note_ring(struct buildid *b, const uint8_t *data, size_t size,
 }
 
 void
-buildid_stats(const struct buildid *b, uint64_t *files, uint64_t *cleared)
+buildid_stats(struct buildid *b, uint64_t *files, uint64_t *cleared,
+    uint64_t *reading)
 {
 	*files = b->nfiles;
 	*cleared = b->cleared;
+	pthread_mutex_lock(&b->mtx);
+	*reading = b->nqueued;
+	pthread_mutex_unlock(&b->mtx);
 }
 
 void
@@ -741,6 +1001,23 @@ buildid_preamble(struct sbuf *out, const uint8_t *buf, size_t len)
 	return rc;
 }
 
+/* Append a HEADER_BUILD_ID for each version of f used in trace file
+ * epoch (after f->since), oldest first: a reader that keeps one id per
+ * name keeps the newest. Under the mutex. */
+static int
+buildid_emit(struct sbuf *out, const struct buildid_file *f,
+    const struct buildid_ver *v, uint64_t epoch)
+{
+	if (v == NULL)
+		return 0;
+	if (buildid_emit(out, f, v->older, epoch) == -1)
+		return -1;
+	if (v->mark != epoch || v->size == 0 || v->seq <= f->since)
+		return 0;
+	return buildid_record(out, -1, PERF_RECORD_MISC_USER, v->id, v->size,
+	    f->name);
+}
+
 int
 buildid_flush(struct buildid *b, struct sbuf *out, unsigned int wait_ms)
 {
@@ -759,21 +1036,35 @@ buildid_flush(struct buildid *b, struct sbuf *out, unsigned int wait_ms)
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {
 		for (pending = 0, i = 0; i < b->nset && !pending; i++)
-			pending = b->set[i]->state == BUILDID_PENDING;
+			pending = b->set[i]->state != BUILDID_IDLE;
 		if (!pending || wait_ms == 0 || pthread_cond_timedwait(&b->done,
 		    &b->mtx, &until) == ETIMEDOUT)
 			break;
 	}
+	for (i = 0; i < b->nset; i++) {
+		f = b->set[i];
+		/*
+		 * Not looked at yet (a rotation does not wait): the file is
+		 * taken to be as it was last read, which it is unless it
+		 * was rewritten in the last moments. The look goes on for
+		 * the next file, which names a change it finds.
+		 */
+		if (f->state != BUILDID_IDLE && f->vers != NULL)
+			f->vers->mark = b->epoch;
+		if (buildid_emit(out, f, f->vers, b->epoch) == -1)
+			rc = -1;
+	}
 	b->epoch++;
 	for (i = 0; i < b->nset; i++) {
 		f = b->set[i];
-		if (f->state == BUILDID_PENDING) {
-			/* still being read: the next file names it */
+		buildid_prune(f, b->epoch);
+		/* still being looked at: the next file names what it finds
+		 * that this one did not */
+		if (f->state != BUILDID_IDLE) {
 			b->set[kept++] = f;
 			f->mark = b->epoch;
-		} else if (f->size > 0 && buildid_record(out, -1,
-		    PERF_RECORD_MISC_USER, f->id, f->size, f->name) == -1)
-			rc = -1;
+			f->since = f->vers != NULL ? f->vers->seq : 0;
+		}
 	}
 	pthread_mutex_unlock(&b->mtx);
 	b->nset = kept;

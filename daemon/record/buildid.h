@@ -5,11 +5,13 @@
  * running beside us on the kernels we target (docs/file-format.md).
  *
  * The loop notes the MMAP2 records of the ring data it drains: a lookup
- * in a table that lives as long as the daemon, so each file is read once.
- * A worker thread reads the notes of a file it has not seen; the loop
- * never opens a mapped file. When a trace file is finished, it takes a
- * PERF_RECORD_HEADER_BUILD_ID for each file it saw that is resolved by
- * then.
+ * in a table that lives as long as the daemon. A worker thread reads the
+ * notes of a file it has not seen, and looks again (a stat) at a file
+ * mapped again: one rewritten in place since (same device and inode) is
+ * read again, so that an id follows the file, also within one trace
+ * file. The loop never opens a mapped file. When a trace file is
+ * finished, it takes a PERF_RECORD_HEADER_BUILD_ID for each id its
+ * mappings found, resolved by then.
  */
 #ifndef PERFSPILL_BUILDID_H
 #define PERFSPILL_BUILDID_H
@@ -66,9 +68,10 @@ void		 buildid_note_copy(struct buildid *, uint8_t *rec, size_t size,
 		    int kernel);
 /* Clear those flags in a drained copy of whole records. */
 void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
-/* Files known, and stray build-id flags found, over the daemon's life. */
-void		 buildid_stats(const struct buildid *, uint64_t *files,
-		    uint64_t *cleared);
+/* Files known, and stray build-id flags found, over the daemon's life;
+ * files waiting for the worker to look at them now. */
+void		 buildid_stats(struct buildid *, uint64_t *files,
+		    uint64_t *cleared, uint64_t *reading);
 /*
  * The file that the notes since the last flush went to is being
  * finished: append a HEADER_BUILD_ID to out for each of its files with a

@@ -2,7 +2,8 @@
  * cgroup: the cgroup2 hierarchy as perf sees it. Where it is mounted,
  * the id perf uses for a cgroup (the directory's file handle, which is
  * its inode number, as PERF_SAMPLE_CGROUP reports it), and the cgroup
- * directories a filtered recording opens (perf record -G).
+ * directories a filtered recording opens (perf record -G). And the
+ * memory limit of the daemon's own cgroup, which a start must fit in.
  */
 #ifndef PERFSPILL_CGROUP_H
 #define PERFSPILL_CGROUP_H
@@ -20,5 +21,14 @@ int	cgroup_id(const char *path, uint64_t *id);
 /* Open the cgroup rel (below mount) for perf_event_open's pid argument.
  * The fd, or -1 with err filled ("no such cgroup"). */
 int	cgroup_open(const char *mount, const char *rel, char *err, size_t len);
+
+/*
+ * The memory limit the daemon runs under: the lowest memory.max (cgroup2)
+ * or memory.limit_in_bytes (the v1 memory controller, where it is
+ * mounted) of its cgroup and every ancestor, as the kernel enforces
+ * them. 1 with *limit and where (the file that sets it) filled; 0 when
+ * no limit is set or no memory cgroup is found.
+ */
+int	cgroup_memory_limit(uint64_t *limit, char *where, size_t len);
 
 #endif

@@ -4,6 +4,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+/* ZSTD_estimateCStreamSize is in zstd's "static" section: stable since
+ * 1.4 and exported by the shared library Debian ships */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <linux/perf_event.h>
 
@@ -61,6 +64,15 @@ compress_reset(struct compress *z)
 {
 	/* drop the stream's history: the next byte starts a new frame */
 	ZSTD_CCtx_reset(z->cs, ZSTD_reset_session_only);
+}
+
+size_t
+compress_memory(int level)
+{
+	/* the stream's window is allocated at its first input, sized by
+	 * the level (a flush does not shrink it): 1.3 MiB at level 1,
+	 * 9 MiB at 7, 780 MiB at 22 */
+	return ZSTD_estimateCStreamSize(level);
 }
 
 size_t

@@ -23,6 +23,10 @@ int		 compress_available(void);
 struct compress	*compress_create(int level);
 void		 compress_destroy(struct compress *);
 void		 compress_reset(struct compress *);
+/* Bytes a stream of this level may hold once it has compressed (its
+ * window and tables, zstd's own estimate): record_memory counts them
+ * before a start. 0 where nothing can be compressed. */
+size_t		 compress_memory(int level);
 /* Worst case of compress_records' output for len input bytes. */
 size_t		 compress_bound(size_t len);
 /*

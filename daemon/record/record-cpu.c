@@ -117,25 +117,6 @@ record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 }
 
 uint64_t
-record_buffers_need(const struct config *cfg, size_t ncpus, int direct)
-{
-	uint64_t	 ring = cfg->mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t	 chunk = cfg->compression > 0 ?
-	    compress_bound((size_t)ring) : ring;
-	uint64_t	 n = ring;	/* the drain's copy */
-
-	if (cfg->compression > 0)
-		n += chunk;	/* serial mode's output */
-	if (cfg->cblocks == 0)
-		return n;
-	if (direct)
-		return n + record_pool_count(cfg->cblocks) *
-		    (uint64_t)record_pool_block((size_t)chunk +
-		    RECORD_ROUND_LEN);
-	return n + ncpus * cfg->cblocks * (chunk + RECORD_ROUND_LEN);
-}
-
-uint64_t
 record_buffer_bytes(const struct record *rec)
 {
 	size_t		 i, j;

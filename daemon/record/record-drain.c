@@ -385,6 +385,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 	struct cblock		*cb = NULL;
 	uint64_t		 off;
 	size_t			 i, n, nstaged = 0, nserial = 0, npushed = 0;
+	size_t			 nflight = 0;
 	size_t			 left = 0;	/* non-empty rings not read */
 	uint64_t		 drained = 0;
 	struct tracefile	*tf = rec->cur;
@@ -443,6 +444,13 @@ record_drain(struct record *rec, uint64_t min, int last,
 			ring_count_excl(c->ring.data, c->ring.size, t.tail,
 			    t.head, &c->counts, rec->self_pid, rec->pid_off);
 		}
+		if (tf == NULL && rec->flight != NULL) {
+			/* flight hook: a flight recording has no file; its
+			 * window takes the data (record-flight.c) */
+			record_window_take(rec, c, t.tail, t.head, t.bogus != 0);
+			nflight++;
+			continue;
+		}
 		if (tf == NULL) {
 			/* paused: keep the ring moving, count what is dropped */
 			c->aio.bytes_dropped += (uint64_t)t.n;
@@ -467,6 +475,10 @@ record_drain(struct record *rec, uint64_t min, int last,
 			npushed++;
 		}
 	}
+	/* flight hook: a pass that read every ring closes the window's
+	 * round, as it would a file's */
+	if (nflight > 0 && left == 0)
+		record_window_round(rec);
 	if (npushed == 0 && nserial == 0)
 		return;
 	if (left > 0)

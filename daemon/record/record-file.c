@@ -54,12 +54,17 @@ static void
 record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 {
 	struct manifest_facts	 f;
+	char			 why[RECORD_WHY_LEN];
 
+	memset(&f, 0, sizeof(f));
+	/* a flight recording's snapshot says what took it */
+	if (record_window_done(rec, tf, whole, why, sizeof(why)))
+		f.trigger = why;
 	if (rec->file_cb == NULL)
 		return;
-	memset(&f, 0, sizeof(f));
 	f.name = tf->name;
 	f.host = rec->host;
+	f.session = rec->name[0] ? rec->name : "default";
 	f.seq = tf->seq;
 	/* what the finished file holds: a cut drops what followed it */
 	f.bytes = tf->size;

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "cpuring.h"
 #include "evsel.h"
+#include "flight.h"
 #include "metrics.h"
 #include "record.h"
 #include "record-pool.h"
@@ -67,6 +68,9 @@ enum record_mode {
 	RECORD_AIO,
 };
 
+/* What took a snapshot ("command", "SIGUSR2", "psi:cpu"). */
+#define RECORD_WHY_LEN		64
+
 #define RECORD_UNFINISHED_MAX	8
 /*
  * A drain that found every cblock of a ring in flight looks again after
@@ -82,6 +86,9 @@ struct record {
 	struct event_base	*base;
 	int			 dirfd;
 	char			 host[64];
+	char			 name[RECORD_NAME_MAX + 1]; /* "": default */
+	char			 stem[64 + RECORD_NAME_MAX + 2]; /* of file
+						 * names: host[-name] */
 	unsigned int		 seq;
 	enum record_state	 state;
 	struct config		 cfg;
@@ -153,6 +160,12 @@ struct record {
 	void			*file_arg;
 	retain_hold_cb		 hold_cb;	/* files retention must keep */
 	void			*hold_arg;
+	/* a flight recording (mode flight): its window, NULL otherwise;
+	 * the triggers that may snapshot it, and when one last did */
+	struct record_flight	*flight;
+	struct trigger_set	*triggers;
+	struct timespec		 snap_at;	/* CLOCK_MONOTONIC; 0: never */
+	uint64_t		 snap_suppressed;/* triggers within the interval */
 };
 
 /*
@@ -177,10 +190,7 @@ int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
 int	record_cpus_buffers(struct record *, struct tracefile *, uint64_t n);
 /* The bytes of buffers the recording holds now (status). */
 uint64_t record_buffer_bytes(const struct record *);
-/* ...and what a recording with cfg holds on ncpus CPUs, its files
- * direct or not (docs/file-format.md, "Memory"): not the rings. */
-uint64_t record_buffers_need(const struct config *, size_t ncpus,
-	    int direct);
+/* (what a recording with cfg will hold: record_memory, record.h) */
 void	record_cpu_close(struct record *, struct record_cpu *);
 void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);
@@ -221,6 +231,64 @@ int	record_open_file(struct record *);
  * (pass says whether its writes failed). */
 int	record_take_over(struct record *, struct record_prep *,
 	    struct record_pass *);
+
+/* record-rotate.c, for a snapshot's file: p's preamble as tf's head (its
+ * build-ids included); the bytes to write (taken from p), or NULL. */
+uint8_t	*record_prep_head(struct record_prep *, struct tracefile *, size_t *);
+/* The (plain) task records of p's /proc walk, inside it, or NULL. */
+const uint8_t *record_prep_tasks(const struct record_prep *, size_t *);
+/* buf without the FORKs of the tasks p's preamble names; its length. */
+size_t	record_prep_drop_forks(const struct record_prep *, uint8_t *, size_t);
+
+/* record-window.c: a flight recording's memory, the drain's side */
+/* The causes of snapshots still being finished, for their manifests. */
+#define RECORD_FLIGHT_PENDING	8
+
+struct record_flight {
+	struct flight		 fl;
+	struct flight_snap	 snap;		/* taken, waiting for its file */
+	struct tracefile	*tf;		/* ...created at the snapshot */
+	struct timespec		 t0;		/* when the snapshot began */
+	struct {
+		unsigned int	 seq;
+		char		 why[RECORD_WHY_LEN];
+		struct timespec	 t0;
+	}			 pending[RECORD_FLIGHT_PENDING];
+	size_t			 nr_pending;
+	uint64_t		 snapshots;	/* finished whole */
+	uint64_t		 failed;
+	uint64_t		 last_ms;	/* the last one's time to finish */
+	uint64_t		 stall_us_max;	/* the loop's longest part */
+	char			 last_why[RECORD_WHY_LEN];
+	char			 last_file[NAME_MAX + 1];
+};
+
+int	record_window_create(struct record *);
+void	record_window_free(struct record *);
+/* The drain's hooks: a ring's data into the window; a round closed. */
+void	record_window_take(struct record *, struct record_cpu *,
+	    uint64_t tail, uint64_t head, int bogus);
+void	record_window_round(struct record *);
+/* A snapshot is being built: its file exists, its writes do not. */
+int	record_window_busy(const struct record *);
+/* A finished file: 1 and what took it when it was a snapshot. */
+int	record_window_done(struct record *, const struct tracefile *,
+	    int whole, char *why, size_t len);
+uint64_t record_window_bytes(const struct record *);
+json_object *record_window_status(struct record *);
+/* Microseconds since a; the loop's longest stall of a snapshot. */
+uint64_t record_window_us(const struct timespec *);
+void	record_window_stall(struct record_flight *, const struct timespec *);
+
+/* record-flight.c: a flight recording's snapshots */
+/* The tasks alive at the start (a /proc walk) into the task store: a
+ * task that exits before any snapshot is named by nothing else. 0/-1. */
+int	record_flight_seed(struct record *);
+/* Drain, take the window, create the file (*name: its final name). */
+int	record_flight_begin(struct record *, const char *why,
+	    const char **name);
+/* Write the taken window after p's preamble and close the file. */
+int	record_flight_write(struct record *, struct record_prep *);
 
 /* record-file.c: files that stopped taking data, and the directory */
 void	record_retry_unfinished(struct record *);

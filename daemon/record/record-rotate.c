@@ -40,6 +40,7 @@ struct record_prep {
 	struct sbuf		 sb;
 	struct sbuf		 bids;		/* the build-ids sb's MMAP2s carry */
 	struct compress		*zc;		/* the stream the tasks began */
+	struct synth_span	 tasks;		/* their records, in sb */
 	uint32_t		*tids;		/* the tasks it names, sorted */
 	size_t			 nr_tids;
 	int			 rc;
@@ -187,6 +188,7 @@ record_prep_run(struct record_prep *p)
 	struct synth_span	 tasks;
 
 	p->rc = synth_preamble(&p->sb, &p->ctx, &tasks);
+	p->tasks = tasks;
 	p->err = errno;
 	if (p->rc != 0)
 		return;
@@ -199,6 +201,45 @@ record_prep_run(struct record_prep *p)
 	    &p->nr_tids) == -1)
 		p->nr_tids = 0;
 	record_prep_compress(p, &tasks);
+}
+
+uint8_t *
+record_prep_head(struct record_prep *p, struct tracefile *tf, size_t *len)
+{
+	uint8_t	*buf;
+
+	if (p->rc == -1) {
+		errno = p->err;
+		return NULL;
+	}
+	buf = sbuf_take(&p->sb, len);
+	if (tracefile_set_head(tf, buf, *len) == -1) {
+		free(buf);
+		return NULL;
+	}
+	/* the build_id feature: the kernel's (set_head took it from the
+	 * head), then those of the files the preamble's tasks map; the
+	 * drain adds the rest until the file closes */
+	if (tracefile_add_buildids(tf, p->bids.data, p->bids.len) == -1)
+		log_warnx("%s: out of memory for build-ids", tf->partial);
+	return buf;
+}
+
+const uint8_t *
+record_prep_tasks(const struct record_prep *p, size_t *len)
+{
+	if (p->rc == -1 || p->zc != NULL) {
+		*len = 0;
+		return NULL;
+	}
+	*len = p->tasks.len;
+	return p->sb.data + p->tasks.off;
+}
+
+size_t
+record_prep_drop_forks(const struct record_prep *p, uint8_t *buf, size_t len)
+{
+	return track_drop_forks(buf, len, p->tids, p->nr_tids);
 }
 
 /* Make p's preamble the start of a new current file. */
@@ -216,7 +257,7 @@ record_install(struct record *rec, struct record_prep *p)
 	}
 	/* past the page cache where the file system allows it, only with
 	 * cblocks: the serial mode writes from the ring */
-	if ((rec->cur = tracefile_open(rec->dirfd, rec->host, &rec->seq,
+	if ((rec->cur = tracefile_open(rec->dirfd, rec->stem, &rec->seq,
 	    rec->cfg.direct_io && rec->cfg.cblocks > 0 &&
 	    rec->direct_refused == 0)) == NULL) {
 		log_warn("cannot create a trace file in the output directory");
@@ -243,20 +284,10 @@ record_install(struct record *rec, struct record_prep *p)
 		p->zc = NULL;
 	} else if (rec->zc != NULL)
 		compress_reset(rec->zc);
-	buf = sbuf_take(&p->sb, &len);
-	if (tracefile_set_head(rec->cur, buf, len) == -1) {
-		free(buf);
+	if ((buf = record_prep_head(p, rec->cur, &len)) == NULL)
 		rc = -1;
-	} else {
-		/* the build_id feature: the kernel's (set_head took it from
-		 * the head), then those of the files the preamble's tasks
-		 * map; the drain adds the rest until the file closes */
-		if (tracefile_add_buildids(rec->cur, p->bids.data,
-		    p->bids.len) == -1)
-			log_warnx("%s: out of memory for build-ids",
-			    rec->cur->partial);
+	else
 		rc = record_write_extra(rec, rec->cur, buf, len);
-	}
 	if (rc == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */

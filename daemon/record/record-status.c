@@ -121,6 +121,13 @@ record_add_disk(struct record *rec, json_object *o)
 	}
 }
 
+int
+record_write_direct(const struct record *rec)
+{
+	return rec->cur != NULL && tracefile_direct_on(rec->cur) &&
+	    tracefile_direct_refused(rec->cur) == 0;
+}
+
 /*
  * How the current file's data reaches the disk: "direct" (past the page
  * cache) or "buffered", and why not direct.
@@ -132,8 +139,7 @@ record_add_write_path(struct record *rec, json_object *o)
 	char		 buf[160];
 	int		 e;
 
-	if (rec->cur != NULL && tracefile_direct_on(rec->cur) &&
-	    (e = tracefile_direct_refused(rec->cur)) == 0) {
+	if (record_write_direct(rec)) {
 		json_object_object_add(o, "write_path",
 		    json_object_new_string("direct"));
 		return;
@@ -195,16 +201,17 @@ record_status(struct record *rec)
 	static const char	*names[] = { "idle", "recording", "stopping" };
 	json_object		*o = json_object_new_object(), *cpus, *c, *f;
 	struct record_cpu	*rc;
-	uint64_t		 files, cleared;
+	uint64_t		 files, cleared, reading;
 	size_t			 i;
 
 	json_object_object_add(o, "state",
 	    json_object_new_string(names[rec->state]));
 	record_add_disk(rec, o);
 	/* the daemon's life, not the recording's: also when idle */
-	buildid_stats(rec->bids, &files, &cleared);
+	buildid_stats(rec->bids, &files, &cleared, &reading);
 	f = json_object_new_object();
 	record_add_u64(f, "files", files);
+	record_add_u64(f, "reading", reading);
 	record_add_u64(f, "stray_flags_cleared", cleared);
 	json_object_object_add(o, "build_ids", f);
 	if (rec->state == RECORD_IDLE) {
@@ -249,6 +256,11 @@ record_status(struct record *rec)
 	record_add_u64(o, "cpus_added", rec->cpus_added);
 	record_add_u64(o, "cpus_removed", rec->cpus_removed);
 	json_object_object_add(o, "cpus", cpus);
+	if (rec->flight != NULL) {
+		f = record_window_status(rec);
+		record_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
+		json_object_object_add(o, "flight", f);
+	}
 	if (rec->cur != NULL) {
 		f = json_object_new_object();
 		json_object_object_add(f, "name",

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,8 @@
 #include "record-int.h"
 #include "size.h"
 #include "synth.h"
+#include "trigger.h"
+#include "flight.h"
 
 static void	record_ring_cb(evutil_socket_t, short, void *);
 static int	record_sched(struct record *, uint64_t);
@@ -35,6 +38,7 @@ static void	record_hotplug(struct record *);
 static void	record_reap(struct record *);
 static void	record_pause(struct record *, const char *);
 static void	record_pause_err(struct record *, int);
+static void	record_trigger_fired(const char *, void *);
 
 struct record *
 record_create(struct event_base *base, int dirfd)
@@ -64,7 +68,16 @@ record_create(struct event_base *base, int dirfd)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
 			*p = '_';
+	snprintf(rec->stem, sizeof(rec->stem), "%s", rec->host);
 	return rec;
+}
+
+void
+record_set_name(struct record *rec, const char *name)
+{
+	snprintf(rec->name, sizeof(rec->name), "%s", name ? name : "");
+	snprintf(rec->stem, sizeof(rec->stem), "%s%s%s", rec->host,
+	    rec->name[0] ? "-" : "", rec->name);
 }
 
 void
@@ -85,6 +98,18 @@ record_state(const struct record *rec)
 	return rec->state;
 }
 
+const char *
+record_busy(const struct record *rec, int hint)
+{
+	if (rec->state == RECORD_IDLE)
+		return NULL;
+	if (rec->state != RECORD_RUNNING)
+		return "still finishing the previous recording";
+	return hint ? "already recording: 'perfspillctl stop' ends this "
+	    "recording (a start after it takes new options), 'perfspillctl "
+	    "configure KEY=VALUE' changes settings now" : "already recording";
+}
+
 /*
  * The online CPUs ("0-3,6,8-9": never assume 0..N-1). Read at start and
  * at every tick for CPU hotplug. PERFSPILL_CPU_ONLINE_FILE replaces the
@@ -102,6 +127,17 @@ static int
 record_online_cpus(int **out, size_t *nr)
 {
 	return cpuring_read_list(record_online_path(), out, nr);
+}
+
+int
+record_cpus_online(size_t *n)
+{
+	int	*cpus;
+
+	if (record_online_cpus(&cpus, n) == -1)
+		return -1;
+	free(cpus);
+	return 0;
 }
 
 static void
@@ -213,10 +249,125 @@ record_prep_ready(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * After a pass: a failed write pauses, a file at its size rotates, and
- * rings left for want of a cblock are looked at again after 1 ms, then
- * 2, 4, 8 while their cblocks stay busy.
+ * Snapshots of a flight recording: the command, SIGUSR2 and the triggers
+ * all end here. The window is taken and the file created in the loop,
+ * the preamble (/proc walk) is built on the rotation thread, and the
+ * writes are queued once it is ready (record-flight.c). One snapshot at
+ * a time: another asked meanwhile is refused (its window would be the
+ * few milliseconds since). A snapshot checks the directory and the space
+ * itself (a flight recording has no file to pause): the window stays in
+ * memory when it is refused.
  */
+static void
+record_snapshot_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct record		*rec = arg;
+	struct record_prep	*p = record_prep_join(rec);
+
+	if (p == NULL) {
+		/* no thread: build it here */
+		if ((p = record_prep_create(rec, "snapshot")) != NULL)
+			record_prep_run(p);
+	}
+	if (record_flight_write(rec, p) == -1)
+		log_warnx("snapshot failed: its file is given up");
+	record_prep_free(p);
+	record_reap(rec);
+}
+
+int
+record_snapshot(struct record *rec, const char *why, const char **name,
+    struct config_error *err)
+{
+	struct record_prep	*p;
+	uint64_t		 avail;
+	const char		*n;
+
+	if (rec->state != RECORD_RUNNING)
+		return config_fail(err, PROTO_E_STATE, NULL, "not recording");
+	if (rec->flight == NULL)
+		return config_fail(err, PROTO_E_STATE, NULL, "not a flight "
+		    "recording (mode continuous): rotate finishes its file");
+	if (record_window_busy(rec) || rec->prep != NULL)
+		return config_fail(err, PROTO_E_STATE, NULL, "a snapshot is "
+		    "being written; ask again when it is finished");
+	if (outdir_gone(rec->dirfd, rec->cfg.output_dir) &&
+	    outdir_reopen(rec->dirfd, rec->lockfd, rec->cfg.output_dir) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "the output "
+		    "directory %s is gone: %s; the window stays in memory",
+		    rec->cfg.output_dir, strerror(errno));
+	if (rec->cfg.min_free && record_free_bytes(rec, &avail) == 0 &&
+	    avail < rec->cfg.min_free + record_window_bytes(rec)) {
+		record_retain(rec);
+		if (record_free_bytes(rec, &avail) == 0 &&
+		    avail < rec->cfg.min_free + record_window_bytes(rec))
+			return config_fail(err, PROTO_E_SYSTEM, NULL, "no room "
+			    "for the window: %" PRIu64 " bytes free, min_free "
+			    "%" PRIu64 ", window %" PRIu64 " bytes; it stays "
+			    "in memory", avail, rec->cfg.min_free,
+			    record_window_bytes(rec));
+	}
+	if (record_flight_begin(rec, why, &n) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "cannot create "
+		    "the snapshot's file in %s: %s", rec->cfg.output_dir,
+		    strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &rec->snap_at);
+	if (name != NULL)
+		*name = n;
+	if ((p = record_prep_create(rec, why)) != NULL &&
+	    record_prep_spawn(rec, p, record_snapshot_ready) == 0)
+		return 0;
+	log_warn("cannot start the snapshot's thread; building it in the "
+	    "loop");
+	record_prep_free(p);
+	record_snapshot_ready(-1, 0, rec);
+	return 0;
+}
+
+/* A trigger fired: a snapshot, unless one was taken less than
+ * trigger_interval ago (the kernel may signal once a window for as long
+ * as the pressure lasts). */
+static void
+record_trigger_fired(const char *why, void *arg)
+{
+	struct record		*rec = arg;
+	struct config_error	 err;
+	struct timespec		 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (rec->snap_at.tv_sec != 0 && now.tv_sec - rec->snap_at.tv_sec <
+	    (time_t)rec->cfg.trigger_interval) {
+		rec->snap_suppressed++;
+		log_debug("%s: within trigger_interval of the last snapshot; "
+		    "not taken", why);
+		return;
+	}
+	if (record_snapshot(rec, why, NULL, &err) == -1)
+		log_warnx("%s fired, but no snapshot: %s", why, err.msg);
+	else
+		log_info("%s fired: snapshot", why);
+}
+
+int
+record_switch_output(struct record *rec, const char *why)
+{
+	struct config_error	 err;
+
+	if (rec->flight == NULL)
+		return record_rotate(rec, why, 1);
+	if (record_snapshot(rec, why, NULL, &err) == -1) {
+		log_warnx("%s: no snapshot: %s", why, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int
+record_is_flight(const struct record *rec)
+{
+	return rec->flight != NULL;
+}
+
 /*
  * The file system refused direct I/O for the current file (at open, or
  * at its first write): said once, and the recording's next files are
@@ -235,6 +386,11 @@ record_note_direct(struct record *rec)
 	    "through the page cache", rec->cfg.output_dir, strerror(e));
 }
 
+/*
+ * After a pass: a failed write pauses, a file at its size rotates, and
+ * rings left for want of a cblock are looked at again after 1 ms, then
+ * 2, 4, 8 while their cblocks stay busy.
+ */
 static void
 record_passed(struct record *rec, const struct record_pass *pass)
 {
@@ -372,6 +528,10 @@ record_housekeeping(struct record *rec)
 
 	if (rec->state != RECORD_RUNNING)
 		return;
+	/* a flight recording writes nothing until a snapshot, which looks
+	 * at the directory and its space itself: nothing to pause */
+	if (rec->flight != NULL)
+		return;
 	if (!rec->dir_gone && outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
 		record_pause(rec, NULL);
 		return;
@@ -433,11 +593,10 @@ record_check_start(struct record *rec, const struct config *cfg,
 	uint64_t	 wake;
 	size_t		 i, ring_bytes;
 	char		 msg[256];
+	const char	*why;
 
-	if (rec->state != RECORD_IDLE)
-		return config_fail(err, PROTO_E_STATE, NULL,
-		    rec->state == RECORD_RUNNING ? "already recording" :
-		    "still finishing the previous recording");
+	if ((why = record_busy(rec, 1)) != NULL)
+		return config_fail(err, PROTO_E_STATE, NULL, "%s", why);
 	/*
 	 * Tasks are tracked by an event of their own (perf record's dummy),
 	 * slot 0 of every CPU: it is enabled before the /proc walk and the
@@ -459,6 +618,14 @@ record_check_start(struct record *rec, const struct config *cfg,
 		    "cgroups" : "all_cgroups", "cannot find the cgroup2 "
 		    "mount: %s (perf's cgroup sampling needs the unified "
 		    "hierarchy)", strerror(errno));
+	if (cfg->flight && cfg->compression > 0)
+		return config_fail(err, PROTO_E_BAD_VALUE, "compression",
+		    "a flight recording (mode flight) keeps its window "
+		    "uncompressed; compression must be 0");
+	if (!cfg->flight && cfg->nr_triggers > 0)
+		return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
+		    "triggers take snapshots of a flight recording: they need "
+		    "mode flight");
 	if (cfg->compression > 0 && !compress_available())
 		return config_fail(err, PROTO_E_BAD_VALUE, "compression",
 		    "this perfspilld was built without libzstd; compression "
@@ -586,6 +753,39 @@ record_open_cpus(struct record *rec, struct config_error *err)
 	return 0;
 }
 
+/* A flight recording's window and triggers (before any ring is on). */
+static int
+record_begin_flight(struct record *rec, struct config_error *err)
+{
+	char	 mnt[CONFIG_PATH_LEN];
+	size_t	 i;
+
+	if (!rec->cfg.flight)
+		return 0;
+	if (record_window_create(rec) == -1)
+		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+	memset(&rec->snap_at, 0, sizeof(rec->snap_at));
+	rec->snap_suppressed = 0;
+	mnt[0] = '\0';
+	for (i = 0; i < rec->cfg.nr_triggers; i++)
+		if (rec->cfg.triggers[i].cgroup[0] && mnt[0] == '\0' &&
+		    cgroup_mount(mnt, sizeof(mnt)) == -1)
+			mnt[0] = '\0';
+	if ((rec->triggers = trigger_open(rec->base, &rec->cfg, mnt,
+	    record_trigger_fired, rec, err)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* A flight recording's parts, at a stop's end or a failed start. */
+static void
+record_end_flight(struct record *rec)
+{
+	trigger_close(rec->triggers);
+	rec->triggers = NULL;
+	record_window_free(rec);
+}
+
 /*
  * The timers, task tracking, the first file, then the sampling events:
  * tracking first, then the /proc walk, so that a task born between the
@@ -612,9 +812,17 @@ record_begin(struct record *rec, struct config_error *err)
 	if (rec->reaper == NULL || rec->retry == NULL || rec->tick == NULL ||
 	    rec->padder == NULL)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+	if (record_begin_flight(rec, err) == -1)
+		return -1;
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds, 1, 1);
-	if (record_open_file(rec) == -1)
+	/* a flight recording has no file until a snapshot: its walk of
+	 * /proc goes to the task store */
+	if (rec->flight != NULL) {
+		if (record_flight_seed(rec) == -1)
+			return config_fail(err, PROTO_E_SYSTEM, NULL, "cannot "
+			    "walk /proc for the tasks: %s", strerror(errno));
+	} else if (record_open_file(rec) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a "
 		    "trace file in the output directory: %s", strerror(errno));
 	tv.tv_sec = (time_t)(rec->cfg.drain_ms / 1000);
@@ -628,20 +836,37 @@ record_begin(struct record *rec, struct config_error *err)
 	return 0;
 }
 
-/* Undo a start that failed part way. */
+/*
+ * The drain's own buffers, once no recording runs: a ring's worth each,
+ * 256 MiB apiece at -m 65536, not to be kept by an idle daemon. glibc
+ * keeps freed memory below its mmap threshold in the heap: give it back.
+ */
 static void
-record_unstart(struct record *rec)
+record_free_buffers(struct record *rec)
 {
-	record_sched(rec, 0);
-	/* no drain ran: nothing of the CPUs' cblocks is in flight */
-	record_cpus_free(rec);
-	record_pool_finish(&rec->pool);
-	rec->ring_cblocks = 0;
-	record_close_cgroups(rec);
 	compress_destroy(rec->zc);
 	rec->zc = NULL;
 	free(rec->zbuf);
 	rec->zbuf = NULL;
+	free(rec->xbuf);
+	rec->xbuf = NULL;
+	malloc_trim(0);
+}
+
+/* Undo a start that failed part way: nothing of it stays allocated. */
+static void
+record_unstart(struct record *rec)
+{
+	record_sched(rec, 0);
+	record_end_flight(rec);
+	/* no drain ran: nothing of the CPUs' cblocks is in flight */
+	record_cpus_free(rec);
+	record_pool_finish(&rec->pool);
+	rec->ring_cblocks = 0;
+	free(rec->staged);
+	rec->staged = NULL;
+	record_close_cgroups(rec);
+	record_free_buffers(rec);
 }
 
 int
@@ -669,8 +894,15 @@ record_start(struct record *rec, const struct config *cfg,
 	rec->state = RECORD_RUNNING;
 	rec->life.recordings++;
 	rec->started = time(NULL);
-	log_info("recording %zu event(s) on %zu cpu(s) into %s",
-	    rec->nr_evs - 1, rec->nr_cpus, rec->cur->partial);
+	if (rec->flight != NULL)
+		log_info("flight recording %zu event(s) on %zu cpu(s): the "
+		    "last %" PRIu64 " s (at most %" PRIu64 " bytes) in memory, "
+		    "%zu trigger(s)", rec->nr_evs - 1, rec->nr_cpus,
+		    rec->cfg.window, rec->cfg.window_bytes,
+		    rec->cfg.nr_triggers);
+	else
+		log_info("recording %zu event(s) on %zu cpu(s) into %s",
+		    rec->nr_evs - 1, rec->nr_cpus, rec->cur->partial);
 	return 0;
 error:
 	record_unstart(rec);
@@ -717,16 +949,16 @@ record_finish_stop(struct record *rec)
 	rec->ring_cblocks = 0;
 	record_close_cgroups(rec);
 	record_sched(rec, 0);
+	record_end_flight(rec);
 	record_retry_unfinished(rec);
 	if (rec->nr_unfinished > 0 && rec->problem[0] == '\0')
 		snprintf(rec->problem, sizeof(rec->problem), "%zu file(s) "
 		    "could not be finished for lack of space; they stay "
 		    ".partial and are finished when space returns or at the "
 		    "next start", rec->nr_unfinished);
-	compress_destroy(rec->zc);
-	rec->zc = NULL;
-	free(rec->zbuf);
-	rec->zbuf = NULL;
+	free(rec->staged);
+	rec->staged = NULL;
+	record_free_buffers(rec);
 	if (rec->reaper != NULL)
 		event_del(rec->reaper);
 	if (rec->retry != NULL)
@@ -767,6 +999,11 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
+	/* a snapshot being built is written: its window is taken already */
+	if (record_window_busy(rec))
+		record_snapshot_ready(-1, 0, rec);
+	trigger_close(rec->triggers);
+	rec->triggers = NULL;
 	record_prep_cancel(rec);
 	/* while the events still write: a ring that overflowed says so */
 	record_drain_lost(rec, &pass);
@@ -845,6 +1082,7 @@ record_destroy(struct record *rec)
 	if (rec == NULL)
 		return;
 	record_prep_cancel(rec);
+	record_end_flight(rec);
 	/* wait out everything in flight: its buffers are about to go */
 	cblock_wait_all(&rec->q);
 	record_cpus_free(rec);

@@ -16,6 +16,9 @@
 
 struct record;
 
+/* The longest session name (session.h checks them). */
+#define RECORD_NAME_MAX	32
+
 enum record_state {
 	RECORD_IDLE,
 	RECORD_RUNNING,
@@ -27,6 +30,13 @@ enum record_state {
 typedef void (*record_stop_cb)(struct record *, const char *file, void *);
 
 struct record	*record_create(struct event_base *, int dirfd);
+/*
+ * The session the recording is (session.h): its files are named
+ * perfspill-HOST-NAME-TIME-SEQ.data and their manifests and hand-offs
+ * say NAME; NULL (the default session) keeps perfspill-HOST-TIME-SEQ.
+ * name is a checked session name (session_name_check). Before a start.
+ */
+void		 record_set_name(struct record *, const char *name);
 /*
  * cb is called once for every file the recording closes, with what is
  * known of it: whole 0 when it did not get its final name (removed
@@ -44,6 +54,8 @@ void		 record_set_lock(struct record *, int lockfd);
 void		 record_destroy(struct record *);
 
 enum record_state record_state(const struct record *);
+/* Why a start must wait (NULL when idle); with hint, what to do instead. */
+const char	*record_busy(const struct record *, int hint);
 
 /* Start with cfg (already validated). 0, or -1 with err filled. */
 int	record_start(struct record *, const struct config *cfg,
@@ -57,6 +69,24 @@ int	record_stop(struct record *, record_stop_cb cb, void *arg);
  * later. 0, or -1 when not recording (or no new file could be made).
  */
 int	record_rotate(struct record *, const char *why, int wait);
+/*
+ * A flight recording (mode flight) writes its window as one finished
+ * file and goes on recording; why ("command", "SIGUSR2", "psi:cpu") goes
+ * into its manifest. *name (may be NULL): the file's final name, valid
+ * until the next call into the recording; the file is whole when the
+ * file hook (record_on_file_done) names it. 0, or -1 with err filled
+ * (not a flight recording, a snapshot already being written, no output
+ * directory or no room: the window then stays in memory).
+ */
+int	record_snapshot(struct record *, const char *why, const char **name,
+	    struct config_error *err);
+/* What SIGUSR2 does, as perf record --switch-output=signal: a continuous
+ * recording rotates (waiting), a flight recording takes a snapshot. */
+int	record_switch_output(struct record *, const char *why);
+int	record_is_flight(const struct record *);
+/* 1 while the file being written goes past the page cache (O_DIRECT),
+ * else 0: status' write_path, for metrics. */
+int	record_write_direct(const struct record *);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),
@@ -68,6 +98,28 @@ struct metrics;
 void	record_metrics(struct record *, struct metrics *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
+/*
+ * What a recording with cfg holds on ncpus CPUs, in bytes, worked out
+ * before anything is allocated (record-memory.c has the formula).
+ */
+struct record_memory {
+	uint64_t	 ring;		/* per CPU: the kernel's ring */
+	uint64_t	 cblocks;	/* per CPU: the buffered path's AIO
+					 * buffers */
+	uint64_t	 per_cpu;	/* ring + cblocks */
+	uint64_t	 pool;		/* once: the direct path's blocks */
+	uint64_t	 buffers;	/* what total counts of those two */
+	uint64_t	 drain;		/* once: the drain's copy of a ring */
+	uint64_t	 compress;	/* once, -z: output buffer, zstd streams */
+	uint64_t	 window;	/* once, mode flight: the window twice
+					 * over and its task store */
+	size_t		 ncpus;
+	uint64_t	 total;
+};
+void	record_memory(const struct config *cfg, size_t ncpus,
+	    struct record_memory *);
+/* How many CPUs are online (a start opens a ring on each). 0 or -1. */
+int	record_cpus_online(size_t *n);
 /* Apply live settings (cblocks, rotation, retention) of cfg now. */
 void	record_update(struct record *, const struct config *cfg);
 json_object *record_status(struct record *);

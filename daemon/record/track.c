@@ -10,13 +10,9 @@
 
 /* A LOST record too: a FORK it stands for may be of a task that lives on
  * into the new file. */
-static int
-track_wanted(uint32_t type)
-{
-	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
-	    type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
-	    type == PERF_RECORD_LOST;
-}
+#define TRACK_ROTATE_TYPES	(1u << PERF_RECORD_MMAP | \
+	1u << PERF_RECORD_MMAP2 | 1u << PERF_RECORD_COMM | \
+	1u << PERF_RECORD_FORK | 1u << PERF_RECORD_LOST)
 
 /* Copy len bytes at pos of the circular area into dst. */
 static void
@@ -35,6 +31,13 @@ int
 track_copy(struct sbuf *out, const uint8_t *data, size_t size, uint64_t from,
     uint64_t to)
 {
+	return track_copy_types(out, data, size, from, to, TRACK_ROTATE_TYPES);
+}
+
+int
+track_copy_types(struct sbuf *out, const uint8_t *data, size_t size,
+    uint64_t from, uint64_t to, uint32_t types)
+{
 	struct perf_event_header	 h;
 	uint8_t				*dst;
 
@@ -44,7 +47,7 @@ track_copy(struct sbuf *out, const uint8_t *data, size_t size, uint64_t from,
 		track_read((uint8_t *)&h, data, size, from, sizeof(h));
 		if (h.size < sizeof(h) || h.size > to - from)
 			break;
-		if (track_wanted(h.type)) {
+		if (h.type < 32 && (types & 1u << h.type)) {
 			if ((dst = sbuf_zero(out, h.size)) == NULL)
 				return -1;
 			track_read(dst, data, size, from, h.size);
@@ -54,9 +57,7 @@ track_copy(struct sbuf *out, const uint8_t *data, size_t size, uint64_t from,
 	return 0;
 }
 
-/* The u32 at off of the body of the record at rec (pid, tid: COMM at 0,
- * 4; FORK pid, ppid, tid at 0, 4, 8), or 0 when it is too short. */
-static uint32_t
+uint32_t
 track_u32(const uint8_t *rec, size_t off)
 {
 	struct perf_event_header	 h;

@@ -28,6 +28,14 @@ struct sbuf;
  */
 int	track_copy(struct sbuf *out, const uint8_t *data, size_t size,
 	    uint64_t from, uint64_t to);
+/* The same, for the record types in types (a mask of 1 << type, types
+ * below 32): the flight recorder's task store keeps another set. */
+int	track_copy_types(struct sbuf *out, const uint8_t *data, size_t size,
+	    uint64_t from, uint64_t to, uint32_t types);
+
+/* The u32 at off of the body of the record at rec (pid, tid: COMM at 0,
+ * 4; FORK pid, ppid, tid at 0, 4, 8), or 0 when it is too short. */
+uint32_t track_u32(const uint8_t *rec, size_t off);
 
 /* The tids that the COMM records of buf[0..len) name, sorted, in a
  * malloc'd array (NULL when there are none). 0, or -1 out of memory. */

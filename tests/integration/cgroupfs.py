@@ -72,3 +72,73 @@ class Cgroups:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def memory_v1_mount():
+    """Where the v1 memory controller is mounted, or None (a unified
+    system has its memory controller on cgroup2)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            p = post.split()
+            if p[0] == "cgroup" and "memory" in p[2].split(","):
+                return pre.split()[4]
+    return None
+
+
+class MemoryCgroup:
+    """A fresh cgroup with a memory limit for a daemon to run in: cgroup2's
+    memory.max where the memory controller is on the unified hierarchy,
+    else the v1 controller's memory.limit_in_bytes. wrapper() is a
+    harness.Daemon wrapper that moves the daemon in before it execs."""
+
+    def __init__(self, limit):
+        name = "perfspill-test-mem-%d" % os.getpid()
+        v1 = memory_v1_mount()
+        if v1 is not None:
+            self.path = os.path.join(v1, name)
+            knob = "memory.limit_in_bytes"
+        else:
+            m = cgroup2_mount()
+            if m is None:
+                raise Skip("no memory cgroup controller mounted")
+            with open(os.path.join(m, "cgroup.controllers")) as f:
+                if "memory" not in f.read().split():
+                    raise Skip("the memory controller is not available "
+                               "on %s" % m)
+            try:
+                with open(os.path.join(m, "cgroup.subtree_control"),
+                          "w") as f:
+                    f.write("+memory")
+            except OSError as e:
+                raise Skip("cannot enable the memory controller: %s" % e)
+            self.path = os.path.join(m, name)
+            knob = "memory.max"
+        self.knob = os.path.join(self.path, knob)
+        try:
+            os.mkdir(self.path)
+            with open(self.knob, "w") as f:
+                f.write(str(limit))
+        except OSError as e:
+            self.close()
+            raise Skip("cannot make a memory cgroup %s: %s" % (self.path, e))
+
+    def wrapper(self):
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"',
+                os.path.join(self.path, "cgroup.procs")]
+
+    def close(self):
+        for _ in range(200):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -6,6 +6,7 @@ Each test file defines test_* functions and ends with harness.main(); a
 test raises Skip(reason) when the machine cannot run it (the reason is
 printed). The closing line is 'N passed, N failed, N skipped'.
 """
+import http.server
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -63,6 +65,25 @@ def syscalls(n):
     """About 2n cheap syscalls: dd copies one byte at a time."""
     subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
                     "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
+
+
+HANDOFF_USER = "perfspill-handoff"
+
+
+def handoff_user():
+    """The user on_finish programs run as (on_finish_user's default), made
+    as the package makes it when this machine does not have it yet."""
+    import pwd
+    try:
+        return pwd.getpwnam(HANDOFF_USER)
+    except KeyError:
+        pass
+    conf = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
+                                        "..", "units",
+                                        "perfspill.sysusers.conf"))
+    subprocess.run(["systemd-sysusers", conf], check=True,
+                   capture_output=True)
+    return pwd.getpwnam(HANDOFF_USER)
 
 
 def wait_for(pred, timeout=20.0, what="condition"):
@@ -220,6 +241,66 @@ class Daemon:
         if exc[0] is not None:
             sys.stderr.write("--- daemon log ---\n" + self.read_log())
         self.cleanup()
+
+
+class Receiver:
+    """An HTTP server on 127.0.0.1 storing each PUT under root; the first
+    `fail` requests are answered 500, and every one while the file
+    fail_while exists."""
+
+    def __init__(self, root, fail=0, fail_while=None, port=0):
+        self.root = root
+        self.fail = fail
+        self.fail_while = fail_while
+        self.puts = []
+        rcv = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = b""
+                while len(body) < n:
+                    chunk = self.rfile.read(n - len(body))
+                    if not chunk:
+                        break
+                    body += chunk
+                if rcv.fail > 0 or (rcv.fail_while and
+                                    os.path.exists(rcv.fail_while)):
+                    rcv.fail = max(rcv.fail - 1, 0)
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                path = os.path.join(rcv.root, self.path.lstrip("/"))
+                assert ".." not in self.path
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(body)
+                rcv.puts.append(self.path)
+                self.send_response(201)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", port),
+                                                   H)
+        self.url = "http://127.0.0.1:%d/up" % self.srv.server_address[1]
+        self.th = threading.Thread(target=self.srv.serve_forever, daemon=True)
+        self.th.start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def assert_received(files, where):
+    """Every file and its manifest arrived in where, byte for byte."""
+    for path in files:
+        name = os.path.basename(path)
+        for ext in ("", ".json"):
+            with open(path + ext, "rb") as a, \
+                    open(os.path.join(where, name + ext), "rb") as b:
+                assert a.read() == b.read(), name + ext
 
 
 def perf(*args, check=True):

@@ -5,7 +5,9 @@ kernel mark the MMAP2 records of every other recorder as carrying a
 build-id they do not hold; perf 6.1 then aborts on them. perfspilld reads
 build-ids in user space instead (HEADER_BUILD_ID records), asks the
 kernel only with kernel_build_id, and repairs the flag on its own records
-when some other tool sets it."""
+when some other tool sets it. A build-id follows its file: a binary
+overwritten in place (issue 23) is read again."""
+import json
 import os
 import re
 import shutil
@@ -176,6 +178,81 @@ def test_buildid_list_matches_readelf():
         mm = perf("script", "--show-mmap-events", "-i", path).stdout
         line = [l for l in mm.splitlines() if "MMAP2" in l and prog in l]
         assert line and "<" + want + ">" not in line[0], line
+
+
+def manifest_ids(path, name):
+    with open(path + ".json") as f:
+        return [e["build_id"] for e in json.load(f)["buildids"]
+                if e["path"] == name]
+
+
+def rewrite_in_place(prog, other):
+    """cp other prog: the same inode, new content (and build-id)."""
+    ino = os.stat(prog).st_ino
+    subprocess.run(["cp", other, prog], check=True)
+    assert os.stat(prog).st_ino == ino
+    new = readelf_id(prog)
+    if new is None:
+        raise Skip("%s has no build-id note" % other)
+    return new
+
+
+def run_copy(d):
+    """Start recording and run a copy of the spinner; its path and id."""
+    prog = copy_spinner(d)
+    old = readelf_id(prog)
+    if old is None:
+        raise Skip("the spinner has no build-id note")
+    d.ctl("start", "-F", "499")
+    subprocess.run([prog, "0.3"], capture_output=True, check=True)
+    return prog, old
+
+
+def test_buildid_follows_a_binary_rewritten_between_recordings():
+    """One daemon, two recordings; between them the binary is
+    overwritten in place (same device and inode): each file and its
+    manifest name the build-id of what ran in it."""
+    with Daemon() as d:
+        prog, old = run_copy(d)
+        rc, rep = d.ctl("stop")
+        first = rep["data"]["path"]
+        new = rewrite_in_place(prog, "/usr/bin/true")
+        assert new != old
+        d.ctl("start", "-F", "499")
+        subprocess.run([prog], check=True)
+        rc, rep = d.ctl("stop")
+        second = rep["data"]["path"]
+        assert buildids(first).get(prog) == old, \
+            (old, buildids(first).get(prog))
+        assert manifest_ids(first, prog) == [old], \
+            (old, manifest_ids(first, prog))
+        assert buildids(second).get(prog) == new, \
+            (old, new, buildids(second).get(prog))
+        assert manifest_ids(second, prog) == [new], \
+            (old, new, manifest_ids(second, prog))
+
+
+def test_buildid_follows_a_binary_rewritten_within_a_recording():
+    """The old binary runs, is overwritten in place, the new one runs,
+    all in one file: its manifest names both ids; perf, which keeps one
+    build-id per name, takes the newest, the one on disk."""
+    with Daemon(extra_args=["-v"]) as d:
+        prog, old = run_copy(d)
+        # the daemon must have read the old content before it goes:
+        # nothing can read it afterwards
+        harness.wait_for(lambda: "build-id of %s: %s" % (prog, old) in
+                         d.read_log(), 60, "the old binary's build-id read")
+        new = rewrite_in_place(prog, "/usr/bin/true")
+        assert new != old
+        subprocess.run([prog], check=True)
+        rc, rep = d.ctl("stop")
+        path = rep["data"]["path"]
+        assert manifest_ids(path, prog) == [old, new], \
+            (old, new, manifest_ids(path, prog))
+        assert buildids(path).get(prog) == new, \
+            (old, new, buildids(path).get(prog))
+        assert "build-id of %s: %s (the file changed)" % (prog, new) in \
+            d.read_log()
 
 
 def test_user_space_still_symbolized():

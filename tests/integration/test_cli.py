@@ -206,12 +206,13 @@ def test_help_lists_every_start_option():
                                      "empty.json")],
                        capture_output=True, text=True, check=True)
     keys = set(json.loads(p.stdout))
-    daemon_keys = {"record_on_start", "output_dir", "socket", "socket_mode",
+    daemon_keys = {"record_on_start", "max_sessions", "max_memory",
+                   "session_duration", "output_dir", "socket", "socket_mode",
                    "socket_group", "control_groups", "max_clients",
                    "client_timeout", "metrics_file", "metrics_interval",
                    "on_finish", "on_finish_jobs", "on_finish_timeout",
                    "on_finish_tries", "on_finish_retry",
-                   "remove_after_handoff"}
+                   "remove_after_handoff", "on_finish_user", "on_finish_unit"}
     assert daemon_keys <= keys
     h = subprocess.run([harness.PERFSPILLCTL, "start", "--help"],
                        capture_output=True, text=True, check=True).stdout

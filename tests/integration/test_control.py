@@ -31,6 +31,12 @@ def test_every_command():
         r = d.request({"v": 1, "cmd": "start", "args": {"cblocks": 1}})
         assert r["ok"] and r["data"]["state"] == "recording"
         assert r["data"]["settings"]["freq"] == 199
+        # a second start says what to do instead (the default session's
+        # words, whichever layer refuses it)
+        r = d.request({"v": 1, "cmd": "start"})
+        assert not r["ok"] and r["error"]["code"] == "wrong-state", r
+        assert "perfspillctl stop" in r["error"]["message"] and \
+            "configure" in r["error"]["message"], r
         r = d.request({"v": 1, "cmd": "rotate"})
         assert r["ok"] and r["data"]["name"].endswith(".partial")
         r = d.request({"v": 1, "cmd": "reload"})
@@ -251,7 +257,7 @@ def test_configure_cblocks_live_loses_nothing():
         for f in d.finished_files():
             counts, e = perf_stats(f)
             harness.assert_perf_clean(e, "stats")
-            samples += counts["SAMPLE"]
+            samples += counts.get("SAMPLE", 0)
         assert samples == rep["data"]["totals"]["samples"]
         assert rep["data"]["totals"]["lost"] == 0
         assert rep["data"]["totals"]["bytes_dropped"] == 0
@@ -588,6 +594,70 @@ def test_strict_requests():
             rep = json.loads(d.raw(raw))
             assert err(rep) == "bad-json", (raw, rep)
         assert d.status()["config"]["max_files"] != 3
+
+
+def test_replies_are_utf8_whatever_the_request_held():
+    """Issue 25.5: a command name (or a key) of bytes that are not UTF-8
+    was echoed back raw in the error, so the reply was not valid text
+    (JSON is UTF-8: a strict reader refuses it). Now such a byte comes
+    back as '?'."""
+    with Daemon() as d:
+        for raw, code, shown in [
+                (b'{"v":1,"cmd":"\xff\xfestat\xc0\x80us"}\n',
+                 "unknown-command", "??stat??us"),
+                (b'{"v":1,"cmd":"ping","args":{"\xed\xa0\x80":1}}\n',
+                 "unknown-key", "???"),
+                (b'{"v":1,"cmd":"configure","args":{"k\xe2\x82":1}}\n',
+                 "unknown-key", "k??")]:
+            line = d.raw(raw)
+            text = line.decode("utf-8")     # strict: raises on a bad byte
+            rep = json.loads(text)
+            assert err(rep) == code, (raw, rep)
+            assert shown in rep["error"]["message"], (raw, rep)
+        # what is UTF-8 is echoed as it was
+        rep = json.loads(d.raw('{"v":1,"cmd":"déjà"}\n'.encode()).decode(
+            "utf-8"))
+        assert "déjà" in rep["error"]["message"], rep
+        assert d.alive()
+
+
+def test_root_gets_in_when_file_descriptors_run_out():
+    """Issue 25.4: with the daemon's RLIMIT_NOFILE at 64, 60 unprivileged
+    connections (fewer than max_clients) took every descriptor, accept
+    failed with EMFILE and root's status timed out. The daemon keeps the
+    last descriptors for privileged peers and its own files: the readers
+    past that are told busy, root's status answers, and the log says so
+    once."""
+    need_setpriv()
+    if subprocess.run(["which", "prlimit"], capture_output=True).returncode:
+        raise Skip("prlimit (util-linux) is not installed")
+    readers = make_group("psreaders")
+    with Daemon(config={"socket_group": "psreaders", "max_clients": 128},
+                wrapper=["prlimit", "--nofile=64:64", "--"]) as d:
+        os.chmod(d.dir, 0o755)
+        peer = Peer(d, "65534", "65534", str(readers))
+        try:
+            peer.do("open", 60)
+            # the first readers were let in, the last ones were not
+            assert json.loads(peer.do("req", 1, '{"v":1,"cmd":"ping"}'))[
+                "ok"]
+            late = peer.do("req", 59, '{"v":1,"cmd":"ping"}')
+            assert late.startswith("eof") or json.loads(late)["error"][
+                "code"] == "busy", late
+            # root: the reader quiet longest makes room
+            rc, rep = d.ctl("status", timeout=20)
+            assert rep["ok"] and rep["data"]["clients"] >= 2, rep
+            # root again, and a recording's descriptors on top
+            rc, rep = d.ctl("start", "-F", "99", timeout=20)
+            assert rep["ok"], rep
+            rc, rep = d.ctl("stop", timeout=60)
+            assert rep["ok"], rep
+        finally:
+            peer.close()
+        log = d.read_log()
+        assert log.count("are kept for privileged peers") == 1, log
+        assert "pausing for 1s" not in log, log
+        assert d.alive()
 
 
 if __name__ == "__main__":

@@ -80,6 +80,10 @@ def test_direct_file_is_whole_and_not_in_the_page_cache():
             st = d.status()
             assert st["write_path"] == ("direct" if direct else "buffered"), st
             assert st["buffers"] == buffers_need(st, direct), st
+            # and the metrics, for a fleet's dashboards
+            text = d.ctl("metrics")[1]["data"]["text"]
+            assert 'perfspill_session_direct_io{session="default"} %d' % \
+                direct in text.splitlines(), text[-2000:]
             harness.spinner(1.0).wait()
             rc, rep = d.ctl("stop")
             path = rep["data"]["path"]

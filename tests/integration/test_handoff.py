@@ -2,70 +2,40 @@
 
 on_finish runs a program for each finished file: conf/ship-example.sh
 uploads to a receiver on 127.0.0.1 here (a small HTTP server taking PUT).
-The manifests are checked against the stock perf's view of each file."""
+The manifests are checked against the stock perf's view of each file.
+
+PID 1 is not systemd here: the daemon runs the program itself, as
+on_finish_user (perfspill-handoff, made from units/perfspill.sysusers.conf
+when missing), its output read into the log. The same hand-offs through
+perfspill-handoff@.service are tests/systemd/'s."""
 import glob
-import http.server
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import threading
 
 import harness
-from harness import Daemon, perf, wait_for
+from harness import Daemon, Receiver, perf, wait_for
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
 
 
-class Receiver:
-    """An HTTP server on 127.0.0.1 storing each PUT under root; the first
-    `fail` requests are answered 500."""
-
-    def __init__(self, root, fail=0):
-        self.root = root
-        self.fail = fail
-        self.puts = []
-        rcv = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_PUT(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                body = b""
-                while len(body) < n:
-                    chunk = self.rfile.read(n - len(body))
-                    if not chunk:
-                        break
-                    body += chunk
-                if rcv.fail > 0:
-                    rcv.fail -= 1
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                path = os.path.join(rcv.root, self.path.lstrip("/"))
-                assert ".." not in self.path
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as f:
-                    f.write(body)
-                rcv.puts.append(self.path)
-                self.send_response(201)
-                self.end_headers()
-
-            def log_message(self, *a):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = "http://127.0.0.1:%d/up" % self.srv.server_address[1]
-        self.th = threading.Thread(target=self.srv.serve_forever, daemon=True)
-        self.th.start()
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
+def work(d):
+    """A directory the hand-off user may run scripts from and write in
+    (the daemon's own is root's)."""
+    w = os.path.join(d.dir, "work")
+    if not os.path.isdir(w):
+        harness.handoff_user()
+        os.chmod(d.dir, 0o755)
+        os.mkdir(w)
+        os.chmod(w, 0o1777)
+    return w
 
 
 def script(d, name, body):
@@ -127,8 +97,10 @@ def ship_through_ship_example(d, n):
     root = os.path.join(d.dir, "received")
     rcv = Receiver(root)
     try:
-        hook = script(d.dir, "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
-            rcv.url, SHIP))
+        ship = os.path.join(work(d), "ship-example.sh")
+        shutil.copy(SHIP, ship)
+        hook = script(work(d), "hook", "SHIP_URL=%s exec %s \"$@\"\n" % (
+            rcv.url, ship))
         start_with(d, hook)
         files = files_of(d, n)
         assert len(files) == n, files
@@ -136,15 +108,9 @@ def ship_through_ship_example(d, n):
         h = handoffs(d)
         assert h["failed"] == 0 and h["running"] == 0 and \
             h["queued"] == 0, h
-        host = socket.gethostname()
+        harness.assert_received(files, os.path.join(root, "up",
+                                                     socket.gethostname()))
         for path in files:
-            name = os.path.basename(path)
-            got = os.path.join(root, "up", host, name)
-            with open(path, "rb") as a, open(got, "rb") as b:
-                assert a.read() == b.read(), name
-            with open(path + ".json", "rb") as a, \
-                    open(got + ".json", "rb") as b:
-                assert a.read() == b.read(), name + ".json"
             check_manifest(path)
         assert "on_finish for" in d.read_log()
         return files
@@ -169,6 +135,7 @@ def test_ship_example_with_a_space_in_the_output_dir():
     """The paths ship-example.sh is given are used whole: an output
     directory with a space in its name ships like any other."""
     top = tempfile.mkdtemp(prefix="perfspill-space-")
+    os.chmod(top, 0o755)
     try:
         with Daemon(config={}, start=False,
                     outdir=os.path.join(top, "trace files")) as d:
@@ -240,8 +207,8 @@ def test_failing_hook_is_retried_counted_then_given_up():
     counted; once the hand-off gives up, retention may take the file (and
     its manifest)."""
     with Daemon(config={}, start=False) as d:
-        runs = os.path.join(d.dir, "runs")
-        hook = script(d.dir, "hook",
+        runs = os.path.join(work(d), "runs")
+        hook = script(work(d), "hook",
                       "echo \"$PERFSPILL_NAME $PERFSPILL_TRY\" >> %s\n"
                       "exit 3\n" % runs)
         start_with(d, hook, on_finish_tries=3, max_files=1)
@@ -273,8 +240,8 @@ def test_retention_keeps_files_whose_hand_off_is_retrying():
     """Files waiting for a retry are held like running ones: max_files 1
     removes none of them."""
     with Daemon(config={}, start=False) as d:
-        go = os.path.join(d.dir, "go")
-        hook = script(d.dir, "hook",
+        go = os.path.join(work(d), "go")
+        hook = script(work(d), "hook",
                       "while ! test -e %s; do sleep 0.1; done\n"
                       "exit 1\n" % go)
         start_with(d, hook, max_files=1, on_finish_tries=2,
@@ -294,8 +261,8 @@ def test_retention_keeps_a_file_being_handed_off():
     """max_files 1 while hooks wait on a gate: nothing is removed until
     the hand-offs end; then retention trims to one."""
     with Daemon(config={}, start=False) as d:
-        gate = os.path.join(d.dir, "gate")
-        hook = script(d.dir, "hook",
+        gate = os.path.join(work(d), "gate")
+        hook = script(work(d), "hook",
                       "while ! test -e %s; do sleep 0.1; done\n" % gate)
         start_with(d, hook, max_files=1)
         files = files_of(d, 3)
@@ -315,9 +282,9 @@ def test_hanging_hook_is_killed_with_its_children():
     SIGKILL; a child the hook started goes too; counted, not retried
     past on_finish_tries."""
     with Daemon(config={}, start=False) as d:
-        pids = os.path.join(d.dir, "pids")
+        pids = os.path.join(work(d), "pids")
         # ignores SIGTERM: only the SIGKILL ends it
-        hook = script(d.dir, "hook",
+        hook = script(work(d), "hook",
                       "trap '' TERM\nsleep 1000 &\n"
                       "echo $$ $! >> %s\nwait\nwait\n" % pids)
         start_with(d, hook, on_finish_tries=1, on_finish_timeout="1")
@@ -336,21 +303,74 @@ def test_hanging_hook_is_killed_with_its_children():
         assert "timed out" in log
 
 
+def test_no_hook_outlives_the_daemon():
+    """A program that ignores SIGTERM, and the child it started, running
+    at 'perfspillctl shutdown': the daemon ends them (SIGTERM, then
+    SIGKILL) and waits for their process group before it exits."""
+    with Daemon(config={}, start=False) as d:
+        pids = os.path.join(work(d), "pids")
+        hook = script(work(d), "hook",
+                      "trap '' TERM\nsleep 1000 &\n"
+                      "echo $$ $! > %s.tmp && mv %s.tmp %s\nwait\nwait\n" %
+                      (pids, pids, pids))
+        start_with(d, hook, on_finish_timeout="1h")
+        files_of(d, 1)
+        wait_for(lambda: os.path.exists(pids), 60, "the hook running")
+        with open(pids) as f:
+            sh, child = (int(x) for x in f.read().split())
+        d.ctl("shutdown")
+        assert d.proc.wait(60) == 0
+        # gone, not only dying: the daemon reaped them before exiting
+        left = [p for p in (sh, child) if os.path.exists("/proc/%d" % p)]
+        assert left == [], left
+        log = d.read_log()
+        assert "still running at exit; terminating it" in log, log
+        assert "killing them" in log, log
+        # owed still: the next daemon runs it again
+        assert [f for f in os.listdir(d.out) if f.endswith(".handoff")]
+
+
+def test_hook_output_is_bounded():
+    """What a program prints reaches the log, up to 16 KiB a run: 2.5 MB
+    of it do not (before, all of it went to the daemon's stderr, the log
+    file in the output directory when in the background)."""
+    with Daemon(config={}, start=False) as d:
+        hook = script(work(d), "hook",
+                      "echo first line\n"
+                      "yes perfspill-output-line | head -n 100000\n"
+                      "echo last line >&2\n")
+        start_with(d, hook)
+        files_of(d, 1)
+        wait_for(lambda: handoffs(d)["ok"] == 1, 60, "a hand-off")
+        log = d.read_log()
+        assert ": | first line\n" in log, log[-2000:]
+        n = log.count(": | perfspill-output-line\n")
+        # 16 KiB, and the line that crossed it
+        assert 0 < n and (n - 1) * len("perfspill-output-line") < 16 * 1024, n
+        assert log.count("output past 16 KiB is not logged") == 1, \
+            log[-2000:]
+        assert "last line" not in log
+        assert os.path.getsize(d.log) < 512 * 1024, os.path.getsize(d.log)
+
+
 def test_concurrency_bound_and_a_responsive_loop():
     """At most on_finish_jobs programs at once, the rest queued; status
-    answers while they run; each program gets only fds 0-2 and the facts
-    in its environment."""
+    answers while they run; each program runs as on_finish_user (not
+    root), gets only fds 0-2 (its output a pipe the daemon reads into its
+    log) and the facts in its environment."""
     with Daemon(config={}, start=False) as d:
-        gate = os.path.join(d.dir, "gate")
-        log = os.path.join(d.dir, "intervals")
-        fds = os.path.join(d.dir, "fds")
-        hook = script(d.dir, "hook",
+        gate = os.path.join(work(d), "gate")
+        log = os.path.join(work(d), "intervals")
+        fds = os.path.join(work(d), "fds")
+        hook = script(work(d), "hook",
                       "echo start $(date +%%s%%N) >> %s\n"
                       "echo $$ > %s.$PERFSPILL_SEQ\n"
                       "env > %s.env.$PERFSPILL_SEQ\n"
+                      "echo $(id -u) $(id -g) $(id -G) > %s.id.$PERFSPILL_SEQ\n"
+                      "echo said by $PERFSPILL_SEQ\n"
                       "while ! test -e %s; do sleep 0.1; done\n"
                       "echo end $(date +%%s%%N) >> %s\n" %
-                      (log, fds, fds, gate, log))
+                      (log, fds, fds, fds, gate, log))
         start_with(d, hook, on_finish_jobs=2)
         files = files_of(d, 5)
         wait_for(lambda: handoffs(d)["running"] == 2, 60, "2 running")
@@ -372,7 +392,8 @@ def test_concurrency_bound_and_a_responsive_loop():
             held = {int(fd): os.readlink("/proc/%d/fd/%s" % (pid, fd))
                     for fd in os.listdir("/proc/%d/fd" % pid)}
             assert held[0] == "/dev/null", held
-            assert held[1] == held[2] == d.log, held
+            assert held[1] == held[2] and held[1].startswith("pipe:"), \
+                held
             assert all(fd <= 2 or t == hook for fd, t in held.items()), held
         open(gate, "w").close()
         wait_for(lambda: handoffs(d)["ok"] == 5, 60, "5 hand-offs")
@@ -400,6 +421,15 @@ def test_concurrency_bound_and_a_responsive_loop():
             assert int(env["PERFSPILL_SEQ"]) == seq
             assert env["PERFSPILL_HOST"] == socket.gethostname()
             assert env["PERFSPILL_START"].endswith("Z")
+            # who ran it: on_finish_user, its own group only
+            user = harness.handoff_user()
+            with open("%s.id.%d" % (fds, seq)) as f:
+                ids = [int(x) for x in f.read().split()]
+            assert ids[:2] == [user.pw_uid, user.pw_gid] and \
+                set(ids[2:]) == {user.pw_gid}, ids
+            # what it said, in the daemon's log
+            assert "on_finish for %s: | said by %d\n" % (
+                os.path.basename(p), seq) in d.read_log()
             assert "PERFSPILL_LOST" in env and "PERFSPILL_END" in env
 
 
@@ -407,8 +437,8 @@ def test_reload_without_on_finish_drops_the_queue():
     """on_finish turned off by a reload: the files waiting are let go
     (retention may take them), the run going on finishes."""
     with Daemon(config={}, start=False) as d:
-        gate = os.path.join(d.dir, "gate")
-        hook = script(d.dir, "hook",
+        gate = os.path.join(work(d), "gate")
+        hook = script(work(d), "hook",
                       "while ! test -e %s; do sleep 0.1; done\n" % gate)
         start_with(d, hook, on_finish_jobs=1)
         files_of(d, 3)
@@ -429,7 +459,7 @@ def test_missing_program_is_a_counted_failure():
     """A program that cannot be run fails like one that exits non-zero:
     logged, counted, retried, given up; the daemon stays up."""
     with Daemon(config={}, start=False) as d:
-        start_with(d, os.path.join(d.dir, "no-such-program"),
+        start_with(d, os.path.join(work(d), "no-such-program"),
                    on_finish_tries=2)
         files_of(d, 1)
         wait_for(lambda: handoffs(d)["gave_up"] == 1, 60, "give up")
@@ -443,7 +473,7 @@ def test_remove_after_handoff():
     """remove_after_handoff: a file handed off goes with its manifest; a
     file whose hand-off failed stays."""
     with Daemon(config={}, start=False) as d:
-        hook = script(d.dir, "hook",
+        hook = script(work(d), "hook",
                       "case $PERFSPILL_SEQ in *1) exit 1;; esac\n")
         start_with(d, hook, remove_after_handoff=True, on_finish_tries=1)
         files = files_of(d, 2)
@@ -492,11 +522,11 @@ def test_hand_off_outlives_a_daemon_restart():
     facts, and its retention at start keeps them; a file handed off is
     not run again by a third."""
     with Daemon(config={}, start=False) as d:
-        runs = os.path.join(d.dir, "runs")
-        hook = script(d.dir, "hook",
+        runs = os.path.join(work(d), "runs")
+        hook = script(work(d), "hook",
                       "echo \"$PERFSPILL_NAME $PERFSPILL_SEQ "
                       "$PERFSPILL_SAMPLES\" >> %s\n"
-                      "[ -e %s/ok ] || exit 3\n" % (runs, d.dir))
+                      "[ -e %s/ok ] || exit 3\n" % (runs, work(d)))
         start_with(d, hook, on_finish_tries=100, on_finish_retry="3600",
                    max_files=1)
         files = files_of(d, 2)
@@ -505,7 +535,7 @@ def test_hand_off_outlives_a_daemon_restart():
         d.stop_daemon()
         with open(runs) as f:
             before = sorted(f.read().splitlines())
-        open(os.path.join(d.dir, "ok"), "w").close()
+        open(os.path.join(work(d), "ok"), "w").close()
         os.unlink(runs)
         d.start()
         wait_for(lambda: handoffs(d)["ok"] == 2, 60,
@@ -535,8 +565,8 @@ def test_salvaged_and_unmanifested_files_are_handed_off():
     crash left without its manifest (killed between the rename and the
     manifest)."""
     with Daemon(config={}, start=False) as d:
-        runs = os.path.join(d.dir, "runs")
-        hook = script(d.dir, "hook",
+        runs = os.path.join(work(d), "runs")
+        hook = script(work(d), "hook",
                       "echo \"$PERFSPILL_NAME $2\" >> %s\n" % runs)
         start_with(d, hook)
         shipped = files_of(d, 1)

@@ -1,5 +1,6 @@
 """Recording end to end: the real daemon records real perf events on
 every CPU; the stock perf reads the files and must agree with status."""
+import json
 import os
 import re
 import subprocess
@@ -236,6 +237,28 @@ def test_freq_above_kernel_limit_refused():
         assert rc == 1 and rep["error"]["key"] == "freq", rep
         assert "perf_event_max_sample_rate" in rep["error"]["message"]
         assert d.status()["state"] == "idle"
+        # configure and -n refuse it as start does (issue 25.5): before,
+        # only start did, and a configured freq failed every later start
+        rc, rep = d.ctl("configure", "freq=%d" % (limit + 1), check=False)
+        assert rc == 1 and rep["error"]["key"] == "freq", rep
+        assert "perf_event_max_sample_rate" in rep["error"]["message"]
+        assert d.status()["config"]["freq"] != limit + 1
+        d.ctl("configure", "freq=%d" % limit)
+    cfg = os.path.join(d.dir + "-n.json")
+    try:
+        with open(cfg, "w") as f:
+            json.dump({"freq": limit + 1}, f)
+        p = subprocess.run([harness.PERFSPILLD, "-n", "-c", cfg],
+                           capture_output=True, text=True)
+        assert p.returncode != 0, p.stdout
+        assert "perf_event_max_sample_rate" in p.stderr, p.stderr
+        with open(cfg, "w") as f:
+            json.dump({"freq": limit}, f)
+        p = subprocess.run([harness.PERFSPILLD, "-n", "-c", cfg],
+                           capture_output=True, text=True)
+        assert p.returncode == 0 and '"freq": %d' % limit in p.stdout, p
+    finally:
+        os.unlink(cfg)
 
 
 def test_already_running_task_is_named():

@@ -318,8 +318,10 @@ def test_salvage_cuts_an_older_daemons_pipe_format_partial():
             f.write(bytes(data) + torn)
         d.start()
         log = d.read_log()
-        assert "cut to %d of %d bytes" % (len(data), len(data) +
-                                          len(torn)) in log, log
+        assert "cut at byte %d of %d: %d bytes removed (0 records and %d " \
+            "bytes that hold no whole record)" % (
+                len(data), len(data) + len(torn), len(torn), len(torn)) \
+            in log, log
         path = os.path.join(d.out, name)
         assert os.path.getsize(path) == len(data), log
         assert not os.path.exists(path + ".partial")

@@ -2,8 +2,11 @@
 it, the directory removed while recording, and a min_free that removing
 files cannot reach. No finished file is lost to any of them, and what is
 lost is counted and reported."""
+import json
 import os
 import shutil
+import signal
+import stat
 import subprocess
 import tempfile
 
@@ -119,12 +122,68 @@ def test_lock_file_removed_still_keeps_a_second_daemon_out():
         out, err = p.communicate()
         assert p.returncode != 0 and not os.path.exists(sock), (out, err)
         assert "in use by another perfspilld" in err, err
+        # its pid found from the directory's lock, and no lock file left
+        assert "(pid %d)" % d.proc.pid in err, err
+        assert ".perfspilld.lock" not in os.listdir(d.out), os.listdir(d.out)
         assert partial in os.listdir(d.out), os.listdir(d.out)
         assert "salvage" not in err, err
         rc, rep = d.ctl("stop")
         assert rep["data"]["file"] + ".partial" == partial
         perf_valid(rep["data"]["file"] if os.path.isabs(rep["data"]["file"])
                    else os.path.join(d.out, rep["data"]["file"]))
+
+
+def test_fifo_named_like_a_trace_file_does_not_hang_start_up():
+    """Issue 25.5: salvage opened a FIFO named perfspill-*.data (or
+    .data.partial) for reading and start-up hung there for ever, before
+    the socket listened. Now it is left alone and said so."""
+    with Daemon(start=False) as d:
+        os.makedirs(d.out, mode=0o750)
+        fifos = ["perfspill-x-20250101T000000Z-000001.data",
+                 "perfspill-x-20250101T000000Z-000002.data.partial"]
+        for f in fifos:
+            os.mkfifo(os.path.join(d.out, f))
+        d.start()       # fails if the socket does not listen within 20 s
+        d.ctl("ping", timeout=10)
+        log = d.read_log()
+        for f in fifos:
+            assert "%s is not a regular file; left alone" % f in log, log
+            assert stat.S_ISFIFO(os.lstat(os.path.join(d.out, f)).st_mode)
+
+
+def test_reload_does_not_chmod_through_a_symlink_at_the_socket_path():
+    """Issue 25.5: reload chmod'ed and chown'ed the socket by its path,
+    following a symlink someone with write access to the socket's
+    directory put there: root made the link's target 0666. Now only the
+    socket the daemon bound is changed; a name that is no longer it is
+    left alone, said so."""
+    target = tempfile.NamedTemporaryFile(prefix="perfspill-target-",
+                                         delete=False)
+    target.close()
+    os.chmod(target.name, 0o600)
+    try:
+        with Daemon(config={"socket_mode": "0600"}) as d:
+            def reload_with(mode, what):
+                with open(d.config, "w") as f:
+                    json.dump({"socket_mode": mode}, f)
+                n = d.read_log().count(what)
+                d.proc.send_signal(signal.SIGHUP)
+                wait_for(lambda: d.read_log().count(what) > n, what=what)
+            # the socket itself: its mode follows the config
+            reload_with("0660", "configuration reloaded")
+            assert stat.S_IMODE(os.stat(d.sock).st_mode) == 0o660
+            # its name swapped for a symlink to a file of root's
+            os.rename(d.sock, d.sock + ".moved")
+            os.symlink(target.name, d.sock)
+            reload_with("0666", "configuration reloaded")
+            assert "is no longer the socket this daemon bound" in \
+                d.read_log(), d.read_log()
+            st = os.stat(target.name)
+            assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
+            assert (st.st_uid, st.st_gid) == (0, 0), st
+            assert d.alive()
+    finally:
+        os.unlink(target.name)
 
 
 def test_output_dir_removed_pauses_counts_and_resumes():

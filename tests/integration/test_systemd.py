@@ -203,14 +203,15 @@ def test_install_puts_every_file_where_the_units_expect_it():
     assert conf in help_text, "perfspilld --help names another default " \
         "config than the unit's %s:\n%s" % (conf, help_text)
 
-    # ExecReload's program exists on this system
-    reload_argv = shlex.split(unit_value(svc, "Service", "ExecReload"))
-    assert os.access(reload_argv[0], os.X_OK), reload_argv
-    assert reload_argv[1:] == ["-HUP", "$MAINPID"], reload_argv
-
-    # the client: installed, and its default socket is the socket unit's
+    # ExecReload is the installed client on the unit's socket (no
+    # /bin/kill: procps is not a dependency), so that a refused config
+    # fails the reload
     listen = unit_value(sock, "Socket", "ListenStream")
     ctl = os.path.join(prefix, opts["bindir"], "perfspillctl")
+    reload_argv = shlex.split(unit_value(svc, "Service", "ExecReload"))
+    assert reload_argv == [ctl, "-s", listen, "reload"], reload_argv
+
+    # the client: installed, and its default socket is the socket unit's
     assert os.access(staged(ctl), os.X_OK), "not installed: " + ctl
     env = dict(os.environ)
     env.pop("PERFSPILL_SOCKET", None)
@@ -224,10 +225,12 @@ def test_install_puts_every_file_where_the_units_expect_it():
     assert cfg["socket"] == listen, (cfg["socket"], listen)
     group = unit_value(sock, "Socket", "SocketGroup")
     assert cfg["socket_group"] == group, (cfg["socket_group"], group)
-    rundir = unit_value(svc, "Service", "RuntimeDirectory")
-    assert os.path.dirname(listen) == os.path.join("/run", rundir), \
-        "the socket %s is not in RuntimeDirectory=%s" % (listen, rundir)
-    assert unit_value(svc, "Service", "RuntimeDirectoryPreserve") == "yes"
+    # the socket's directory: writable for the daemon (its pid file), and
+    # not a RuntimeDirectory=, whose start would chown the socket in it
+    # to the service's Group=
+    assert unit_values(svc, "Service", "RuntimeDirectory") == []
+    assert os.path.dirname(listen) in unit_value(
+        svc, "Service", "ReadWritePaths").split(), listen
     statedir = unit_value(svc, "Service", "StateDirectory")
     assert cfg["output_dir"] == os.path.join("/var/lib", statedir), \
         "output_dir %s is not StateDirectory=%s" % (cfg["output_dir"], statedir)
@@ -246,6 +249,14 @@ def test_install_puts_every_file_where_the_units_expect_it():
     with open(sysusers) as f:
         entries = [l.split() for l in f if l.strip() and l[0] != "#"]
     assert ["g", group, "-"] in entries, entries
+    # the hand-off's user, whose group the recorder's files take
+    handoff = parse_unit(os.path.join(staged(unit_dir()),
+                                      "perfspill-handoff@.service"))
+    huser = unit_value(handoff, "Service", "User")
+    assert unit_value(handoff, "Service", "Group") == huser == \
+        unit_value(svc, "Service", "Group"), huser
+    assert any(e[:2] == ["u", huser] for e in entries), entries
+    assert cfg["on_finish_user"] == huser, cfg["on_finish_user"]
     if shutil.which("systemd-sysusers"):
         root = tempfile.mkdtemp(prefix="perfspill-sysusers-")
         try:
@@ -267,16 +278,22 @@ def test_install_puts_every_file_where_the_units_expect_it():
                 if l.strip() and l[0] != "#"}
     want = {
         os.path.dirname(listen):
-            unit_value(svc, "Service", "RuntimeDirectoryMode"),
+            "%04o" % int(unit_value(sock, "Socket", "DirectoryMode"), 8),
         cfg["output_dir"]: unit_value(svc, "Service", "StateDirectoryMode"),
     }
     for path, mode in want.items():
         assert path in dirs, "tmpfiles.d has no line for %s" % path
         assert dirs[path][0] == "d" and dirs[path][2] == mode, \
             "tmpfiles.d: %s, but the unit says mode %s" % (dirs[path], mode)
+    # the output directory's group: the hand-off's, as the unit makes it
+    assert dirs[cfg["output_dir"]][3:5] == ["root", huser], \
+        dirs[cfg["output_dir"]]
     if shutil.which("systemd-tmpfiles"):
         root = tempfile.mkdtemp(prefix="perfspill-tmpfiles-")
         try:
+            # the owners it names, as the package's postinst makes them
+            os.makedirs(os.path.join(root, "etc"))
+            run(["systemd-sysusers", "--root=" + root, sysusers])
             run(["systemd-tmpfiles", "--root=" + root, "--create", tmpfiles])
             for path, mode in want.items():
                 st = os.stat(os.path.join(root, path.lstrip("/")))
@@ -313,18 +330,25 @@ def test_systemd_analyze_verify_accepts_the_units():
     # and the man pages of Documentation= against the staged ones.
     d = tempfile.mkdtemp(prefix="perfspill-verify-")
     try:
+        client = shlex.split(unit_value(svc, "Service", "ExecReload"))[0]
         with open(svc_path) as f:
             text = f.read()
         assert text.count("ExecStart=" + daemon + " ") == 1
         text = text.replace("ExecStart=" + daemon + " ",
                             "ExecStart=" + staged(daemon) + " ")
+        text = text.replace("ExecReload=" + client + " ",
+                            "ExecReload=" + staged(client) + " ")
         with open(os.path.join(d, "perfspilld.service"), "w") as f:
             f.write(text)
         shutil.copy(sock_path, d)
+        # the hand-off template, as one of its instances
+        handoff = os.path.join(d, "perfspill-handoff@x.service")
+        shutil.copy(os.path.join(os.path.dirname(svc_path),
+                                 "perfspill-handoff@.service"), handoff)
         env = dict(os.environ, MANPATH=mandir)
         p = run(["systemd-analyze", "verify", "--man=yes",
                  os.path.join(d, "perfspilld.service"),
-                 os.path.join(d, "perfspilld.socket")],
+                 os.path.join(d, "perfspilld.socket"), handoff],
                 check=False, env=env)
         out = (p.stdout + p.stderr).strip()
         # any line is a complaint: unknown keys, capabilities, syscalls,
@@ -338,7 +362,8 @@ def test_systemd_analyze_verify_accepts_the_units():
                  sock_path], check=False)
         lines = [l for l in (p.stdout + p.stderr).splitlines() if l.strip()]
         other = [l for l in lines if not (
-            "Command %s is not executable" % daemon in l)]
+            "Command %s is not executable" % daemon in l or
+            "Command %s is not executable" % client in l)]
         if os.path.exists(daemon):
             assert p.returncode == 0 and not lines, lines
         assert not other, "systemd-analyze verify: %s" % other
@@ -352,6 +377,17 @@ def test_systemd_analyze_verify_accepts_the_units():
         assert m, p.stdout[-2000:] + p.stderr
         assert float(m.group(1)) <= 3.0, \
             "the sandbox got weaker: exposure %s\n%s" % (m.group(1), p.stdout)
+        # the hand-off's: no worse than its unit file says (the booted
+        # score is tests/systemd/'s; offline it is no higher)
+        with open(handoff) as f:
+            stated = float(re.search(
+                r"systemd-analyze security perfspill-handoff@x.service: "
+                r"(\d+\.\d)", f.read()).group(1))
+        p = run(["systemd-analyze", "security", "--offline=yes",
+                 "--no-pager", handoff], check=False)
+        m = re.search(r"Overall exposure level for perfspill-handoff@x"
+                      r".service: ([\d.]+)", p.stdout)
+        assert m and float(m.group(1)) <= stated, p.stdout[-2000:]
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -398,7 +434,7 @@ def schema_keys():
     applies."""
     with open(os.path.join(SRC, "common", "config.c")) as f:
         src = f.read()
-    rows = re.findall(r'K\("(\w+)",\s*T_\w+,\s*CONFIG_(\w+)', src)
+    rows = re.findall(r'KEY\("(\w+)",\s*T_\w+,\s*CONFIG_(\w+)', src)
     assert len(rows) >= 20, rows
     return {name: when for name, when in rows}
 
@@ -429,9 +465,11 @@ def test_man_pages_render_cleanly_and_cover_the_interfaces():
         "-\n", "-"))
     # every key of the schema, with when it applies
     words = {"LIVE": "live", "NEXT_START": "next start", "DAEMON": "daemon"}
+    # a word groff hyphenated at a line's end, whole again
+    joined = re.sub(r"\u2010\n\s*", "", json5)
     for key, when in schema_keys().items():
         m = re.search(r"(?:^|\n) {7}%s\s.*?Applies: ([a-z\s]+)" % key,
-                      json5, re.S)
+                      joined, re.S)
         assert m, "perfspilld.json(5) does not describe %s" % key
         got = re.sub(r"\s+", " ", m.group(1)).strip()
         assert got.startswith(words[when]), \
@@ -868,6 +906,14 @@ def test_log_has_priority_prefixes_for_the_journal_only():
         assert not bad, "priority prefixes on a terminal: %s" % bad
         assert any(l.startswith("perfspilld: ") and "started" in l
                    for l in lines), lines
+
+        # a pipe that is not the journal (| less, a script): plain too
+        r, w = os.pipe()
+        env = dict(os.environ)
+        env.pop("JOURNAL_STREAM", None)
+        lines = daemon_log_lines(conf, cfg, w, env, read_all(r))
+        bad = [l for l in lines if PREFIXED.match(l)]
+        assert not bad, "priority prefixes in a pipe: %s" % bad
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -1110,7 +1156,7 @@ def test_daemon_works_inside_the_units_sandbox():
             "allow: %s" % denied
 
         # ProtectSystem=strict: writes only in StateDirectory= and
-        # RuntimeDirectory= (here: the output dir and the socket's dir)
+        # ReadWritePaths= (here: the output dir and the socket's dir)
         ok_dirs = [out, d]
         bad = [(c, p) for c, p in modified_paths(lines)
                if not any(p == x or p.startswith(x + "/") for x in ok_dirs)]

@@ -22,6 +22,8 @@
 static const uint8_t	want_id[20] = {
 	0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
 	14, 15, 16 };
+/* the id the ELF files made here carry */
+static const uint8_t	*elf_id = want_id;
 
 /* A note: header, name padded to 4, desc padded to 4. */
 static size_t
@@ -52,7 +54,7 @@ notes(uint8_t *p, uint32_t idsz)
 	size_t			n;
 
 	n = put_note(p, NT_GNU_ABI_TAG, "GNU", abi, sizeof abi);
-	return n + put_note(p + n, NT_GNU_BUILD_ID, "GNU", want_id, idsz);
+	return n + put_note(p + n, NT_GNU_BUILD_ID, "GNU", elf_id, idsz);
 }
 
 static void
@@ -500,6 +502,131 @@ test_preamble(void)
 	sbuf_finish(&sb);
 }
 
+/* Until the worker has looked at every file noted so far. */
+static void
+settle(struct buildid *b)
+{
+	uint64_t	 files, cleared, reading;
+	int		 i;
+
+	for (i = 0; i < 10000; i++) {
+		buildid_stats(b, &files, &cleared, &reading);
+		if (reading == 0)
+			return;
+		usleep(1000);
+	}
+	CHECK(!"the worker never finished");
+}
+
+/* The ids that HEADER_BUILD_ID records of sb carry, as first bytes. */
+static size_t
+listed(const struct sbuf *sb, uint8_t *first, size_t max)
+{
+	struct perf_event_header	 h;
+	size_t				 off, n = 0;
+
+	for (off = 0; off + sizeof h <= sb->len; off += h.size) {
+		memcpy(&h, sb->data + off, sizeof h);
+		if (h.size < sizeof h)
+			break;
+		if (n < max)
+			first[n] = sb->data[off + 12];
+		n++;
+	}
+	return n;
+}
+
+/* One more MMAP2 of path at ring position *head, noted. */
+static void
+map_again(struct buildid *b, uint8_t *ring, uint64_t *head, const char *path,
+    const struct stat *st)
+{
+	uint64_t	 tail = *head;
+
+	*head += put_mmap2(ring, tail, PERF_RECORD_MISC_USER, path, st);
+	buildid_note_ring(b, ring, RING, tail, *head, 0);
+}
+
+/* Overwrite the first byte of the build-id of an elf64() file in place:
+ * the same inode and size, new times. */
+static void
+rewrite_id(const char *path, uint8_t first)
+{
+	int	 fd;
+
+	CHECK((fd = open(path, O_WRONLY)) != -1);
+	/* the notes at 512: the ABI tag's 32 bytes, the id's header */
+	CHECK(pwrite(fd, &first, 1, 512 + 32 + 16) == 1);
+	close(fd);
+}
+
+/* Finish a file: how many ids it lists, the first byte of each. */
+static size_t
+flush_ids(struct buildid *b, struct sbuf *sb, uint8_t *first, size_t max)
+{
+	sb->len = 0;
+	CHECK_EQ(buildid_flush(b, sb, 10000), 0);
+	return listed(sb, first, max);
+}
+
+/*
+ * A file rewritten in place (same device and inode, same size: only its
+ * times tell) between two trace files, and within one: each names the
+ * ids its mappings found, the newest last.
+ */
+static void
+test_rewrite(void)
+{
+	struct buildid	*b;
+	struct sbuf	 sb;
+	struct stat	 st;
+	uint8_t		 ring[RING], id[20], first[4];
+	char		 path[PATH_MAX];
+	uint64_t	 head = 0;
+	int		 fd;
+
+	memcpy(id, want_id, 20);
+	id[0] = 0xa0;
+	snprintf(path, sizeof path, "%s/rewritten", tmpdir);
+	elf_id = id;
+	CHECK((fd = elf64("rewritten", 0, 20)) != -1);
+	close(fd);
+	elf_id = want_id;
+	CHECK(stat(path, &st) == 0);
+	/* old enough that its times alone tell a rewrite, as for a binary
+	 * installed long ago (BUILDID_RACY_NS) */
+	sleep(3);
+	CHECK((b = buildid_create()) != NULL);
+	sbuf_init(&sb);
+
+	map_again(b, ring, &head, path, &st);
+	CHECK_EQ(flush_ids(b, &sb, first, 4), 1);
+	CHECK_EQ(first[0], 0xa0);
+
+	/* between two files */
+	rewrite_id(path, 0xb0);
+	map_again(b, ring, &head, path, &st);
+	CHECK_EQ(flush_ids(b, &sb, first, 4), 1);
+	CHECK_EQ(first[0], 0xb0);
+
+	/* within one: mapped, rewritten, mapped again */
+	map_again(b, ring, &head, path, &st);
+	settle(b);
+	rewrite_id(path, 0xc0);
+	map_again(b, ring, &head, path, &st);
+	CHECK_EQ(flush_ids(b, &sb, first, 4), 2);
+	CHECK_EQ(first[0], 0xb0);
+	CHECK_EQ(first[1], 0xc0);
+
+	/* and the next file, mapping it once more, names the new one only */
+	map_again(b, ring, &head, path, &st);
+	CHECK_EQ(flush_ids(b, &sb, first, 4), 1);
+	CHECK_EQ(first[0], 0xc0);
+
+	sbuf_finish(&sb);
+	buildid_destroy(b);
+}
+
 int
 main(void)
 {
@@ -516,6 +643,7 @@ main(void)
 	test_elf();
 	test_collect();
 	test_retry();
+	test_rewrite();
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		printf("cannot remove %s\n", tmpdir);

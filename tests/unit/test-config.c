@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "paths.h"
 
 static struct config_error	 err;
 
@@ -89,11 +90,70 @@ test_defaults(void)
 	CHECK_EQ(c.socket_mode, 0660);
 	CHECK_STR(c.socket_group, "perfspill");
 	CHECK_EQ(c.nr_control_groups, 0);
-	CHECK(c.output_dir[0] == '/');
-	CHECK(c.socket_path[0] == '/');
+	CHECK_STR(c.output_dir, PERFSPILL_OUTPUT_DIR);
+	CHECK_STR(c.socket_path, PERFSPILL_SOCKET);
+	/* the rest of what the rows give, as they were written by hand */
+	CHECK_U64(c.wakeup_pct, 50);
+	CHECK_U64(c.drain_ms, 1000);
+	CHECK_U64(c.mmap_flush, 0);
+	CHECK_EQ(c.compression, 0);
+	CHECK_EQ(c.exclude_self, 1);
+	CHECK_EQ(c.kernel_build_id, 0);
+	CHECK_EQ(c.all_cgroups, 0);
+	CHECK_EQ(c.nr_cgroups, 0);
+	CHECK_U64(c.realtime, 0);
+	CHECK_EQ(c.writeback, 0);
+	CHECK_U64(c.max_files, 168);
+	CHECK_U64(c.max_size, UINT64_C(4) << 30);
+	CHECK_U64(c.min_free, UINT64_C(1) << 30);
+	CHECK_EQ(c.record_on_start, 0);
+	CHECK_U64(c.max_clients, 128);
+	CHECK_U64(c.client_timeout, 30);
+	CHECK_STR(c.metrics_file, "");
+	CHECK_U64(c.metrics_interval, 5);
+	CHECK_STR(c.on_finish, "");
+	CHECK_U64(c.on_finish_jobs, 2);
+	CHECK_U64(c.on_finish_timeout, 600);
+	CHECK_U64(c.on_finish_tries, 5);
+	CHECK_U64(c.on_finish_retry, 30);
+	CHECK_EQ(c.remove_after_handoff, 0);
 
 	/* the defaults pass their own validator */
 	CHECK_EQ(apply1(&c, "{}"), 0);
+}
+
+/* key=text as a command line gives it: the key's type decides. */
+static void
+test_text_value(void)
+{
+	static const struct {
+		const char	*key, *text, *json;
+	} t[] = {
+		{ "events", "cpu-clock,sched:sched_switch",
+		    "[ \"cpu-clock\", \"sched:sched_switch\" ]" },
+		{ "cgroups", "", "[ ]" },
+		{ "freq", "99", "99" },
+		{ "freq", "-5", "-5" },
+		{ "rotate_size", "256M", "\"256M\"" },
+		{ "callgraph", "false", "false" },
+		{ "callgraph", "1", "1" },
+		{ "socket_mode", "0660", "\"0660\"" },
+		{ "socket_group", "123", "\"123\"" },
+		{ "nosuchkey", "true", "true" },
+		{ "nosuchkey", "x", "\"x\"" },
+	};
+	json_object	*v;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		v = config_text_value(t[i].key, t[i].text);
+		CHECK(v != NULL);
+		if (v == NULL)
+			continue;
+		CHECK_STR(json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_SPACED), t[i].json);
+		json_object_put(v);
+	}
 }
 
 /* {"events":[...]} with n names of namelen letters each. */
@@ -328,6 +388,8 @@ test_daemon_keys(void)
 		"{\"on_finish_tries\":3}",
 		"{\"on_finish_retry\":\"10s\"}",
 		"{\"remove_after_handoff\":true}",
+		"{\"on_finish_user\":\"nobody\"}",
+		"{\"on_finish_unit\":false}",
 	};
 	size_t		 i;
 	int		 n;
@@ -575,7 +637,7 @@ test_copy_live(void)
 			strcat(live, info.name);
 		}
 	CHECK_STR(live, " cblocks rotate_size rotate_interval max_files "
-	    "max_size min_free");
+	    "max_size min_free trigger_interval");
 
 	config_defaults(&rec);
 	config_defaults(&cfg);
@@ -628,7 +690,7 @@ test_to_json(void)
 	struct config	 c;
 	json_object	*j, *v;
 	json_object_iter it;
-	char		 order[512];
+	char		 order[1024];
 	size_t		 n = 0;
 
 	config_defaults(&c);
@@ -653,15 +715,16 @@ test_to_json(void)
 		    it.key);
 	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
-	    "all_cgroups cgroups "
+	    "all_cgroups cgroups mode window window_bytes triggers "
 	    "realtime writeback direct_io direct_tail_ms cblocks "
 	    "rotate_size "
 	    "rotate_interval "
-	    "max_files max_size min_free record_on_start output_dir socket "
+	    "max_files max_size min_free trigger_interval record_on_start "
+	    "max_sessions max_memory session_duration output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout metrics_file metrics_interval on_finish "
 	    "on_finish_jobs on_finish_timeout on_finish_tries on_finish_retry "
-	    "remove_after_handoff ");
+	    "remove_after_handoff on_finish_user on_finish_unit ");
 	CHECK(json_object_object_get_ex(j, "socket_mode", &v) &&
 	    strcmp(json_object_get_string(v), "0600") == 0);
 	CHECK(json_object_object_get_ex(j, "rotate_size", &v) &&
@@ -973,10 +1036,32 @@ test_cgroups_keys(void)
 	CHECK(strstr(buf, " --all-cgroups -G a -G b/c") != NULL);
 }
 
+/* freq against the kernel's limit, which only the caller can read */
+static void
+test_check_freq(void)
+{
+	struct config		 cfg;
+	struct config_error	 cerr;
+
+	config_defaults(&cfg);
+	cfg.freq = 200000;
+	CHECK_EQ(config_check_freq(&cfg, 100000, &cerr), -1);
+	CHECK_EQ(cerr.code, PROTO_E_BAD_VALUE);
+	CHECK_STR(cerr.key, "freq");
+	CHECK(strstr(cerr.msg, "perf_event_max_sample_rate=100000") != NULL);
+	CHECK_EQ(config_check_freq(&cfg, 200000, &cerr), 0);
+	/* unreadable limit; a period instead of a frequency */
+	CHECK_EQ(config_check_freq(&cfg, 0, &cerr), 0);
+	cfg.freq = 0;
+	cfg.period = 1000000;
+	CHECK_EQ(config_check_freq(&cfg, 1, &cerr), 0);
+}
+
 int
 main(void)
 {
 	test_defaults();
+	test_text_value();
 	test_cgroups_keys();
 	test_recording_keys();
 	test_live_keys();
@@ -988,5 +1073,6 @@ main(void)
 	test_to_json();
 	test_cmdline();
 	test_load();
+	test_check_freq();
 	return check_exit();
 }

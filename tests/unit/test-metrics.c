@@ -42,11 +42,19 @@ test_metrics_has_line(const char *text, const char *line)
 static void
 test_metrics_format(void)
 {
+	static const struct metrics_session ms[] = {
+		{ "default", 12000, 7, 0, 1000000, 3, 3678240, 1, 1 },
+		{ "deep", 914, 0, 0, 48576, 1, 1900000, 0, 1 },
+	};
 	struct metrics	 m;
 	char		*t, *line, *save;
 	unsigned int	 help = 0, type = 0, samples = 0;
 
 	memset(&m, 0, sizeof(m));
+	m.sessions = ms;
+	m.nr_sessions = 2;
+	m.memory = 3678240 + 1900000;
+	m.memory_budget = 1006632960;
 	m.samples = 12914;
 	m.lost = 7;
 	m.bytes_written = 1048576;
@@ -73,6 +81,29 @@ test_metrics_format(void)
 	CHECK(test_metrics_has_line(t, "perfspill_start_time_seconds 1796280000"));
 	CHECK(test_metrics_has_line(t,
 	    "perfspill_build_info{version=\"0.1.0\"} 1"));
+	/* the sessions' own series, labelled; the totals above are theirs */
+	CHECK(test_metrics_has_line(t, "perfspill_memory_bytes 5578240"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_memory_budget_bytes 1006632960"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_recording{session=\"deep\"} 1"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_samples_total{session=\"default\"} 12000"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_lost_total{session=\"default\"} 7"));
+	CHECK(test_metrics_has_line(t,
+	    "# TYPE perfspill_session_samples_total counter"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_files_finished_total{session=\"deep\"} 1"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_memory_bytes{session=\"deep\"} 1900000"));
+	CHECK(test_metrics_has_line(t,
+	    "# TYPE perfspill_session_memory_bytes gauge"));
+	/* which path each session's file takes */
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_direct_io{session=\"default\"} 1"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_direct_io{session=\"deep\"} 0"));
 	CHECK(t[strlen(t) - 1] == '\n');
 	/* every family: one HELP, one TYPE, before its samples */
 	for (line = strtok_r(t, "\n", &save); line != NULL;

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "proto.h"
+#include "utf8.h"
 
 /* Parse s and return the code; the request is freed at once. */
 static enum proto_err
@@ -221,12 +222,13 @@ test_err_names(void)
 		[PROTO_E_EVENT] = "bad-event",
 		[PROTO_E_SYSTEM] = "system-error",
 		[PROTO_E_BUSY] = "busy",
+		[PROTO_E_LIMIT] = "limit",
 	};
 	int	 i;
 
 	/* scripts match on these strings: a new code must be added here on
 	 * purpose, and an old one never renamed */
-	CHECK_EQ(PROTO_E__COUNT, 15);
+	CHECK_EQ(PROTO_E__COUNT, 16);
 	for (i = 0; i < PROTO_E__COUNT; i++) {
 		CHECK(want[i] != NULL);
 		if (want[i] != NULL)
@@ -322,6 +324,41 @@ test_build(void)
 	json_object_put(o);
 }
 
+/* Replies stay UTF-8 whatever bytes went into them (issue 25.5). */
+static void
+test_utf8(void)
+{
+	json_object	*o;
+	char		*s;
+	size_t		 len, i;
+
+	CHECK_EQ(utf8_len("a"), 1);
+	CHECK_EQ(utf8_len("\xc3\xa9"), 2);
+	CHECK_EQ(utf8_len("\xe2\x82\xac"), 3);
+	CHECK_EQ(utf8_len("\xf0\x9f\x98\x80"), 4);
+	/* overlong, surrogate, past U+10FFFF, a lone continuation, cut */
+	CHECK_EQ(utf8_len("\xc0\x80"), 0);
+	CHECK_EQ(utf8_len("\xe0\x80\x80"), 0);
+	CHECK_EQ(utf8_len("\xed\xa0\x80"), 0);
+	CHECK_EQ(utf8_len("\xf4\x90\x80\x80"), 0);
+	CHECK_EQ(utf8_len("\x80"), 0);
+	CHECK_EQ(utf8_len("\xe2\x82"), 0);
+
+	o = proto_reply_error(PROTO_E_UNKNOWN_COMMAND, NULL,
+	    "unknown command '\xff\xfe\xc3\xa9\xe2\x82'");
+	s = proto_serialize(o, &len);
+	json_object_put(o);
+	CHECK(s != NULL);
+	if (s == NULL)
+		return;
+	CHECK(strstr(s, "'?" "?\xc3\xa9?" "?'") != NULL);
+	for (i = 0; i < len; i += utf8_len(s + i))
+		if (utf8_len(s + i) == 0)
+			break;
+	CHECK_EQ(i, len);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -329,5 +366,6 @@ main(void)
 	test_parse_invalid();
 	test_err_names();
 	test_build();
+	test_utf8();
 	return check_exit();
 }

@@ -391,40 +391,6 @@ test_sizes(void)
 	CHECK_EQ(record_pool_count(8), RECORD_POOL_MAX);
 }
 
-/*
- * The recording's buffers, worked by hand (docs/file-format.md): the
- * direct path's do not grow with the CPUs, the buffered path's do.
- */
-static void
-test_memory(void)
-{
-	struct config	 cfg;
-	uint64_t	 r, b;
-
-	if (sysconf(_SC_PAGESIZE) != 4096)
-		return;
-	config_defaults(&cfg);		/* 128 pages, cblocks 2 */
-	r = 128 * 4096;
-	/* B = 2 x (512 KiB + 8) + 4 KiB + 16, rounded up to a page */
-	b = 1024 * 1024 + 8192;
-	CHECK_EQ(record_buffers_need(&cfg, 2, 1), 4 * b + r);
-	CHECK_EQ(record_buffers_need(&cfg, 192, 1), 4 * b + r);
-	CHECK_EQ(record_buffers_need(&cfg, 2, 0), 2 * 2 * (r + 8) + r);
-	CHECK_EQ(record_buffers_need(&cfg, 192, 0), 192 * 2 * (r + 8) + r);
-	/* a small ring: blocks of the least size, 1 MiB */
-	cfg.mmap_pages = 16;
-	cfg.cblocks = 4;
-	CHECK_EQ(record_buffers_need(&cfg, 64, 1), 8 * (1024 * 1024 + 8192) +
-	    16 * 4096);
-	/* a large one: blocks of two rings */
-	cfg.mmap_pages = 1024;
-	cfg.cblocks = 1;
-	CHECK_EQ(record_buffers_need(&cfg, 64, 1), 2 * (8 * 1024 * 1024 +
-	    8192) + 1024 * 4096);
-	cfg.cblocks = 0;
-	CHECK_EQ(record_buffers_need(&cfg, 64, 1), 1024 * 4096);
-}
-
 int
 main(void)
 {
@@ -439,7 +405,6 @@ main(void)
 	test_blocks(dirfd);
 	test_stream(dirfd);
 	test_sizes();
-	test_memory();
 	close(dirfd);
 	rmdir(dir);
 	return check_exit();

@@ -1,8 +1,10 @@
 /*
  * retain_plan: which finished files retention removes, and why, for
- * max_files, max_size and min_free, without a disk.
+ * max_files, max_size and min_free, without a disk; and the order it
+ * takes them in: by the time in their names, across sessions.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -26,6 +28,58 @@ list(const uint64_t *sizes, size_t n)
 		l.bytes += sizes[i];
 	}
 	return l;
+}
+
+/*
+ * Files of several sessions sort by the time their names carry, not by
+ * name: "perfspill-h-0deep-..." would sort before the default session's
+ * older files, and "perfspill-h-zz-..." after its newer ones.
+ */
+static void
+check_order(void)
+{
+	static const char	*names[] = {
+		"perfspill-h-zz-20261203T100000Z-000000.data",
+		"perfspill-h-20261203T120000Z-000002.data",
+		"perfspill-h-0deep-20261203T110000Z-000000.data",
+		"perfspill-web-01-20261203T090000Z-000001.data",
+		"perfspill-h-20261203T120000Z-000001.data",
+		"perfspill-by-hand.data",
+	};
+	static const char	*want[] = {
+		"perfspill-by-hand.data",	/* mtime 0: oldest */
+		"perfspill-web-01-20261203T090000Z-000001.data",
+		"perfspill-h-zz-20261203T100000Z-000000.data",
+		"perfspill-h-0deep-20261203T110000Z-000000.data",
+		"perfspill-h-20261203T120000Z-000001.data",
+		"perfspill-h-20261203T120000Z-000002.data",
+	};
+	struct retain_list	 l = { files, 6, 0 };
+	int64_t			 when;
+	unsigned int		 seq;
+	size_t			 i;
+
+	memset(files, 0, sizeof(files));
+	CHECK_EQ(retain_name_time(names[2], &when, &seq), 0);
+	CHECK_EQ(when, 1796295600);	/* 2026-12-03 11:00:00 UTC */
+	CHECK_EQ(seq, 0);
+	CHECK_EQ(retain_name_time(names[1], &when, &seq), 0);
+	CHECK_EQ(seq, 2);
+	CHECK_EQ(retain_name_time("perfspill-by-hand.data", &when, &seq), -1);
+	CHECK_EQ(retain_name_time("perfspill-h-2026120XT120000Z-000001.data",
+	    &when, &seq), -1);
+	CHECK_EQ(retain_name_time("perfspill-h-20261203T120000Z-00001x.data",
+	    &when, &seq), -1);
+	for (i = 0; i < 6; i++) {
+		snprintf(files[i].name, sizeof(files[i].name), "%s", names[i]);
+		if (retain_name_time(names[i], &files[i].when,
+		    &files[i].seq) == -1)
+			files[i].when = 0;
+	}
+	retain_sort(&l);
+	for (i = 0; i < 6; i++)
+		CHECK_STR(files[i].name, want[i]);
+	memset(files, 0, sizeof(files));
 }
 
 int
@@ -130,5 +184,6 @@ main(void)
 	l = list(five, 0);
 	CHECK_EQ(retain_plan(&l, 0, 1, 1, 5, why, &oor), 0);
 	CHECK_EQ(oor, 0);
+	check_order();
 	return check_exit();
 }

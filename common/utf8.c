@@ -1,0 +1,53 @@
+/*
+ * utf8: keeping text UTF-8 (see utf8.h).
+ */
+#include "utf8.h"
+
+size_t
+utf8_len(const char *str)
+{
+	const unsigned char	*s = (const unsigned char *)str;
+	unsigned char		 lo = 0x80, hi = 0xbf;
+	size_t			 n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* the second byte's range rules out overlong forms, surrogates
+	 * (U+D800-DFFF) and code points past U+10FFFF */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+void
+utf8_scrub(char *s)
+{
+	size_t	 n;
+
+	while (*s != '\0') {
+		if ((n = utf8_len(s)) == 0) {
+			*s++ = '?';
+			continue;
+		}
+		s += n;
+	}
+}

@@ -1,0 +1,276 @@
+/*
+ * daemon: the life of perfspilld (see daemon.h): loading the settings,
+ * wiring the parts together at start-up (record, hand-off, control,
+ * notify, exporter, signals) and taking them apart at the end, reload,
+ * shutdown and what happens when a file is done. It is the owner: it
+ * calls the parts, and tells cmd.c what cmd.c must know (a file done,
+ * settings changed); cmd.c reaches back only through the hooks set here.
+ */
+#include <aio.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "control.h"
+#include "daemon.h"
+#include "exporter.h"
+#include "handoff.h"
+#include "log.h"
+#include "manifest.h"
+#include "notify.h"
+#include "outdir.h"
+#include "paths.h"
+#include "pidfile.h"
+#include "record.h"
+#include "retain.h"
+#include "salvage.h"
+#include "session.h"
+
+static const int	 daemon_signos[DAEMON_NSIGNALS] = {
+	SIGTERM, SIGINT, SIGHUP, SIGUSR2
+};
+
+int
+daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
+{
+	const char	*path = d->config_path;
+
+	config_defaults(cfg);
+	if (path == NULL && access(PERFSPILL_CONFIG, F_OK) == 0)
+		path = PERFSPILL_CONFIG;
+	if (path != NULL && config_load(cfg, path, err) == -1)
+		return -1;
+	if (d->cli_socket != NULL)
+		snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
+		    d->cli_socket);
+	if (d->cli_output_dir != NULL)
+		snprintf(cfg->output_dir, sizeof(cfg->output_dir), "%s",
+		    d->cli_output_dir);
+	return 0;
+}
+
+/*
+ * A file was closed. A whole one gets its manifest beside it, then its
+ * hand-off (which retention, run after this, must see); then the rotates
+ * waiting for it are answered either way.
+ */
+static void
+daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
+{
+	struct daemon	*d = arg;
+	int		 manifest_ok = 1;
+
+	if (whole) {
+		if (manifest_write(d->dirfd, f) == -1) {
+			log_warn("%s: writing its manifest", f->name);
+			manifest_ok = 0;
+		}
+		handoff_add(d->handoff, f, manifest_ok);
+	}
+	cmd_file_done(d, f->name, whole);
+}
+
+static int
+daemon_reload(struct daemon *d, struct config_error *err)
+{
+	struct config	 cfg;
+
+	notify_send(d->notify, "RELOADING=1");
+	if (daemon_load(d, &cfg, err) == -1) {
+		log_warnx("reload refused, settings unchanged: %s", err->msg);
+		notify_send(d->notify, "READY=1");
+		return -1;
+	}
+	if (strcmp(cfg.socket_path, d->cfg.socket_path) != 0 ||
+	    strcmp(cfg.output_dir, d->cfg.output_dir) != 0)
+		log_warnx("socket and output_dir changes take effect at the "
+		    "next daemon start");
+	/* these stay as the running daemon uses them */
+	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
+	memcpy(cfg.output_dir, d->cfg.output_dir, sizeof(cfg.output_dir));
+	d->cfg = cfg;
+	control_update(d->ctl, &d->cfg);
+	handoff_configure(d->handoff, &d->cfg);
+	cmd_settings_changed(d);
+	exporter_start(d);
+	log_info("configuration reloaded");
+	notify_send(d->notify, "READY=1");
+	notify_status(d->notify);
+	return 0;
+}
+
+static void
+daemon_shutdown(struct daemon *d)
+{
+	if (d->exiting)
+		return;
+	notify_send(d->notify, "STOPPING=1");
+	d->exiting = 1;
+	/* every session's last file whole; cmd_stopped leaves the loop once
+	 * none is busy */
+	if (session_stop_all(d->sessions) > 0)
+		log_info("shutting down: finishing the current files");
+	else
+		event_base_loopexit(d->base, NULL);
+}
+
+static void
+daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon		*d = arg;
+	struct config_error	 err;
+
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		daemon_shutdown(d);
+		break;
+	case SIGHUP:
+		daemon_reload(d, &err);
+		break;
+	case SIGUSR2:
+		/* as perf record --switch-output does on SIGUSR2: rotate, or
+		 * a flight recording's snapshot */
+		if (record_switch_output(d->rec, "SIGUSR2") == -1)
+			log_info("SIGUSR2: not recording, nothing to rotate "
+			    "or snapshot");
+		break;
+	}
+}
+
+static void
+daemon_status_line(char *buf, size_t len, void *arg)
+{
+	struct daemon	*d = arg;
+
+	session_summary(d->sessions, buf, len);
+}
+
+void
+daemon_init(struct daemon *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->dirfd = -1;
+	d->lockfd = -1;
+	d->reload = daemon_reload;
+	d->shutdown = daemon_shutdown;
+}
+
+void
+daemon_start(struct daemon *d)
+{
+	struct config_error	 err;
+	struct session_hooks	 hooks;
+	struct aioinit		 ai;
+	char			 pidbuf[CONFIG_PATH_LEN + 16];
+	const char		*pidpath = d->cli_pid_file;
+	long			 other;
+	int			 i, saved;
+
+	signal(SIGPIPE, SIG_IGN);
+	memset(&ai, 0, sizeof(ai));
+	/* glibc serves one fd's requests one at a time: a few threads carry
+	 * the current file plus files being finished; keep them warm */
+	ai.aio_threads = 4;
+	ai.aio_num = 64;
+	ai.aio_idle_time = 30;
+	aio_init(&ai);
+
+	if ((d->dirfd = outdir_create(d->cfg.output_dir)) == -1)
+		fatal("output directory %s", d->cfg.output_dir);
+	/* before salvage and retention: a second daemon changes nothing */
+	if ((d->lockfd = outdir_lock(d->dirfd, d->cfg.output_dir)) == -1)
+		fatalx("not starting; nothing in %s was changed",
+		    d->cfg.output_dir);
+	if ((d->base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	for (i = 0; i < DAEMON_NSIGNALS; i++) {
+		d->sigs[i] = evsignal_new(d->base, daemon_signos[i],
+		    daemon_signal_cb, d);
+		if (d->sigs[i] == NULL || evsignal_add(d->sigs[i], NULL) == -1)
+			fatalx("cannot install signal handlers");
+	}
+	if ((d->handoff = handoff_create(d->base, d->dirfd)) == NULL)
+		fatalx("cannot set up the on_finish hand-off");
+	/* what the last daemon owed, before retention: it keeps those */
+	handoff_configure(d->handoff, &d->cfg);
+	handoff_resume(d->handoff);
+	/* a crash left .partial files: make them whole before anything new,
+	 * with their manifests and hand-offs */
+	salvage_dir(d->dirfd, daemon_file_done, d);
+	retain_enforce(d->dirfd, d->cfg.max_files, d->cfg.max_size,
+	    d->cfg.min_free, handoff_holds, d->handoff);
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.file_cb = daemon_file_done;
+	hooks.file_arg = d;
+	hooks.hold_cb = handoff_holds;
+	hooks.hold_arg = d->handoff;
+	hooks.stopped = cmd_stopped;
+	hooks.stopped_arg = d;
+	if ((d->sessions = session_table_create(d->base, d->dirfd, d->lockfd,
+	    &d->cfg, &hooks)) == NULL)
+		fatal("cannot set up the recording sessions");
+	d->rec = session_record(session_default(d->sessions));
+	if ((d->ctl = control_create(d, cmd_dispatch, cmd_client_gone)) ==
+	    NULL)
+		fatalx("cannot open the control socket %s", d->cfg.socket_path);
+	/* after the socket, whose directory exists now */
+	if (pidpath == NULL) {
+		pidfile_default(d->cfg.socket_path, pidbuf, sizeof(pidbuf));
+		pidpath = pidbuf;
+	}
+	if ((d->pidfile = pidfile_create(pidpath, &other)) == NULL) {
+		saved = errno;
+		control_destroy(d->ctl);
+		errno = saved;
+		if (errno == EEXIST)
+			fatalx("%s: another perfspilld (pid %ld) runs with this "
+			    "pid file", pidpath, other);
+		fatal("pid file %s", pidpath);
+	}
+	d->notify = notify_create(d->base, daemon_status_line, d);
+	log_info("perfspilld %s started; trace files go to %s",
+	    PERFSPILL_VERSION, d->cfg.output_dir);
+	d->started = time(NULL);
+	if (d->cfg.record_on_start &&
+	    session_start(d->sessions, NULL, &d->cfg, 0, &err) == -1)
+		log_warnx("cannot record at start: %s", err.msg);
+	exporter_start(d);
+	notify_send(d->notify, "READY=1");
+	notify_status(d->notify);
+}
+
+void
+daemon_finish(struct daemon *d)
+{
+	sigset_t	 block;
+	int		 i;
+
+	/*
+	 * The last file is whole; what remains is freeing. A second SIGTERM
+	 * now must not kill us with its default action once the loop's
+	 * handlers are gone: block them, the exit status stays 0.
+	 */
+	sigemptyset(&block);
+	for (i = 0; i < DAEMON_NSIGNALS; i++)
+		sigaddset(&block, daemon_signos[i]);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	log_info("exiting");
+	exporter_finish(d);
+	control_destroy(d->ctl);
+	session_table_destroy(d->sessions);
+	handoff_destroy(d->handoff);
+	notify_destroy(d->notify);
+	for (i = 0; i < DAEMON_NSIGNALS; i++)
+		event_free(d->sigs[i]);
+	event_base_free(d->base);
+	close(d->dirfd);
+	pidfile_destroy(d->pidfile);
+	close(d->lockfd);
+}

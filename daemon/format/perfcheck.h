@@ -1,0 +1,66 @@
+/*
+ * perfcheck: is a record of a perf.data file one that perf reads whole?
+ * The body of every record is checked against the file's attrs as perf's
+ * parser reads it (tools/perf/util/evsel.c, session.c): the event a
+ * record belongs to (its id), every field of a sample's sample_type up
+ * to its callchain, raw, branch-stack, register and stack lengths, which
+ * must fill the record exactly, the sample_id trailer of the other
+ * kernel records, their sizes and the strings inside them, the few
+ * record types of perf's own that our files hold, and the payload of
+ * each PERF_RECORD_COMPRESSED, which must decode (one zstd stream per
+ * file, as perf reads it) into whole records that pass the same checks.
+ *
+ * Salvage cuts a .partial before the first record that fails, so that
+ * what it keeps is a file perf reads without "failed to process"; the
+ * same walk counts a finished file's samples and their times for its
+ * manifest, inside compressed records too.
+ */
+#ifndef PERFSPILL_PERFCHECK_H
+#define PERFSPILL_PERFCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfdata.h"
+
+struct perfcheck;
+
+/* What the walk found in the records it kept. */
+struct perfcheck_stats {
+	uint64_t	 records;	/* compressed ones and those inside */
+	uint64_t	 samples;
+	uint64_t	 lost;		/* PERF_RECORD_LOST's counts */
+	uint64_t	 lost_samples;	/* PERF_RECORD_LOST_SAMPLES' */
+	uint64_t	 first, last;	/* sample times; 0: none */
+	uint64_t	 raw;		/* bytes decoded from COMPRESSED... */
+	uint64_t	 compressed;	/* ...and the records' own bytes */
+};
+
+/*
+ * The checker of the file whose first len bytes buf holds: its attrs
+ * and ids (as h places them), and of the features in feat (size 0:
+ * none) those that shape records: nrcpus (a CPU number must be below
+ * it) and compressed (how much one record may decode to). NULL with
+ * errno: EINVAL when the attrs cannot be read, ENOMEM.
+ */
+struct perfcheck *perfcheck_create(const uint8_t *buf, uint64_t len,
+		    const struct perfdata_header *h,
+		    const struct perfdata_section *feat);
+void		 perfcheck_destroy(struct perfcheck *);
+
+/*
+ * Walk the records of buf[off..len) and return where perf's reading of
+ * them may end: after the last record before the first that fails (or
+ * that the end of buf cuts), and never inside a run of compressed
+ * records that leaves a record half decoded. st (zeroed by the caller)
+ * adds up the records kept. Call once per checker: the zstd stream goes
+ * on from where it was.
+ */
+uint64_t	 perfcheck_walk(struct perfcheck *, const uint8_t *buf,
+		    uint64_t len, uint64_t off, struct perfcheck_stats *st);
+
+/* Why the walk stopped: "the end of the data", or the first record
+ * that fails, its offset, type and what is wrong with it. */
+const char	*perfcheck_why(const struct perfcheck *);
+
+#endif

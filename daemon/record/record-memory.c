@@ -1,0 +1,61 @@
+/*
+ * record-memory: what a recording will hold, computed from its settings
+ * before anything of it is allocated, so that a start the machine (or
+ * the daemon's cgroup) cannot hold is refused instead of getting the
+ * daemon OOM-killed. This is the one place that knows the sizes of a
+ * recording's buffers: a new buffer in the drain is a new line here.
+ *
+ * The formula (docs/protocol.md, "Memory"), with P the page size, R =
+ * mmap_pages x P the ring's data, C = R (with -z: the compressed bound
+ * of R) and B = C plus an 8-byte FINISHED_ROUND:
+ *
+ *   per CPU   ring     (1 + mmap_pages) x P     the kernel's ring
+ *             cblocks  cblocks x B              the buffered path's AIO
+ *                                               buffers
+ *   once      pool     2 x cblocks blocks of    the direct path's blocks
+ *                      max(1 MiB, 2 B) + 4 KiB  every ring shares
+ *                      (record_pool_block)
+ *             drain    R                        the copy without our samples
+ *             compress (-z only) bound(R)       serial mode's output
+ *                      + 2 x zstd stream        the drain's, a rotation's
+ *             window   (mode flight) 2 x window_bytes + its task store
+ *   buffers = CPUs x cblocks buffered; direct: the larger of the pool and
+ *             that (the path is known at the first file: a file system
+ *             that refuses O_DIRECT then gets per-CPU cblocks)
+ *   total = CPUs x ring + buffers + drain + compress + window
+ *
+ * CPUs are the online ones at the start; a CPU that comes online later
+ * adds its per-CPU share. A rotation's preamble (the /proc walk) and the
+ * daemon's own bookkeeping are not counted here: the budget keeps room
+ * for them (session.c).
+ */
+#include <unistd.h>
+
+#include "record-int.h"
+
+void
+record_memory(const struct config *cfg, size_t ncpus,
+    struct record_memory *m)
+{
+	uint64_t	 page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t	 ring = cfg->mmap_pages * page, chunk, all;
+
+	chunk = (cfg->compression > 0 ? compress_bound(ring) : ring) +
+	    RECORD_ROUND_LEN;
+	m->ncpus = ncpus;
+	m->ring = ring + page;
+	m->cblocks = cfg->cblocks * chunk;
+	m->per_cpu = m->ring + m->cblocks;
+	m->pool = cfg->cblocks == 0 ? 0 :
+	    record_pool_count(cfg->cblocks) *
+	    (uint64_t)record_pool_block((size_t)chunk);
+	all = m->cblocks * ncpus;
+	m->buffers = cfg->direct_io && m->pool > all ? m->pool : all;
+	m->drain = ring;
+	m->compress = cfg->compression > 0 ? compress_bound(ring) +
+	    2 * (uint64_t)compress_memory(cfg->compression) : 0;
+	/* a new window fills while the last is being written */
+	m->window = cfg->flight ? flight_memory_max(cfg->window_bytes) : 0;
+	m->total = m->ring * ncpus + m->buffers + m->drain + m->compress +
+	    m->window;
+}

@@ -1,0 +1,180 @@
+/*
+ * record-window: a flight recording's memory: the drain's hooks that hand
+ * each ring's data to the window (flight.h) instead of a file, what a
+ * finished snapshot tells it, and its figures. The snapshots themselves
+ * are record-flight.c's; whether and when to take one, record.c's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flight.h"
+#include "record-int.h"
+
+uint64_t
+record_window_us(const struct timespec *a)
+{
+	struct timespec	 b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (uint64_t)((b.tv_sec - a->tv_sec) * 1000000L +
+	    (b.tv_nsec - a->tv_nsec) / 1000);
+}
+
+void
+record_window_stall(struct record_flight *rf, const struct timespec *t)
+{
+	uint64_t	 us = record_window_us(t);
+
+	if (us > rf->stall_us_max)
+		rf->stall_us_max = us;
+}
+
+int
+record_window_create(struct record *rec)
+{
+	struct record_flight	*rf;
+
+	if ((rf = calloc(1, sizeof(*rf))) == NULL)
+		return -1;
+	flight_init(&rf->fl, rec->cfg.window, rec->cfg.window_bytes,
+	    rec->time_off);
+	TAILQ_INIT(&rf->snap.chunks);
+	rec->flight = rf;
+	return 0;
+}
+
+void
+record_window_free(struct record *rec)
+{
+	struct record_flight	*rf = rec->flight;
+
+	if (rf == NULL)
+		return;
+	flight_finish(&rf->fl);
+	flight_snap_free(&rf->snap);
+	/* a file begun and never written is finished empty (removed) */
+	if (rf->tf != NULL) {
+		tracefile_failed(rf->tf, 0, ECANCELED);
+		tracefile_close(rf->tf, NULL, NULL);
+		TAILQ_INSERT_TAIL(&rec->closing, rf->tf, entry);
+	}
+	free(rf);
+	rec->flight = NULL;
+}
+
+/*
+ * The drain's hook (record-drain.c): [tail, head) of c's ring goes to
+ * the window, without our own samples, build-id flags repaired; the
+ * ring is released at once. Memory that runs out loses the chunk,
+ * counted as dropped.
+ */
+void
+record_window_take(struct record *rec, struct record_cpu *c, uint64_t tail,
+    uint64_t head, int bogus)
+{
+	struct record_flight	*rf = rec->flight;
+	uint8_t			*buf;
+	size_t			 len;
+
+	if ((buf = malloc((size_t)(head - tail) + FLIGHT_ROUND_LEN)) == NULL) {
+		c->aio.bytes_dropped += head - tail;
+		rf->fl.st.oom++;
+		ring_release(&c->ring, head);
+		return;
+	}
+	len = ring_copy_excl(&c->ring, tail, head, buf, rec->self_pid,
+	    rec->pid_off);
+	ring_release(&c->ring, head);
+	if (bogus)
+		buildid_repair(buf, len, rec->cfg.kernel_build_id);
+	rec->round_bytes += len;
+	if (flight_add(&rf->fl, buf, len) == -1)
+		c->aio.bytes_dropped += len;
+}
+
+/* The drain's other hook: a pass read every ring, the round closes. */
+void
+record_window_round(struct record *rec)
+{
+	flight_round(&rec->flight->fl);
+	rec->round_bytes = 0;
+}
+
+/*
+ * A file of the recording is finished (record-file.c): when it was a
+ * snapshot, what took it (for its manifest) into why, and its time from
+ * the snapshot to a finished file is noted. 1 for a snapshot, else 0.
+ */
+int
+record_window_done(struct record *rec, const struct tracefile *tf,
+    int whole, char *why, size_t len)
+{
+	struct record_flight	*rf = rec->flight;
+	size_t			 i;
+
+	if (rf == NULL)
+		return 0;
+	for (i = 0; i < rf->nr_pending; i++)
+		if (rf->pending[i].seq == tf->seq)
+			break;
+	if (i == rf->nr_pending)
+		return 0;
+	snprintf(why, len, "%s", rf->pending[i].why);
+	if (whole) {
+		rf->snapshots++;
+		rf->last_ms = record_window_us(&rf->pending[i].t0) / 1000;
+		snprintf(rf->last_file, sizeof(rf->last_file), "%s", tf->name);
+	} else
+		rf->failed++;
+	rf->pending[i] = rf->pending[--rf->nr_pending];
+	return 1;
+}
+
+/* A snapshot is being built: its file exists, its writes do not. */
+int
+record_window_busy(const struct record *rec)
+{
+	return rec->flight != NULL && rec->flight->tf != NULL;
+}
+
+uint64_t
+record_window_bytes(const struct record *rec)
+{
+	return rec->flight != NULL ? rec->flight->fl.st.bytes +
+	    rec->flight->fl.store.len : 0;
+}
+
+json_object *
+record_window_status(struct record *rec)
+{
+	struct record_flight	*rf = rec->flight;
+	json_object		*o = json_object_new_object();
+
+#define U64(k, v)	json_object_object_add(o, k, json_object_new_uint64(v))
+	U64("window", rec->cfg.window);
+	U64("window_bytes", rec->cfg.window_bytes);
+	U64("memory_max", flight_memory_max(rec->cfg.window_bytes));
+	U64("bytes", rf->fl.st.bytes);
+	U64("chunks", rf->fl.st.chunks);
+	U64("evicted_bytes", rf->fl.st.evicted);
+	U64("store_bytes", rf->fl.store.len);
+	U64("store_pruned", rf->fl.st.store_pruned);
+	U64("store_dropped", rf->fl.st.store_dropped);
+	U64("out_of_memory", rf->fl.st.oom);
+	U64("snapshots", rf->snapshots);
+	U64("snapshots_failed", rf->failed);
+	U64("last_snapshot_ms", rf->last_ms);
+	U64("snapshot_stall_us_max", rf->stall_us_max);
+#undef U64
+	if (rf->last_file[0]) {
+		json_object_object_add(o, "last_snapshot",
+		    json_object_new_string(rf->last_file));
+		json_object_object_add(o, "last_trigger",
+		    json_object_new_string(rf->last_why));
+	}
+	return o;
+}

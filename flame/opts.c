@@ -1,0 +1,511 @@
+/*
+ * opts: perfspill-flame's options, times and durations (see opts.h).
+ */
+#include <ctype.h>
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opts.h"
+#include "paths.h"
+#include "size.h"
+
+static const char opts_usage[] =
+"usage: perfspill-flame [OPTIONS] [FILE|DIR]...\n";
+
+static const char opts_help[] =
+"Flame graphs and folded stacks from perfspilld's trace files.\n"
+"\n"
+"Reads the finished trace files given, and those in each DIR (and its\n"
+"subdirectories; default: " PERFSPILL_OUTPUT_DIR "), with the stock perf,\n"
+"keeps the samples inside the time range, and writes an SVG flame graph\n"
+"(open it in a browser) and/or folded stacks (\"comm;frame;frame COUNT\").\n"
+"Files from many hosts merge into one graph (counts added), or one each.\n"
+"\n"
+"Time range (wall clock; default: everything; files picked by their\n"
+"manifests NAME.data.json, or by their sample times):\n"
+"  -s, --since DURATION   the last DURATION up to now: 90s, 15m, 3h, 2d\n"
+"      --from TIME        from TIME: 2026-12-03T02:40[:05][Z|+01:00]\n"
+"                         (no zone: local time), 02:40 (today), -3h\n"
+"                         (before now), now, @EPOCH-SECONDS\n"
+"      --to TIME          up to TIME, same forms (default: now)\n"
+"\n"
+"Output:\n"
+"  -o, --output FILE      the SVG flame graph (default flame.svg, unless\n"
+"                         only --folded is given; - for stdout)\n"
+"  -f, --folded FILE      folded stacks, one line per stack (- for stdout)\n"
+"      --title TEXT       the graph's title (default: what it shows)\n"
+"      --roots LIST       what stacks are grouped under, outermost first,\n"
+"                         of host,cgroup,comm,pid,event (default comm;\n"
+"                         pid: one root per process, \"comm [pid]\";\n"
+"                         none: the stacks alone)\n"
+"      --per-host         one graph (and folded file) per host: the host\n"
+"                         goes into each name (flame.svg: flame-HOST.svg,\n"
+"                         or where %h stands)\n"
+"  -i, --inverted         icicle graph: the roots at the top\n"
+"  -r, --reverse          leaves as roots (who calls the hot functions)\n"
+"      --width PIXELS     the graph's width (default 1200)\n"
+"\n"
+"Filters (a sample is kept when it matches one of each list given; each\n"
+"option may be repeated):\n"
+"      --comm NAME        the command name\n"
+"  -p, --pid PID          the process\n"
+"      --cgroup PATH      the cgroup or one below it (files recorded with\n"
+"                         all_cgroups)\n"
+"  -e, --event NAME       the event, when a file holds several\n"
+"      --host NAME        the host\n"
+"      --kernel-only      keep only kernel frames\n"
+"      --user-only        keep only user-space frames\n"
+"\n"
+"Companions: each whole file is folded once into NAME.data.folded beside\n"
+"it, which later runs read instead of running perf; retention removes it\n"
+"with its data file.\n"
+"      --no-companion     neither read nor write companions\n"
+"      --refold           make them anew (after installing debug symbols)\n"
+"      --companion        only make the companions of the files given\n"
+"                         (e.g. from an on_finish program), no output\n"
+"\n"
+"  -q, --quiet            no progress (shown on a terminal by default)\n"
+"  -v, --verbose          say what is read, and perf's messages\n"
+"  -h, --help\n"
+"  -V, --version\n"
+"\n"
+"perf (Debian package linux-perf) must be installed; PERFSPILL_PERF names\n"
+"another perf program. See perfspill-flame(1).\n";
+
+enum {
+	OPT_FROM = 0x100,
+	OPT_TO,
+	OPT_TITLE,
+	OPT_ROOTS,
+	OPT_PER_HOST,
+	OPT_WIDTH,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_HOST,
+	OPT_KERNEL_ONLY,
+	OPT_USER_ONLY,
+	OPT_NO_COMPANION,
+	OPT_REFOLD,
+	OPT_COMPANION,
+};
+
+static const struct option opts_long[] = {
+	{ "since",		required_argument,	NULL, 's' },
+	{ "from",		required_argument,	NULL, OPT_FROM },
+	{ "to",			required_argument,	NULL, OPT_TO },
+	{ "output",		required_argument,	NULL, 'o' },
+	{ "folded",		required_argument,	NULL, 'f' },
+	{ "title",		required_argument,	NULL, OPT_TITLE },
+	{ "roots",		required_argument,	NULL, OPT_ROOTS },
+	{ "per-host",		no_argument,		NULL, OPT_PER_HOST },
+	{ "inverted",		no_argument,		NULL, 'i' },
+	{ "reverse",		no_argument,		NULL, 'r' },
+	{ "width",		required_argument,	NULL, OPT_WIDTH },
+	{ "comm",		required_argument,	NULL, OPT_COMM },
+	{ "pid",		required_argument,	NULL, 'p' },
+	{ "cgroup",		required_argument,	NULL, OPT_CGROUP },
+	{ "event",		required_argument,	NULL, 'e' },
+	{ "host",		required_argument,	NULL, OPT_HOST },
+	{ "kernel-only",	no_argument,		NULL, OPT_KERNEL_ONLY },
+	{ "user-only",		no_argument,		NULL, OPT_USER_ONLY },
+	{ "no-companion",	no_argument,		NULL, OPT_NO_COMPANION },
+	{ "refold",		no_argument,		NULL, OPT_REFOLD },
+	{ "companion",		no_argument,		NULL, OPT_COMPANION },
+	{ "quiet",		no_argument,		NULL, 'q' },
+	{ "verbose",		no_argument,		NULL, 'v' },
+	{ "help",		no_argument,		NULL, 'h' },
+	{ "version",		no_argument,		NULL, 'V' },
+	{ NULL,			0,			NULL, 0 },
+};
+
+static _Noreturn void opts_bad(const char *, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void
+opts_bad(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "perfspill-flame: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%sTry 'perfspill-flame --help'.\n", opts_usage);
+	exit(OPTS_EXIT_USAGE);
+}
+
+int64_t
+opts_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int
+opts_duration(const char *s, int64_t *out)
+{
+	uint64_t	 secs;
+
+	if (size_parse_secs(s, &secs) == -1 || secs > INT64_MAX / 1000000000)
+		return -1;
+	*out = (int64_t)secs * 1000000000;
+	return 0;
+}
+
+/* n digits of s as a number; -1 when one is not a digit. */
+static int
+opts_digits(const char *s, int n)
+{
+	int	 v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* "HH:MM[:SS[.frac]]" at s; the rest in *end. 0 or -1. */
+static int
+opts_clock(const char *s, struct tm *tm, int64_t *ns, const char **end)
+{
+	int	 digits = 0;
+
+	*ns = 0;
+	if ((tm->tm_hour = opts_digits(s, 2)) < 0 || s[2] != ':' ||
+	    (tm->tm_min = opts_digits(s + 3, 2)) < 0 || tm->tm_hour > 23 ||
+	    tm->tm_min > 59)
+		return -1;
+	s += 5;
+	tm->tm_sec = 0;
+	if (*s == ':') {
+		if ((tm->tm_sec = opts_digits(s + 1, 2)) < 0 ||
+		    tm->tm_sec > 60)
+			return -1;
+		s += 3;
+		if (*s == '.' || *s == ',') {
+			for (s++; isdigit((unsigned char)*s); s++)
+				if (digits < 9) {
+					*ns = *ns * 10 + (*s - '0');
+					digits++;
+				}
+			if (digits == 0)
+				return -1;
+			while (digits++ < 9)
+				*ns *= 10;
+		}
+	}
+	*end = s;
+	return 0;
+}
+
+int
+opts_time(const char *s, int64_t now, int64_t *out)
+{
+	struct tm	 tm;
+	int64_t		 ns, d, off = 0;
+	time_t		 t, nows;
+	const char	*p;
+	char		*e;
+	int		 zone = 0, oh, om;
+	long long	 epoch;
+
+	if (strcmp(s, "now") == 0) {
+		*out = now;
+		return 0;
+	}
+	if (s[0] == '-') {
+		if (opts_duration(s + 1, &d) == -1 || d > now)
+			return -1;
+		*out = now - d;
+		return 0;
+	}
+	if (s[0] == '@') {
+		errno = 0;
+		epoch = strtoll(s + 1, &e, 10);
+		if (e == s + 1 || *e != '\0' || errno != 0 ||
+		    epoch > INT64_MAX / 1000000000 || epoch < 0)
+			return -1;
+		*out = (int64_t)epoch * 1000000000;
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (strlen(s) >= 10 && s[4] == '-' && s[7] == '-') {
+		if ((tm.tm_year = opts_digits(s, 4)) < 0 ||
+		    (tm.tm_mon = opts_digits(s + 5, 2)) < 1 ||
+		    (tm.tm_mday = opts_digits(s + 8, 2)) < 1 ||
+		    tm.tm_mon > 12 || tm.tm_mday > 31)
+			return -1;
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		p = s + 10;
+		if (*p == '\0') {
+			ns = 0;
+		} else if ((*p != 'T' && *p != ' ') ||
+		    opts_clock(p + 1, &tm, &ns, &p) == -1)
+			return -1;
+	} else {
+		/* a time of day: today's, in local time */
+		nows = (time_t)(now / 1000000000);
+		localtime_r(&nows, &tm);
+		if (opts_clock(s, &tm, &ns, &p) == -1)
+			return -1;
+	}
+	if (*p == 'Z' && p[1] == '\0')
+		zone = 1;
+	else if ((*p == '+' || *p == '-') && (oh = opts_digits(p + 1, 2)) >= 0
+	    && ((p[3] == ':' && (om = opts_digits(p + 4, 2)) >= 0 &&
+	    p[6] == '\0') || ((om = opts_digits(p + 3, 2)) >= 0 &&
+	    p[5] == '\0'))) {
+		zone = 1;
+		off = ((int64_t)oh * 3600 + (int64_t)om * 60) *
+		    (*p == '+' ? 1 : -1);
+	} else if (*p != '\0')
+		return -1;
+	if (zone) {
+		if ((t = timegm(&tm)) == (time_t)-1)
+			return -1;
+		t -= (time_t)off;
+	} else {
+		tm.tm_isdst = -1;
+		if ((t = mktime(&tm)) == (time_t)-1)
+			return -1;
+	}
+	/* nanoseconds since the epoch hold years 1678 to 2261 */
+	if (t > INT64_MAX / 1000000000 - 1 || t < INT64_MIN / 1000000000 + 1)
+		return -1;
+	*out = (int64_t)t * 1000000000 + ns;
+	return 0;
+}
+
+char *
+opts_utc(int64_t ns, char *buf, size_t len, int decimals)
+{
+	struct tm	 tm;
+	time_t		 t = (time_t)(ns / 1000000000);
+	int64_t		 frac = ns % 1000000000;
+	char		 digits[16];
+
+	if (frac < 0) {
+		frac += 1000000000;
+		t--;
+	}
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (decimals > 9)
+		decimals = 9;
+	if (decimals > 0 && strlen(buf) + (size_t)decimals + 3 <= len) {
+		snprintf(digits, sizeof(digits), "%09lld", (long long)frac);
+		digits[decimals] = '\0';
+		strcat(buf, ".");
+		strcat(buf, digits);
+	}
+	if (strlen(buf) + 2 <= len)
+		strcat(buf, "Z");
+	return buf;
+}
+
+static void
+opts_push(const char **list, size_t *n, const char *v, const char *what)
+{
+	if (*n == OPTS_MAX_LIST)
+		opts_bad("too many %s options", what);
+	list[(*n)++] = v;
+}
+
+static void
+opts_roots(struct opts *o, char *arg)
+{
+	static const char *const names[] = { "host", "cgroup", "comm", "pid",
+	    "event" };
+	char	*tok, *save = NULL;
+	size_t	 i;
+
+	o->nroots = 0;
+	if (strcmp(arg, "none") == 0)
+		return;
+	for (tok = strtok_r(arg, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcmp(tok, names[i]) == 0)
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			opts_bad("--roots: '%s' is none of host, cgroup, comm, "
+			    "pid, event, none", tok);
+		if (o->nroots == OPTS_MAX_ROOTS)
+			opts_bad("--roots: at most 4 of %s", "them");
+		o->roots[o->nroots++] = (enum opts_root)i;
+	}
+}
+
+void
+opts_parse(struct opts *o, int argc, char **argv)
+{
+	const char	*from = NULL, *to = NULL, *since = NULL;
+	int64_t		 now = opts_now(), d;
+	unsigned long	 v;
+	char		*e;
+	int		 c;
+
+	memset(o, 0, sizeof(*o));
+	o->from = INT64_MIN;
+	o->to = INT64_MAX;
+	o->roots[0] = OPTS_ROOT_COMM;
+	o->nroots = 1;
+	o->width = 1200;
+	o->companion = 1;
+	o->progress = -1;
+	while ((c = getopt_long(argc, argv, "s:o:f:irp:e:qvhV", opts_long,
+	    NULL)) != -1) {
+		switch (c) {
+		case 's':
+			since = optarg;
+			break;
+		case OPT_FROM:
+			from = optarg;
+			break;
+		case OPT_TO:
+			to = optarg;
+			break;
+		case 'o':
+			o->svg = optarg;
+			break;
+		case 'f':
+			o->folded = optarg;
+			break;
+		case OPT_TITLE:
+			o->title = optarg;
+			break;
+		case OPT_ROOTS:
+			opts_roots(o, optarg);
+			break;
+		case OPT_PER_HOST:
+			o->per_host = 1;
+			break;
+		case 'i':
+			o->inverted = 1;
+			break;
+		case 'r':
+			o->reverse = 1;
+			break;
+		case OPT_WIDTH:
+			errno = 0;
+			v = strtoul(optarg, &e, 10);
+			if (*e != '\0' || errno != 0 || v < 200 || v > 100000)
+				opts_bad("--width: '%s' is not a width from "
+				    "200 to 100000 pixels", optarg);
+			o->width = (unsigned int)v;
+			break;
+		case OPT_COMM:
+			opts_push(o->comms, &o->ncomms, optarg, "--comm");
+			break;
+		case 'p':
+			errno = 0;
+			v = strtoul(optarg, &e, 10);
+			if (*e != '\0' || e == optarg || errno != 0 ||
+			    v > UINT32_MAX)
+				opts_bad("--pid: '%s' is not a process id",
+				    optarg);
+			if (o->npids == OPTS_MAX_LIST)
+				opts_bad("too many %s options", "--pid");
+			o->pids[o->npids++] = (uint32_t)v;
+			break;
+		case OPT_CGROUP:
+			opts_push(o->cgroups, &o->ncgroups, optarg,
+			    "--cgroup");
+			break;
+		case 'e':
+			opts_push(o->events, &o->nevents, optarg, "--event");
+			break;
+		case OPT_HOST:
+			opts_push(o->hosts, &o->nhosts, optarg, "--host");
+			break;
+		case OPT_KERNEL_ONLY:
+			o->kernel_only = 1;
+			break;
+		case OPT_USER_ONLY:
+			o->user_only = 1;
+			break;
+		case OPT_NO_COMPANION:
+			o->companion = 0;
+			break;
+		case OPT_REFOLD:
+			o->refold = 1;
+			break;
+		case OPT_COMPANION:
+			o->companion_only = 1;
+			break;
+		case 'q':
+			o->progress = 0;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			printf("%s\n%s", opts_usage, opts_help);
+			exit(0);
+		case 'V':
+			printf("perfspill-flame %s\n", PERFSPILL_VERSION);
+			exit(0);
+		default:
+			fprintf(stderr, "%sTry 'perfspill-flame --help'.\n",
+			    opts_usage);
+			exit(OPTS_EXIT_USAGE);
+		}
+	}
+	for (; optind < argc; optind++)
+		opts_push(o->inputs, &o->ninputs, argv[optind], "input");
+	if (since != NULL && (from != NULL || to != NULL))
+		opts_bad("%s", "--since is a range of its own: give it, or "
+		    "--from and --to");
+	if (since != NULL) {
+		if (opts_duration(since, &d) == -1)
+			opts_bad("--since: '%s' is not a duration (90s, 15m, "
+			    "3h, 2d)", since);
+		o->from = now - d;
+		o->to = now;
+		o->ranged = 1;
+	}
+	if (from != NULL) {
+		if (opts_time(from, now, &o->from) == -1)
+			opts_bad("--from: '%s' is not a time (see --help)",
+			    from);
+		o->ranged = 1;
+	}
+	if (to != NULL) {
+		if (opts_time(to, now, &o->to) == -1)
+			opts_bad("--to: '%s' is not a time (see --help)", to);
+		o->ranged = 1;
+	}
+	if (o->from >= o->to)
+		opts_bad("%s", "the time range is empty: --from must be "
+		    "before --to");
+	if (o->kernel_only && o->user_only)
+		opts_bad("%s", "--kernel-only and --user-only leave nothing");
+	if (o->companion_only && !o->companion)
+		opts_bad("%s", "--companion and --no-companion contradict");
+	if (o->companion_only && o->ranged)
+		opts_bad("%s", "--companion folds whole files: no time range");
+	if (o->svg == NULL && o->folded == NULL && !o->companion_only)
+		o->svg = "flame.svg";
+	if (o->svg != NULL && o->folded != NULL &&
+	    strcmp(o->svg, "-") == 0 && strcmp(o->folded, "-") == 0)
+		opts_bad("%s", "the SVG and the folded stacks cannot both go "
+		    "to stdout");
+	if (o->per_host && ((o->svg != NULL && strcmp(o->svg, "-") == 0) ||
+	    (o->folded != NULL && strcmp(o->folded, "-") == 0)))
+		opts_bad("%s", "--per-host writes one file per host: give "
+		    "names, not -");
+	if (o->ninputs == 0)
+		o->inputs[o->ninputs++] = PERFSPILL_OUTPUT_DIR;
+}

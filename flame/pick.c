@@ -1,0 +1,323 @@
+/*
+ * pick: the trace files of a graph and their facts (see pick.h).
+ */
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "companion.h"
+#include "opts.h"
+#include "perfrun.h"
+#include "pick.h"
+
+/* Host folders of a fleet store, and a little more; no deeper. */
+#define PICK_MAX_DEPTH	4
+
+static int
+pick_push(struct pick_list *l, const char *path, const struct stat *st)
+{
+	struct pick_file	*tmp;
+	size_t			 i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->f[i].path, path) == 0)
+			return 0;	/* given twice */
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		if ((tmp = realloc(l->f, l->cap * sizeof(*tmp))) == NULL)
+			goto nomem;
+		l->f = tmp;
+	}
+	memset(&l->f[l->n], 0, sizeof(l->f[0]));
+	if ((l->f[l->n].path = strdup(path)) == NULL)
+		goto nomem;
+	l->f[l->n].size = (uint64_t)st->st_size;
+	l->f[l->n].mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 +
+	    st->st_mtim.tv_nsec;
+	l->n++;
+	return 0;
+nomem:
+	warnx("out of memory");
+	return -1;
+}
+
+static int
+pick_is_data(const char *name)
+{
+	size_t	 n = strlen(name);
+
+	return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".data") == 0;
+}
+
+static int
+pick_dir(struct pick_list *l, const char *path, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	char		 sub[PATH_MAX];
+	int		 rv = 0;
+
+	if ((d = opendir(path)) == NULL) {
+		warn("%s", path);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL && rv == 0) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub))
+			continue;
+		/* lstat: a symbolic link to a directory is not followed */
+		if (lstat(sub, &st) == -1)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < PICK_MAX_DEPTH)
+			rv = pick_dir(l, sub, depth + 1);
+		else if (pick_is_data(de->d_name) &&
+		    stat(sub, &st) == 0 && S_ISREG(st.st_mode))
+			rv = pick_push(l, sub, &st);
+	}
+	closedir(d);
+	return rv;
+}
+
+int
+pick_add(struct pick_list *l, const char *path)
+{
+	struct stat	 st;
+
+	if (stat(path, &st) == -1) {
+		warn("%s", path);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return pick_dir(l, path, 0);
+	if (!S_ISREG(st.st_mode)) {
+		warnx("%s: not a trace file or a directory", path);
+		return -1;
+	}
+	return pick_push(l, path, &st);
+}
+
+static int
+pick_manifest(struct pick_file *f)
+{
+	json_object	*o, *v, *s;
+	char		 name[PATH_MAX];
+	const char	*utc;
+	int64_t		 wall;
+	int		 rv = -1;
+
+	if (snprintf(name, sizeof(name), "%s.json", f->path) >=
+	    (int)sizeof(name) || access(name, R_OK) == -1)
+		return -1;
+	if ((o = json_object_from_file(name)) == NULL) {
+		warnx("%s: not a manifest (%s); reading the file's own "
+		    "header", name, json_util_get_last_err());
+		return -1;
+	}
+	if (json_object_object_get_ex(o, "host", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(f->host, sizeof(f->host), "%s",
+		    json_object_get_string(v));
+	if (json_object_object_get_ex(o, "samples", &v))
+		f->samples = (uint64_t)json_object_get_uint64(v);
+	if (json_object_object_get_ex(o, "settings", &s) &&
+	    json_object_object_get_ex(s, "all_cgroups", &v))
+		f->cgroups = json_object_get_boolean(v);
+	if (f->samples == 0) {
+		rv = 0;		/* a file without samples: nothing to place */
+		goto out;
+	}
+	if (!json_object_object_get_ex(o, "first_sample_time", &v) ||
+	    !json_object_is_type(v, json_type_int))
+		goto out;
+	f->first = (uint64_t)json_object_get_uint64(v);
+	if (!json_object_object_get_ex(o, "last_sample_time", &v) ||
+	    !json_object_is_type(v, json_type_int))
+		goto out;
+	f->last = (uint64_t)json_object_get_uint64(v);
+	if (!json_object_object_get_ex(o, "first_sample_utc_approx", &v) ||
+	    (utc = json_object_get_string(v)) == NULL ||
+	    opts_time(utc, 0, &wall) == -1)
+		goto out;
+	f->wall_off = wall - (int64_t)f->first;
+	f->facts = "manifest";
+	rv = 0;
+out:
+	json_object_put(o);
+	return rv;
+}
+
+/* "perfspill-HOST-20261203T170849Z-000000.data": the host and the time
+ * the file was opened, a little before its first sample. */
+static int
+pick_name(const char *path, char *host, size_t hlen, int64_t *wall)
+{
+	const char	*base = strrchr(path, '/'), *p;
+	struct tm	 tm;
+	char		 stamp[17];
+	time_t		 t;
+
+	base = base != NULL ? base + 1 : path;
+	if (strncmp(base, "perfspill-", 10) != 0)
+		return -1;
+	for (p = base + strlen(base); p > base + 10; p--) {
+		if (p[-1] != '-' || strlen(p) < 17 || p[8] != 'T' ||
+		    p[15] != 'Z' || p[16] != '-')
+			continue;
+		memcpy(stamp, p, 16);
+		stamp[16] = '\0';
+		memset(&tm, 0, sizeof(tm));
+		if (strptime(stamp, "%Y%m%dT%H%M%SZ", &tm) == NULL ||
+		    (t = timegm(&tm)) == (time_t)-1)
+			continue;
+		snprintf(host, hlen, "%.*s", (int)(p - 1 - (base + 10)),
+		    base + 10);
+		*wall = (int64_t)t * 1000000000;
+		return 0;
+	}
+	return -1;
+}
+
+/* "# time of first sample : 815.986842" into ns. */
+static int
+pick_header_time(const char *text, const char *key, uint64_t *ns)
+{
+	const char		*p = strstr(text, key);
+	unsigned long long	 s, us = 0;
+	int			 n = 0;
+
+	if (p == NULL || sscanf(p + strlen(key), " : %llu.%llu%n", &s, &us,
+	    &n) < 2)
+		return -1;
+	*ns = (uint64_t)s * 1000000000 + (uint64_t)us * 1000;
+	return 0;
+}
+
+static int
+pick_header(struct pick_file *f, int verbose)
+{
+	const char	*args[] = { "report", "--header-only", "-i", f->path,
+	    NULL };
+	char		*text, *p, host[256];
+	size_t		 len;
+	int64_t		 wall;
+
+	if (perfrun_capture(args, &text, &len, verbose) == -1)
+		return -1;
+	if ((p = strstr(text, "# hostname : ")) != NULL)
+		sscanf(p + 13, "%255[^\n]", f->host);
+	/* an event that records cgroups lists CGROUP in its sample_type */
+	f->cgroups = strstr(text, "|CGROUP") != NULL;
+	if (pick_header_time(text, "# time of first sample", &f->first) ==
+	    -1 || pick_header_time(text, "# time of last sample", &f->last)
+	    == -1) {
+		f->first = f->last = 0;
+		free(text);
+		return 0;	/* no samples */
+	}
+	free(text);
+	/* perf prints microseconds: widen to hold every sample */
+	f->last += 999;
+	f->samples = 0;
+	if (pick_name(f->path, host, sizeof(host), &wall) == 0) {
+		f->wall_off = wall - (int64_t)f->first;
+		if (f->host[0] == '\0')
+			snprintf(f->host, sizeof(f->host), "%s", host);
+	} else
+		f->wall_off = f->mtime - (int64_t)f->last;
+	f->facts = "header";
+	return 0;
+}
+
+static int
+pick_learn(struct pick_file *f, int verbose)
+{
+	struct companion_facts	 want, cf;
+
+	if (pick_manifest(f) == 0)
+		return 0;
+	memset(&want, 0, sizeof(want));
+	want.src_size = f->size;
+	want.src_mtime = f->mtime;
+	if (companion_read(f->path, NULL, &want, &cf) == 0) {
+		snprintf(f->host, sizeof(f->host), "%s", cf.host);
+		f->samples = cf.samples;
+		f->first = cf.first;
+		f->last = cf.last;
+		f->wall_off = cf.wall_off;
+		f->cgroups = cf.cgroups;
+		f->facts = "companion";
+		return 0;
+	}
+	return pick_header(f, verbose);
+}
+
+int
+pick_facts(struct pick_file *f, int verbose)
+{
+	if (pick_learn(f, verbose) == -1)
+		return -1;
+	if (f->host[0] == '\0')
+		snprintf(f->host, sizeof(f->host), "unknown");
+	return 0;
+}
+
+enum pick_cover
+pick_cover(const struct pick_file *f, int64_t from, int64_t to)
+{
+	int64_t	 a, b;
+
+	if (f->first == 0 && f->last == 0)
+		return PICK_NONE;	/* no samples */
+	a = (int64_t)f->first + f->wall_off;
+	b = (int64_t)f->last + f->wall_off;
+	if (b < from || a >= to)
+		return PICK_NONE;
+	if (a >= from && b < to)
+		return PICK_WHOLE;
+	return PICK_PART;
+}
+
+static int
+pick_cmp(const void *x, const void *y)
+{
+	const struct pick_file	*a = x, *b = y;
+	int			 c = strcmp(a->host, b->host);
+	int64_t			 ta = (int64_t)a->first + a->wall_off;
+	int64_t			 tb = (int64_t)b->first + b->wall_off;
+
+	if (c != 0)
+		return c;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+void
+pick_sort(struct pick_list *l)
+{
+	if (l->n > 1)
+		qsort(l->f, l->n, sizeof(l->f[0]), pick_cmp);
+}
+
+void
+pick_free(struct pick_list *l)
+{
+	size_t	 i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->f[i].path);
+	free(l->f);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,49 @@
+/*
+ * pick: which trace files a graph reads. Finds the finished NAME.data
+ * files given or under the directories given, learns each one's host and
+ * sample times (from its manifest NAME.data.json; without one, from its
+ * companion or perf's header of the file, placed on the wall clock by the
+ * time in its name or its mtime), and says how much of each a time range
+ * covers.
+ */
+#ifndef PERFSPILL_PICK_H
+#define PERFSPILL_PICK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pick_file {
+	char		*path;
+	char		 host[256];
+	uint64_t	 size;
+	int64_t		 mtime;		/* ns since the epoch */
+	uint64_t	 samples;	/* 0: unknown, or none */
+	uint64_t	 first, last;	/* perf clock ns of its samples */
+	int64_t		 wall_off;	/* wall ns = perf clock ns + this */
+	int		 cgroups;	/* records each sample's cgroup */
+	const char	*facts;		/* "manifest", "companion", "header" */
+};
+
+struct pick_list {
+	struct pick_file	*f;
+	size_t			 n, cap;
+};
+
+enum pick_cover {
+	PICK_NONE,		/* outside the range */
+	PICK_PART,		/* the range cuts it */
+	PICK_WHOLE,
+};
+
+/* Adds the file at path, or the *.data files below the directory at path;
+ * 0, or -1 with a message printed. */
+int		 pick_add(struct pick_list *, const char *path);
+/* Learns the file's facts; 0, or -1 with a message printed. */
+int		 pick_facts(struct pick_file *, int verbose);
+/* How much of the file [from, to) (wall ns) covers. */
+enum pick_cover	 pick_cover(const struct pick_file *, int64_t, int64_t);
+/* By host, then time. */
+void		 pick_sort(struct pick_list *);
+void		 pick_free(struct pick_list *);
+
+#endif

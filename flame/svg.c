@@ -1,0 +1,314 @@
+/*
+ * svg: lay out and write a flame graph (see svg.h). The stacks come
+ * sorted by their frames' names, so that a frame and all its callees are
+ * one run of neighbouring stacks: one pass, with the frames of the
+ * current stack open, gives every frame its first sample and its width.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg.h"
+#include "svg-js.h"
+#include "view.h"
+
+#define SVG_FRAME_H	16	/* a frame's height, pixels */
+#define SVG_FONT	12
+#define SVG_XPAD	10
+#define SVG_TOP		68	/* title, subtitle, buttons and search */
+#define SVG_BOTTOM	28	/* the details line */
+#define SVG_MIN_PX	0.1	/* narrower frames are left out */
+#define SVG_CHAR_W	0.59	/* a character's width, in font sizes */
+
+struct svg_node {
+	uint32_t	 name;		/* string id; NONE: the root "all" */
+	uint32_t	 depth;
+	uint64_t	 start, count;	/* in samples */
+};
+
+struct svg_layout {
+	struct svg_node	*n;
+	size_t		 nr, cap;
+	uint64_t	 min;		/* samples a frame needs to be drawn */
+	uint32_t	 depth;		/* the deepest drawn */
+};
+
+static int
+svg_push(struct svg_layout *l, uint32_t name, uint32_t depth,
+    uint64_t start, uint64_t end)
+{
+	struct svg_node	*tmp;
+
+	if (end - start < l->min)
+		return 0;
+	if (l->nr == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		if ((tmp = realloc(l->n, l->cap * sizeof(*tmp))) == NULL)
+			return -1;
+		l->n = tmp;
+	}
+	l->n[l->nr].name = name;
+	l->n[l->nr].depth = depth;
+	l->n[l->nr].start = start;
+	l->n[l->nr].count = end - start;
+	l->nr++;
+	if (depth > l->depth)
+		l->depth = depth;
+	return 0;
+}
+
+/* Every frame of the sorted stacks: depth 0 is "all", a stack's frame k
+ * is at depth k + 1. */
+static int
+svg_layout(struct svg_layout *l, const struct stack **s, size_t n,
+    uint64_t total)
+{
+	uint32_t	 open[STACKSET_MAX_FRAMES + 8];	/* names */
+	uint64_t	 since[STACKSET_MAX_FRAMES + 8];
+	uint32_t	 nopen = 0, p, k;
+	uint64_t	 at = 0;
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		/* the frames this stack shares with the open ones stay */
+		for (p = 0; p < nopen && p < s[i]->nframes &&
+		    open[p] == s[i]->frames[p]; p++)
+			;
+		while (nopen > p) {
+			nopen--;
+			if (svg_push(l, open[nopen], nopen + 1, since[nopen],
+			    at) == -1)
+				return -1;
+		}
+		for (k = p; k < s[i]->nframes; k++) {
+			open[k] = s[i]->frames[k];
+			since[k] = at;
+		}
+		nopen = s[i]->nframes;
+		at += s[i]->count;
+	}
+	while (nopen > 0) {
+		nopen--;
+		if (svg_push(l, open[nopen], nopen + 1, since[nopen], at) == -1)
+			return -1;
+	}
+	l->min = 0;
+	return svg_push(l, STACKSET_NONE, 0, 0, total);
+}
+
+void
+svg_escape(FILE *f, const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + len;
+	size_t			 need, i;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			switch (*p) {
+			case '&':	fputs("&amp;", f);	break;
+			case '<':	fputs("&lt;", f);	break;
+			case '>':	fputs("&gt;", f);	break;
+			case '"':	fputs("&quot;", f);	break;
+			default:
+				fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+			}
+			p++;
+			continue;
+		}
+		/* a whole, shortest-form UTF-8 character, or '?' */
+		need = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+		    (*p & 0xf8) == 0xf0 ? 4 : 0;
+		if (need == 0 || (size_t)(end - p) < need || *p == 0xc0 ||
+		    *p == 0xc1 || *p > 0xf4) {
+			fputc('?', f);
+			p++;
+			continue;
+		}
+		for (i = 1; i < need; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				break;
+		if (i < need || (*p == 0xe0 && p[1] < 0xa0) ||
+		    (*p == 0xf0 && p[1] < 0x90) ||
+		    (*p == 0xf4 && p[1] > 0x8f) ||
+		    (*p == 0xed && p[1] > 0x9f)) {
+			fputc('?', f);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, need, f);
+		p += need;
+	}
+}
+
+static uint32_t
+svg_hash(const char *s)
+{
+	uint32_t	 h = 2166136261U;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619U;
+	return h;
+}
+
+/* A frame's colour: warm for user code, orange for the kernel, pale blue
+ * for the roots; the same name gets the same colour in every graph. */
+static void
+svg_color(char *buf, size_t len, const char *name, enum stack_kind kind)
+{
+	uint32_t	 h = svg_hash(name);
+	unsigned int	 a = h & 0xff, b = (h >> 8) & 0xff, c = (h >> 16) & 0xff;
+
+	switch (kind) {
+	case STACK_KERNEL:
+		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + a * 30 / 255,
+		    120 + b * 60 / 255, 20 + c * 40 / 255);
+		break;
+	case STACK_LABEL:
+		snprintf(buf, len, "rgb(%u,%u,%u)", 150 + a * 40 / 255,
+		    170 + b * 40 / 255, 215 + c * 35 / 255);
+		break;
+	case STACK_USER:
+	default:
+		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + a * 50 / 255,
+		    b * 230 / 255, c * 55 / 255);
+		break;
+	}
+}
+
+/* The label that fits w pixels: the name, cut with "..", or nothing. */
+static size_t
+svg_fit(const char *name, double w, int *cut)
+{
+	size_t	 chars = (size_t)((w - 6) / (SVG_FONT * SVG_CHAR_W));
+	size_t	 n = strlen(name);
+
+	*cut = 0;
+	if (w < 6 || chars < 3)
+		return 0;
+	if (n <= chars)
+		return n;
+	*cut = 1;
+	n = chars - 2;
+	/* not inside a UTF-8 character */
+	while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+static void
+svg_frame(FILE *f, const struct stackset *v, const struct svg_node *nd,
+    uint64_t total, double gw, unsigned int height, int inverted)
+{
+	const char	*name = nd->name == STACKSET_NONE ? "all" :
+	    stackset_str(v, nd->name);
+	enum stack_kind	 kind = nd->name == STACKSET_NONE ? STACK_LABEL :
+	    stackset_kind(v, nd->name);
+	double		 x = SVG_XPAD + (double)nd->start * gw / (double)total;
+	double		 w = (double)nd->count * gw / (double)total;
+	double		 y = inverted ? SVG_TOP + (double)nd->depth *
+	    SVG_FRAME_H : (double)height - SVG_BOTTOM - (double)(nd->depth +
+	    1) * SVG_FRAME_H;
+	char		 color[32];
+	size_t		 fit;
+	int		 cut;
+
+	svg_color(color, sizeof(color), name, kind);
+	fprintf(f, "<g class=\"f%s\" data-s=\"%" PRIu64 "\" data-n=\"%"
+	    PRIu64 "\" data-d=\"%" PRIu32 "\"><title>", kind == STACK_KERNEL ?
+	    " k" : "", nd->start, nd->count, nd->depth);
+	svg_escape(f, name, strlen(name));
+	fprintf(f, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.1f\" "
+	    "y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
+	    "<text x=\"%.1f\" y=\"%.1f\">", nd->count, 100.0 *
+	    (double)nd->count / (double)total, x, y, w, SVG_FRAME_H - 1,
+	    color, x + 3, y + SVG_FRAME_H - 4.5);
+	if ((fit = svg_fit(name, w, &cut)) > 0) {
+		svg_escape(f, name, fit);
+		if (cut)
+			fputs("..", f);
+	}
+	fputs("</text></g>\n", f);
+}
+
+int
+svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
+{
+	struct svg_layout	  l;
+	const struct stack	**s;
+	uint64_t		  total = stackset_samples(v);
+	double			  gw = (double)o->width - 2 * SVG_XPAD;
+	unsigned int		  height;
+	size_t			  i;
+
+	memset(&l, 0, sizeof(l));
+	if ((s = view_sort(v)) == NULL)
+		return -1;
+	/* frames below SVG_MIN_PX pixels are not drawn */
+	l.min = total > 0 ? (uint64_t)(SVG_MIN_PX * (double)total / gw) : 0;
+	if (l.min == 0)
+		l.min = 1;
+	if (total > 0 && svg_layout(&l, s, stackset_nstacks(v), total) == -1) {
+		free(s);
+		free(l.n);
+		errno = ENOMEM;
+		return -1;
+	}
+	free(s);
+	height = SVG_TOP + SVG_BOTTOM + (l.depth + 1) * SVG_FRAME_H + 8;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+	    "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+	    "onload=\"flameInit(evt)\" data-total=\"%" PRIu64 "\" "
+	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\">\n",
+	    o->width, height, o->width, height, total, SVG_XPAD, SVG_FONT,
+	    SVG_CHAR_W);
+	fprintf(f, "<!-- perfspill-flame: frames are as wide as their "
+	    "samples; click to zoom, type in the search box -->\n");
+	fputs("<style>\n"
+	    "text { font-family: Verdana, Helvetica, sans-serif; "
+	    "font-size: 12px; fill: #000; }\n"
+	    "#title { font-size: 17px; text-anchor: middle; }\n"
+	    "#subtitle { font-size: 12px; text-anchor: middle; fill: #444; }\n"
+	    ".button { cursor: pointer; fill: #2a5db0; }\n"
+	    ".button:hover { text-decoration: underline; }\n"
+	    ".hide { display: none; }\n"
+	    ".parent { opacity: 0.5; }\n"
+	    "g.f { cursor: pointer; }\n"
+	    "g.f:hover rect { stroke: #333; stroke-width: 0.5; }\n"
+	    "g.f text { pointer-events: none; }\n"
+	    "</style>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	for (i = 0; svg_js[i] != NULL; i++)
+		fputs(svg_js[i], f);
+	fprintf(f, "]]></script>\n"
+	    "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
+	    "fill=\"#f8f8f4\"/>\n<text id=\"title\" x=\"%u\" y=\"22\">",
+	    o->width, height, o->width / 2);
+	svg_escape(f, o->title, strlen(o->title));
+	fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"40\">",
+	    o->width / 2);
+	svg_escape(f, o->subtitle, strlen(o->subtitle));
+	fprintf(f, "</text>\n"
+	    "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"60\">"
+	    "Reset zoom</text>\n"
+	    "<text id=\"back\" class=\"button hide\" x=\"%d\" y=\"60\">"
+	    "Back</text>\n"
+	    "<foreignObject x=\"%u\" y=\"46\" width=\"230\" height=\"20\">"
+	    "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" "
+	    "type=\"search\" placeholder=\"Search (regex)\" style=\"width: "
+	    "220px; font-size: 11px;\"/></foreignObject>\n"
+	    "<text id=\"matched\" x=\"%u\" y=\"60\" "
+	    "style=\"text-anchor: end\"> </text>\n"
+	    "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+	    "<g id=\"frames\">\n", SVG_XPAD, SVG_XPAD + 90,
+	    o->width - SVG_XPAD - 230 - 120, o->width - SVG_XPAD,
+	    SVG_XPAD, height - 10);
+	/* the root first: the document order is the drawing order */
+	for (i = l.nr; i > 0; i--)
+		svg_frame(f, v, &l.n[i - 1], total, gw, height - 8,
+		    o->inverted);
+	fputs("</g>\n</svg>\n", f);
+	free(l.n);
+	return ferror(f) ? -1 : 0;
+}

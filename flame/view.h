@@ -1,0 +1,36 @@
+/*
+ * view: the stacks a graph shows. From every counted stack it keeps those
+ * the filters let through (comm, pid, cgroup, event, host; kernel or user
+ * frames only), puts the chosen roots (host, cgroup, comm, process,
+ * event) above their frames, and adds up the stacks that became equal.
+ * The result is a stackset without keys, in frame order for output.
+ */
+#ifndef PERFSPILL_VIEW_H
+#define PERFSPILL_VIEW_H
+
+#include <stdio.h>
+
+#include "opts.h"
+#include "stackset.h"
+
+#define VIEW_MAX_NAMES	8
+
+/* What the graph is of, for its title. */
+struct view_info {
+	uint64_t	 samples;
+	size_t		 nhosts, nevents;	/* distinct, counted */
+	const char	*hosts[VIEW_MAX_NAMES];	/* the first ones */
+	const char	*events[VIEW_MAX_NAMES];
+};
+
+/* The view of all's stacks (host: only that host's, or NULL), a new
+ * stackset; NULL without memory. Strings of info point into all. */
+struct stackset	*view_build(const struct stackset *all, const struct opts *,
+		    const char *host, struct view_info *);
+/* The view's stacks sorted by their frames' names (the order flame
+ * graphs and folded files list them in); malloc'd, NULL without memory. */
+const struct stack **view_sort(const struct stackset *);
+/* "frame;frame;frame COUNT" lines; 0 or -1 (errno). */
+int		 view_write_folded(const struct stackset *, FILE *);
+
+#endif

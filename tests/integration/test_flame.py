@@ -1,0 +1,548 @@
+"""perfspill-flame on files the real daemon recorded: tests/flametarget
+(two threads, leaf_seventy and leaf_thirty at 70/30 of the CPU) sampled
+with cpu-clock at 999 Hz and callchains; the stock perf script is the
+oracle for what the folded stacks count. The SVG is opened in a headless
+Chromium (skipped without it), and ship-pyroscope.sh uploads to a local
+receiver."""
+import collections
+import datetime
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import urllib.parse
+import xml.dom.minidom
+
+import harness
+from harness import Daemon, perf, wait_for
+
+FLAME = os.path.join(harness.BUILD, "perfspill-flame")
+TARGET = os.path.join(harness.BUILD, "tests", "flametarget")
+SRC = os.path.join(os.path.dirname(__file__), "..", "..")
+SHIP = os.path.join(SRC, "conf", "ship-pyroscope.sh")
+ARTIFACTS = os.path.join(harness.BUILD, "meson-logs")
+
+_work = tempfile.mkdtemp(prefix="perfspill-flame-test-")
+_cache = {}
+
+
+def record(d, secs, rotate_at_half=False, start_args=()):
+    """flametarget recorded by d: cpu-clock at 999 Hz with callchains."""
+    d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g", *start_args)
+    p = subprocess.Popen([TARGET, str(secs), "0.3" if rotate_at_half
+                          else "0"], stdout=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"ready"
+    if rotate_at_half:
+        # flametarget pauses after "half": the rotation falls in between
+        assert p.stdout.readline().strip() == b"half"
+        d.ctl("rotate")
+    assert p.wait() == 0
+    d.ctl("stop")
+    _cache["pid %s" % d.out] = p.pid
+    return d.finished_files()
+
+
+def keep(files, name):
+    """Copies of the finished files and their manifests, kept for the
+    tests of this module (the daemon's directory goes with it)."""
+    dst = os.path.join(_work, name)
+    os.makedirs(dst)
+    out = []
+    for f in files:
+        for p in (f, f + ".json"):
+            shutil.copy2(p, dst)
+        out.append(os.path.join(dst, os.path.basename(f)))
+    return out
+
+
+def recording():
+    """One recording of 3 s of flametarget's CPU, made once."""
+    if "one" not in _cache:
+        with Daemon() as d:
+            files = record(d, 3.0)
+            assert len(files) == 1, files
+            _cache["one"] = keep(files, "one")[0]
+            _cache["one pid"] = _cache["pid %s" % d.out]
+    return _cache["one"]
+
+
+def rotated():
+    """Two files: the first and the second half of one run."""
+    if "two" not in _cache:
+        with Daemon() as d:
+            files = record(d, 2.0, rotate_at_half=True)
+            assert len(files) == 2, files
+            _cache["two"] = keep(files, "two")
+            _cache["two pid"] = _cache["pid %s" % d.out]
+    return _cache["two"]
+
+
+def flame(*args, env=None, check=True):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([FLAME] + list(args), capture_output=True, text=True,
+                       env=e, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError("perfspill-flame %s failed (%d): %s" % (
+            " ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def folded(text):
+    """{stack: count} of folded lines."""
+    c = collections.Counter()
+    for line in text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        c[stack] += int(n)
+    return c
+
+
+def manifest(path):
+    with open(path + ".json") as f:
+        return json.load(f)
+
+
+def utc_ns(s):
+    """'2026-12-03T17:08:49.495407072Z' to ns since the epoch."""
+    secs, frac = s.rstrip("Z").split(".")
+    t = datetime.datetime.strptime(secs, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) * 10**9 + int(frac.ljust(9, "0"))
+
+
+def iso(ns):
+    t = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % (ns % 10**9)
+
+
+def perf_times(path):
+    """Every sample's time (ns of perf's clock), as perf script prints."""
+    out = perf("script", "-i", path, "--ns", "-F", "time").stdout
+    return [int(l.strip().rstrip(":").replace(".", ""))
+            for l in out.splitlines() if l.strip()]
+
+
+def perf_pid_samples(path, pid):
+    out = perf("script", "-i", path, "-F", "pid").stdout
+    return sum(1 for l in out.splitlines() if l.strip() == str(pid))
+
+
+def leaves(stacks):
+    seventy = sum(n for s, n in stacks.items()
+                  if "leaf_seventy" in s.split(";"))
+    thirty = sum(n for s, n in stacks.items()
+                 if "leaf_thirty" in s.split(";"))
+    return seventy, thirty
+
+
+def test_shares_and_callchain():
+    """The folded stacks give flametarget's 70/30 within 3 points, its
+    callchains main -> worker -> leaf, and every one of its samples that
+    perf script shows, no more."""
+    path = recording()
+    pid = str(_cache["one pid"])
+    stacks = folded(flame("-q", "--no-companion", "-f", "-", "--pid", pid,
+                          path).stdout)
+    seventy, thirty = leaves(stacks)
+    share = seventy / (seventy + thirty)
+    assert abs(share - 0.70) <= 0.03, (seventy, thirty, share)
+    assert seventy + thirty > 1000, (seventy, thirty)
+    assert any(s.startswith("flametarget;") and
+               s.endswith(";main;worker;leaf_seventy") for s in stacks), \
+        list(stacks)[:20]
+    assert any(s.endswith(";worker_thread;worker;leaf_thirty")
+               for s in stacks), list(stacks)[:20]
+    assert sum(stacks.values()) == perf_pid_samples(path, pid)
+
+
+def test_time_range_keeps_only_the_second_half():
+    """--from the middle of a recording to its end keeps exactly the
+    samples perf script -F time shows in that half; --since covering it
+    keeps them all; a range before it is an error that says so."""
+    path = recording()
+    m = manifest(path)
+    first, last = m["first_sample_time"], m["last_sample_time"]
+    wall = utc_ns(m["first_sample_utc_approx"]) - first
+    mid = (first + last) // 2
+    times = perf_times(path)
+    want = sum(1 for t in times if mid <= t <= last)
+    assert 0 < want < len(times), (want, len(times))
+    p = flame("-q", "--no-companion", "--roots", "none", "-f", "-",
+              "--from", iso(mid + wall), "--to", iso(last + wall + 1), path)
+    assert sum(folded(p.stdout).values()) == want
+    # the first half is the rest
+    p = flame("-q", "--no-companion", "--roots", "none", "-f", "-",
+              "--from", iso(first + wall), "--to", iso(mid + wall), path)
+    assert sum(folded(p.stdout).values()) == len(times) - want
+    p = flame("-q", "-f", "-", "--since", "1h", path)
+    assert sum(folded(p.stdout).values()) == len(times)
+    p = flame("-q", "-f", "-", "--from", iso(first + wall - 7200 * 10**9),
+              "--to", "-1h", path, check=False)
+    assert p.returncode == 1 and "none of the 1 trace files" in p.stderr, \
+        p.stderr
+
+
+def test_rotated_files_merge():
+    """Two files of one run, given as their directory: the folded stacks
+    are those of each file added up, and both halves are in it."""
+    a, b = rotated()
+    # flametarget's stacks: its binary stays, so perf names its frames
+    # the same in every run (a program that is gone by the next run
+    # would get [unknown] frames then)
+    pid = str(_cache["two pid"])
+    fa = folded(flame("-q", "--pid", pid, "-f", "-", a).stdout)
+    fb = folded(flame("-q", "--pid", pid, "-f", "-", b).stdout)
+    both = folded(flame("-q", "--pid", pid, "-f", "-",
+                        os.path.dirname(a)).stdout)
+    assert both == fa + fb
+    for f in (fa, fb):
+        assert sum(leaves(f)) > 100, leaves(f)
+    assert sum(folded(flame("-q", "-f", "-", a).stdout).values()) == \
+        len(perf_times(a))
+
+
+def test_fleet_per_host_and_merged():
+    """Files of two hosts (the manifests say which): one graph for both,
+    counts added, host roots on request; or one per host."""
+    a, b = rotated()
+    pid = str(_cache["two pid"])
+    fa = folded(flame("-q", "--pid", pid, "-f", "-", a).stdout)
+    fb = folded(flame("-q", "--pid", pid, "-f", "-", b).stdout)
+    fleet = os.path.join(_work, "fleet")
+    for host, src in (("alpha", a), ("beta", b)):
+        os.makedirs(os.path.join(fleet, host))
+        dst = os.path.join(fleet, host, os.path.basename(src))
+        # shipped with its companion: read under the manifest's host
+        for ext in ("", ".folded"):
+            shutil.copy2(src + ext, dst + ext)
+        m = manifest(src)
+        m["host"] = host
+        with open(dst + ".json", "w") as f:
+            json.dump(m, f)
+    out = os.path.join(_work, "fleet-out")
+    os.makedirs(out)
+    svg = os.path.join(out, "fleet.svg")
+    merged = folded(flame("-q", "--pid", pid, "--roots", "host,comm", "-f",
+                          "-", fleet).stdout)
+    assert merged == collections.Counter(
+        {"alpha;" + s: n for s, n in fa.items()}) + collections.Counter(
+        {"beta;" + s: n for s, n in fb.items()})
+    flame("-q", "--pid", pid, "--per-host", "-o", svg, "-f",
+          os.path.join(out, "%h.folded"), fleet)
+    assert folded(open(os.path.join(out, "alpha.folded")).read()) == fa
+    assert folded(open(os.path.join(out, "beta.folded")).read()) == fb
+    for host in ("alpha", "beta"):
+        doc = xml.dom.minidom.parse(os.path.join(out, "fleet-%s.svg" % host))
+        sub = [t for t in doc.getElementsByTagName("text")
+               if t.getAttribute("id") == "subtitle"][0]
+        assert ("host %s " % host) in sub.firstChild.data, \
+            sub.firstChild.data
+
+
+def test_companion_made_reused_and_refolded():
+    """A whole file is folded once: the next run reads NAME.data.folded
+    and needs no perf at all; a changed data file is folded again."""
+    src = recording()
+    d = os.path.join(_work, "companion")
+    os.makedirs(d)
+    path = os.path.join(d, os.path.basename(src))
+    shutil.copy2(src, path)
+    shutil.copy2(src + ".json", path + ".json")
+    pid = str(_cache["one pid"])
+    first = flame("-q", "--pid", pid, "-f", "-", path).stdout
+    assert os.path.exists(path + ".folded")
+    assert os.path.getsize(path + ".folded") < os.path.getsize(path)
+    nope = {"PERFSPILL_PERF": "/nonexistent/perf"}
+    p = flame("-v", "--pid", pid, "-f", "-", path, env=nope)
+    assert p.stdout == first
+    assert "from its companion" in p.stderr, p.stderr
+    os.utime(path, None)        # another file now, as far as we know
+    p = flame("-q", "-f", "-", path, env=nope, check=False)
+    assert p.returncode == 1 and "PERFSPILL_PERF" in p.stderr, p.stderr
+
+
+def test_file_without_manifest_placed_by_its_samples():
+    """A file without its manifest is placed by the sample times in its
+    header and the time in its name: a range around it takes it whole,
+    one that ends before it does not, and its host is the header's."""
+    src = recording()
+    m = manifest(src)
+    d = os.path.join(_work, "bare")
+    os.makedirs(d)
+    path = os.path.join(d, os.path.basename(src))
+    shutil.copy2(src, path)
+    first = utc_ns(m["first_sample_utc_approx"])
+    p = flame("-q", "-v", "--no-companion", "--roots", "host", "-f", "-",
+              "--from", iso(first - 60 * 10**9), "--to", "now", path)
+    assert "facts from its header" in p.stderr, p.stderr
+    stacks = folded(p.stdout)
+    assert sum(stacks.values()) == m["samples"]
+    assert all(s.split(";")[0] == m["host"] for s in stacks), \
+        list(stacks)[:3]
+    p = flame("-q", "-f", "-", "--from", iso(first - 3600 * 10**9), "--to",
+              iso(first - 60 * 10**9), path, check=False)
+    assert p.returncode == 1 and "none of the 1 trace files" in p.stderr, \
+        p.stderr
+
+
+def test_missing_perf_names_the_package():
+    path = recording()
+    p = flame("-q", "--no-companion", "-f", "-", path,
+              env={"PATH": "/nonexistent"}, check=False)
+    assert p.returncode == 1, p.returncode
+    assert "linux-perf" in p.stderr and "apt-get install" in p.stderr, \
+        p.stderr
+
+
+def test_retention_removes_the_companion():
+    """The daemon's retention takes NAME.data.folded with NAME.data and
+    its manifest (the old code left it behind)."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "99", "-g")
+        harness.spinner(0.3).wait()
+        d.ctl("rotate")
+        wait_for(lambda: len(d.finished_files()) == 1, what="rotated file")
+        old = d.finished_files()[0]
+        flame("-q", "-f", os.devnull, old)
+        assert os.path.exists(old + ".folded")
+        d.ctl("configure", "max_files=1")
+        d.ctl("rotate")
+        wait_for(lambda: not os.path.exists(old), what="retention")
+        d.ctl("stop")
+        for p in (old + ".json", old + ".folded"):
+            assert not os.path.exists(p), p
+
+
+def test_cgroup_roots_and_filter():
+    """A file recorded with all_cgroups: flametarget run inside a test
+    cgroup is found under it (--roots cgroup,comm), every one of its
+    samples that perf script shows, and --cgroup keeps nothing else."""
+    import cgroupfs
+    with cgroupfs.Cgroups("flame") as cg, Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g",
+              "--all-cgroups")
+        procs = os.path.join(cg.path("flame"), "cgroup.procs")
+        p = subprocess.Popen(["sh", "-c", 'echo $$ > "$1" && exec "$2" 1',
+                              "sh", procs, TARGET], stdout=subprocess.PIPE)
+        assert p.stdout.readline().strip() == b"ready"
+        assert p.wait() == 0
+        d.ctl("stop")
+        path = d.finished_files()[0]
+        want = perf_pid_samples(path, p.pid)
+        rel = "/" + cg.rel["flame"]
+        stacks = folded(flame("-q", "--cgroup", rel, "--roots",
+                              "cgroup,comm", "-f", "-", path).stdout)
+        # the process before its exec (python3's child, the shell) is
+        # there too: one thread, one cgroup per file (perf script has no
+        # sample's cgroup; perf report maps threads)
+        assert stacks and all(s.startswith(rel + ";") for s in stacks), \
+            list(stacks)[:5]
+        mine = sum(folded(flame("-q", "--cgroup", rel, "--pid", str(p.pid),
+                                "-f", "-", path).stdout).values())
+        assert mine == want > 300, (mine, want)
+        everything = folded(flame("-q", "--roots", "cgroup", "-f", "-",
+                                  path).stdout)
+        assert sum(everything.values()) > want
+
+
+class Receiver:
+    """A Pyroscope-like /ingest on 127.0.0.1 that keeps every request."""
+
+    def __init__(self, status=200):
+        self.requests = []
+        me = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                me.requests.append((self.command, self.path,
+                                    dict(self.headers), self.rfile.read(n)))
+                self.send_response(status)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+        self.t = threading.Thread(target=self.srv.serve_forever, daemon=True)
+        self.t.start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def test_pyroscope_upload_as_on_finish():
+    """ship-pyroscope.sh as the daemon's on_finish: one POST to /ingest
+    with name, from, until, format=folded and the sample rate, the body
+    the file's folded stacks, run as the unprivileged hand-off user (which
+    keeps no companion: it may not write in the output directory); a
+    receiver's error is a failed run (retried by the daemon)."""
+    rcv = Receiver()
+    try:
+        with Daemon(config={}, start=False) as d:
+            # the hand-off runs as on_finish_user (perfspill-handoff): its
+            # program where that user may run it
+            harness.handoff_user()
+            os.chmod(d.dir, 0o755)
+            hook = os.path.join(d.dir, "hook")
+            with open(hook, "w") as f:
+                f.write("#!/bin/sh\nSHIP_PYROSCOPE=%s PERFSPILL_FLAME=%s "
+                        "exec %s \"$@\"\n" % (rcv.url, FLAME,
+                                              os.path.abspath(SHIP)))
+            os.chmod(hook, 0o755)
+            with open(d.config, "w") as f:
+                json.dump({"on_finish": hook, "on_finish_retry": "1"}, f)
+            d.start()
+            path = record(d, 1.0)[0]
+            wait_for(lambda: d.status()["handoffs"]["ok"] == 1, 120,
+                     "the hand-off")
+            assert len(rcv.requests) == 1, rcv.requests
+            method, url, headers, body = rcv.requests[0]
+            u = urllib.parse.urlsplit(url)
+            q = urllib.parse.parse_qs(u.query, strict_parsing=True)
+            m = manifest(path)
+            assert method == "POST" and u.path == "/ingest", url
+            assert q["name"] == ["perfspill.cpu{host=%s}" % m["host"]], q
+            assert q["format"] == ["folded"] and q["sampleRate"] == ["999"]
+            assert q["from"] == [str(utc_ns(m["first_sample_utc_approx"]) //
+                                     10**9)], (q, m)
+            assert q["until"] == [str(utc_ns(m["last_sample_utc_approx"]) //
+                                      10**9 + 1)], (q, m)
+            assert q["spyName"] == ["perfspill"] and \
+                q["units"] == ["samples"], q
+            # the hand-off's user reads the files but may not write in
+            # the output directory: no companion from it
+            assert not os.path.exists(path + ".folded")
+            # what root folds of the same file, but for the symbols an
+            # unprivileged perf may not resolve (kernel addresses)
+            stacks = folded(body.decode())
+            mine = folded(flame("-q", "-f", "-", path).stdout)
+            assert sum(stacks.values()) == sum(mine.values())
+            assert {k.split(";")[0] for k in stacks} == \
+                {k.split(";")[0] for k in mine}
+            assert sum(stacks.values()) == m["samples"]
+            assert sum(leaves(stacks)) > 300, leaves(stacks)
+            keep([path], "shipped")
+    finally:
+        rcv.close()
+    bad = Receiver(status=500)
+    try:
+        path = os.path.join(_work, "shipped", os.path.basename(path))
+        p = subprocess.run([SHIP, path, path + ".json"], capture_output=True,
+                           text=True, env=dict(os.environ,
+                                               SHIP_PYROSCOPE=bad.url,
+                                               PERFSPILL_FLAME=FLAME))
+        assert p.returncode != 0 and len(bad.requests) == 1, p
+    finally:
+        bad.close()
+
+
+def test_icicle_and_reversed():
+    """-i hangs the frames from the root at the top; -r puts the hot
+    functions under the roots, their callers above them."""
+    path = recording()
+    pid = str(_cache["one pid"])
+
+    def ys(*args):
+        svg = os.path.join(_work, "shape.svg")
+        flame("-q", "--pid", pid, "-o", svg, *args, path)
+        y = {}
+        for g in xml.dom.minidom.parse(svg).getElementsByTagName("g"):
+            if g.getAttribute("class").startswith("f"):
+                name = g.getElementsByTagName("title")[0].firstChild.data
+                y.setdefault(name.rsplit(" (", 1)[0], float(
+                    g.getElementsByTagName("rect")[0].getAttribute("y")))
+        return y
+    flat, icicle = ys(), ys("-i")
+    assert flat["all"] > flat["main"] > flat["leaf_seventy"], flat
+    assert icicle["all"] < icicle["main"] < icicle["leaf_seventy"], icicle
+    stacks = folded(flame("-q", "--pid", pid, "-r", "-f", "-",
+                          path).stdout)
+    assert any(s.startswith("flametarget;leaf_seventy;worker;main;")
+               for s in stacks), list(stacks)[:5]
+
+
+def test_svg_renders_zooms_and_searches_in_chromium():
+    """The SVG is XML; in headless Chromium its frames show (screenshot
+    kept in meson-logs/), a real click on leaf_thirty zooms it to the full
+    width and hides its neighbour, Back undoes it, hovering names a frame
+    and its share, and a search gives the share of what it matched."""
+    import cdp
+    path = recording()
+    svg = os.path.join(_work, "flametarget.svg")
+    flame("-q", "--comm", "flametarget", "-o", svg, path)
+    doc = xml.dom.minidom.parse(svg)
+    titles = [t.firstChild.data for t in doc.getElementsByTagName("title")]
+    assert any(t.startswith("leaf_seventy (") for t in titles), titles[:10]
+    stacks = folded(flame("-q", "--comm", "flametarget", "-f", "-",
+                          path).stdout)
+    total = sum(stacks.values())
+    # the frames of the main paths (a broken unwind may put a leaf
+    # elsewhere too, in a narrow frame of its own)
+    seventy = sum(n for s, n in stacks.items()
+                  if ";main;worker;leaf_seventy" in s)
+    thirty = sum(n for s, n in stacks.items()
+                 if ";worker_thread;worker;leaf_thirty" in s)
+    leaf_share = 100.0 * sum(leaves(stacks)) / total
+    height = int(doc.documentElement.getAttribute("height"))
+    with cdp.Chromium("file://" + svg, 1200, height + 250) as c:
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        shot = os.path.join(ARTIFACTS, "test_flame-flametarget.png")
+        w, h, rows = cdp.png_pixels(c.screenshot(shot))
+        print("screenshot: " + shot)
+        # frames drawn: rows of the picture where warm (user code)
+        # pixels span a third of the width: main, worker, the leaves...
+        def warm(p):
+            return p[0] > 190 and p[2] < 110 and p[1] < 235
+        wide = sum(1 for r in rows if sum(1 for p in r if warm(p)) > w / 3)
+        assert wide >= 3 * 12, (wide, w, h)
+
+        def frame(name):
+            return c.eval("""(function () {
+                var g = flame.frames.filter(function (g) {
+                    return g.fname === %s; }).sort(function (a, b) {
+                    return b.fn - a.fn; })[0];
+                var r = g.frect.getBoundingClientRect();
+                return {x: r.x, y: r.y, w: r.width, h: r.height,
+                        hidden: g.classList.contains('hide')};
+            })()""" % json.dumps(name))
+        t0 = frame("leaf_thirty")
+        s0 = frame("leaf_seventy")
+        assert abs(t0["w"] / (t0["w"] + s0["w"]) - thirty /
+                   (seventy + thirty)) < 0.02, (t0, s0)
+        c.mouse("move", s0["x"] + s0["w"] / 2, s0["y"] + s0["h"] / 2)
+        details = c.eval("document.getElementById('details').textContent")
+        assert details.startswith("leaf_seventy (%d samples, " % seventy), \
+            details
+        c.mouse("click", t0["x"] + t0["w"] / 2, t0["y"] + t0["h"] / 2)
+        t1 = frame("leaf_thirty")
+        assert t1["w"] > 1170 and not t1["hidden"], t1
+        assert frame("leaf_seventy")["hidden"]
+        assert frame("worker_thread")["w"] > 1170
+        back = c.eval("""(function () {
+            var r = document.getElementById('back').getBoundingClientRect();
+            return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()""")
+        c.mouse("click", back["x"], back["y"])
+        t2 = frame("leaf_thirty")
+        assert abs(t2["w"] - t0["w"]) < 1 and not frame(
+            "leaf_seventy")["hidden"], (t0, t2)
+        c.eval("""(function () {
+            var s = document.getElementById('search');
+            s.value = '^leaf_';
+            s.dispatchEvent(new Event('input')); })()""")
+        matched = c.eval("document.getElementById('matched').textContent")
+        assert matched.startswith("Matched: ") and abs(
+            float(matched.split()[1].rstrip("%")) - leaf_share) < 0.1, \
+            (matched, leaf_share)
+
+
+if __name__ == "__main__":
+    try:
+        harness.main(globals())
+    finally:
+        shutil.rmtree(_work, ignore_errors=True)

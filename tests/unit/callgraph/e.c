@@ -1,0 +1,7 @@
+#include "fake.h"
+
+int
+fake_e(int n)
+{
+	return n + 1;
+}

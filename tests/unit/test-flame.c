@@ -1,0 +1,383 @@
+/*
+ * test-flame: the pure logic of perfspill-flame. perf script's lines into
+ * stacks (fed whole and byte by byte), the thread -> cgroup map, merging,
+ * the companion written and read back, filters and roots, folded output,
+ * the times the command line takes, and the SVG's escaping.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "companion.h"
+#include "fold.h"
+#include "opts.h"
+#include "stackset.h"
+#include "svg.h"
+#include "view.h"
+
+/* Two samples with callchains, a tracepoint sample without one, a comm
+ * with spaces, a frame without a symbol, a C++ name with parentheses. */
+static const char script[] =
+    "flametarget 100/100   10.000000100: cpu-clock: \n"
+    "\t    1149 leaf_seventy (/tmp/flametarget)\n"
+    "\t    1200 worker (/tmp/flametarget)\n"
+    "\t    1300 main (/tmp/flametarget)\n"
+    "\n"
+    "flametarget 100/101   10.500000000: cpu-clock: \n"
+    "\tffffffff81000130 entry_SYSCALL_64 ([kernel.kallsyms])\n"
+    "\t    1149 leaf_thirty (/tmp/flametarget)\n"
+    "\t    5000 [unknown] (/usr/lib/libfoo.so.1)\n"
+    "\t    1200 worker (/tmp/flametarget)\n"
+    "\n"
+    "Web Content 7/7    11.000000000: cpu-clock: \n"
+    "\t    1 std::function<void ()>::operator() (/usr/lib/libxul.so)\n"
+    "\t    2 a;b (/usr/lib/libxul.so)\n"
+    "\n"
+    "             dd  42/42    12.250000000: sched:sched_switch:       "
+    "ffffffff81234567 __schedule ([kernel.kallsyms])\n"
+    "flametarget 100/100   13.000000000: cpu-clock: \n"
+    "\t    1149 leaf_seventy (/tmp/flametarget)\n"
+    "\t    1200 worker (/tmp/flametarget)\n"
+    "\t    1300 main (/tmp/flametarget)\n"
+    "\n";
+
+static struct stackset *
+fold_text(const char *text, size_t chunk, uint64_t tmin, uint64_t tmax,
+    struct fold_stats *st, const struct fold_cgmap *cg)
+{
+	struct stackset		*ss = stackset_create();
+	struct fold_opts	 o;
+	struct fold		*f;
+	size_t			 i, n = strlen(text), k;
+
+	memset(&o, 0, sizeof(o));
+	o.tmin = tmin;
+	o.tmax = tmax;
+	o.host = stackset_intern(ss, "hostA", 5, STACK_LABEL);
+	o.cgmap = cg;
+	f = fold_create(ss, &o);
+	for (i = 0; i < n; i += k) {
+		k = n - i < chunk ? n - i : chunk;
+		CHECK(fold_feed(f, text + i, k) == 0);
+	}
+	CHECK(fold_end(f, st) == 0);
+	fold_free(f);
+	return ss;
+}
+
+/* The folded text of ss (roots: comm), through view. */
+static char *
+folded(const struct stackset *ss, struct opts *o)
+{
+	struct view_info	 vi;
+	struct stackset		*v = view_build(ss, o, NULL, &vi);
+	char			*buf = NULL;
+	size_t			 len = 0;
+	FILE			*f = open_memstream(&buf, &len);
+
+	CHECK(v != NULL);
+	CHECK(view_write_folded(v, f) == 0);
+	fclose(f);
+	stackset_free(v);
+	return buf;
+}
+
+static void
+default_opts(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->roots[0] = OPTS_ROOT_COMM;
+	o->nroots = 1;
+}
+
+static void
+test_fold(void)
+{
+	struct fold_stats	 st, st1;
+	struct stackset		*ss, *ss1;
+	struct opts		 o;
+	char			*out, *out1;
+
+	ss = fold_text(script, sizeof(script), 0, UINT64_MAX, &st, NULL);
+	CHECK_EQ(st.read, 5);
+	CHECK_EQ(st.kept, 5);
+	CHECK_EQ(st.bad, 0);
+	CHECK_EQ(st.first, 10000000100ULL);
+	CHECK_EQ(st.last, 13000000000ULL);
+	CHECK_EQ(stackset_samples(ss), 5);
+	CHECK_EQ(stackset_nstacks(ss), 4);	/* the first and last: one */
+	default_opts(&o);
+	out = folded(ss, &o);
+	CHECK(strcmp(out,
+	    "Web Content;a:b;std::function<void ()>::operator() 1\n"
+	    "dd;__schedule 1\n"
+	    "flametarget;main;worker;leaf_seventy 2\n"
+	    "flametarget;worker;[libfoo.so.1];leaf_thirty;entry_SYSCALL_64 1\n")
+	    == 0);
+	if (strncmp(out, "Web", 3) != 0)
+		printf("%s", out);
+	/* byte by byte: lines cut anywhere give the same stacks */
+	ss1 = fold_text(script, 1, 0, UINT64_MAX, &st1, NULL);
+	out1 = folded(ss1, &o);
+	CHECK(strcmp(out, out1) == 0);
+	CHECK_EQ(st1.read, 5);
+	free(out);
+	free(out1);
+	stackset_free(ss1);
+
+	/* kernel frames are told apart */
+	o.kernel_only = 1;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "dd;__schedule 1\nflametarget;entry_SYSCALL_64 1\n")
+	    == 0);
+	free(out);
+	o.kernel_only = 0;
+	o.user_only = 1;
+	out = folded(ss, &o);
+	CHECK(strstr(out, "entry_SYSCALL") == NULL &&
+	    strstr(out, "__schedule") == NULL &&
+	    strstr(out, "leaf_thirty 1\n") != NULL);
+	free(out);
+	stackset_free(ss);
+
+	/* a time range: [10.5 s, 13 s) keeps the second and third and the
+	 * tracepoint, not the first (before) nor the last (at its end) */
+	ss = fold_text(script, 7, 10500000000ULL, 13000000000ULL, &st, NULL);
+	CHECK_EQ(st.read, 5);
+	CHECK_EQ(st.kept, 3);
+	CHECK_EQ(stackset_samples(ss), 3);
+	CHECK_EQ(st.first, 10500000000ULL);
+	CHECK_EQ(st.last, 12250000000ULL);
+	stackset_free(ss);
+}
+
+static void
+test_roots_filters(void)
+{
+	struct stackset		*ss;
+	struct fold_stats	 st;
+	struct opts		 o;
+	char			*out;
+
+	ss = fold_text(script, 4096, 0, UINT64_MAX, &st, NULL);
+	default_opts(&o);
+	o.roots[0] = OPTS_ROOT_PID;
+	o.roots[1] = OPTS_ROOT_EVENT;
+	o.nroots = 2;
+	o.comms[0] = "flametarget";
+	o.ncomms = 1;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "flametarget [100];cpu-clock;main;worker;"
+	    "leaf_seventy 2\nflametarget [100];cpu-clock;worker;"
+	    "[libfoo.so.1];leaf_thirty;entry_SYSCALL_64 1\n") == 0);
+	free(out);
+	default_opts(&o);
+	o.reverse = 1;
+	o.events[0] = "sched:sched_switch";
+	o.nevents = 1;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "dd;__schedule 1\n") == 0);
+	free(out);
+	default_opts(&o);
+	o.reverse = 1;
+	o.pids[0] = 100;
+	o.npids = 1;
+	o.nroots = 0;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "entry_SYSCALL_64;leaf_thirty;[libfoo.so.1];"
+	    "worker 1\nleaf_seventy;worker;main 2\n") == 0);
+	free(out);
+	stackset_free(ss);
+}
+
+static void
+test_cgroups(void)
+{
+	static const char report[] =
+	    "    49.40%           703    100:flametarget   /system.slice/a\n"
+	    "    29.02%           413      0:swapper       /\n"
+	    "     1.00%             3    101:flametarget   /user.slice\n"
+	    "     2.00%             5    101:flametarget   /system.slice/b\n"
+	    "\n#\n";
+	struct stackset		*names = stackset_create(), *ss;
+	struct fold_cgmap	*m = fold_cgmap_parse(names, report);
+	struct fold_stats	 st;
+	struct opts		 o;
+	char			*out;
+
+	CHECK(m != NULL);
+	CHECK(strcmp(stackset_str(names, fold_cgmap_get(m, 100)),
+	    "/system.slice/a") == 0);
+	/* a thread seen in two: where most of its samples were */
+	CHECK(strcmp(stackset_str(names, fold_cgmap_get(m, 101)),
+	    "/system.slice/b") == 0);
+	CHECK(fold_cgmap_get(m, 999) == STACKSET_NONE);
+	fold_cgmap_free(m);
+	stackset_free(names);
+
+	/* the map's ids are the stackset's: fold with its own */
+	ss = stackset_create();
+	m = fold_cgmap_parse(ss, report);
+	{
+		struct fold_opts	 fo;
+		struct fold		*f;
+
+		memset(&fo, 0, sizeof(fo));
+		fo.tmax = UINT64_MAX;
+		fo.cgmap = m;
+		f = fold_create(ss, &fo);
+		CHECK(fold_feed(f, script, strlen(script)) == 0);
+		CHECK(fold_end(f, &st) == 0);
+		fold_free(f);
+	}
+	default_opts(&o);
+	o.cgroups[0] = "system.slice/";
+	o.ncgroups = 1;
+	o.roots[0] = OPTS_ROOT_CGROUP;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "/system.slice/a;main;worker;leaf_seventy 2\n"
+	    "/system.slice/b;worker;[libfoo.so.1];leaf_thirty;"
+	    "entry_SYSCALL_64 1\n") == 0);
+	free(out);
+	o.cgroups[0] = "/system.slice/a/";
+	o.roots[0] = OPTS_ROOT_COMM;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "flametarget;main;worker;leaf_seventy 2\n") == 0);
+	free(out);
+	fold_cgmap_free(m);
+	stackset_free(ss);
+}
+
+static void
+test_merge_companion(void)
+{
+	struct stackset		*a, *b, *all, *back;
+	struct fold_stats	 st;
+	struct companion_facts	 cf, want, got;
+	struct opts		 o;
+	char			 dir[] = "/tmp/test-flame.XXXXXX", path[256];
+	char			 name[300], *out, *out2;
+	FILE			*f;
+
+	a = fold_text(script, 4096, 0, UINT64_MAX, &st, NULL);
+	b = fold_text(script, 4096, 0, 11000000000ULL, &st, NULL);
+	all = stackset_create();
+	CHECK(stackset_merge(all, a) == 0);
+	CHECK(stackset_merge(all, b) == 0);
+	CHECK_EQ(stackset_samples(all), 5 + 2);
+	default_opts(&o);
+	out = folded(all, &o);
+	CHECK(strstr(out, "flametarget;main;worker;leaf_seventy 3\n") != NULL);
+	CHECK(strstr(out, "entry_SYSCALL_64 2\n") != NULL);
+
+	/* written and read back: the same stacks, facts kept */
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/x.data", dir);
+	f = fopen(path, "w");
+	fputs("data", f);
+	fclose(f);
+	memset(&cf, 0, sizeof(cf));
+	cf.src_size = 4;
+	cf.src_mtime = 1234;
+	cf.samples = 7;
+	cf.first = 10;
+	cf.last = 20;
+	cf.wall_off = -5;
+	cf.cgroups = 1;
+	snprintf(cf.host, sizeof(cf.host), "hostA");
+	CHECK(companion_write(path, all, &cf) == 0);
+	back = stackset_create();
+	want = cf;
+	CHECK(companion_read(path, back, &want, &got) == 0);
+	CHECK_EQ(got.samples, 7);
+	CHECK_EQ(got.wall_off, -5);
+	CHECK(strcmp(got.host, "hostA") == 0);
+	out2 = folded(back, &o);
+	CHECK(strcmp(out, out2) == 0);
+	CHECK_EQ(stackset_nstacks(back), stackset_nstacks(all));
+	free(out2);
+	stackset_free(back);
+	/* under the host its manifest names now */
+	back = stackset_create();
+	snprintf(want.host, sizeof(want.host), "hostB");
+	CHECK(companion_read(path, back, &want, &got) == 0);
+	o.roots[0] = OPTS_ROOT_HOST;
+	out2 = folded(back, &o);
+	CHECK(strncmp(out2, "hostB;", 6) == 0 && strstr(out2, "hostA") ==
+	    NULL);
+	o.roots[0] = OPTS_ROOT_COMM;
+	free(out2);
+	stackset_free(back);
+	/* made from another file: refused as stale */
+	want.src_mtime = 99;
+	back = stackset_create();
+	CHECK(companion_read(path, back, &want, &got) == -1);
+	stackset_free(back);
+	/* cut short: refused */
+	snprintf(name, sizeof(name), "%s.folded", path);
+	CHECK(truncate(name, 200) == 0);
+	back = stackset_create();
+	CHECK(companion_read(path, back, NULL, &got) == -1);
+	stackset_free(back);
+	unlink(name);
+	unlink(path);
+	rmdir(dir);
+	free(out);
+	stackset_free(a);
+	stackset_free(b);
+	stackset_free(all);
+}
+
+static void
+test_times(void)
+{
+	/* 2025-12-03T02:40:00Z */
+	int64_t	 t, now = 1764729600LL * 1000000000;
+
+	CHECK(opts_time("2025-12-03T02:40:05Z", now, &t) == 0);
+	CHECK_EQ(t, now + 5000000000LL);
+	CHECK(opts_time("2025-12-03 02:40:05.25+01:00", now, &t) == 0);
+	CHECK_EQ(t, now - 3600000000000LL + 5250000000LL);
+	CHECK(opts_time("2025-12-03T17:08:49.495407072Z", now, &t) == 0);
+	CHECK_EQ(t % 1000000000, 495407072);
+	CHECK(opts_time("-3h", now, &t) == 0);
+	CHECK_EQ(t, now - 3 * 3600 * 1000000000LL);
+	CHECK(opts_time("now", now, &t) == 0 && t == now);
+	CHECK(opts_time("@1764729600", now, &t) == 0 && t == now);
+	CHECK(opts_time("2025-13-03T02:40Z", now, &t) == -1);
+	CHECK(opts_time("yesterday", now, &t) == -1);
+	CHECK(opts_time("2025-12-03T02:40Zjunk", now, &t) == -1);
+	CHECK(opts_duration("90m", &t) == 0 && t == 5400000000000LL);
+	CHECK(opts_duration("3x", &t) == -1);
+	CHECK(opts_time("9999-12-31T00:00Z", now, &t) == -1);
+	CHECK(opts_time("-99999999d", now, &t) == -1);
+}
+
+static void
+test_escape(void)
+{
+	char	*buf = NULL;
+	size_t	 len = 0;
+	FILE	*f = open_memstream(&buf, &len);
+
+	/* markup, a control byte, a broken and an overlong UTF-8 sequence,
+	 * and a whole one */
+	svg_escape(f, "a<b>&\"\x01\xff\xc0\xaf\xc3\xa9", 12);
+	fclose(f);
+	CHECK(strcmp(buf, "a&lt;b&gt;&amp;&quot;????\xc3\xa9") == 0);
+	free(buf);
+}
+
+int
+main(void)
+{
+	test_fold();
+	test_roots_filters();
+	test_cgroups();
+	test_merge_companion();
+	test_times();
+	test_escape();
+	return check_exit();
+}

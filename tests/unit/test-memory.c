@@ -1,0 +1,101 @@
+/*
+ * record_memory: what a start will hold, the formula docs/protocol.md
+ * states, worked by hand for the shipped defaults and the issue's case.
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compress.h"
+#include "config.h"
+#include "record.h"
+
+int
+main(void)
+{
+	struct config		 cfg;
+	struct record_memory	 m;
+	uint64_t		 page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	/* the defaults: 128 pages, 2 cblocks, no compression, 2 CPUs, the
+	 * direct path: the pool (4 blocks of 1 MiB + 8 KiB), not per-CPU
+	 * cblocks, is the larger */
+	config_defaults(&cfg);
+	record_memory(&cfg, 2, &m);
+	CHECK_U64(m.ring, 129 * page);
+	CHECK_U64(m.cblocks, 2 * (128 * page + 8));
+	CHECK_U64(m.per_cpu, m.ring + m.cblocks);
+	CHECK_U64(m.drain, 128 * page);
+	CHECK_U64(m.compress, 0);
+	CHECK_U64(m.buffers, m.pool);
+	CHECK_U64(m.total, 2 * m.ring + m.pool + m.drain);
+	CHECK_EQ(m.ncpus, 2);
+	if (page == 4096) {	/* 5.5 MiB, what status shows */
+		CHECK_U64(m.pool, 4 * (1024 * 1024 + 8192));
+		CHECK_U64(m.total, 5808128);
+	}
+	/* the pool does not grow with the CPUs; per-CPU cblocks do, and
+	 * past 4 CPUs they are the larger (a file system refusing O_DIRECT
+	 * gets them at the first file) */
+	record_memory(&cfg, 192, &m);
+	CHECK_U64(m.buffers, 192 * m.cblocks);
+	CHECK(m.pool < m.buffers);
+	if (page == 4096) {
+		/* a small ring: blocks of the least size, 1 MiB */
+		cfg.mmap_pages = 16;
+		cfg.cblocks = 4;
+		record_memory(&cfg, 64, &m);
+		CHECK_U64(m.pool, 8 * (1024 * 1024 + 8192));
+		/* a large one: blocks of two rings */
+		cfg.mmap_pages = 1024;
+		cfg.cblocks = 1;
+		record_memory(&cfg, 64, &m);
+		CHECK_U64(m.pool, 2 * (8 * 1024 * 1024 + 8192));
+		config_defaults(&cfg);
+	}
+	/* the buffered path holds its cblocks only */
+	cfg.direct_io = 0;
+	record_memory(&cfg, 2, &m);
+	CHECK_U64(m.buffers, 2 * m.cblocks);
+	CHECK_U64(m.total, 2 * m.per_cpu + m.drain);
+	config_defaults(&cfg);
+
+	/* -m 65536 --cblocks 8 on 2 CPUs: 8.8 GiB, not what a 1 GiB
+	 * cgroup holds (issue: the daemon was OOM-killed) */
+	cfg.mmap_pages = 65536;
+	cfg.cblocks = 8;
+	record_memory(&cfg, 2, &m);
+	CHECK_U64(m.cblocks, 8 * (65536 * page + 8));
+	/* 16 blocks of two rings each: twice the per-CPU cblocks of 2 CPUs */
+	CHECK_U64(m.buffers, m.pool);
+	CHECK(m.pool >= 16 * 2 * (65536 * page + 8));
+	CHECK_U64(m.total, 2 * 65537 * page + m.pool + 65536 * page);
+	CHECK(m.total > (UINT64_C(1) << 30));
+
+	/* cblocks 0: the ring and the drain's copy only */
+	cfg.cblocks = 0;
+	cfg.mmap_pages = 16;
+	record_memory(&cfg, 4, &m);
+	CHECK_U64(m.pool, 0);
+	CHECK_U64(m.total, 4 * 17 * page + 16 * page);
+
+	/* -z: each cblock takes the compressed bound, and the streams */
+	if (compress_available()) {
+		cfg.cblocks = 1;
+		cfg.compression = 3;
+		record_memory(&cfg, 1, &m);
+		CHECK_U64(m.cblocks, compress_bound(16 * page) + 8);
+		CHECK_U64(m.compress, compress_bound(16 * page) +
+		    2 * (uint64_t)compress_memory(3));
+		CHECK(compress_memory(3) > 0);
+		CHECK(compress_memory(19) > compress_memory(3));
+	}
+	/* mode flight: the window twice over and its task store */
+	config_defaults(&cfg);
+	cfg.flight = 1;
+	cfg.window_bytes = UINT64_C(64) << 20;
+	record_memory(&cfg, 2, &m);
+	CHECK(m.window >= 2 * cfg.window_bytes);
+	CHECK_U64(m.total, 2 * m.ring + m.buffers + m.drain + m.window);
+	return check_exit();
+}
