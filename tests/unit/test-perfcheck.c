@@ -83,7 +83,8 @@ put(uint32_t type, uint16_t misc, const void *body, size_t len)
 	uint64_t			 at = end;
 
 	memcpy(file + end, &h, sizeof(h));
-	memcpy(file + end + sizeof(h), body, len);
+	if (len > 0)	/* a header alone: body may be NULL */
+		memcpy(file + end + sizeof(h), body, len);
 	end += sizeof(h) + len;
 	return at;
 }
