@@ -201,3 +201,10 @@ class Container:
         if self.mounted:
             subprocess.run(["umount", "-l", self.root], check=False)
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    # scripts/run-tests builds the cached root ahead, in the background,
+    # while other stages compile: the stage that boots it then finds it
+    # (or waits on its lock)
+    cached_root()
