@@ -356,6 +356,73 @@ record_free_cblock(struct record *rec, struct record_cpu *c, int last)
 	return k == -1 ? NULL : &c->cbs[k];
 }
 
+/* What one pass did, ring by ring (record_drain), for its end. */
+struct record_sweep {
+	size_t		 nstaged;	/* cblocks staged (buffered file) */
+	size_t		 npushed;	/* rings copied to cblocks or the pool */
+	size_t		 nserial;	/* rings written serially */
+	size_t		 nflight;	/* rings taken by a flight window */
+	size_t		 left;		/* non-empty rings not read */
+	uint64_t	 drained;	/* bytes copied to the file */
+};
+
+/*
+ * A pass's end, once its rings are copied: the FINISHED_ROUND where the
+ * pass read every ring (into the pool's open block, the last staged
+ * cblock, or a write of its own), the staged cblocks and the pool's
+ * slices submitted, and what the file's writes came to.
+ */
+static void
+record_pass_end(struct record *rec, struct tracefile *tf, int direct,
+    const struct record_sweep *w, int last, struct record_pass *pass)
+{
+	struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0,
+	    RECORD_ROUND_LEN };
+	struct cblock		*cb;
+	uint8_t			*room;
+	uint64_t		 off;
+	size_t			 i;
+
+	/* flight hook: a pass that read every ring closes the window's
+	 * round, as it would a file's */
+	if (w->nflight > 0 && w->left == 0)
+		record_window_round(rec);
+	if (w->npushed == 0 && w->nserial == 0)
+		return;
+	if (w->left > 0)
+		rec->round_bytes += w->drained;
+	else if (direct) {
+		/* each room left space for it */
+		room = record_pool_room(&rec->pool, tf, RECORD_ROUND_LEN, 0);
+		memcpy(room, &round, RECORD_ROUND_LEN);
+		record_pool_put(&rec->pool, tf, RECORD_ROUND_LEN, NULL);
+		rec->round_bytes = 0;
+	} else if (w->nstaged > 0) {
+		cb = rec->staged[w->nstaged - 1];
+		memcpy(cb->buf + cb->len, &round, RECORD_ROUND_LEN);
+		cb->len += RECORD_ROUND_LEN;
+		rec->round_bytes = 0;
+	} else {
+		off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
+		tracefile_pwrite(tf, off, &round, RECORD_ROUND_LEN);
+		rec->round_bytes = 0;
+	}
+	/* a slice once enough is unsent; everything at a file's last drain */
+	if (direct)
+		(void)record_pool_send(&rec->pool, last);
+	for (i = 0; i < w->nstaged; i++) {
+		cb = rec->staged[i];
+		cb->busy = 0;
+		off = tracefile_reserve(tf, cb->len, &cb->mark);
+		if (cblock_submit(&rec->q, cb, tf, off, tf->fd) == -1)
+			log_warn("%s: aio_write", tf->partial);
+	}
+	if (tf->bad_off != UINT64_MAX)
+		pass->err = tf->err;
+	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
+		pass->full = 1;
+}
+
 /*
  * One pass over every ring. perf's ordering rule: at a FINISHED_ROUND it
  * sorts and flushes everything up to the newest time it had seen at the
@@ -377,17 +444,11 @@ void
 record_drain(struct record *rec, uint64_t min, int last,
     struct record_pass *pass)
 {
-	struct cblock		**staged = rec->staged;
 	struct record_cpu	*c;
 	struct record_take	 t;
-	struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0,
-	    RECORD_ROUND_LEN };
+	struct record_sweep	 w = { 0 };
 	struct cblock		*cb = NULL;
-	uint64_t		 off;
-	size_t			 i, n, nstaged = 0, nserial = 0, npushed = 0;
-	size_t			 nflight = 0;
-	size_t			 left = 0;	/* non-empty rings not read */
-	uint64_t		 drained = 0;
+	size_t			 i, n;
 	struct tracefile	*tf = rec->cur;
 	int			 aio = rec->mode == RECORD_AIO && tf != NULL;
 	int			 direct = aio && tracefile_direct_on(tf);
@@ -408,7 +469,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 		if (t.head == t.tail)
 			continue;
 		if (t.head - t.tail < min) {
-			left++;
+			w.left++;
 			continue;
 		}
 		/* before reading any of the ring: no scan of data that
@@ -420,7 +481,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 			room = (cb = record_free_cblock(rec, c, last)) ?
 			    cb->buf : NULL;
 		if (aio && room == NULL) {
-			left++;
+			w.left++;
 			pass->busy++;
 			continue;
 		}
@@ -448,7 +509,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 			/* flight hook: a flight recording has no file; its
 			 * window takes the data (record-flight.c) */
 			record_window_take(rec, c, t.tail, t.head, t.bogus != 0);
-			nflight++;
+			w.nflight++;
 			continue;
 		}
 		if (tf == NULL) {
@@ -458,61 +519,24 @@ record_drain(struct record *rec, uint64_t min, int last,
 			continue;
 		}
 		if (!aio) {
-			drained += record_push_serial(rec, c, tf, &t);
-			nserial++;
+			w.drained += record_push_serial(rec, c, tf, &t);
+			w.nserial++;
 			continue;
 		}
 		if (direct) {
 			if ((n = record_push_pool(rec, c, tf, &t, room)) > 0) {
-				drained += n;
-				npushed++;
+				w.drained += n;
+				w.npushed++;
 			}
 			continue;
 		}
 		if (record_push_aio(rec, c, tf, &t, cb) == 1) {
-			staged[nstaged++] = cb;
-			drained += cb->len;
-			npushed++;
+			rec->staged[w.nstaged++] = cb;
+			w.drained += cb->len;
+			w.npushed++;
 		}
 	}
-	/* flight hook: a pass that read every ring closes the window's
-	 * round, as it would a file's */
-	if (nflight > 0 && left == 0)
-		record_window_round(rec);
-	if (npushed == 0 && nserial == 0)
-		return;
-	if (left > 0)
-		rec->round_bytes += drained;
-	else if (direct) {
-		/* each room left space for it */
-		room = record_pool_room(&rec->pool, tf, RECORD_ROUND_LEN, 0);
-		memcpy(room, &round, RECORD_ROUND_LEN);
-		record_pool_put(&rec->pool, tf, RECORD_ROUND_LEN, NULL);
-		rec->round_bytes = 0;
-	} else if (nstaged > 0) {
-		cb = staged[nstaged - 1];
-		memcpy(cb->buf + cb->len, &round, RECORD_ROUND_LEN);
-		cb->len += RECORD_ROUND_LEN;
-		rec->round_bytes = 0;
-	} else {
-		off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
-		tracefile_pwrite(tf, off, &round, RECORD_ROUND_LEN);
-		rec->round_bytes = 0;
-	}
-	/* a slice once enough is unsent; everything at a file's last drain */
-	if (direct)
-		(void)record_pool_send(&rec->pool, last);
-	for (i = 0; i < nstaged; i++) {
-		cb = staged[i];
-		cb->busy = 0;
-		off = tracefile_reserve(tf, cb->len, &cb->mark);
-		if (cblock_submit(&rec->q, cb, tf, off, tf->fd) == -1)
-			log_warn("%s: aio_write", tf->partial);
-	}
-	if (tf->bad_off != UINT64_MAX)
-		pass->err = tf->err;
-	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
-		pass->full = 1;
+	record_pass_end(rec, tf, direct, &w, last, pass);
 }
 
 /* What a drain of one ring (counts, was before) put into tf. */
