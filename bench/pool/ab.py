@@ -142,9 +142,10 @@ def main():
     if storm is None:
         storm = os.path.join(tempfile.mkdtemp(prefix="pool-ab-storm-"),
                              "storm")
+        loads = os.path.join(ROOT, "bench", "loads")
         subprocess.run(["gcc", "-O2", "-pthread", "-o", storm,
-                        os.path.join(ROOT, "bench", "loads", "storm.c")],
-                       check=True)
+                        os.path.join(loads, "storm.c"),
+                        os.path.join(loads, "batch.c")], check=True)
     modes = []
     for m in a.modes:
         name, rest = m.split("=", 1)
