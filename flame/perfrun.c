@@ -70,7 +70,7 @@ perfrun_start(struct perfrun *pr, const char *const *args)
 {
 	posix_spawn_file_actions_t	 fa;
 	const char			*prog = perfrun_program();
-	char				*argv[PERFRUN_MAX_ARGS + 2];
+	char				*argv[PERFRUN_MAX_ARGS + 4];
 	int				 p[2] = { -1, -1 }, rc, n;
 	size_t				 i, off = 0;
 
@@ -81,10 +81,22 @@ perfrun_start(struct perfrun *pr, const char *const *args)
 		perfrun_missing(prog);
 		return -1;
 	}
-	argv[0] = (char *)prog;
+	/*
+	 * perf script writes its stdout through stdio's 4 KiB buffer: a
+	 * pipe write, and a wakeup of ours, every 4 KiB (168 MB of text for
+	 * 400,000 samples with callchains). Under stdbuf (coreutils) it
+	 * writes 1 MiB at a time: perf and the folder together took 1.10 s
+	 * of CPU instead of 1.40 on one such file (3 runs each, alternated).
+	 */
+	n = 0;
+	if (perfrun_found("stdbuf")) {
+		argv[n++] = (char *)"stdbuf";
+		argv[n++] = (char *)"-o1M";
+	}
+	argv[n++] = (char *)prog;
 	for (i = 0; args[i] != NULL && i < PERFRUN_MAX_ARGS; i++)
-		argv[i + 1] = (char *)args[i];
-	argv[i + 1] = NULL;
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
 	n = snprintf(pr->what, sizeof(pr->what), "perf");
 	for (i = 0; args[i] != NULL && n > 0 &&
 	    (size_t)n < sizeof(pr->what); i++) {
@@ -104,7 +116,7 @@ perfrun_start(struct perfrun *pr, const char *const *args)
 	posix_spawn_file_actions_adddup2(&fa, pr->err, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
 	    O_RDONLY, 0);
-	rc = posix_spawnp(&pr->pid, prog, &fa, NULL, argv, environ);
+	rc = posix_spawnp(&pr->pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
 	p[1] = -1;
