@@ -122,10 +122,10 @@ perfrun_start(struct perfrun *pr, const char *const *args)
 	p[1] = -1;
 	if (rc != 0) {
 		errno = rc;
-		if (rc == ENOENT)
+		if (rc == ENOENT && argv[0] == prog)
 			perfrun_missing(prog);
 		else
-			warn("cannot run %s", prog);
+			warn("cannot run %s", argv[0]);
 		pr->pid = -1;
 		goto error;
 	}

@@ -77,15 +77,21 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 		lead = tracefile_direct_lead(tf, b);
 		memcpy(b + lead, buf, len);
 		free(buf);
-		if ((w = tracefile_direct_block(tf, b, lead, len, NULL, &off,
-		    &fd)) == 0 ||
-		    (cb = cblock_create_heap(b, w, &rec->heap_stats)) == NULL) {
+		/* the request before the stream moves: out of memory then
+		 * skips this write, it does not cut the file */
+		if ((cb = cblock_create_heap(b, 0, &rec->heap_stats)) ==
+		    NULL) {
 			free(b);
-			/* all of it is the tail, or it is cut here */
-			if (w > 0)
-				tracefile_failed(tf, off, ENOMEM);
-			return w > 0 ? -1 : 0;
+			return -1;
 		}
+		if ((w = tracefile_direct_block(tf, b, lead, len, NULL, &off,
+		    &fd)) == 0) {
+			/* all of it is the stream's tail now */
+			free(cb);
+			free(b);
+			return 0;
+		}
+		cb->cap = cb->len = w;
 		if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
 			log_warn("%s: aio_write", tf->partial);
 			return -1;

@@ -19,9 +19,10 @@
  *             compress (-z only) bound(R)       serial mode's output
  *                      + 2 x zstd stream        the drain's, a rotation's
  *             window   (mode flight) 2 x window_bytes + its task store
- *   buffers = CPUs x cblocks buffered; direct: the larger of the pool and
- *             that (the path is known at the first file: a file system
- *             that refuses O_DIRECT then gets per-CPU cblocks)
+ *   buffers = CPUs x cblocks buffered; direct: the pool and that (a
+ *             recording whose file system refuses O_DIRECT at a write, or
+ *             whose cblocks go from 0 up while a file is buffered, makes
+ *             per-CPU cblocks beside its pool); mode flight: none
  *   total = CPUs x ring + buffers + drain + compress + window
  *
  * CPUs are the online ones at the start; a CPU that comes online later
@@ -50,7 +51,18 @@ record_memory(const struct config *cfg, size_t ncpus,
 	    record_pool_count(cfg->cblocks) *
 	    (uint64_t)record_pool_block((size_t)chunk);
 	all = m->cblocks * ncpus;
-	m->buffers = cfg->direct_io && m->pool > all ? m->pool : all;
+	/* the direct path makes the pool, and per-CPU cblocks too once a
+	 * file of the recording is buffered (O_DIRECT refused at a write,
+	 * cblocks raised from 0 while a buffered file is current): both
+	 * are held from then on until the stop */
+	m->buffers = cfg->direct_io ? m->pool + all : all;
+	if (cfg->flight) {
+		/* no file between snapshots: no cblocks, no pool (a
+		 * snapshot's writes take buffers of their own, counted in
+		 * the window) */
+		m->cblocks = m->pool = m->buffers = 0;
+		m->per_cpu = m->ring;
+	}
 	m->drain = ring;
 	m->compress = cfg->compression > 0 ? compress_bound(ring) +
 	    2 * (uint64_t)compress_memory(cfg->compression) : 0;
