@@ -161,6 +161,12 @@ proto_reply_ok(json_object *data)
 	return o;
 }
 
+void
+proto_add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
 json_object *
 proto_reply_error(enum proto_err code, const char *key, const char *msg)
 {

@@ -12,6 +12,7 @@
 #define PERFSPILL_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #define PROTO_VERSION	1
@@ -56,6 +57,8 @@ json_object	*proto_request(const char *cmd, json_object *args);
 json_object	*proto_reply_ok(json_object *data);
 json_object	*proto_reply_error(enum proto_err, const char *key,
 		    const char *msg);
+/* o[k] = v, an unsigned count (status, manifests, session figures). */
+void		 proto_add_u64(json_object *o, const char *k, uint64_t v);
 /* Serialize as one line with its newline; caller frees. */
 char		*proto_serialize(json_object *, size_t *len);
 

@@ -12,6 +12,7 @@
 
 #include "cgroup.h"
 #include "log.h"
+#include "proto.h"
 #include "session.h"
 #include "size.h"
 
@@ -478,26 +479,20 @@ session_check_update(struct session_table *t, const struct config *cfg,
 	return session_fits(t, s, s->name, &m, err);
 }
 
-static void
-session_add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
 static json_object *
 session_memory_json(const struct record_memory *m)
 {
 	json_object	*o = json_object_new_object();
 
-	session_add_u64(o, "total", m->total);
-	session_add_u64(o, "cpus", m->ncpus);
-	session_add_u64(o, "per_cpu", m->per_cpu);
-	session_add_u64(o, "ring", m->ring);
-	session_add_u64(o, "cblocks", m->cblocks);
-	session_add_u64(o, "pool", m->pool);
-	session_add_u64(o, "buffers", m->buffers);
-	session_add_u64(o, "drain", m->drain);
-	session_add_u64(o, "compress", m->compress);
+	proto_add_u64(o, "total", m->total);
+	proto_add_u64(o, "cpus", m->ncpus);
+	proto_add_u64(o, "per_cpu", m->per_cpu);
+	proto_add_u64(o, "ring", m->ring);
+	proto_add_u64(o, "cblocks", m->cblocks);
+	proto_add_u64(o, "pool", m->pool);
+	proto_add_u64(o, "buffers", m->buffers);
+	proto_add_u64(o, "drain", m->drain);
+	proto_add_u64(o, "compress", m->compress);
 	return o;
 }
 
@@ -506,7 +501,7 @@ session_add_end(const struct session *s, json_object *o)
 {
 	if (!s->on_demand || record_state(s->rec) != RECORD_RUNNING)
 		return;
-	session_add_u64(o, "duration", s->duration);
+	proto_add_u64(o, "duration", s->duration);
 	json_object_object_add(o, "ends", json_object_new_int64(
 	    (int64_t)s->ends));
 }
@@ -535,12 +530,12 @@ session_status(struct session_table *t, json_object *o)
 	json_object_object_add(o, "sessions", a);
 	session_budget(t, &b);
 	m = json_object_new_object();
-	session_add_u64(m, "held", session_held(t, NULL));
-	session_add_u64(m, "budget", b.budget);
-	session_add_u64(m, "limit", b.limit);
+	proto_add_u64(m, "held", session_held(t, NULL));
+	proto_add_u64(m, "budget", b.budget);
+	proto_add_u64(m, "limit", b.limit);
 	json_object_object_add(m, "budget_from",
 	    json_object_new_string(b.from));
-	session_add_u64(m, "max_sessions", t->cfg->max_sessions);
+	proto_add_u64(m, "max_sessions", t->cfg->max_sessions);
 	json_object_object_add(o, "memory", m);
 }
 

@@ -18,6 +18,7 @@
 
 #include "handoff-int.h"
 #include "log.h"
+#include "proto.h"
 
 /* The longest back-off between two tries, seconds. */
 #define HANDOFF_RETRY_MAX	3600
@@ -453,18 +454,14 @@ handoff_status(struct handoff *ho)
 	json_object_object_add(o, "via", json_object_new_string(ho->use_unit ?
 	    HANDOFF_UNIT_PREFIX ".service" : "spawn"));
 	json_object_object_add(o, "user", json_object_new_string(ho->user));
-	json_object_object_add(o, "running",
-	    json_object_new_uint64(ho->running));
-	json_object_object_add(o, "queued", json_object_new_uint64(queued));
-	json_object_object_add(o, "retrying", json_object_new_uint64(waiting));
-	json_object_object_add(o, "ok", json_object_new_uint64(ho->ok));
-	json_object_object_add(o, "failed", json_object_new_uint64(ho->failed));
-	json_object_object_add(o, "timed_out",
-	    json_object_new_uint64(ho->timed_out));
-	json_object_object_add(o, "gave_up",
-	    json_object_new_uint64(ho->gave_up));
-	json_object_object_add(o, "removed",
-	    json_object_new_uint64(ho->removed));
+	proto_add_u64(o, "running", ho->running);
+	proto_add_u64(o, "queued", queued);
+	proto_add_u64(o, "retrying", waiting);
+	proto_add_u64(o, "ok", ho->ok);
+	proto_add_u64(o, "failed", ho->failed);
+	proto_add_u64(o, "timed_out", ho->timed_out);
+	proto_add_u64(o, "gave_up", ho->gave_up);
+	proto_add_u64(o, "removed", ho->removed);
 	return o;
 }
 

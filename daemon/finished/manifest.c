@@ -18,6 +18,7 @@
 #include "manifest.h"
 #include "paths.h"
 #include "perf-abi.h"
+#include "proto.h"
 
 /* where HEADER_BUILD_ID's parts are (perf-abi.h) */
 #define MANIFEST_BID(field)	\
@@ -63,12 +64,6 @@ static void
 manifest_add_str(json_object *o, const char *k, const char *v)
 {
 	json_object_object_add(o, k, v[0] ? json_object_new_string(v) : NULL);
-}
-
-static void
-manifest_add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
 static void
@@ -166,7 +161,7 @@ manifest_build(const struct manifest_facts *f)
 
 	if ((o = json_object_new_object()) == NULL)
 		return NULL;
-	manifest_add_u64(o, "manifest_version", 1);
+	proto_add_u64(o, "manifest_version", 1);
 	json_object_object_add(o, "file", json_object_new_string(f->name));
 	json_object_object_add(o, "host", json_object_new_string(f->host));
 	json_object_object_add(o, "session", f->session != NULL ?
@@ -186,7 +181,7 @@ manifest_build(const struct manifest_facts *f)
 	}
 	json_object_object_add(o, "perfspill_version",
 	    json_object_new_string(PERFSPILL_VERSION));
-	manifest_add_u64(o, "seq", f->seq);
+	proto_add_u64(o, "seq", f->seq);
 	json_object_object_add(o, "salvaged",
 	    json_object_new_boolean(f->salvaged));
 	if (f->trigger != NULL)
@@ -197,14 +192,14 @@ manifest_build(const struct manifest_facts *f)
 	else
 		json_object_object_add(o, "opened", NULL);	/* salvaged */
 	manifest_add_utc(o, "finished", f->finished, -1);
-	manifest_add_u64(o, "bytes", f->bytes);
-	manifest_add_u64(o, "samples", f->samples);
-	manifest_add_u64(o, "lost", f->lost);
-	manifest_add_u64(o, "lost_samples", f->lost_samples);
+	proto_add_u64(o, "bytes", f->bytes);
+	proto_add_u64(o, "samples", f->samples);
+	proto_add_u64(o, "lost", f->lost);
+	proto_add_u64(o, "lost_samples", f->lost_samples);
 	if (f->samples > 0 && f->time_first != 0) {
 		/* nanoseconds of perf's clock, as perf script prints them */
-		manifest_add_u64(o, "first_sample_time", f->time_first);
-		manifest_add_u64(o, "last_sample_time", f->time_last);
+		proto_add_u64(o, "first_sample_time", f->time_first);
+		proto_add_u64(o, "last_sample_time", f->time_last);
 		manifest_add_wall(o, "first_sample_utc_approx", f->time_first);
 		manifest_add_wall(o, "last_sample_utc_approx", f->time_last);
 	} else {

@@ -8,12 +8,7 @@
 #include <time.h>
 
 #include "record-int.h"
-
-static void
-record_add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
+#include "proto.h"
 
 /* The counters of every CPU of the recording, summed once for the
  * totals, the metrics and the summary line. */
@@ -57,16 +52,16 @@ record_totals(struct record *rec)
 	struct record_sums	 s;
 
 	record_sum(rec, &s);
-	record_add_u64(t, "bytes", s.bytes);
-	record_add_u64(t, "records", s.records);
-	record_add_u64(t, "samples", s.samples);
-	record_add_u64(t, "lost", s.lost);
-	record_add_u64(t, "lost_samples", s.lost_samples);
-	record_add_u64(t, "bytes_written", s.written);
-	record_add_u64(t, "bytes_dropped", s.dropped);
-	record_add_u64(t, "self_excluded", s.self);
-	record_add_u64(t, "aio_inflight", s.inflight);
-	record_add_u64(t, "files_finished", rec->files_done);
+	proto_add_u64(t, "bytes", s.bytes);
+	proto_add_u64(t, "records", s.records);
+	proto_add_u64(t, "samples", s.samples);
+	proto_add_u64(t, "lost", s.lost);
+	proto_add_u64(t, "lost_samples", s.lost_samples);
+	proto_add_u64(t, "bytes_written", s.written);
+	proto_add_u64(t, "bytes_dropped", s.dropped);
+	proto_add_u64(t, "self_excluded", s.self);
+	proto_add_u64(t, "aio_inflight", s.inflight);
+	proto_add_u64(t, "files_finished", rec->files_done);
 	return t;
 }
 
@@ -103,8 +98,8 @@ record_add_disk(struct record *rec, json_object *o)
 
 	f = json_object_new_object();
 	if (retain_scan(rec->dirfd, &l) == 0) {
-		record_add_u64(f, "count", l.nr);
-		record_add_u64(f, "bytes", l.bytes);
+		proto_add_u64(f, "count", l.nr);
+		proto_add_u64(f, "bytes", l.bytes);
 		if (l.nr > 0) {
 			json_object_object_add(f, "oldest",
 			    json_object_new_string(l.files[0].name));
@@ -116,7 +111,7 @@ record_add_disk(struct record *rec, json_object *o)
 	json_object_object_add(o, "files", f);
 	if (retain_free_bytes(rec->dirfd, &avail) == 0) {
 		f = json_object_new_object();
-		record_add_u64(f, "free", avail);
+		proto_add_u64(f, "free", avail);
 		json_object_object_add(o, "disk", f);
 	}
 }
@@ -166,13 +161,13 @@ record_add_write_path(struct record *rec, json_object *o)
 static void
 record_add_aio(json_object *o, const struct cblock_stats *a)
 {
-	record_add_u64(o, "aio_inflight", a->inflight);
-	record_add_u64(o, "aio_submitted", a->submitted);
-	record_add_u64(o, "aio_completed", a->completed);
-	record_add_u64(o, "aio_resubmitted", a->resubmitted);
-	record_add_u64(o, "aio_failed", a->failed);
-	record_add_u64(o, "bytes_written", a->bytes_written);
-	record_add_u64(o, "bytes_dropped", a->bytes_dropped);
+	proto_add_u64(o, "aio_inflight", a->inflight);
+	proto_add_u64(o, "aio_submitted", a->submitted);
+	proto_add_u64(o, "aio_completed", a->completed);
+	proto_add_u64(o, "aio_resubmitted", a->resubmitted);
+	proto_add_u64(o, "aio_failed", a->failed);
+	proto_add_u64(o, "bytes_written", a->bytes_written);
+	proto_add_u64(o, "bytes_dropped", a->bytes_dropped);
 }
 
 /* The direct path's pool, when the recording has one: its blocks and
@@ -186,11 +181,11 @@ record_add_pool(struct record *rec, json_object *o)
 	if (!record_pool_made(pool))
 		return;
 	p = json_object_new_object();
-	record_add_u64(p, "blocks", pool->nr);
-	record_add_u64(p, "block_bytes", pool->cap);
-	record_add_u64(p, "write_bytes", pool->write);
-	record_add_u64(p, "blocks_filled", pool->finished);
-	record_add_u64(p, "busy", pool->busy);
+	proto_add_u64(p, "blocks", pool->nr);
+	proto_add_u64(p, "block_bytes", pool->cap);
+	proto_add_u64(p, "write_bytes", pool->write);
+	proto_add_u64(p, "blocks_filled", pool->finished);
+	proto_add_u64(p, "busy", pool->busy);
 	record_add_aio(p, &pool->stats);
 	json_object_object_add(o, "pool", p);
 }
@@ -210,9 +205,9 @@ record_status(struct record *rec)
 	/* the daemon's life, not the recording's: also when idle */
 	buildid_stats(rec->bids, &files, &cleared, &reading);
 	f = json_object_new_object();
-	record_add_u64(f, "files", files);
-	record_add_u64(f, "reading", reading);
-	record_add_u64(f, "stray_flags_cleared", cleared);
+	proto_add_u64(f, "files", files);
+	proto_add_u64(f, "reading", reading);
+	proto_add_u64(f, "stray_flags_cleared", cleared);
 	json_object_object_add(o, "build_ids", f);
 	if (rec->state == RECORD_IDLE) {
 		if (rec->last_file[0])
@@ -229,7 +224,7 @@ record_status(struct record *rec)
 	record_add_write_path(rec, o);
 	/* the drain's buffers: cblocks, the pool, the copies (not the
 	 * kernel's rings): docs/file-format.md has the formula */
-	record_add_u64(o, "buffers", record_buffer_bytes(rec));
+	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
 	record_add_pool(rec, o);
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
@@ -243,30 +238,30 @@ record_status(struct record *rec)
 		json_object_object_add(c, "cpu", json_object_new_int(rc->cpu));
 		json_object_object_add(c, "online", json_object_new_boolean(
 		    !rc->offline));
-		record_add_u64(c, "bytes", rc->bytes);
-		record_add_u64(c, "records", rc->counts.records);
-		record_add_u64(c, "samples", rc->counts.samples);
-		record_add_u64(c, "lost", rc->counts.lost);
-		record_add_u64(c, "lost_samples", rc->counts.lost_samples);
-		record_add_u64(c, "cblocks", rc->nr_cbs);
+		proto_add_u64(c, "bytes", rc->bytes);
+		proto_add_u64(c, "records", rc->counts.records);
+		proto_add_u64(c, "samples", rc->counts.samples);
+		proto_add_u64(c, "lost", rc->counts.lost);
+		proto_add_u64(c, "lost_samples", rc->counts.lost_samples);
+		proto_add_u64(c, "cblocks", rc->nr_cbs);
 		record_add_aio(c, &rc->aio);
 		json_object_array_add(cpus, c);
 	}
 	json_object_object_add(o, "totals", record_totals(rec));
-	record_add_u64(o, "cpus_added", rec->cpus_added);
-	record_add_u64(o, "cpus_removed", rec->cpus_removed);
+	proto_add_u64(o, "cpus_added", rec->cpus_added);
+	proto_add_u64(o, "cpus_removed", rec->cpus_removed);
 	json_object_object_add(o, "cpus", cpus);
 	if (rec->flight != NULL) {
 		f = record_window_status(rec);
-		record_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
+		proto_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
 		json_object_object_add(o, "flight", f);
 	}
 	if (rec->cur != NULL) {
 		f = json_object_new_object();
 		json_object_object_add(f, "name",
 		    json_object_new_string(rec->cur->partial));
-		record_add_u64(f, "bytes", rec->cur->reserved);
-		record_add_u64(f, "samples", rec->cur->samples);
+		proto_add_u64(f, "bytes", rec->cur->reserved);
+		proto_add_u64(f, "samples", rec->cur->samples);
 		json_object_object_add(o, "file", f);
 	}
 	return o;

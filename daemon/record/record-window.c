@@ -13,6 +13,7 @@
 
 #include "flight.h"
 #include "record-int.h"
+#include "proto.h"
 
 uint64_t
 record_window_us(const struct timespec *a)
@@ -154,22 +155,20 @@ record_window_status(struct record *rec)
 	struct record_flight	*rf = rec->flight;
 	json_object		*o = json_object_new_object();
 
-#define U64(k, v)	json_object_object_add(o, k, json_object_new_uint64(v))
-	U64("window", rec->cfg.window);
-	U64("window_bytes", rec->cfg.window_bytes);
-	U64("memory_max", flight_memory_max(rec->cfg.window_bytes));
-	U64("bytes", rf->fl.st.bytes);
-	U64("chunks", rf->fl.st.chunks);
-	U64("evicted_bytes", rf->fl.st.evicted);
-	U64("store_bytes", rf->fl.store.len);
-	U64("store_pruned", rf->fl.st.store_pruned);
-	U64("store_dropped", rf->fl.st.store_dropped);
-	U64("out_of_memory", rf->fl.st.oom);
-	U64("snapshots", rf->snapshots);
-	U64("snapshots_failed", rf->failed);
-	U64("last_snapshot_ms", rf->last_ms);
-	U64("snapshot_stall_us_max", rf->stall_us_max);
-#undef U64
+	proto_add_u64(o, "window", rec->cfg.window);
+	proto_add_u64(o, "window_bytes", rec->cfg.window_bytes);
+	proto_add_u64(o, "memory_max", flight_memory_max(rec->cfg.window_bytes));
+	proto_add_u64(o, "bytes", rf->fl.st.bytes);
+	proto_add_u64(o, "chunks", rf->fl.st.chunks);
+	proto_add_u64(o, "evicted_bytes", rf->fl.st.evicted);
+	proto_add_u64(o, "store_bytes", rf->fl.store.len);
+	proto_add_u64(o, "store_pruned", rf->fl.st.store_pruned);
+	proto_add_u64(o, "store_dropped", rf->fl.st.store_dropped);
+	proto_add_u64(o, "out_of_memory", rf->fl.st.oom);
+	proto_add_u64(o, "snapshots", rf->snapshots);
+	proto_add_u64(o, "snapshots_failed", rf->failed);
+	proto_add_u64(o, "last_snapshot_ms", rf->last_ms);
+	proto_add_u64(o, "snapshot_stall_us_max", rf->stall_us_max);
 	if (rf->last_file[0]) {
 		json_object_object_add(o, "last_snapshot",
 		    json_object_new_string(rf->last_file));
