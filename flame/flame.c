@@ -3,9 +3,12 @@
  * the files a time range covers (pick), folds each with the stock perf
  * (fold; a whole file once, kept as its companion), adds every file's
  * stacks together, and writes the graph (svg) and/or folded stacks (view)
- * of what the filters keep: for all hosts together, or one per host.
+ * of what the filters keep: for all hosts together, or one per host. The
+ * files are those of one recording session (default) unless told:
+ * sessions at different rates added together count one CPU time twice.
  *
- * Exit codes: 0 written, 1 an error (a file, perf), 2 usage.
+ * Exit codes: 0 written, 1 an error (a file, perf, no samples in the
+ * range, of the session or through the filters), 2 usage.
  */
 #include <err.h>
 #include <errno.h>
@@ -28,6 +31,9 @@
 struct flame_run {
 	int64_t		 from, to;	/* wall ns of the samples kept */
 	size_t		 files, companions;
+	const char	*sessions[VIEW_MAX_NAMES];	/* drawn */
+	size_t		 nsessions;
+	uint64_t	 read;		/* samples read, before the filters */
 };
 
 static void
@@ -163,13 +169,70 @@ flame_names(char *buf, size_t len, const char *const *names, size_t n)
 		snprintf(buf + off, len - off, " and %zu more", n - shown);
 }
 
+/* The filters given, each after sep, at the end of buf. */
+static void
+flame_filters(char *buf, size_t len, const struct opts *o, const char *sep)
+{
+	size_t	 off, i;
+
+	for (i = 0; i < o->ncomms; i++) {
+		off = strlen(buf);
+		snprintf(buf + off, len - off, "%scomm %s", sep, o->comms[i]);
+	}
+	for (i = 0; i < o->npids; i++) {
+		off = strlen(buf);
+		snprintf(buf + off, len - off, "%spid %" PRIu32, sep,
+		    o->pids[i]);
+	}
+	for (i = 0; i < o->ncgroups; i++) {
+		off = strlen(buf);
+		snprintf(buf + off, len - off, "%scgroup %s", sep,
+		    o->cgroups[i]);
+	}
+	for (i = 0; i < o->nevents; i++) {
+		off = strlen(buf);
+		snprintf(buf + off, len - off, "%sevent %s", sep,
+		    o->events[i]);
+	}
+	for (i = 0; i < o->nhosts; i++) {
+		off = strlen(buf);
+		snprintf(buf + off, len - off, "%shost %s", sep, o->hosts[i]);
+	}
+	off = strlen(buf);
+	if (o->kernel_only)
+		snprintf(buf + off, len - off, "%skernel frames", sep);
+	else if (o->user_only)
+		snprintf(buf + off, len - off, "%suser frames", sep);
+}
+
+/* Says that the filters keep nothing, as an empty range is said. */
+static void
+flame_nothing(const struct opts *o, const struct flame_run *run,
+    const char *host)
+{
+	char	 f[1024];
+	size_t	 i;
+
+	f[0] = '\0';
+	flame_filters(f, sizeof(f), o, ", ");
+	warnx("%s%snone of the %" PRIu64 " samples of the %zu trace files "
+	    "read matches the filters (%s)", host ? host : "", host ? ": " :
+	    "", run->read, run->files, f + 2);
+	for (i = 0; i < o->ncomms; i++)
+		if (strlen(o->comms[i]) > OPTS_COMM_LEN)
+			warnx("--comm %s: the kernel keeps the first %d "
+			    "characters of a command name: --comm %.*s", o->comms[i],
+			    OPTS_COMM_LEN, OPTS_COMM_LEN, o->comms[i]);
+}
+
 static void
 flame_subtitle(char *buf, size_t len, const struct view_info *vi,
     const struct flame_run *run, const struct opts *o)
 {
-	char	 hosts[256], events[256], a[40], b[40];
-	size_t	 off, i;
+	char	 sessions[256], hosts[256], events[256], a[40], b[40];
 
+	flame_names(sessions, sizeof(sessions), run->sessions,
+	    run->nsessions);
 	flame_names(hosts, sizeof(hosts), vi->hosts, vi->nhosts);
 	flame_names(events, sizeof(events), vi->events, vi->nevents);
 	opts_utc(run->from, a, sizeof(a), 0);
@@ -177,29 +240,12 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
-	snprintf(buf, len, "%s %s \xc2\xb7 %s to %s UTC \xc2\xb7 %s \xc2\xb7 "
-	    "%" PRIu64 " samples", vi->nhosts == 1 ? "host" : "hosts", hosts,
+	snprintf(buf, len, "%s %s \xc2\xb7 %s %s \xc2\xb7 %s to %s UTC \xc2\xb7 "
+	    "%s \xc2\xb7 %" PRIu64 " samples", run->nsessions == 1 ? "session" :
+	    "sessions", sessions, vi->nhosts == 1 ? "host" : "hosts", hosts,
 	    a, strncmp(a, b, 10) == 0 ? b + 11 : b,
 	    vi->nevents ? events : "no events", vi->samples);
-	for (i = 0; i < o->ncomms; i++) {
-		off = strlen(buf);
-		snprintf(buf + off, len - off, " \xc2\xb7 comm %s", o->comms[i]);
-	}
-	for (i = 0; i < o->npids; i++) {
-		off = strlen(buf);
-		snprintf(buf + off, len - off, " \xc2\xb7 pid %" PRIu32,
-		    o->pids[i]);
-	}
-	for (i = 0; i < o->ncgroups; i++) {
-		off = strlen(buf);
-		snprintf(buf + off, len - off, " \xc2\xb7 cgroup %s",
-		    o->cgroups[i]);
-	}
-	off = strlen(buf);
-	if (o->kernel_only)
-		snprintf(buf + off, len - off, " \xc2\xb7 kernel frames");
-	else if (o->user_only)
-		snprintf(buf + off, len - off, " \xc2\xb7 user frames");
+	flame_filters(buf, len, o, " \xc2\xb7 ");
 }
 
 /* name with the host in it: at %h, or before the extension. */
@@ -249,15 +295,18 @@ flame_close(FILE *f, const char *name, int rv)
 	return 0;
 }
 
-/* The outputs of one graph: all hosts (host NULL), or one. */
+/* The outputs of one graph: all hosts (host NULL), or one. 0 written, 1
+ * nothing the filters keep (said), -1 an error. */
 static int
 flame_output(const struct stackset *all, const struct opts *o,
     const struct flame_run *run, const char *host)
 {
 	struct view_info	 vi;
 	struct svg_opts		 so;
-	struct stackset		*v;
-	char			 name[PATH_MAX], sub[1024], title[512];
+	struct stackset		*v, *drawn = NULL;
+	char			 name[PATH_MAX], sub[1100], title[512];
+	uint64_t		 cut = 0;
+	size_t			 off;
 	FILE			*f;
 	int			 rv = 0;
 
@@ -265,9 +314,11 @@ flame_output(const struct stackset *all, const struct opts *o,
 		warnx("out of memory");
 		return -1;
 	}
-	if (vi.samples == 0)
-		warnx("%s%sno samples match the filters", host ? host : "",
-		    host ? ": " : "");
+	if (vi.samples == 0) {
+		flame_nothing(o, run, host);
+		stackset_free(v);
+		return 1;
+	}
 	if (o->folded != NULL) {
 		if (host != NULL && flame_host_name(name, sizeof(name),
 		    o->folded, host) == -1) {
@@ -286,7 +337,17 @@ flame_output(const struct stackset *all, const struct opts *o,
 			rv = -1;
 			goto out;
 		}
+		if (o->max_depth != 0 && (drawn = view_bound(v, o->max_depth,
+		    &cut)) == NULL) {
+			warnx("out of memory");
+			rv = -1;
+			goto out;
+		}
 		flame_subtitle(sub, sizeof(sub), &vi, run, o);
+		off = strlen(sub);
+		if (cut > 0)
+			snprintf(sub + off, sizeof(sub) - off, " \xc2\xb7 "
+			    "stacks over %u frames cut", o->max_depth);
 		snprintf(title, sizeof(title), "%s%s", o->title ? o->title :
 		    o->inverted ? "Icicle graph" : "Flame graph",
 		    o->title == NULL && o->reverse ? " (reversed: callees "
@@ -298,12 +359,14 @@ flame_output(const struct stackset *all, const struct opts *o,
 		if ((f = flame_open(host ? name : o->svg)) == NULL)
 			rv = -1;
 		else if ((rv = flame_close(f, host ? name : o->svg,
-		    svg_write(f, v, &so))) == 0 && o->progress != 0 &&
+		    svg_write(f, drawn ? drawn : v, &so))) == 0 &&
+		    o->progress != 0 &&
 		    strcmp(o->svg, "-") != 0)
 			fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64
 			    " samples)\n", host ? name : o->svg, vi.samples);
 	}
 out:
+	stackset_free(drawn);
 	stackset_free(v);
 	return rv;
 }
@@ -316,9 +379,11 @@ main(int argc, char **argv)
 	struct flame_run	 run;
 	struct stackset		*all = NULL;
 	enum pick_cover		*cover = NULL;
-	size_t			 i, j, chosen = 0;
-	char			 a[40], b[40];
-	int			 rv = 1;
+	size_t			 i, j, chosen = 0, others = 0, written = 0;
+	const char		*found[VIEW_MAX_NAMES];
+	size_t			 nfound = 0;
+	char			 a[40], b[40], names[256], want[256];
+	int			 rv = 1, r;
 
 	opts_parse(&o, argc, argv);
 	memset(&l, 0, sizeof(l));
@@ -341,24 +406,47 @@ main(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < l.n; i++) {
+		if (!pick_session(&l.f[i], &o)) {
+			cover[i] = PICK_NONE;
+			others++;
+			view_note(found, &nfound, l.f[i].session);
+			if (o.verbose)
+				fprintf(stderr, "perfspill-flame: %s: of session "
+				    "%s, not read\n", l.f[i].path,
+				    l.f[i].session);
+			continue;
+		}
 		cover[i] = pick_cover(&l.f[i], o.ranged ? o.from : INT64_MIN,
 		    o.ranged ? o.to : INT64_MAX);
 		if (o.verbose)
-			fprintf(stderr, "perfspill-flame: %s (%s, facts from "
-			    "its %s): %s\n", l.f[i].path, l.f[i].host,
+			fprintf(stderr, "perfspill-flame: %s (%s, session %s, "
+			    "facts from its %s): %s\n", l.f[i].path,
+			    l.f[i].host, l.f[i].session,
 			    l.f[i].facts ? l.f[i].facts : "none",
 			    cover[i] == PICK_WHOLE ? "whole" : cover[i] ==
 			    PICK_PART ? "part" : "not in the range");
 		chosen += cover[i] != PICK_NONE;
+		if (cover[i] != PICK_NONE)
+			view_note(run.sessions, &run.nsessions,
+			    l.f[i].session);
+	}
+	if (chosen == 0 && others == l.n) {
+		flame_names(names, sizeof(names), found, nfound);
+		flame_names(want, sizeof(want), o.nsessions ? o.sessions :
+		    (const char *[]){ "default" }, o.nsessions ? o.nsessions : 1);
+		warnx("none of the %zu trace files is of session %s: they are "
+		    "of %s (--session NAME, or --session all)", l.n, want, names);
+		goto out;
 	}
 	if (chosen == 0) {
 		if (o.ranged)
 			warnx("none of the %zu trace files has samples from %s "
-			    "to %s", l.n, opts_utc(o.from, a, sizeof(a), 0),
+			    "to %s", l.n - others, opts_utc(o.from, a, sizeof(a), 0),
 			    o.to == INT64_MAX ? "now" :
 			    opts_utc(o.to, b, sizeof(b), 0));
 		else
-			warnx("none of the %zu trace files has samples", l.n);
+			warnx("none of the %zu trace files has samples",
+			    l.n - others);
 		goto out;
 	}
 	progress_init(o.progress, chosen);
@@ -376,12 +464,15 @@ main(int argc, char **argv)
 		rv = 0;
 		goto out;
 	}
+	run.read = stackset_samples(all);
 	if (run.files == 0)
 		run.from = run.to = o.from;
 	if (!o.per_host) {
-		rv = flame_output(all, &o, &run, NULL) == -1;
+		rv = flame_output(all, &o, &run, NULL) != 0;
 		goto out;
 	}
+	/* a host whose samples the filters all leave out gets no file;
+	 * none at all is the error */
 	rv = 0;
 	for (i = 0; i < l.n; i++) {
 		if (cover[i] == PICK_NONE)
@@ -390,9 +481,14 @@ main(int argc, char **argv)
 			if (cover[j] != PICK_NONE &&
 			    strcmp(l.f[j].host, l.f[i].host) == 0)
 				break;
-		if (j == i && flame_output(all, &o, &run, l.f[i].host) == -1)
+		if (j < i)
+			continue;
+		if ((r = flame_output(all, &o, &run, l.f[i].host)) == -1)
 			rv = 1;
+		written += r == 0;
 	}
+	if (written == 0)
+		rv = 1;
 out:
 	free(cover);
 	stackset_free(all);

@@ -3,6 +3,8 @@
 // callers stay, faded, and zoom back out when clicked; "Back" undoes one
 // zoom, "Reset zoom" or Escape all of them), and the search box
 // highlights the frames whose names match, with their share of the total.
+// A graph taller than the window opens scrolled to its root, the widest
+// frames, with the title, buttons, legend and details line kept in view.
 // Every frame is a <g class="f"> with its first sample (data-s), its
 // samples (data-n) and its depth (data-d).
 "use strict";
@@ -65,6 +67,7 @@ function flameInit(evt) {
 	flame.search.addEventListener("click", function (e) {
 		e.stopPropagation();
 	});
+	flameSticky();
 	document.addEventListener("keydown", function (e) {
 		if (e.key === "Escape") {
 			flame.history = [];
@@ -74,6 +77,46 @@ function flameInit(evt) {
 			flame.search.focus();
 		}
 	});
+}
+
+// The header (title to legend) and the details line float over the
+// frames as the window scrolls; the first screen shows the root: at the
+// bottom of a flame graph, which may be far below a window's height.
+function flameSticky() {
+	var svg = flame.svg, ns = "http://www.w3.org/2000/svg";
+	var height = +svg.getAttribute("height");
+	var head = document.createElementNS(ns, "g");
+	var foot = document.createElementNS(ns, "g");
+	var bg = document.createElementNS(ns, "rect");
+	bg.setAttribute("width", svg.getAttribute("width"));
+	bg.setAttribute("height", "68");
+	bg.setAttribute("fill", "#f8f8f4");
+	head.appendChild(bg);
+	["title", "subtitle", "unzoom", "back", "matched", "legend"].forEach(
+	    function (id) {
+		head.appendChild(document.getElementById(id));
+	});
+	head.appendChild(flame.search.parentNode);
+	foot.appendChild(flame.details);
+	svg.appendChild(head);
+	svg.appendChild(foot);
+	function place() {
+		var y = window.scrollY || 0;
+		var below = height - y - window.innerHeight;
+		head.setAttribute("transform", "translate(0," + y + ")");
+		foot.setAttribute("transform", "translate(0," +
+		    (below > 0 ? -below : 0) + ")");
+	}
+	window.addEventListener("scroll", place);
+	window.addEventListener("resize", place);
+	var root = flame.frames.filter(function (g) { return g.fd === 0; })[0];
+	if (root) {
+		var r = root.frect.getBoundingClientRect();
+		if (r.bottom > window.innerHeight)
+			window.scrollTo(0, r.bottom + window.scrollY + 30 -
+			    window.innerHeight);
+	}
+	place();
 }
 
 function flameFrame(el) {

@@ -15,9 +15,10 @@
 #include "opts.h"
 #include "paths.h"
 #include "size.h"
+#include "stackset.h"
 
 static const char opts_usage[] =
-"usage: perfspill-flame [OPTIONS] [FILE|DIR]...\n";
+"usage: perfspill-flame [OPTIONS] [[-i] FILE|DIR]...\n";
 
 static const char opts_help[] =
 "Flame graphs and folded stacks from perfspilld's trace files.\n"
@@ -27,6 +28,13 @@ static const char opts_help[] =
 "keeps the samples inside the time range, and writes an SVG flame graph\n"
 "(open it in a browser) and/or folded stacks (\"comm;frame;frame COUNT\").\n"
 "Files from many hosts merge into one graph (counts added), or one each.\n"
+"\n"
+"  -i, --input FILE|DIR   read FILE, or the files below DIR (as perf's -i;\n"
+"                         the same as naming it after the options)\n"
+"      --session NAME     the files of the recording session NAME (may be\n"
+"                         repeated; all: every session, their samples\n"
+"                         added). Default: the files in a DIR of session\n"
+"                         default only, each FILE named whatever its own\n"
 "\n"
 "Time range (wall clock; default: everything; files picked by their\n"
 "manifests NAME.data.json, or by their sample times):\n"
@@ -48,13 +56,19 @@ static const char opts_help[] =
 "      --per-host         one graph (and folded file) per host: the host\n"
 "                         goes into each name (flame.svg: flame-HOST.svg,\n"
 "                         or where %h stands)\n"
-"  -i, --inverted         icicle graph: the roots at the top\n"
+"  -I, --icicle           icicle graph: the roots at the top (also\n"
+"                         --inverted; -i is --input, as in perf)\n"
 "  -r, --reverse          leaves as roots (who calls the hot functions)\n"
 "      --width PIXELS     the graph's width (default 1200)\n"
+"      --max-depth N      draw at most N frames of a stack, its roots\n"
+"                         included: those nearest the root and the leaf,\n"
+"                         with [...] for the frames between (default 64;\n"
+"                         0: all). Folded stacks are written whole\n"
 "\n"
 "Filters (a sample is kept when it matches one of each list given; each\n"
 "option may be repeated):\n"
-"      --comm NAME        the command name\n"
+"      --comm NAME        the command name, as the kernel keeps it: its\n"
+"                         first 15 characters (systemd-journal)\n"
 "  -p, --pid PID          the process\n"
 "      --cgroup PATH      the cgroup or one below it (files recorded with\n"
 "                         all_cgroups)\n"
@@ -62,6 +76,7 @@ static const char opts_help[] =
 "      --host NAME        the host\n"
 "      --kernel-only      keep only kernel frames\n"
 "      --user-only        keep only user-space frames\n"
+"A filter that keeps no sample is an error (exit 1), as an empty range is.\n"
 "\n"
 "Companions: each whole file is folded once into NAME.data.folded beside\n"
 "it, which later runs read instead of running perf; retention removes it\n"
@@ -94,6 +109,8 @@ enum {
 	OPT_NO_COMPANION,
 	OPT_REFOLD,
 	OPT_COMPANION,
+	OPT_SESSION,
+	OPT_MAX_DEPTH,
 };
 
 static const struct option opts_long[] = {
@@ -105,9 +122,13 @@ static const struct option opts_long[] = {
 	{ "title",		required_argument,	NULL, OPT_TITLE },
 	{ "roots",		required_argument,	NULL, OPT_ROOTS },
 	{ "per-host",		no_argument,		NULL, OPT_PER_HOST },
-	{ "inverted",		no_argument,		NULL, 'i' },
+	{ "input",		required_argument,	NULL, 'i' },
+	{ "session",		required_argument,	NULL, OPT_SESSION },
+	{ "icicle",		no_argument,		NULL, 'I' },
+	{ "inverted",		no_argument,		NULL, 'I' },
 	{ "reverse",		no_argument,		NULL, 'r' },
 	{ "width",		required_argument,	NULL, OPT_WIDTH },
+	{ "max-depth",		required_argument,	NULL, OPT_MAX_DEPTH },
 	{ "comm",		required_argument,	NULL, OPT_COMM },
 	{ "pid",		required_argument,	NULL, 'p' },
 	{ "cgroup",		required_argument,	NULL, OPT_CGROUP },
@@ -363,9 +384,10 @@ opts_parse(struct opts *o, int argc, char **argv)
 	o->roots[0] = OPTS_ROOT_COMM;
 	o->nroots = 1;
 	o->width = 1200;
+	o->max_depth = OPTS_MAX_DEPTH;
 	o->companion = 1;
 	o->progress = -1;
-	while ((c = getopt_long(argc, argv, "s:o:f:irp:e:qvhV", opts_long,
+	while ((c = getopt_long(argc, argv, "s:o:f:i:Irp:e:qvhV", opts_long,
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -393,6 +415,18 @@ opts_parse(struct opts *o, int argc, char **argv)
 			o->per_host = 1;
 			break;
 		case 'i':
+			opts_push(o->inputs, &o->ninputs, optarg, "input");
+			break;
+		case OPT_SESSION:
+			if (strcmp(optarg, "all") == 0)
+				o->all_sessions = 1;
+			else if (optarg[0] == '\0')
+				opts_bad("%s", "--session: a name, or all");
+			else
+				opts_push(o->sessions, &o->nsessions, optarg,
+				    "--session");
+			break;
+		case 'I':
 			o->inverted = 1;
 			break;
 		case 'r':
@@ -405,6 +439,16 @@ opts_parse(struct opts *o, int argc, char **argv)
 				opts_bad("--width: '%s' is not a width from "
 				    "200 to 100000 pixels", optarg);
 			o->width = (unsigned int)v;
+			break;
+		case OPT_MAX_DEPTH:
+			errno = 0;
+			v = strtoul(optarg, &e, 10);
+			if (*e != '\0' || e == optarg || errno != 0 ||
+			    (v != 0 && v < 4) || v > STACKSET_MAX_FRAMES)
+				opts_bad("--max-depth: '%s' is not a depth from 4 "
+				    "to %d frames, or 0 for all", optarg,
+				    STACKSET_MAX_FRAMES);
+			o->max_depth = (unsigned int)v;
 			break;
 		case OPT_COMM:
 			opts_push(o->comms, &o->ncomms, optarg, "--comm");
@@ -494,6 +538,9 @@ opts_parse(struct opts *o, int argc, char **argv)
 		opts_bad("%s", "--kernel-only and --user-only leave nothing");
 	if (o->companion_only && !o->companion)
 		opts_bad("%s", "--companion and --no-companion contradict");
+	if (o->all_sessions && o->nsessions > 0)
+		opts_bad("%s", "--session all takes every session: give it, "
+		    "or names");
 	if (o->companion_only && o->ranged)
 		opts_bad("%s", "--companion folds whole files: no time range");
 	if (o->svg == NULL && o->folded == NULL && !o->companion_only)

@@ -11,6 +11,8 @@
 #define OPTS_MAX_LIST	64
 #define OPTS_MAX_ROOTS	4
 #define OPTS_EXIT_USAGE	2
+#define OPTS_MAX_DEPTH	64	/* --max-depth's default */
+#define OPTS_COMM_LEN	15	/* the kernel keeps this much of a comm */
 
 /* What the frames under the graph's root are grouped by, outermost first. */
 enum opts_root {
@@ -43,10 +45,14 @@ struct opts {
 	int		 kernel_only, user_only;
 	enum opts_root	 roots[OPTS_MAX_ROOTS];
 	size_t		 nroots;
+	const char	*sessions[OPTS_MAX_LIST]; /* none: "default" */
+	size_t		 nsessions;
+	int		 all_sessions;	/* --session all */
 	int		 inverted;	/* icicle: roots at the top */
 	int		 reverse;	/* leaves as roots */
 	int		 per_host;	/* one output per host */
 	unsigned int	 width;
+	unsigned int	 max_depth;	/* frames a graph draws; 0: all */
 	int		 companion;	/* read and write NAME.data.folded */
 	int		 refold;	/* ignore companions, make them anew */
 	int		 companion_only; /* --companion: make them, no output */

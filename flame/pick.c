@@ -5,6 +5,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@
 #define PICK_MAX_DEPTH	4
 
 static int
-pick_push(struct pick_list *l, const char *path, const struct stat *st)
+pick_push(struct pick_list *l, const char *path, const struct stat *st,
+    int named)
 {
 	struct pick_file	*tmp;
 	size_t			 i;
@@ -40,6 +42,7 @@ pick_push(struct pick_list *l, const char *path, const struct stat *st)
 	memset(&l->f[l->n], 0, sizeof(l->f[0]));
 	if ((l->f[l->n].path = strdup(path)) == NULL)
 		goto nomem;
+	l->f[l->n].named = named;
 	l->f[l->n].size = (uint64_t)st->st_size;
 	l->f[l->n].mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 +
 	    st->st_mtim.tv_nsec;
@@ -68,7 +71,10 @@ pick_dir(struct pick_list *l, const char *path, int depth)
 	int		 rv = 0;
 
 	if ((d = opendir(path)) == NULL) {
-		warn("%s", path);
+		if (errno == EACCES)
+			pick_denied(path);
+		else
+			warn("%s", path);
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL && rv == 0) {
@@ -84,7 +90,7 @@ pick_dir(struct pick_list *l, const char *path, int depth)
 			rv = pick_dir(l, sub, depth + 1);
 		else if (pick_is_data(de->d_name) &&
 		    stat(sub, &st) == 0 && S_ISREG(st.st_mode))
-			rv = pick_push(l, sub, &st);
+			rv = pick_push(l, sub, &st, 0);
 	}
 	closedir(d);
 	return rv;
@@ -96,7 +102,10 @@ pick_add(struct pick_list *l, const char *path)
 	struct stat	 st;
 
 	if (stat(path, &st) == -1) {
-		warn("%s", path);
+		if (errno == EACCES)
+			pick_denied(path);
+		else
+			warn("%s", path);
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode))
@@ -105,7 +114,7 @@ pick_add(struct pick_list *l, const char *path)
 		warnx("%s: not a trace file or a directory", path);
 		return -1;
 	}
-	return pick_push(l, path, &st);
+	return pick_push(l, path, &st, 1);
 }
 
 static int
@@ -128,6 +137,10 @@ pick_manifest(struct pick_file *f)
 	if (json_object_object_get_ex(o, "host", &v) &&
 	    json_object_is_type(v, json_type_string))
 		snprintf(f->host, sizeof(f->host), "%s",
+		    json_object_get_string(v));
+	if (json_object_object_get_ex(o, "session", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(f->session, sizeof(f->session), "%s",
 		    json_object_get_string(v));
 	if (json_object_object_get_ex(o, "samples", &v))
 		f->samples = (uint64_t)json_object_get_uint64(v);
@@ -263,14 +276,86 @@ pick_learn(struct pick_file *f, int verbose)
 	return pick_header(f, verbose);
 }
 
+/* "perfspill-HOST-NAME-TIME-SEQ.data" is of session NAME: what the name
+ * holds between the host (known by now) and the time. A file without
+ * one, or named otherwise, is of the default session. */
+static void
+pick_session_of_name(struct pick_file *f)
+{
+	char	 stem[256];
+	int64_t	 wall;
+	size_t	 n = strlen(f->host);
+
+	snprintf(f->session, sizeof(f->session), "default");
+	if (pick_name(f->path, stem, sizeof(stem), &wall) == 0 && n > 0 &&
+	    strncmp(stem, f->host, n) == 0 && stem[n] == '-' &&
+	    stem[n + 1] != '\0')
+		snprintf(f->session, sizeof(f->session), "%s", stem + n + 1);
+}
+
 int
 pick_facts(struct pick_file *f, int verbose)
 {
 	if (pick_learn(f, verbose) == -1)
 		return -1;
+	if (f->session[0] == '\0')
+		pick_session_of_name(f);
 	if (f->host[0] == '\0')
 		snprintf(f->host, sizeof(f->host), "unknown");
 	return 0;
+}
+
+int
+pick_session(const struct pick_file *f, const struct opts *o)
+{
+	size_t	 i;
+
+	if (o->all_sessions)
+		return 1;
+	if (o->nsessions == 0)
+		return f->named || strcmp(f->session, "default") == 0;
+	for (i = 0; i < o->nsessions; i++)
+		if (strcmp(o->sessions[i], f->session) == 0)
+			return 1;
+	return 0;
+}
+
+void
+pick_denied(const char *path)
+{
+	struct stat	 st;
+	struct group	*gr;
+	char		 dir[PATH_MAX], deny[PATH_MAX], *slash;
+
+	/* the outermost directory on the way that we may not search (or,
+	 * the last, read): perfspilld keeps its output directory 0750 */
+	snprintf(dir, sizeof(dir), "%s", path);
+	deny[0] = '\0';
+	for (;;) {
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    access(dir, strcmp(dir, path) == 0 ? R_OK | X_OK : X_OK)
+		    == -1)
+			snprintf(deny, sizeof(deny), "%s", dir);
+		if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	if (deny[0] == '\0' || stat(deny, &st) == -1) {
+		warnx("%s: %s", path, strerror(EACCES));
+		return;
+	}
+	gr = getgrgid(st.st_gid);
+	if (st.st_gid == 0 || gr == NULL || (st.st_mode & 0050) == 0)
+		warnx("%s: %s: only root may read %s (mode %04o): run "
+		    "perfspill-flame as root", path, strerror(EACCES), deny,
+		    (unsigned int)(st.st_mode & 07777));
+	else
+		warnx("%s: %s: %s is read by root and the group %s (mode "
+		    "%04o): run perfspill-flame as root or as a member of %s "
+		    "(usermod -aG %s USER, then log in again)", path,
+		    strerror(EACCES), deny, gr->gr_name,
+		    (unsigned int)(st.st_mode & 07777), gr->gr_name,
+		    gr->gr_name);
 }
 
 enum pick_cover

@@ -4,7 +4,7 @@
  * sample times (from its manifest NAME.data.json; without one, from its
  * companion or perf's header of the file, placed on the wall clock by the
  * time in its name or its mtime), and says how much of each a time range
- * covers.
+ * covers, and of which recording session each is.
  */
 #ifndef PERFSPILL_PICK_H
 #define PERFSPILL_PICK_H
@@ -12,9 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opts.h"
+
 struct pick_file {
 	char		*path;
 	char		 host[256];
+	char		 session[64];	/* "default", or the on-demand one's */
+	int		 named;		/* given itself, not found in a dir */
 	uint64_t	 size;
 	int64_t		 mtime;		/* ns since the epoch */
 	uint64_t	 samples;	/* 0: unknown, or none */
@@ -42,6 +46,12 @@ int		 pick_add(struct pick_list *, const char *path);
 int		 pick_facts(struct pick_file *, int verbose);
 /* How much of the file [from, to) (wall ns) covers. */
 enum pick_cover	 pick_cover(const struct pick_file *, int64_t, int64_t);
+/* Is the file of a session o asks for? Without --session, a file found in
+ * a directory is of the default session; one named is whatever its own. */
+int		 pick_session(const struct pick_file *, const struct opts *);
+/* The reason a path cannot be read, when it is a permission: names the
+ * directory that denies it and the group that may read it. */
+void		 pick_denied(const char *path);
 /* By host, then time. */
 void		 pick_sort(struct pick_list *);
 void		 pick_free(struct pick_list *);

@@ -15,6 +15,7 @@ struct stackset_str {
 	uint32_t	 len;
 	uint32_t	 hash;
 	uint8_t		 kind;
+	uint8_t		 bare;		/* a frame without a symbol */
 };
 
 #define STACKSET_BLOCK	(256 * 1024)
@@ -165,6 +166,10 @@ stackset_intern(struct stackset *ss, const char *s, size_t len,
 	e->len = (uint32_t)len;
 	e->hash = h;
 	e->kind = (uint8_t)kind;
+	/* "[unknown]", "[libfoo.so]": what perf and fold name a frame
+	 * whose symbol is not known */
+	e->bare = kind != STACK_LABEL && len >= 2 && s[0] == '[' &&
+	    s[len - 1] == ']';
 	memcpy(ss->arena + ss->arena_len, s, len);
 	ss->arena[ss->arena_len + len] = '\0';
 	ss->arena_len += len + 1;
@@ -248,11 +253,43 @@ stackset_alloc(struct stackset *ss, uint32_t n)
 	return p;
 }
 
+/*
+ * A run of one frame without a symbol as one frame. A binary built
+ * without frame pointers gives the kernel's unwinder garbage to follow:
+ * chains of up to 127 [unknown] frames that make a graph 2,000 pixels
+ * tall and tell nothing a single [unknown] does not. A symbol repeated
+ * (recursion) is kept. Here, where every reader's stacks come in (perf
+ * script's, a companion's, a merge's, a native reader's), so that none
+ * need do it. frames itself, or buf (STACKSET_MAX_FRAMES) with n changed.
+ */
+static const uint32_t *
+stackset_squeeze(const struct stackset *ss, const uint32_t *frames,
+    uint32_t *n, uint32_t *buf)
+{
+	uint32_t	 i, k;
+
+	for (i = 1; i < *n; i++)
+		if (frames[i] == frames[i - 1] && frames[i] < ss->nstrs &&
+		    ss->strs[frames[i]].bare)
+			break;
+	if (i >= *n || *n > STACKSET_MAX_FRAMES)
+		return frames;
+	memcpy(buf, frames, i * sizeof(*buf));
+	for (k = i; i < *n; i++)
+		if (frames[i] != buf[k - 1] || frames[i] >= ss->nstrs ||
+		    !ss->strs[frames[i]].bare)
+			buf[k++] = frames[i];
+	*n = k;
+	return buf;
+}
+
 int
 stackset_add(struct stackset *ss, const struct stack_key *k,
-    const uint32_t *frames, uint32_t n, uint64_t count)
+    const uint32_t *frames_in, uint32_t n, uint64_t count)
 {
 	struct stack	*st, **tmp;
+	uint32_t	 buf[STACKSET_MAX_FRAMES];
+	const uint32_t	*frames = stackset_squeeze(ss, frames_in, &n, buf);
 	uint32_t	 h = stackset_stack_hash(k, frames, n);
 	size_t		 j, mask, cap;
 

@@ -52,8 +52,9 @@ const char	*stackset_str(const struct stackset *, uint32_t);
 enum stack_kind	 stackset_kind(const struct stackset *, uint32_t);
 size_t		 stackset_nstr(const struct stackset *);
 
-/* Adds count to the stack (key, frames[0..n), root first); 0, or -1
- * without memory. */
+/* Adds count to the stack (key, frames[0..n), root first), with each run
+ * of one frame without a symbol made one frame (stackset_squeeze); 0, or
+ * -1 without memory. */
 int		 stackset_add(struct stackset *, const struct stack_key *,
 		    const uint32_t *, uint32_t, uint64_t);
 size_t		 stackset_nstacks(const struct stackset *);

@@ -152,22 +152,22 @@ svg_hash(const char *s)
 	return h;
 }
 
-/* A frame's colour: warm for user code, orange for the kernel, pale blue
- * for the roots; the same name gets the same colour in every graph. */
+/* A frame's colour from h: user code warm (red to yellow), the kernel
+ * blue, the roots (and [...]) grey; apart in hue, not only in shade, so
+ * that a glance (and an eye weak on red and green) tells them apart. */
 static void
-svg_color(char *buf, size_t len, const char *name, enum stack_kind kind)
+svg_rgb(char *buf, size_t len, uint32_t h, enum stack_kind kind)
 {
-	uint32_t	 h = svg_hash(name);
 	unsigned int	 a = h & 0xff, b = (h >> 8) & 0xff, c = (h >> 16) & 0xff;
 
 	switch (kind) {
 	case STACK_KERNEL:
-		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + a * 30 / 255,
-		    120 + b * 60 / 255, 20 + c * 40 / 255);
+		snprintf(buf, len, "rgb(%u,%u,%u)", 60 + a * 50 / 255,
+		    130 + b * 60 / 255, 200 + c * 50 / 255);
 		break;
 	case STACK_LABEL:
-		snprintf(buf, len, "rgb(%u,%u,%u)", 150 + a * 40 / 255,
-		    170 + b * 40 / 255, 215 + c * 35 / 255);
+		snprintf(buf, len, "rgb(%u,%u,%u)", 185 + a * 30 / 255,
+		    185 + a * 30 / 255, 190 + b * 30 / 255);
 		break;
 	case STACK_USER:
 	default:
@@ -175,6 +175,43 @@ svg_color(char *buf, size_t len, const char *name, enum stack_kind kind)
 		    b * 230 / 255, c * 55 / 255);
 		break;
 	}
+}
+
+/* The same name gets the same colour in every graph. */
+static void
+svg_color(char *buf, size_t len, const char *name, enum stack_kind kind)
+{
+	svg_rgb(buf, len, svg_hash(name), kind);
+}
+
+/* What the colours mean, in the middle of the buttons' row. */
+static void
+svg_legend(FILE *f, unsigned int width)
+{
+	static const struct {
+		enum stack_kind	 kind;
+		const char	*what;
+	} keys[] = {
+		{ STACK_USER, "user code" },
+		{ STACK_KERNEL, "kernel" },
+		{ STACK_LABEL, "roots, [...]" },
+	};
+	char		 color[32];
+	unsigned int	 x = width / 2 - 130;
+	size_t		 i;
+
+	fputs("<g id=\"legend\">", f);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		svg_rgb(color, sizeof(color), 0x808080, keys[i].kind);
+		fprintf(f, "<rect class=\"key%s\" x=\"%u\" y=\"50\" "
+		    "width=\"12\" height=\"12\" fill=\"%s\" rx=\"2\"/>"
+		    "<text x=\"%u\" y=\"60\">%s</text>", keys[i].kind ==
+		    STACK_KERNEL ? " k" : keys[i].kind == STACK_LABEL ? " r" :
+		    "", x, color, x + 16, keys[i].what);
+		x += 16 + (unsigned int)(strlen(keys[i].what) * SVG_FONT *
+		    SVG_CHAR_W) + 14;
+	}
+	fputs("</g>\n", f);
 }
 
 /* The label that fits w pixels: the name, cut with "..", or nothing. */
@@ -300,10 +337,11 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	    "220px; font-size: 11px;\"/></foreignObject>\n"
 	    "<text id=\"matched\" x=\"%u\" y=\"60\" "
 	    "style=\"text-anchor: end\"> </text>\n"
-	    "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
-	    "<g id=\"frames\">\n", SVG_XPAD, SVG_XPAD + 90,
-	    o->width - SVG_XPAD - 230 - 120, o->width - SVG_XPAD,
-	    SVG_XPAD, height - 10);
+	    "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
+	    SVG_XPAD, SVG_XPAD + 90, o->width - SVG_XPAD - 230 - 120,
+	    o->width - SVG_XPAD, SVG_XPAD, height - 10);
+	svg_legend(f, o->width);
+	fputs("<g id=\"frames\">\n", f);
 	/* the root first: the document order is the drawing order */
 	for (i = l.nr; i > 0; i--)
 		svg_frame(f, v, &l.n[i - 1], total, gw, height - 8,

@@ -8,6 +8,10 @@
 
 #include "view.h"
 
+/* A view's stacks are counted under no key: the roots are frames. */
+static const struct stack_key	 view_nokey = { STACKSET_NONE, STACKSET_NONE,
+    STACKSET_NONE, STACKSET_NONE, 0 };
+
 static int
 view_in(const char *const *list, size_t n, const char *s)
 {
@@ -72,8 +76,7 @@ view_keep(const struct stackset *all, const struct stack *st,
 	return 1;
 }
 
-/* Remembers a distinct name for the title. */
-static void
+void
 view_note(const char **names, size_t *n, const char *s)
 {
 	size_t	 i;
@@ -124,8 +127,6 @@ struct stackset *
 view_build(const struct stackset *all, const struct opts *o,
     const char *host, struct view_info *info)
 {
-	static const struct stack_key	 none = { STACKSET_NONE,
-	    STACKSET_NONE, STACKSET_NONE, STACKSET_NONE, 0 };
 	struct stackset			*v;
 	const struct stack		*st;
 	uint32_t			 fr[STACKSET_MAX_FRAMES + OPTS_MAX_ROOTS];
@@ -161,7 +162,7 @@ view_build(const struct stackset *all, const struct opts *o,
 		 * ran elsewhere and is not counted */
 		if ((o->kernel_only || o->user_only) && n == o->nroots)
 			continue;
-		if (stackset_add(v, &none, fr, n, st->count) == -1)
+		if (stackset_add(v, &view_nokey, fr, n, st->count) == -1)
 			goto error;
 		view_note(info->hosts, &info->nhosts,
 		    st->key.host == STACKSET_NONE ? "?" :
@@ -173,6 +174,48 @@ view_build(const struct stackset *all, const struct opts *o,
 	return v;
 error:
 	stackset_free(v);
+	return NULL;
+}
+
+struct stackset *
+view_bound(const struct stackset *v, unsigned int max, uint64_t *cut)
+{
+	struct stackset			*b;
+	const struct stack		*st;
+	uint32_t			 fr[STACKSET_MAX_FRAMES + OPTS_MAX_ROOTS];
+	uint32_t			 k, n, elide;
+	size_t				 i;
+
+	*cut = 0;
+	if ((b = stackset_create()) == NULL ||
+	    (elide = stackset_intern(b, VIEW_CUT, strlen(VIEW_CUT),
+	    STACK_LABEL)) == STACKSET_NONE)
+		goto error;
+	for (i = 0; i < stackset_nstacks(v); i++) {
+		st = stackset_stack(v, i);
+		n = 0;
+		for (k = 0; k < st->nframes; k++) {
+			/* the leaf, and those nearest the root */
+			if (max != 0 && st->nframes > max &&
+			    k + 1 < st->nframes && k >= max - 2) {
+				if (k == max - 2)
+					fr[n++] = elide;
+				continue;
+			}
+			if ((fr[n++] = stackset_intern(b, stackset_str(v,
+			    st->frames[k]), strlen(stackset_str(v,
+			    st->frames[k])), stackset_kind(v, st->frames[k])))
+			    == STACKSET_NONE)
+				goto error;
+		}
+		if (n < st->nframes)
+			*cut += st->count;
+		if (stackset_add(b, &view_nokey, fr, n, st->count) == -1)
+			goto error;
+	}
+	return b;
+error:
+	stackset_free(b);
 	return NULL;
 }
 

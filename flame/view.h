@@ -27,6 +27,17 @@ struct view_info {
  * stackset; NULL without memory. Strings of info point into all. */
 struct stackset	*view_build(const struct stackset *all, const struct opts *,
 		    const char *host, struct view_info *);
+/* Remembers s in names[] when it is not there, up to VIEW_MAX_NAMES
+ * of them; *n counts the rest too. */
+void		 view_note(const char **names, size_t *n, const char *s);
+/* The frame that stands for those a depth bound leaves out. */
+#define VIEW_CUT	"[...]"
+
+/* The view v with every stack of more than max frames (roots included)
+ * drawn as its max - 2 frames nearest the root, VIEW_CUT, and its leaf: a
+ * new stackset, NULL without memory. *cut: the samples of stacks cut. */
+struct stackset	*view_bound(const struct stackset *v, unsigned int max,
+		    uint64_t *cut);
 /* The view's stacks sorted by their frames' names (the order flame
  * graphs and folded files list them in); malloc'd, NULL without memory. */
 const struct stack **view_sort(const struct stackset *);

@@ -2,7 +2,9 @@
  * test-flame: the pure logic of perfspill-flame. perf script's lines into
  * stacks (fed whole and byte by byte), the thread -> cgroup map, merging,
  * the companion written and read back, filters and roots, folded output,
- * the times the command line takes, and the SVG's escaping.
+ * the times the command line takes, and the SVG's escaping; runs of
+ * frames without symbols made one, the graph's depth bound, the options
+ * perf users read their own way (-i), and which session a file is of.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "companion.h"
 #include "fold.h"
 #include "opts.h"
+#include "pick.h"
 #include "stackset.h"
 #include "svg.h"
 #include "view.h"
@@ -370,6 +373,176 @@ test_escape(void)
 	free(buf);
 }
 
+/* A chain perf unwound through a binary without frame pointers: its
+ * [unknown] run is one frame, as is a run of one library's; recursion
+ * (a symbol repeated) and a kernel run stay as they are. */
+static const char lost[] =
+    "python3 7/7   20.000000000: cpu-clock: \n"
+    "\t    1149 spin (/usr/bin/python3)\n"
+    "\t    5000 [unknown] ([unknown])\n"
+    "\t    5001 [unknown] ([unknown])\n"
+    "\t    5002 [unknown] ([unknown])\n"
+    "\t    6000 [unknown] (/usr/lib/libfoo.so.1)\n"
+    "\t    6001 [unknown] (/usr/lib/libfoo.so.1)\n"
+    "\t    1200 rec (/usr/bin/python3)\n"
+    "\t    1200 rec (/usr/bin/python3)\n"
+    "\t    5003 [unknown] ([unknown])\n"
+    "\n"
+    "python3 7/7   20.100000000: cpu-clock: \n"
+    "\t    1149 spin (/usr/bin/python3)\n"
+    "\t    5000 [unknown] ([unknown])\n"
+    "\t    1200 rec (/usr/bin/python3)\n"
+    "\t    1200 rec (/usr/bin/python3)\n"
+    "\t    5003 [unknown] ([unknown])\n"
+    "\n";
+
+static void
+test_squeeze(void)
+{
+	struct stackset		*ss, *v;
+	struct fold_stats	 st;
+	struct stack_key	 k = { 0, 0, 0, STACKSET_NONE, 0 };
+	struct opts		 o;
+	uint32_t		 fr[6];
+	char			*out;
+
+	ss = fold_text(lost, 4096, 0, UINT64_MAX, &st, NULL);
+	default_opts(&o);
+	out = folded(ss, &o);
+	/* the first sample's runs squeezed make it the second one's */
+	CHECK(strcmp(out, "python3;[unknown];rec;rec;[libfoo.so.1];"
+	    "[unknown];spin 1\npython3;[unknown];rec;rec;[unknown];spin 1\n")
+	    == 0);
+	if (strncmp(out, "python3;[unknown];rec;rec;[lib", 30) != 0)
+		printf("%s", out);
+	free(out);
+	stackset_free(ss);
+
+	/* straight into a stackset, as a native reader adds: a label's run
+	 * (no frame) stays, an unknown kernel run goes */
+	ss = stackset_create();
+	fr[0] = stackset_intern(ss, "[x]", 3, STACK_LABEL);
+	fr[1] = fr[0];
+	fr[2] = stackset_intern(ss, "[kernel.kallsyms]", 17, STACK_KERNEL);
+	fr[3] = fr[2];
+	fr[4] = fr[2];
+	fr[5] = stackset_intern(ss, "[kernel.kallsyms]", 17, STACK_USER);
+	CHECK(stackset_add(ss, &k, fr, 6, 3) == 0);
+	CHECK_EQ(stackset_stack(ss, 0)->nframes, 4);
+	CHECK(stackset_add(ss, &k, fr, 4, 2) == 0);	/* the same stack */
+	CHECK_EQ(stackset_nstacks(ss), 2);
+	CHECK(stackset_add(ss, &k, fr, 5, 2) == 0);
+	CHECK_EQ(stackset_nstacks(ss), 2);
+	CHECK_EQ(stackset_samples(ss), 7);
+
+	/* merged: squeezed already, no change */
+	v = stackset_create();
+	CHECK(stackset_merge(v, ss) == 0);
+	CHECK_EQ(stackset_nstacks(v), 2);
+	stackset_free(v);
+	stackset_free(ss);
+}
+
+/* A stack deeper than the bound: its frames nearest the root, [...] and
+ * its leaf; the samples all kept, the stacks within it untouched. */
+static void
+test_bound(void)
+{
+	struct stackset		*ss, *b;
+	struct stack_key	 k = { 0, 0, 0, STACKSET_NONE, 0 };
+	struct opts		 o;
+	uint32_t		 fr[10];
+	uint64_t		 cut;
+	char			 name[8], *out;
+	int			 i;
+
+	ss = stackset_create();
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		fr[i] = stackset_intern(ss, name, strlen(name), STACK_USER);
+	}
+	CHECK(stackset_add(ss, &k, fr, 10, 5) == 0);
+	CHECK(stackset_add(ss, &k, fr, 4, 2) == 0);
+	fr[3] = fr[8];
+	CHECK(stackset_add(ss, &k, fr, 10, 1) == 0);
+	b = view_bound(ss, 5, &cut);
+	CHECK(b != NULL);
+	CHECK_EQ(cut, 6);
+	CHECK_EQ(stackset_samples(b), 8);
+	/* the two deep ones differ only in what is cut: one stack now */
+	CHECK_EQ(stackset_nstacks(b), 2);
+	default_opts(&o);
+	o.nroots = 0;
+	out = folded(b, &o);
+	CHECK(strcmp(out, "f0;f1;f2;[...];f9 6\nf0;f1;f2;f3 2\n") == 0);
+	free(out);
+	stackset_free(b);
+	b = view_bound(ss, 10, &cut);
+	CHECK(b != NULL && cut == 0 && stackset_nstacks(b) == 3);
+	stackset_free(b);
+	stackset_free(ss);
+}
+
+static void
+parse(struct opts *o, int argc, const char **argv)
+{
+	optind = 0;	/* glibc: start over */
+	opts_parse(o, argc, (char **)argv);
+}
+
+/* -i is the input file, as perf's; the icicle is -I or --icicle. */
+static void
+test_opts(void)
+{
+	const char	*a[] = { "perfspill-flame", "-i", "x.data", "-q",
+	    "y.data", NULL };
+	const char	*b[] = { "perfspill-flame", "-I", "--session", "deep",
+	    "--session", "burst", "--max-depth", "0", NULL };
+	const char	*c[] = { "perfspill-flame", "--inverted", "--icicle",
+	    "--session", "all", NULL };
+	struct opts	 o;
+
+	parse(&o, 5, a);
+	CHECK(!o.inverted && o.ninputs == 2);
+	CHECK(strcmp(o.inputs[0], "x.data") == 0 &&
+	    strcmp(o.inputs[1], "y.data") == 0);
+	CHECK_EQ(o.max_depth, OPTS_MAX_DEPTH);
+	CHECK(o.nsessions == 0 && !o.all_sessions);
+	parse(&o, 8, b);
+	CHECK(o.inverted && o.max_depth == 0 && o.nsessions == 2);
+	CHECK(strcmp(o.sessions[1], "burst") == 0);
+	parse(&o, 5, c);
+	CHECK(o.inverted && o.all_sessions && o.nsessions == 0);
+}
+
+/* Without --session: the default session's files found in a directory,
+ * and every file named; with it, the sessions named (or all). */
+static void
+test_session(void)
+{
+	struct pick_file	 f;
+	struct opts		 o;
+	const char		*deep = "deep";
+
+	memset(&f, 0, sizeof(f));
+	default_opts(&o);
+	snprintf(f.session, sizeof(f.session), "deep");
+	CHECK(!pick_session(&f, &o));
+	f.named = 1;
+	CHECK(pick_session(&f, &o));
+	f.named = 0;
+	o.sessions[0] = deep;
+	o.nsessions = 1;
+	CHECK(pick_session(&f, &o));
+	snprintf(f.session, sizeof(f.session), "default");
+	CHECK(!pick_session(&f, &o));
+	f.named = 1;		/* --session given: it decides */
+	CHECK(!pick_session(&f, &o));
+	o.nsessions = 0;
+	o.all_sessions = 1;
+	CHECK(pick_session(&f, &o));
+}
+
 int
 main(void)
 {
@@ -379,5 +552,9 @@ main(void)
 	test_merge_companion();
 	test_times();
 	test_escape();
+	test_squeeze();
+	test_bound();
+	test_opts();
+	test_session();
 	return check_exit();
 }
