@@ -100,23 +100,36 @@ function flameSticky() {
 	foot.appendChild(flame.details);
 	svg.appendChild(head);
 	svg.appendChild(foot);
+	// the window's height less a scroll bar's
+	function seen() {
+		return window.visualViewport ? window.visualViewport.height :
+		    window.innerHeight;
+	}
 	function place() {
 		var y = window.scrollY || 0;
-		var below = height - y - window.innerHeight;
+		var below = height - y - seen();
 		head.setAttribute("transform", "translate(0," + y + ")");
 		foot.setAttribute("transform", "translate(0," +
 		    (below > 0 ? -below : 0) + ")");
 	}
-	window.addEventListener("scroll", place);
-	window.addEventListener("resize", place);
+	// to the bottom, once the root is below the window; again when the
+	// window changes (a browser may size it after the load) unless the
+	// reader has scrolled since
 	var root = flame.frames.filter(function (g) { return g.fd === 0; })[0];
-	if (root) {
-		var r = root.frect.getBoundingClientRect();
-		if (r.bottom > window.innerHeight)
-			window.scrollTo(0, r.bottom + window.scrollY + 30 -
-			    window.innerHeight);
+	var mine = null;
+	function toRoot() {
+		if (root && (mine === null || window.scrollY === mine) &&
+		    root.frect.getBoundingClientRect().bottom > seen()) {
+			window.scrollTo(0, height);
+			mine = window.scrollY;
+		}
+		place();
 	}
-	place();
+	window.addEventListener("scroll", place);
+	window.addEventListener("resize", toRoot);
+	if (window.visualViewport)
+		window.visualViewport.addEventListener("resize", toRoot);
+	toRoot();
 }
 
 function flameFrame(el) {

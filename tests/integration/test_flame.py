@@ -22,6 +22,7 @@ from harness import Daemon, perf, wait_for
 
 FLAME = os.path.join(harness.BUILD, "perfspill-flame")
 TARGET = os.path.join(harness.BUILD, "tests", "flametarget")
+DEEP = os.path.join(harness.BUILD, "tests", "deepstack")
 SRC = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIP = os.path.join(SRC, "conf", "ship-pyroscope.sh")
 ARTIFACTS = os.path.join(harness.BUILD, "meson-logs")
@@ -79,6 +80,44 @@ def rotated():
             _cache["two"] = keep(files, "two")
             _cache["two pid"] = _cache["pid %s" % d.out]
     return _cache["two"]
+
+
+def machine():
+    """The whole machine for 2 s of deepstack's CPU (a real 80-frame
+    stack, and 127-frame chains of [unknown] from a made-up frame
+    pointer) and of dd's system calls (kernel frames), with whatever else
+    runs here; recorded once."""
+    if "machine" not in _cache:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            p = subprocess.Popen([DEEP, "2"], stdout=subprocess.PIPE)
+            assert p.stdout.readline().strip() == b"ready"
+            dd = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null",
+                                   "bs=1", "count=3000000"],
+                                  stderr=subprocess.DEVNULL)
+            assert p.wait() == 0 and dd.wait() == 0
+            d.ctl("stop")
+            files = d.finished_files()
+            assert len(files) == 1, files
+            _cache["machine"] = keep(files, "machine")[0]
+            _cache["machine pids"] = (p.pid, dd.pid)
+    return _cache["machine"]
+
+
+def frames_of(svg):
+    """{name: [(depth, fill, class)]} of an SVG's frames."""
+    out = collections.defaultdict(list)
+    for g in xml.dom.minidom.parse(svg).getElementsByTagName("g"):
+        if g.getAttribute("class").split()[:1] == ["f"]:
+            name = g.getElementsByTagName("title")[0].firstChild.data
+            out[name.rsplit(" (", 1)[0]].append((
+                int(g.getAttribute("data-d")), g.getElementsByTagName(
+                    "rect")[0].getAttribute("fill"), g.getAttribute("class")))
+    return out
+
+
+def rgb(fill):
+    return tuple(int(x) for x in fill[4:-1].split(","))
 
 
 def flame(*args, env=None, check=True):
@@ -452,7 +491,8 @@ def test_pyroscope_upload_as_on_finish():
 
 
 def test_icicle_and_reversed():
-    """-i hangs the frames from the root at the top; -r puts the hot
+    """-I (--icicle) hangs the frames from the root at the top, -i FILE
+    reads FILE (perf's -i) and draws a flame graph; -r puts the hot
     functions under the roots, their callers above them."""
     path = recording()
     pid = str(_cache["one pid"])
@@ -467,9 +507,33 @@ def test_icicle_and_reversed():
                 y.setdefault(name.rsplit(" (", 1)[0], float(
                     g.getElementsByTagName("rect")[0].getAttribute("y")))
         return y
-    flat, icicle = ys(), ys("-i")
+    flat, icicle = ys(), ys("-I")
     assert flat["all"] > flat["main"] > flat["leaf_seventy"], flat
     assert icicle["all"] < icicle["main"] < icicle["leaf_seventy"], icicle
+    assert ys("--icicle") == icicle and ys("--inverted") == icicle
+    # perf's -i: the input, and the flame graph it always drew (-i drew
+    # an icicle before, of the FILE named after it all the same)
+    svg = os.path.join(_work, "input.svg")
+    flame("-q", "--pid", pid, "-o", svg, "-i", path)
+    y = {}
+    for g in xml.dom.minidom.parse(svg).getElementsByTagName("g"):
+        if g.getAttribute("class").startswith("f"):
+            name = g.getElementsByTagName("title")[0].firstChild.data
+            y.setdefault(name.rsplit(" (", 1)[0], float(
+                g.getElementsByTagName("rect")[0].getAttribute("y")))
+    assert y == flat, (y, flat)
+    # given twice, read once; -i with a directory reads the files below
+    assert folded(flame("-q", "--pid", pid, "-f", "-", "-i", path,
+                        path).stdout) == folded(flame(
+        "-q", "--pid", pid, "-f", "-", "-i", os.path.dirname(path)).stdout)
+    p = flame("-q", "-i", check=False)
+    assert p.returncode == 2 and "requires an argument" in p.stderr, p.stderr
+    helptext = flame("--help").stdout
+    assert "-i, --input FILE|DIR" in helptext and \
+        "-I, --icicle" in helptext, helptext
+    page = open(os.path.join(SRC, "man", "perfspill-flame.1.in")).read()
+    assert "\\fB\\-i\\fP, \\fB\\-\\-input\\fP" in page and \
+        "\\fB\\-I\\fP, \\fB\\-\\-icicle\\fP" in page
     stacks = folded(flame("-q", "--pid", pid, "-r", "-f", "-",
                           path).stdout)
     assert any(s.startswith("flametarget;leaf_seventy;worker;main;")
@@ -548,6 +612,298 @@ def test_svg_renders_zooms_and_searches_in_chromium():
         assert matched.startswith("Matched: ") and abs(
             float(matched.split()[1].rstrip("%")) - leaf_share) < 0.1, \
             (matched, leaf_share)
+
+
+def test_deep_graph_opens_on_its_root():
+    """A whole machine's graph, with 127-frame chains of [unknown] (perf
+    script shows them) and a real 80-frame recursion: the [unknown] run
+    is one frame, the recursion is whole in the folded stacks and cut to
+    --max-depth in the graph ([...] between its top and its leaf), and a
+    1400x1000 Chromium window shows the root, the commands on it and the
+    title without scrolling (the old graph was 2,168 px tall and the
+    root 1,200 px below the window)."""
+    import cdp
+    path = machine()
+    deep_pid, _ = _cache["machine pids"]
+    # the input really is deep: perf script's chains of the lost thread
+    chains = perf("script", "-i", path, "--comm", "deepstack").stdout.split(
+        "\n\n")
+    lost = [c for c in chains if " lost+" in c]
+    assert lost and max(c.count("[unknown] ([unknown])") for c in lost) \
+        >= 100, lost[:1]
+    stacks = folded(flame("-q", "--pid", str(deep_pid), "-f", "-",
+                          path).stdout)
+    lost_stacks = {s: n for s, n in stacks.items() if ";lost" in s}
+    assert sum(lost_stacks.values()) == len(lost), (lost_stacks, len(lost))
+    assert all(";[unknown];[unknown]" not in s for s in stacks), \
+        [s for s in stacks if ";[unknown];[unknown]" in s][:1]
+    assert "deepstack;[unknown];lost" in lost_stacks, list(lost_stacks)
+    assert max(s.split(";").count("descend") for s in stacks) == 81
+    # the graph: bounded, the leaf kept beyond [...]
+    svg = os.path.join(_work, "machine.svg")
+    flame("-q", "--width", "1400", "-o", svg, path)
+    fr = frames_of(svg)
+    assert max(d for v in fr.values() for d, _, _ in v) <= 64, \
+        max(d for v in fr.values() for d, _, _ in v)
+    assert fr["[...]"] and fr["bottom"] and \
+        min(d for d, _, _ in fr["bottom"]) == 64, (fr["[...]"], fr["bottom"])
+    doc = xml.dom.minidom.parse(svg)
+    sub = [t for t in doc.getElementsByTagName("text")
+           if t.getAttribute("id") == "subtitle"][0].firstChild.data
+    assert "stacks over 64 frames cut" in sub, sub
+    full = os.path.join(_work, "machine-full.svg")
+    flame("-q", "--max-depth", "0", "-o", full, path)
+    assert max(d for d, _, _ in frames_of(full)["bottom"]) >= 84
+    height = int(doc.documentElement.getAttribute("height"))
+    assert height > 1000, height    # taller than the window: it scrolls
+    with cdp.Chromium("file://" + svg, 1400, 1000) as c:
+        def boxes():
+            return c.eval("""(function () {
+                var out = {vh: window.visualViewport.height,
+                           y: window.scrollY};
+                function box(el) {
+                    var r = el.getBoundingClientRect();
+                    return {top: r.top, bottom: r.bottom, w: r.width};
+                }
+                var top = flame.frames.filter(function (g) {
+                    return g.fd <= 1; });
+                out.root = box(top.filter(function (g) {
+                    return g.fd === 0; })[0].frect);
+                out.comm = box(top.filter(function (g) {
+                    return g.fname === "deepstack"; })[0].frect);
+                out.title = box(document.getElementById("title"));
+                out.search = box(document.getElementById("search"));
+                out.legend = box(document.getElementById("legend"));
+                return out; })()""")
+
+        def on_screen(b, vh):
+            return 0 <= b["top"] and b["bottom"] <= vh
+        # the page settles (a headless window sizes its viewport after
+        # the load): then the root is in it, never scrolled by the test
+        wait_for(lambda: on_screen(boxes()["root"], boxes()["vh"]), 20,
+                 "the root on the first screen: " + json.dumps(boxes()))
+        seen = boxes()
+        shot = os.path.join(ARTIFACTS, "test_flame-first-screen.png")
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        c.screenshot(shot)
+        print("screenshot: " + shot)
+        for what in ("root", "comm", "title", "search", "legend"):
+            assert on_screen(seen[what], seen["vh"]), (what, seen)
+        assert seen["root"]["w"] > 1300, seen
+        # the header floats above the frames, clear of the root
+        assert seen["title"]["bottom"] < seen["root"]["top"], seen
+        # the reader's scroll is theirs: back at the top, the header
+        # is where it was written
+        c.eval("window.scrollTo(0, 0)")
+        wait_for(lambda: boxes()["title"]["top"] > 0 and
+                 boxes()["y"] == 0, 20, "the top")
+        assert abs(boxes()["title"]["top"] - seen["title"]["top"]) < 1
+
+
+def test_kernel_and_user_frames_apart_and_a_legend():
+    """Kernel frames are blue, user code warm (red to yellow), the roots
+    grey: apart in hue (kernel frames were rgb(243,138,41) beside user
+    ones of rgb(225,146,24)); the legend names each with its colour, and
+    the man page says what the graph draws."""
+    path = machine()
+    svg = os.path.join(_work, "colours.svg")
+    flame("-q", "-o", svg, path)
+    fr = frames_of(svg)
+    kernel = [rgb(f) for v in fr.values() for _, f, c in v if c == "f k"]
+    user = [rgb(f) for n, v in fr.items() for d, f, c in v
+            if c == "f" and d >= 2 and n != "[...]"]
+    assert len(kernel) > 20 and len(user) > 20, (len(kernel), len(user))
+    # blue: its blue well above its red; warm: the other way round
+    assert all(b - r >= 80 for r, g, b in kernel), [
+        k for k in kernel if k[2] - k[0] < 80][:5]
+    assert all(r - b >= 150 for r, g, b in user), [
+        u for u in user if u[0] - u[2] < 150][:5]
+    roots = [rgb(f) for d, f, c in fr["dd"] + fr["deepstack"] if d == 1]
+    assert roots and all(max(c) - min(c) <= 40 for c in roots), roots
+    doc = xml.dom.minidom.parse(svg)
+    legend = [g for g in doc.getElementsByTagName("g")
+              if g.getAttribute("id") == "legend"][0]
+    keys = {t.firstChild.data: rgb(r.getAttribute("fill")) for r, t in zip(
+        legend.getElementsByTagName("rect"),
+        legend.getElementsByTagName("text"))}
+    assert set(keys) == {"user code", "kernel", "roots, [...]"}, keys
+    r, g, b = keys["kernel"]
+    assert b - r >= 80, keys
+    r, g, b = keys["user code"]
+    assert r - b >= 150, keys
+    page = open(os.path.join(SRC, "man", "perfspill-flame.1.in")).read()
+    page = " ".join(page.split()).lower()
+    assert "user code in warm colours (red to yellow), kernel code in " \
+        "blue, the roots in grey" in page, page[page.find("colour") - 200:
+                                                 page.find("colour") + 200]
+
+
+def subtitle(svg):
+    doc = xml.dom.minidom.parse(svg)
+    return [t for t in doc.getElementsByTagName("text")
+            if t.getAttribute("id") == "subtitle"][0].firstChild.data
+
+
+def test_sessions_are_not_added_together():
+    """A 999 Hz session beside the 99 Hz default: a directory's graph is
+    the default session's alone (it added both: the same CPU time twice,
+    weighted by rate), --session deep the other's, --session all both,
+    and the title says which; a file without its manifest is placed by
+    its name; a file named is read whatever its session."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "99", "-g")
+        d.ctl("start", "--session", "deep", "-e", "cpu-clock", "-F", "999",
+              "-g", "-m", "64", "--cblocks", "1")
+        p = subprocess.Popen([TARGET, "1"], stdout=subprocess.PIPE)
+        assert p.stdout.readline().strip() == b"ready"
+        assert p.wait() == 0
+        d.ctl("stop", "--session", "deep")
+        d.ctl("stop")
+        files = keep(d.finished_files(), "sessions")
+    deep = [f for f in files if "-deep-" in os.path.basename(f)]
+    dflt = [f for f in files if f not in deep]
+    assert len(deep) == 1 and len(dflt) == 1, files
+    assert manifest(deep[0])["session"] == "deep"
+    pid = str(p.pid)
+    want_d = perf_pid_samples(dflt[0], pid)
+    want_x = perf_pid_samples(deep[0], pid)
+    assert want_x > 5 * want_d > 0, (want_x, want_d)
+    where = os.path.dirname(dflt[0])
+
+    def count(*args):
+        return sum(folded(flame("-q", "--pid", pid, "-f", "-", *args,
+                                where).stdout).values())
+    assert count() == want_d
+    assert count("--session", "default") == want_d
+    assert count("--session", "deep") == want_x
+    assert count("--session", "all") == want_d + want_x
+    assert count("--session", "deep", "--session", "default") == \
+        want_d + want_x
+    svg = os.path.join(_work, "sessions.svg")
+    flame("-q", "-o", svg, where)
+    assert subtitle(svg).startswith("session default \u00b7 "), \
+        subtitle(svg)
+    flame("-q", "-o", svg, "--session", "all", where)
+    assert subtitle(svg).startswith("sessions default, deep \u00b7 ") or \
+        subtitle(svg).startswith("sessions deep, default \u00b7 "), \
+        subtitle(svg)
+    # without manifests: the session is in the file's name
+    bare = os.path.join(_work, "sessions-bare")
+    os.makedirs(bare)
+    for f in files:
+        shutil.copy2(f, bare)
+    n = lambda *a: sum(folded(flame(
+        "-q", "--no-companion", "--pid", pid, "-f", "-", *a).stdout).values())
+    assert n(bare) == want_d and n("--session", "deep", bare) == want_x
+    # a file named is read, whatever its session; given with --session,
+    # that decides
+    assert n(deep[0]) == want_x and n("-i", deep[0], "-i", dflt[0]) == \
+        want_x + want_d
+    assert n("--session", "default", deep[0], dflt[0]) == want_d
+    # only other sessions' files: an error that names them
+    only = os.path.join(_work, "sessions-deep")
+    os.makedirs(only)
+    shutil.copy2(deep[0], only)
+    shutil.copy2(deep[0] + ".json", only)
+    p = flame("-q", "-f", "-", only, check=False)
+    assert p.returncode == 1 and "none of the 1 trace files is of session " \
+        "default: they are of deep (--session NAME, or --session all)" in \
+        p.stderr, p.stderr
+
+
+def test_empty_filter_is_an_error():
+    """Filters that keep nothing are exit 1 with a message of the same
+    kind as an empty range's, and no file (it wrote an empty graph and
+    exited 0); a --comm longer than the kernel keeps says how it is cut;
+    --help and the man page say it."""
+    path = recording()
+    svg = os.path.join(_work, "nothing.svg")
+    total = len(perf_times(path))
+    p = flame("-q", "--comm", "nosuchcommand", "-o", svg, path, check=False)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "none of the %d samples of the 1 trace files read matches the " \
+        "filters (comm nosuchcommand)" % total in p.stderr, p.stderr
+    assert not os.path.exists(svg)
+    p = flame("-q", "--comm", "flametarget", "--pid", "1", "--kernel-only",
+              "-f", "-", path, check=False)
+    assert p.returncode == 1 and p.stdout == "" and \
+        "(comm flametarget, pid 1, kernel frames)" in p.stderr, p.stderr
+    # the range's message, for comparison
+    p = flame("-q", "-f", "-", "--from", "@1", "--to", "@2", path,
+              check=False)
+    assert p.returncode == 1 and "none of the 1 trace files has samples " \
+        "from" in p.stderr, p.stderr
+    # a name the kernel cut: the hint gives the form that matches
+    p = flame("-q", "--comm", "flametarget-and-more", "-f", "-", path,
+              check=False)
+    assert p.returncode == 1 and "--comm flametarget-and" in p.stderr and \
+        "first 15 characters" in p.stderr, p.stderr
+    helptext = " ".join(flame("--help").stdout.split())
+    assert "first 15 characters" in helptext, helptext
+    page = " ".join(open(os.path.join(
+        SRC, "man", "perfspill-flame.1.in")).read().split())
+    assert "its first 15 characters" in page
+    # per host: a host the filters leave empty gets no file, the others
+    # theirs; none at all is the error
+    fleet = os.path.join(_work, "fleet-filter")
+    for host in ("alpha", "beta"):
+        os.makedirs(os.path.join(fleet, host))
+        dst = os.path.join(fleet, host, os.path.basename(path))
+        shutil.copy2(path, dst)
+        m = manifest(path)
+        m["host"] = host
+        with open(dst + ".json", "w") as f:
+            json.dump(m, f)
+    out = os.path.join(_work, "fleet-filter-out")
+    os.makedirs(out)
+    p = flame("-q", "--host", "alpha", "--per-host", "-f",
+              os.path.join(out, "%h.folded"), fleet)
+    assert os.listdir(out) == ["alpha.folded"], os.listdir(out)
+    assert "beta: none of the" in p.stderr, p.stderr
+
+
+def test_denied_directory_names_its_group():
+    """A user who may not read the output directory (0750, as perfspilld
+    keeps it) is told which group reads it (it said "Permission denied"
+    alone); as a member of that group the same command reads it."""
+    import grp
+    import pwd
+    src = recording()
+    gid = harness.handoff_user().pw_gid
+    group = grp.getgrgid(gid).gr_name
+    nobody = pwd.getpwnam("nobody")
+    store = tempfile.mkdtemp(prefix="perfspill-flame-denied-")
+    try:
+        os.chmod(store, 0o755)
+        out = os.path.join(store, "out")
+        os.makedirs(out)
+        dst = os.path.join(out, os.path.basename(src))
+        shutil.copy2(src, dst)
+        shutil.copy2(src + ".json", dst + ".json")
+        for f in (dst, dst + ".json"):
+            os.chown(f, 0, gid)
+            os.chmod(f, 0o640)
+        os.chown(out, 0, gid)
+        os.chmod(out, 0o750)
+
+        def run(groups, *args):
+            return subprocess.run(
+                ["setpriv", "--reuid", str(nobody.pw_uid), "--regid",
+                 str(nobody.pw_gid)] + groups + [FLAME, "-q",
+                                                 "--no-companion", "-f", "-"]
+                + list(args), capture_output=True, text=True, timeout=300,
+                env=dict(os.environ, HOME="/nonexistent"))
+        for what in (out, dst):
+            p = run(["--clear-groups"], what)
+            assert p.returncode == 1, (p.returncode, p.stderr)
+            assert "Permission denied" in p.stderr and \
+                "the group %s" % group in p.stderr and out in p.stderr, \
+                p.stderr
+        p = run(["--groups=%d" % gid], out)
+        assert p.returncode == 0, p.stderr
+        assert sum(folded(p.stdout).values()) == len(perf_times(src))
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
 
 
 if __name__ == "__main__":
