@@ -215,14 +215,21 @@ flame_nothing(const struct opts *o, const struct flame_run *run,
 
 	f[0] = '\0';
 	flame_filters(f, sizeof(f), o, ", ");
+	if (run->read == 0 || f[0] == '\0') {
+		/* the manifests promised samples the range then cut away */
+		warnx("%s%snone of the %zu trace files read has samples in the "
+		    "range", host ? host : "", host ? ": " : "", run->files);
+		return;
+	}
 	warnx("%s%snone of the %" PRIu64 " samples of the %zu trace files "
 	    "read matches the filters (%s)", host ? host : "", host ? ": " :
 	    "", run->read, run->files, f + 2);
 	for (i = 0; i < o->ncomms; i++)
 		if (strlen(o->comms[i]) > OPTS_COMM_LEN)
 			warnx("--comm %s: the kernel keeps the first %d "
-			    "characters of a command name: --comm %.*s", o->comms[i],
-			    OPTS_COMM_LEN, OPTS_COMM_LEN, o->comms[i]);
+			    "characters of a command name: --comm %.*s",
+			    o->comms[i], OPTS_COMM_LEN, OPTS_COMM_LEN,
+			    o->comms[i]);
 }
 
 static void

@@ -84,7 +84,8 @@ static const char opts_help[] =
 "      --no-companion     neither read nor write companions\n"
 "      --refold           make them anew (after installing debug symbols)\n"
 "      --companion        only make the companions of the files given\n"
-"                         (e.g. from an on_finish program), no output\n"
+"                         (e.g. from an on_finish program), of every\n"
+"                         session unless --session is given; no output\n"
 "\n"
 "  -q, --quiet            no progress (shown on a terminal by default)\n"
 "  -v, --verbose          say what is read, and perf's messages\n"
@@ -541,6 +542,9 @@ opts_parse(struct opts *o, int argc, char **argv)
 	if (o->all_sessions && o->nsessions > 0)
 		opts_bad("%s", "--session all takes every session: give it, "
 		    "or names");
+	/* a companion is of its file alone: make every session's */
+	if (o->companion_only && o->nsessions == 0)
+		o->all_sessions = 1;
 	if (o->companion_only && o->ranged)
 		opts_bad("%s", "--companion folds whole files: no time range");
 	if (o->svg == NULL && o->folded == NULL && !o->companion_only)

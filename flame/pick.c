@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,6 +326,7 @@ pick_denied(const char *path)
 {
 	struct stat	 st;
 	struct group	*gr;
+	struct passwd	*pw;
 	char		 dir[PATH_MAX], deny[PATH_MAX], *slash;
 
 	/* the outermost directory on the way that we may not search (or,
@@ -345,15 +347,18 @@ pick_denied(const char *path)
 		return;
 	}
 	gr = getgrgid(st.st_gid);
+	pw = getpwuid(st.st_uid);
 	if (st.st_gid == 0 || gr == NULL || (st.st_mode & 0050) == 0)
-		warnx("%s: %s: only root may read %s (mode %04o): run "
-		    "perfspill-flame as root", path, strerror(EACCES), deny,
+		warnx("%s: %s: only %s may read %s (mode %04o): run "
+		    "perfspill-flame as root", path, strerror(EACCES),
+		    pw != NULL ? pw->pw_name : "its owner", deny,
 		    (unsigned int)(st.st_mode & 07777));
 	else
-		warnx("%s: %s: %s is read by root and the group %s (mode "
+		warnx("%s: %s: %s is read by %s and the group %s (mode "
 		    "%04o): run perfspill-flame as root or as a member of %s "
 		    "(usermod -aG %s USER, then log in again)", path,
-		    strerror(EACCES), deny, gr->gr_name,
+		    strerror(EACCES), deny, pw != NULL ? pw->pw_name :
+		    "its owner", gr->gr_name,
 		    (unsigned int)(st.st_mode & 07777), gr->gr_name,
 		    gr->gr_name);
 }
