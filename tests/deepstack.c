@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clocksecs.h"
+
 #define DEPTH	80
 #define RING	16
 
@@ -26,21 +28,12 @@ static volatile unsigned long	 sink;
 static double			 secs;
 static pthread_barrier_t	 start;
 
-static double
-thread_cpu(void)
-{
-	struct timespec	 t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 __attribute__((noinline)) static void
 bottom(void)
 {
 	unsigned long	 i;
 
-	while (thread_cpu() < secs)
+	while (clock_secs(CLOCK_THREAD_CPUTIME_ID) < secs)
 		for (i = 0; i < 100000; i++)
 			sink += i;
 }
@@ -64,7 +57,7 @@ lost(void)
 {
 	unsigned long	 n;
 
-	while (thread_cpu() < secs) {
+	while (clock_secs(CLOCK_THREAD_CPUTIME_ID) < secs) {
 		n = 50000000;
 		/* rbp points into the ring while the loop runs; nothing
 		 * here uses it, and it is restored before any call */

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksecs.h"
+
 struct job {
 	void			(*leaf)(unsigned long);
 	double			 secs;
@@ -48,22 +50,13 @@ leaf_thirty(unsigned long n)
 		sink ^= i * 13;
 }
 
-static double
-thread_cpu(void)
-{
-	struct timespec	 t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Runs j->leaf for j->secs of this thread's CPU, in two halves. */
 __attribute__((noinline)) static void
 worker(struct job *j)
 {
-	double	 t0 = thread_cpu();
+	double	 t0 = clock_secs(CLOCK_THREAD_CPUTIME_ID);
 
-	while (thread_cpu() - t0 < j->secs / 2)
+	while (clock_secs(CLOCK_THREAD_CPUTIME_ID) - t0 < j->secs / 2)
 		j->leaf(200000);
 	if (pthread_barrier_wait(j->half) == PTHREAD_BARRIER_SERIAL_THREAD) {
 		printf("half\n");
@@ -71,7 +64,7 @@ worker(struct job *j)
 			usleep((useconds_t)(j->pause * 1e6));
 	}
 	pthread_barrier_wait(j->half);
-	while (thread_cpu() - t0 < j->secs)
+	while (clock_secs(CLOCK_THREAD_CPUTIME_ID) - t0 < j->secs)
 		j->leaf(200000);
 }
 

@@ -23,21 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksecs.h"
+
 static double		 end, life;
 static long		 call = SYS_getppid;
 static int		 idle;
 static pthread_mutex_t	 mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 cv = PTHREAD_COND_INITIALIZER;
 static int		 live;
-
-static double
-now(void)
-{
-	struct timespec	 t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void	*worker(void *);
 
@@ -62,7 +55,7 @@ static void *
 worker(void *arg)
 {
 	struct timespec	 nap = { 0, 50000 };
-	double		 lap = now() + life;
+	double		 lap = clock_secs(CLOCK_MONOTONIC) + life;
 	int		 i;
 
 	(void)arg;
@@ -73,7 +66,7 @@ worker(void *arg)
 			syscall(call);
 		if (idle)
 			nanosleep(&nap, NULL);
-	} while (now() < lap);
+	} while (clock_secs(CLOCK_MONOTONIC) < lap);
 	pthread_mutex_lock(&mtx);
 	live--;
 	pthread_cond_signal(&cv);
@@ -103,7 +96,7 @@ main(int argc, char **argv)
 		idle = 1;
 	setvbuf(stdout, NULL, _IONBF, 0);
 	printf("ready\n");
-	end = now() + secs;
+	end = clock_secs(CLOCK_MONOTONIC) + secs;
 	for (i = 0; i < n; i++)
 		if (spawn() != 0)
 			return 1;
@@ -111,7 +104,7 @@ main(int argc, char **argv)
 	step = life / n;
 	gap.tv_sec = (time_t)step;
 	gap.tv_nsec = (long)((step - (double)gap.tv_sec) * 1e9);
-	while (life < secs && now() + step < end) {
+	while (life < secs && clock_secs(CLOCK_MONOTONIC) + step < end) {
 		nanosleep(&gap, NULL);
 		if (spawn() != 0)
 			return 1;

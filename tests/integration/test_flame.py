@@ -145,6 +145,22 @@ def manifest(path):
         return json.load(f)
 
 
+def ship(name, hosts, exts=()):
+    """A fleet store NAME/HOST/: each (host, file) copied there (and its
+    files with exts) with its manifest saying that host."""
+    fleet = os.path.join(_work, name)
+    for host, src in hosts:
+        os.makedirs(os.path.join(fleet, host))
+        dst = os.path.join(fleet, host, os.path.basename(src))
+        for ext in ("",) + tuple(exts):
+            shutil.copy2(src + ext, dst + ext)
+        m = manifest(src)
+        m["host"] = host
+        with open(dst + ".json", "w") as f:
+            json.dump(m, f)
+    return fleet
+
+
 def utc_ns(s):
     """'2026-12-03T17:08:49.495407072Z' to ns since the epoch."""
     secs, frac = s.rstrip("Z").split(".")
@@ -257,17 +273,8 @@ def test_fleet_per_host_and_merged():
     pid = str(_cache["two pid"])
     fa = folded(flame("-q", "--pid", pid, "-f", "-", a).stdout)
     fb = folded(flame("-q", "--pid", pid, "-f", "-", b).stdout)
-    fleet = os.path.join(_work, "fleet")
-    for host, src in (("alpha", a), ("beta", b)):
-        os.makedirs(os.path.join(fleet, host))
-        dst = os.path.join(fleet, host, os.path.basename(src))
-        # shipped with its companion: read under the manifest's host
-        for ext in ("", ".folded"):
-            shutil.copy2(src + ext, dst + ext)
-        m = manifest(src)
-        m["host"] = host
-        with open(dst + ".json", "w") as f:
-            json.dump(m, f)
+    # shipped with their companions: read under the manifest's host
+    fleet = ship("fleet", (("alpha", a), ("beta", b)), (".folded",))
     out = os.path.join(_work, "fleet-out")
     os.makedirs(out)
     svg = os.path.join(out, "fleet.svg")
@@ -513,15 +520,7 @@ def test_icicle_and_reversed():
     assert ys("--icicle") == icicle and ys("--inverted") == icicle
     # perf's -i: the input, and the flame graph it always drew (-i drew
     # an icicle before, of the FILE named after it all the same)
-    svg = os.path.join(_work, "input.svg")
-    flame("-q", "--pid", pid, "-o", svg, "-i", path)
-    y = {}
-    for g in xml.dom.minidom.parse(svg).getElementsByTagName("g"):
-        if g.getAttribute("class").startswith("f"):
-            name = g.getElementsByTagName("title")[0].firstChild.data
-            y.setdefault(name.rsplit(" (", 1)[0], float(
-                g.getElementsByTagName("rect")[0].getAttribute("y")))
-    assert y == flat, (y, flat)
+    assert ys("-i") == flat
     # given twice, read once; -i with a directory reads the files below
     assert folded(flame("-q", "--pid", pid, "-f", "-", "-i", path,
                         path).stdout) == folded(flame(
@@ -845,15 +844,7 @@ def test_empty_filter_is_an_error():
     assert "its first 15 characters" in page
     # per host: a host the filters leave empty gets no file, the others
     # theirs; none at all is the error
-    fleet = os.path.join(_work, "fleet-filter")
-    for host in ("alpha", "beta"):
-        os.makedirs(os.path.join(fleet, host))
-        dst = os.path.join(fleet, host, os.path.basename(path))
-        shutil.copy2(path, dst)
-        m = manifest(path)
-        m["host"] = host
-        with open(dst + ".json", "w") as f:
-            json.dump(m, f)
+    fleet = ship("fleet-filter", (("alpha", path), ("beta", path)))
     out = os.path.join(_work, "fleet-filter-out")
     os.makedirs(out)
     p = flame("-q", "--host", "alpha", "--per-host", "-f",
