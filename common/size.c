@@ -56,8 +56,9 @@ size_parse_secs(const char *s, uint64_t *out)
 	return size_parse_suffixed(s, out, "SMHD", mult, 0);
 }
 
-char *
-size_format(uint64_t v, char *buf, size_t len)
+/* v in its unit with decimals digits after the point; bytes whole. */
+static char *
+size_format_prec(uint64_t v, int decimals, char *buf, size_t len)
 {
 	static const char	*unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double			 d = (double)v;
@@ -70,6 +71,30 @@ size_format(uint64_t v, char *buf, size_t len)
 	if (i == 0)
 		snprintf(buf, len, "%llu B", (unsigned long long)v);
 	else
-		snprintf(buf, len, "%.1f %s", d, unit[i]);
+		snprintf(buf, len, "%.*f %s", decimals, d, unit[i]);
 	return buf;
+}
+
+char *
+size_format(uint64_t v, char *buf, size_t len)
+{
+	return size_format_prec(v, 1, buf, len);
+}
+
+/*
+ * Two sizes side by side ("23.48 GiB: 23.54 GiB less 64.0 MiB") must not
+ * read the same when they differ: the fewest decimals (1 to 6) at which
+ * v and other differ, the same for both orders of the pair.
+ */
+char *
+size_format_apart(uint64_t v, uint64_t other, char *buf, size_t len)
+{
+	char	 a[64], b[64];
+	int	 d;
+
+	for (d = 1; d < 6; d++)
+		if (strcmp(size_format_prec(v, d, a, sizeof(a)),
+		    size_format_prec(other, d, b, sizeof(b))) != 0)
+			break;
+	return size_format_prec(v, d, buf, len);
 }

@@ -14,5 +14,9 @@ int	size_parse(const char *, uint64_t *);
 int	size_parse_secs(const char *, uint64_t *);
 /* Human form: "1.5 MiB". Returns buf. */
 char	*size_format(uint64_t, char *, size_t);
+/* size_format with as many decimals (up to 6) as it takes for the first
+ * not to read as the second when they differ: "23.48 GiB" beside
+ * "23.54 GiB", not "23.5 GiB" twice. Returns buf. */
+char	*size_format_apart(uint64_t, uint64_t other, char *, size_t);
 
 #endif

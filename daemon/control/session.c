@@ -228,9 +228,12 @@ session_budget(struct session_table *t, struct session_budget *b)
 		snprintf(b->from, sizeof(b->from), "%s", where);
 	}
 	b->budget = b->limit > SESSION_RESERVE ? b->limit - SESSION_RESERVE : 0;
+	/* the limit to as many decimals as show the reserve taken off:
+	 * "23.54 GiB less 64.0 MiB" beside a budget of 23.48 GiB */
 	snprintf(b->from + strlen(b->from), sizeof(b->from) - strlen(b->from),
-	    " %s less %s for the daemon itself", size_format(b->limit, lim,
-	    sizeof(lim)), size_format(SESSION_RESERVE, res, sizeof(res)));
+	    " %s less %s for the daemon itself", size_format_apart(b->limit,
+	    b->budget, lim, sizeof(lim)), size_format(SESSION_RESERVE, res,
+	    sizeof(res)));
 	if (t->cfg->max_memory > 0 && t->cfg->max_memory < b->budget) {
 		b->budget = t->cfg->max_memory;
 		snprintf(b->from, sizeof(b->from), "max_memory");
@@ -273,7 +276,7 @@ session_fits(struct session_table *t, const struct session *skip,
 	    size_format(m->buffers, bu, sizeof(bu)),
 	    size_format(m->drain + m->compress + m->window, o, sizeof(o)),
 	    size_format(held, h, sizeof(h)),
-	    size_format(b.budget, c, sizeof(c)), b.from);
+	    size_format_apart(b.budget, b.limit, c, sizeof(c)), b.from);
 }
 
 /* What the recording with cfg would hold on the CPUs online now. */

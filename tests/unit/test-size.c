@@ -107,11 +107,41 @@ test_size_format(void)
 	CHECK(buf[4] == 'x');
 }
 
+/* A budget beside the memory it is taken from: 64 MiB apart must show. */
+static void
+test_size_format_apart(void)
+{
+	uint64_t	 mem = UINT64_C(25276071936), res = UINT64_C(64) << 20;
+	char		 a[32], b[32];
+
+	/* what status printed: "23.5 GiB (... 23.5 GiB less 64.0 MiB)" */
+	CHECK_STR(size_format(mem, a, sizeof(a)), "23.5 GiB");
+	CHECK_STR(size_format(mem - res, b, sizeof(b)), "23.5 GiB");
+	CHECK_STR(size_format_apart(mem, mem - res, a, sizeof(a)),
+	    "23.54 GiB");
+	CHECK_STR(size_format_apart(mem - res, mem, b, sizeof(b)),
+	    "23.48 GiB");
+	/* already apart: as size_format */
+	CHECK_STR(size_format_apart(UINT64_C(1) << 30, (UINT64_C(1) << 30) -
+	    res, a, sizeof(a)), "1.0 GiB");
+	CHECK_STR(size_format_apart((UINT64_C(1) << 30) - res,
+	    UINT64_C(1) << 30, a, sizeof(a)), "960.0 MiB");
+	/* 64 MiB below 2 TiB shows at the fourth decimal */
+	CHECK_STR(size_format_apart(UINT64_C(2) << 40, (UINT64_C(2) << 40) -
+	    res, a, sizeof(a)), "2.0000 TiB");
+	CHECK_STR(size_format_apart((UINT64_C(2) << 40) - res,
+	    UINT64_C(2) << 40, a, sizeof(a)), "1.9999 TiB");
+	/* equal: the most decimals, no endless search */
+	CHECK_STR(size_format_apart(1536, 1536, a, sizeof(a)), "1.500000 KiB");
+	CHECK_STR(size_format_apart(100, 101, a, sizeof(a)), "100 B");
+}
+
 int
 main(void)
 {
 	test_size_parse();
 	test_size_parse_secs();
 	test_size_format();
+	test_size_format_apart();
 	return check_exit();
 }
