@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -238,6 +239,11 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "version",
 	    json_object_new_string(PERFSPILL_VERSION));
+	/* "started" and "uptime" are the recording's: these the daemon's */
+	json_object_object_add(o, "daemon_started",
+	    json_object_new_int64((int64_t)d->started));
+	json_object_object_add(o, "daemon_uptime",
+	    json_object_new_int64((int64_t)(time(NULL) - d->started)));
 	json_object_object_add(o, "output_dir",
 	    json_object_new_string(d->cfg.output_dir));
 	json_object_object_add(o, "clients",

@@ -1,7 +1,7 @@
 /*
  * metrics: the Prometheus text format (see metrics.h). Each family gets
  * its HELP and TYPE lines; label values are escaped as the format says
- * (backslash, double quote, line feed), since a pause reason is free text.
+ * (backslash, double quote, line feed): the version is a build's text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,6 +164,29 @@ metrics_sessions(struct sbuf *out, const struct metrics *m)
 	return 0;
 }
 
+/* One series per reason, 0 or 1: the label set never changes. */
+static int
+metrics_paused(struct sbuf *out, const struct metrics *m)
+{
+	static const char *const reasons[METRICS_PAUSE__COUNT] = {
+		[METRICS_PAUSE_DISK_FULL] = "disk_full",
+		[METRICS_PAUSE_MIN_FREE] = "min_free",
+		[METRICS_PAUSE_DIR_REMOVED] = "output_dir_removed",
+		[METRICS_PAUSE_WRITE_ERROR] = "write_error",
+	};
+	size_t	 i;
+
+	if (metrics_family(out, "paused", "gauge", "1 while recording is "
+	    "paused for the reason the label names (perfspillctl status "
+	    "says more), else 0.") == -1)
+		return -1;
+	for (i = 0; i < METRICS_PAUSE__COUNT; i++)
+		if (metrics_printf(out, "perfspill_paused{reason=\"%s\"} %u\n",
+		    reasons[i], (m->paused >> i) & 1u) == -1)
+			return -1;
+	return 0;
+}
+
 int
 metrics_format(struct sbuf *out, const struct metrics *m)
 {
@@ -186,7 +209,7 @@ metrics_format(struct sbuf *out, const struct metrics *m)
 		C(recordings, "Recordings started."),
 #undef C
 	};
-	char	 reason[256];
+	char	 version[256];
 	size_t	 i;
 
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
@@ -211,17 +234,7 @@ metrics_format(struct sbuf *out, const struct metrics *m)
 	    metrics_u64(out, "recording", "gauge", "1 while a recording runs "
 	    "(paused or not).", (uint64_t)m->recording) == -1)
 		return -1;
-	/* the reason as a label: one series while paused, none otherwise */
-	if (metrics_family(out, "paused", "gauge", "1 while recording is "
-	    "paused; the reason is a label.") == -1)
-		return -1;
-	if (m->paused != NULL && m->paused[0] != '\0') {
-		metrics_escape(reason, sizeof(reason), m->paused);
-		if (metrics_printf(out, "perfspill_paused{reason=\"%s\"} 1\n",
-		    reason) == -1)
-			return -1;
-	} else if (metrics_printf(out, "perfspill_paused{reason=\"\"} 0\n") ==
-	    -1)
+	if (metrics_paused(out, m) == -1)
 		return -1;
 	if (metrics_u64(out, "memory_bytes", "gauge", "Memory the sessions "
 	    "hold: rings, buffers, compression, as a start counts it.",
@@ -231,13 +244,27 @@ metrics_format(struct sbuf *out, const struct metrics *m)
 	    "less a reserve, or max_memory.", m->memory_budget) == -1 ||
 	    metrics_sessions(out, m) == -1)
 		return -1;
+	if (metrics_u64(out, "retained_files", "gauge", "Finished trace "
+	    "files in the output directory, every session's.",
+	    m->retained_files) == -1 ||
+	    metrics_u64(out, "retained_bytes", "gauge", "Bytes of the "
+	    "finished trace files in the output directory.",
+	    m->retained_bytes) == -1 ||
+	    metrics_u64(out, "disk_free_bytes", "gauge", "Free bytes on the "
+	    "output directory's file system, for unprivileged writers.",
+	    m->disk_free) == -1 ||
+	    metrics_u64(out, "last_file_finished_timestamp_seconds", "gauge",
+	    "When the newest finished trace file in the output directory was "
+	    "last written, seconds since the epoch; 0 while there is none.",
+	    (uint64_t)(m->last_finished > 0 ? m->last_finished : 0)) == -1)
+		return -1;
 	if (metrics_u64(out, "start_time_seconds", "gauge", "When perfspilld "
 	    "started, seconds since the epoch.", (uint64_t)m->started) == -1)
 		return -1;
-	metrics_escape(reason, sizeof(reason), m->version ? m->version : "");
+	metrics_escape(version, sizeof(version), m->version ? m->version : "");
 	if (metrics_family(out, "build_info", "gauge", "perfspilld's version.") ==
 	    -1 || metrics_printf(out, "perfspill_build_info{version=\"%s\"} 1\n",
-	    reason) == -1)
+	    version) == -1)
 		return -1;
 	return 0;
 }

@@ -27,6 +27,19 @@ struct metrics_session {
 	int		 recording;
 };
 
+/*
+ * Why recording is paused. Each reason is a series of its own, 0 or 1,
+ * always there: a pause changes values, never which series exist, so
+ * that an alert and a graph follow one series (status has the words).
+ */
+enum metrics_pause {
+	METRICS_PAUSE_DISK_FULL,	/* ENOSPC, EDQUOT */
+	METRICS_PAUSE_MIN_FREE,		/* below min_free */
+	METRICS_PAUSE_DIR_REMOVED,	/* the output directory went */
+	METRICS_PAUSE_WRITE_ERROR,	/* any other failed write */
+	METRICS_PAUSE__COUNT
+};
+
 struct metrics {
 	/* counters, since the daemon started */
 	uint64_t	 samples;	/* samples written to trace files */
@@ -43,7 +56,12 @@ struct metrics {
 	/* gauges, now */
 	uint64_t	 aio_inflight;
 	int		 recording;	/* 1 while recording (paused or not) */
-	const char	*paused;	/* why, or NULL / "" when not paused */
+	unsigned int	 paused;	/* 1 << enum metrics_pause, or 0 */
+	/* the output directory, every session's files: now */
+	uint64_t	 retained_files;	/* finished, kept by retention */
+	uint64_t	 retained_bytes;
+	uint64_t	 disk_free;	/* for unprivileged writers */
+	time_t		 last_finished;	/* the newest file's mtime; 0: none */
 	time_t		 started;	/* the daemon's start */
 	const char	*version;
 	uint64_t	 memory;	/* what the sessions hold */

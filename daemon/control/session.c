@@ -552,7 +552,7 @@ session_metrics(struct session_table *t, struct metrics *out)
 	size_t			 n = 0;
 
 	*out = t->gone;
-	out->paused = "";
+	out->paused = 0;
 	TAILQ_FOREACH(s, &t->list, entry)
 		n++;
 	free(t->ms);
@@ -565,10 +565,7 @@ session_metrics(struct session_table *t, struct metrics *out)
 		metrics_add(out, &m);
 		out->aio_inflight += m.aio_inflight;
 		out->recording |= m.recording;
-		/* the default's pause first: it shares the directory */
-		if ((out->paused == NULL || out->paused[0] == '\0') &&
-		    m.paused != NULL)
-			out->paused = m.paused;
+		out->paused |= m.paused;
 		if (s->holds)
 			out->memory += s->mem.total;
 		if (ms == NULL)
@@ -586,6 +583,8 @@ session_metrics(struct session_table *t, struct metrics *out)
 	}
 	out->sessions = ms;
 	out->nr_sessions = ms != NULL ? n : 0;
+	/* one directory, one disk budget: any session's record sees it */
+	record_disk_metrics(session_default(t)->rec, out);
 	session_budget(t, &b);
 	out->memory_budget = b.budget;
 }

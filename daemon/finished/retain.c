@@ -138,6 +138,7 @@ retain_scan(int dirfd, struct retain_list *l)
 		memcpy(f->name, de->d_name, strlen(de->d_name) + 1);
 		f->held = 0;
 		f->size = (uint64_t)st.st_size;
+		f->mtime = (int64_t)st.st_mtime;
 		/* a name not of ours in form (made by hand) by its mtime */
 		if (retain_name_time(f->name, &f->when, &f->seq) == -1) {
 			f->when = (int64_t)st.st_mtime;

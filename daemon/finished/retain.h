@@ -18,6 +18,7 @@ struct retain_file {
 	uint64_t	size;
 	int		held;		/* never removed (its hand-off runs) */
 	int64_t		when;		/* opened: the name's time, else mtime */
+	int64_t		mtime;		/* its last write: when it was finished */
 	unsigned int	seq;		/* the name's seq: ties in a second */
 };
 

@@ -65,6 +65,26 @@ record_totals(struct record *rec)
 	return t;
 }
 
+/* Why the recording is paused, as the metrics name it (record_pause's
+ * words: "disk full", "below min_free: ...", an errno's). */
+static unsigned int
+record_pause_bits(const struct record *rec)
+{
+	enum metrics_pause	 why;
+
+	if (rec->state != RECORD_RUNNING || rec->paused[0] == '\0')
+		return 0;
+	if (rec->dir_gone)
+		why = METRICS_PAUSE_DIR_REMOVED;
+	else if (strcmp(rec->paused, "disk full") == 0)
+		why = METRICS_PAUSE_DISK_FULL;
+	else if (strncmp(rec->paused, "below min_free", 14) == 0)
+		why = METRICS_PAUSE_MIN_FREE;
+	else
+		why = METRICS_PAUSE_WRITE_ERROR;
+	return 1u << why;
+}
+
 void
 record_metrics(struct record *rec, struct metrics *m)
 {
@@ -74,7 +94,7 @@ record_metrics(struct record *rec, struct metrics *m)
 	*m = rec->life;
 	m->aio_inflight = 0;
 	m->recording = rec->state != RECORD_IDLE;
-	m->paused = rec->state == RECORD_RUNNING ? rec->paused : "";
+	m->paused = record_pause_bits(rec);
 	/* idle: the last recording is in life already (record_finish_stop) */
 	if (rec->state == RECORD_IDLE)
 		return;
@@ -89,31 +109,78 @@ record_metrics(struct record *rec, struct metrics *m)
 	m->files_finished += rec->files_done;
 }
 
+/* The output directory's finished files (every session's) and its free
+ * space, for status and the metrics. */
+struct record_disk {
+	uint64_t	 nr, bytes, free;
+	int64_t		 last_finished;		/* the newest mtime; 0: none */
+	char		 oldest[256], newest[256];
+	int		 scanned, have_free;
+};
+
 static void
-record_add_disk(struct record *rec, json_object *o)
+record_disk(struct record *rec, struct record_disk *dk)
 {
 	struct retain_list	 l;
-	json_object		*f;
-	uint64_t		 avail;
+	size_t			 i;
 
-	f = json_object_new_object();
+	memset(dk, 0, sizeof(*dk));
 	if (retain_scan(rec->dirfd, &l) == 0) {
-		proto_add_u64(f, "count", l.nr);
-		proto_add_u64(f, "bytes", l.bytes);
+		dk->scanned = 1;
+		dk->nr = l.nr;
+		dk->bytes = l.bytes;
+		for (i = 0; i < l.nr; i++)
+			if (l.files[i].mtime > dk->last_finished)
+				dk->last_finished = l.files[i].mtime;
 		if (l.nr > 0) {
-			json_object_object_add(f, "oldest",
-			    json_object_new_string(l.files[0].name));
-			json_object_object_add(f, "newest",
-			    json_object_new_string(l.files[l.nr - 1].name));
+			snprintf(dk->oldest, sizeof(dk->oldest), "%s",
+			    l.files[0].name);
+			snprintf(dk->newest, sizeof(dk->newest), "%s",
+			    l.files[l.nr - 1].name);
 		}
 		retain_list_free(&l);
 	}
+	dk->have_free = retain_free_bytes(rec->dirfd, &dk->free) == 0;
+}
+
+static void
+record_add_disk(struct record *rec, json_object *o)
+{
+	struct record_disk	 dk;
+	json_object		*f;
+
+	record_disk(rec, &dk);
+	f = json_object_new_object();
+	if (dk.scanned) {
+		proto_add_u64(f, "count", dk.nr);
+		proto_add_u64(f, "bytes", dk.bytes);
+		if (dk.nr > 0) {
+			json_object_object_add(f, "oldest",
+			    json_object_new_string(dk.oldest));
+			json_object_object_add(f, "newest",
+			    json_object_new_string(dk.newest));
+			json_object_object_add(f, "last_finished",
+			    json_object_new_int64(dk.last_finished));
+		}
+	}
 	json_object_object_add(o, "files", f);
-	if (retain_free_bytes(rec->dirfd, &avail) == 0) {
+	if (dk.have_free) {
 		f = json_object_new_object();
-		proto_add_u64(f, "free", avail);
+		proto_add_u64(f, "free", dk.free);
 		json_object_object_add(o, "disk", f);
 	}
+}
+
+void
+record_disk_metrics(struct record *rec, struct metrics *m)
+{
+	struct record_disk	 dk;
+
+	record_disk(rec, &dk);
+	m->retained_files = dk.nr;
+	m->retained_bytes = dk.bytes;
+	m->disk_free = dk.free;
+	m->last_finished = (time_t)dk.last_finished;
 }
 
 int

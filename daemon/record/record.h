@@ -96,6 +96,9 @@ const char	*record_problem(const struct record *);
  * the gauges of now (metrics.h); the caller sets started and version. */
 struct metrics;
 void	record_metrics(struct record *, struct metrics *);
+/* The output directory's gauges of m: files kept, their bytes, free
+ * space, when the newest file was finished (every session's). */
+void	record_disk_metrics(struct record *, struct metrics *);
 /* Totals of the last finished recording (a new reference), or NULL. */
 json_object *record_last_totals(struct record *);
 /*

@@ -1,15 +1,18 @@
 """Metrics: `perfspillctl metrics` and the metrics_file for node_exporter's
 textfile collector, read by a real Prometheus text parser (the
 prometheus_client package's, Debian's python3-prometheus-client) and held
-against perf's own count of what the files contain.
+against perf's own count of what the files contain, and linted by
+Prometheus' own promtool (check metrics) in every state.
 """
 import json
 import os
+import shutil
 import subprocess
 import time
 
 import harness
 from harness import Daemon, Skip, wait_for
+from test_safety import Tmpfs
 
 # Debian's parser lives in the system Python, not in a pyenv one
 PARSER_PY = "/usr/bin/python3"
@@ -65,6 +68,7 @@ def test_metrics_parse_and_count_what_perf_counts():
     with Daemon(config={"rotate_size": 0, "rotate_interval": 0,
                         "max_files": 0, "max_size": 0, "min_free": 0}) as d:
         m0 = parse(metrics_text(d))
+        promtool(metrics_text(d))
         for k in COUNTERS:
             assert value(m0, k) == 0, (k, m0[k])
         assert m0["perfspill_samples_total"]["type"] == "counter"
@@ -113,16 +117,121 @@ def test_retention_removals_are_counted():
         assert value(m, "perfspill_files_removed_total") == 3
 
 
-def test_paused_reason_is_a_label():
-    # more free space asked for than any file system has: pause at once
-    with Daemon(config={"min_free": "1024T", "rotate_interval": 0}) as d:
+PAUSE_REASONS = ["disk_full", "min_free", "output_dir_removed",
+                 "write_error"]
+
+
+def paused_series(m):
+    return sorted(k for k in m if k.startswith("perfspill_paused"))
+
+
+def test_paused_keeps_one_series_per_reason():
+    """A pause changes a value, never which series exist: an alert on
+    perfspill_paused and a graph of it follow the same series before,
+    during and after (once reason="" 0, then reason="below min_free: 3.1
+    GiB free, ..." 1, its figures changing as the disk fills)."""
+    want = sorted("perfspill_paused{reason=%s}" % r for r in PAUSE_REASONS)
+    with Daemon(config={"rotate_interval": 0}) as d:
+        idle = parse(metrics_text(d))
+        assert paused_series(idle) == want, paused_series(idle)
+        assert all(value(idle, k) == 0 for k in want)
         d.ctl("start", "-e", "cpu-clock", "-F", "99")
+        running = parse(metrics_text(d))
+        assert paused_series(running) == want, paused_series(running)
+        assert all(value(running, k) == 0 for k in want)
+        # more free space asked for than any file system has: a pause
+        d.ctl("configure", "min_free=1024T")
         wait_for(lambda: d.status().get("paused"), what="a pause")
         m = parse(metrics_text(d))
-        paused = [k for k in m if k.startswith("perfspill_paused{")]
-        assert len(paused) == 1 and "min_free" in paused[0], paused
-        assert m[paused[0]]["value"] == 1
-        d.ctl("stop", check=False)
+        assert paused_series(m) == want, paused_series(m)
+        assert value(m, "perfspill_paused{reason=min_free}") == 1
+        assert [k for k in want if value(m, k) == 1] == \
+            ["perfspill_paused{reason=min_free}"], m
+        assert "min_free" in d.status()["paused"]     # the words: status
+        promtool(metrics_text(d))
+        d.ctl("configure", "min_free=0")
+        wait_for(lambda: not d.status().get("paused"), what="resuming")
+        m = parse(metrics_text(d))
+        assert paused_series(m) == want and all(
+            value(m, k) == 0 for k in want), m
+        d.ctl("stop")
+
+
+def promtool(text):
+    """Prometheus' own check of an exposition text: what a scraper
+    refuses and names against its conventions. scripts/deps installs it
+    (Debian's prometheus): missing, the test fails rather than skips."""
+    tool = shutil.which("promtool") or "/usr/bin/promtool"
+    assert os.access(tool, os.X_OK), \
+        "promtool not installed: scripts/deps installs Debian's prometheus"
+    p = subprocess.run([tool, "check", "metrics"], input=text,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, "promtool check metrics:\n%s%s\n%s" % (
+        p.stdout, p.stderr, text)
+
+
+def test_promtool_accepts_every_state():
+    """Idle, recording, an on-demand session beside it, stopping and
+    starting again: every page passes promtool check metrics."""
+    with Daemon(config={"rotate_interval": 0}) as d:
+        promtool(metrics_text(d))
+        d.ctl("start", "-e", "cpu-clock", "-F", "99")
+        promtool(metrics_text(d))
+        d.ctl("start", "--session", "deep", "--duration", "60", "-F", "49",
+              "-m", "16")
+        d.ctl("rotate")
+        promtool(metrics_text(d))
+        d.ctl("stop", "--session", "deep")
+        d.ctl("stop")
+        promtool(metrics_text(d))
+
+
+def test_directory_gauges_match_the_files():
+    """Retained files and bytes, free space and the time of the newest
+    finished file, against the directory itself; the time survives a
+    restart of the daemon (a staleness alert must not see a new daemon
+    as a fresh file), and a new file moves it."""
+    with Tmpfs("64M") as fs:
+        cfg = {"rotate_interval": 0, "min_free": 0}
+        with Daemon(config=cfg, outdir=fs.out) as d:
+            m = parse(metrics_text(d))
+            assert value(m, "perfspill_retained_files") == 0
+            assert value(m, "perfspill_retained_bytes") == 0
+            assert value(m, "perfspill_last_file_finished_timestamp_seconds") \
+                == 0
+            d.ctl("start", "-e", "cpu-clock", "-F", "99")
+            d.ctl("rotate")
+            d.ctl("rotate")
+            d.ctl("stop")
+            files = d.finished_files()
+            assert len(files) == 3, files
+            m = parse(metrics_text(d))
+            assert value(m, "perfspill_retained_files") == 3
+            assert value(m, "perfspill_retained_bytes") == \
+                sum(os.path.getsize(f) for f in files)
+            # nothing writes on this tmpfs now but the daemon, idle
+            assert value(m, "perfspill_disk_free_bytes") == fs.free()
+            newest = max(int(os.stat(f).st_mtime) for f in files)
+            assert value(m, "perfspill_last_file_finished_timestamp_seconds") \
+                == newest
+            # status says the same
+            st = d.status()
+            assert st["files"]["count"] == 3
+            assert st["files"]["last_finished"] == newest
+            promtool(metrics_text(d))
+        with Daemon(config=cfg, outdir=fs.out) as d:
+            m = parse(metrics_text(d))
+            assert value(m, "perfspill_retained_files") == 3
+            assert value(m, "perfspill_last_file_finished_timestamp_seconds") \
+                == newest
+            # a file finished a second later at the earliest moves it on
+            wait_for(lambda: int(time.time()) > newest, what="a new second")
+            d.ctl("start", "-e", "cpu-clock", "-F", "99")
+            d.ctl("stop")
+            m = parse(metrics_text(d))
+            assert value(m, "perfspill_retained_files") == 4
+            assert value(m, "perfspill_last_file_finished_timestamp_seconds") \
+                > newest
 
 
 def test_metrics_file_for_the_textfile_collector():

@@ -39,6 +39,35 @@ test_metrics_has_line(const char *text, const char *line)
 	return 0;
 }
 
+/*
+ * Prometheus' own linter on the text: `promtool check metrics` (Debian's
+ * prometheus package; scripts/deps installs it) exits non-zero on a
+ * page a scraper refuses and on a name against its conventions. Where
+ * it is not installed (a package build) the check says so and is left
+ * out; tests/integration/test_metrics.py requires it.
+ */
+static void
+test_metrics_promtool(const char *text)
+{
+	static int	 said;
+	FILE		*p;
+	int		 rc;
+
+	if (access("/usr/bin/promtool", X_OK) == -1) {
+		if (!said++)
+			printf("SKIP promtool check metrics: /usr/bin/promtool "
+			    "is not installed (Debian's prometheus)\n");
+		return;
+	}
+	fflush(stdout);
+	CHECK((p = popen("/usr/bin/promtool check metrics", "w")) != NULL);
+	if (p == NULL)
+		return;
+	fputs(text, p);
+	rc = pclose(p);
+	CHECK_EQ(rc, 0);
+}
+
 static void
 test_metrics_format(void)
 {
@@ -64,7 +93,12 @@ test_metrics_format(void)
 	m.recording = 1;
 	m.started = 1796280000;
 	m.version = "0.1.0";
+	m.retained_files = 17;
+	m.retained_bytes = UINT64_C(4) << 30;
+	m.disk_free = UINT64_C(82303217664);
+	m.last_finished = 1796283600;
 	t = test_metrics_text(&m);
+	test_metrics_promtool(t);
 	CHECK(test_metrics_has_line(t, "perfspill_samples_total 12914"));
 	CHECK(test_metrics_has_line(t, "# TYPE perfspill_samples_total counter"));
 	CHECK(test_metrics_has_line(t, "perfspill_lost_total 7"));
@@ -77,7 +111,20 @@ test_metrics_format(void)
 	CHECK(test_metrics_has_line(t, "perfspill_aio_inflight 4"));
 	CHECK(test_metrics_has_line(t, "# TYPE perfspill_aio_inflight gauge"));
 	CHECK(test_metrics_has_line(t, "perfspill_recording 1"));
-	CHECK(test_metrics_has_line(t, "perfspill_paused{reason=\"\"} 0"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_paused{reason=\"disk_full\"} 0"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_paused{reason=\"write_error\"} 0"));
+	CHECK(strstr(t, "reason=\"\"") == NULL);
+	/* the output directory: retention's files, free space, staleness */
+	CHECK(test_metrics_has_line(t, "perfspill_retained_files 17"));
+	CHECK(test_metrics_has_line(t, "perfspill_retained_bytes 4294967296"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_disk_free_bytes 82303217664"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_last_file_finished_timestamp_seconds 1796283600"));
+	CHECK(test_metrics_has_line(t,
+	    "# TYPE perfspill_retained_files gauge"));
 	CHECK(test_metrics_has_line(t, "perfspill_start_time_seconds 1796280000"));
 	CHECK(test_metrics_has_line(t,
 	    "perfspill_build_info{version=\"0.1.0\"} 1"));
@@ -124,45 +171,99 @@ test_metrics_format(void)
 	free(t);
 }
 
+/* The sample lines' names and labels, without their values: a
+ * series' identity. */
+static char *
+test_metrics_series(const char *text)
+{
+	char	*out = calloc(1, strlen(text) + 1), *o = out;
+	const char *p, *e, *sp;
+
+	for (p = text; *p != '\0'; p = *e ? e + 1 : e) {
+		e = strchr(p, '\n');
+		if (e == NULL)
+			e = p + strlen(p);
+		if (*p == '#')
+			continue;
+		sp = memchr(p, ' ', (size_t)(e - p));
+		memcpy(o, p, (size_t)((sp ? sp : e) - p));
+		o += (sp ? sp : e) - p;
+		*o++ = '\n';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A pause sets a value; the series stay the same ones. */
 static void
-test_metrics_paused_reason_is_escaped(void)
+test_metrics_paused_keeps_its_series(void)
+{
+	static const char *const reasons[] = { "disk_full", "min_free",
+	    "output_dir_removed", "write_error" };
+	struct metrics	 m;
+	char		*t0, *t1, *s0, *s1, line[96];
+	size_t		 i, j;
+
+	memset(&m, 0, sizeof(m));
+	m.recording = 1;
+	t0 = test_metrics_text(&m);
+	s0 = test_metrics_series(t0);
+	for (i = 0; i < METRICS_PAUSE__COUNT; i++) {
+		m.paused = 1u << i;
+		t1 = test_metrics_text(&m);
+		s1 = test_metrics_series(t1);
+		CHECK_STR(s1, s0);
+		for (j = 0; j < METRICS_PAUSE__COUNT; j++) {
+			snprintf(line, sizeof(line), "perfspill_paused{reason="
+			    "\"%s\"} %d", reasons[j], i == j);
+			CHECK(test_metrics_has_line(t1, line));
+		}
+		test_metrics_promtool(t1);
+		free(s1);
+		free(t1);
+	}
+	free(s0);
+	free(t0);
+}
+
+static void
+test_metrics_label_is_escaped(void)
 {
 	struct metrics	 m;
 	char		*t;
 
 	memset(&m, 0, sizeof(m));
-	m.recording = 1;
-	m.paused = "disk \"full\"\\\nnow";
+	m.version = "0.1 \"rc\"\\\nnow";
 	t = test_metrics_text(&m);
 	CHECK(test_metrics_has_line(t,
-	    "perfspill_paused{reason=\"disk \\\"full\\\"\\\\\\nnow\"} 1"));
-	CHECK(!test_metrics_has_line(t, "perfspill_paused{reason=\"\"} 0"));
+	    "perfspill_build_info{version=\"0.1 \\\"rc\\\"\\\\\\nnow\"} 1"));
+	test_metrics_promtool(t);
 	free(t);
 }
 
-/* The text format is UTF-8: a long reason is not cut inside a character,
+/* The text format is UTF-8: a long label is not cut inside a character,
  * and bytes that are not UTF-8 (a Latin-1 path) are not passed on. */
 static void
-test_metrics_paused_reason_stays_utf8(void)
+test_metrics_label_stays_utf8(void)
 {
 	struct metrics	 m;
-	char		 reason[256], want[256];
+	char		 label[256], want[256];
 	char		*t;
 
 	memset(&m, 0, sizeof(m));
-	m.recording = 1;
-	memset(reason, 'a', 199);
-	snprintf(reason + 199, sizeof(reason) - 199, "\xc3\xa9 and more");
-	m.paused = reason;
+	memset(label, 'a', 199);
+	snprintf(label + 199, sizeof(label) - 199, "\xc3\xa9 and more");
+	m.version = label;
 	t = test_metrics_text(&m);
-	snprintf(want, sizeof(want), "perfspill_paused{reason=\"%.199s\"} 1",
-	    reason);
+	snprintf(want, sizeof(want), "perfspill_build_info{version=\"%.199s\"} "
+	    "1", label);
 	CHECK(test_metrics_has_line(t, want));
 	free(t);
-	m.paused = "dir /tmp/caf\xe9 removed, \xe2\x82\xac ok";
+	m.version = "/tmp/caf\xe9 build, \xe2\x82\xac ok";
 	t = test_metrics_text(&m);
-	CHECK(test_metrics_has_line(t, "perfspill_paused{reason=\"dir "
-	    "/tmp/caf? removed, \xe2\x82\xac ok\"} 1"));
+	CHECK(test_metrics_has_line(t, "perfspill_build_info{version=\"/tmp/"
+	    "caf? build, \xe2\x82\xac ok\"} 1"));
+	test_metrics_promtool(t);
 	free(t);
 }
 
@@ -203,8 +304,9 @@ int
 main(void)
 {
 	test_metrics_format();
-	test_metrics_paused_reason_is_escaped();
-	test_metrics_paused_reason_stays_utf8();
+	test_metrics_paused_keeps_its_series();
+	test_metrics_label_is_escaped();
+	test_metrics_label_stays_utf8();
 	test_metrics_write_file();
 	return check_exit();
 }
