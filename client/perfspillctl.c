@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -34,6 +35,8 @@ struct ctl {
 	const char	*socket;
 	int		 json;
 	int		 fd;
+	int		 watching;	/* status --watch */
+	FILE		*out;		/* status' text, when not stdout */
 };
 
 /*
@@ -351,41 +354,90 @@ ctl_value(const char *key, json_object *v, char *buf, size_t len)
 	}
 }
 
-/* "label KEY=VALUE KEY=VALUE ..." wrapped; keys in mark get a '*'. */
+/* A span of seconds as people read it: "42s", "5m 3s", "2h 5m", "3d 4h". */
+static char *
+ctl_age(int64_t secs, char *buf, size_t len)
+{
+	if (secs < 0)
+		secs = 0;
+	if (secs < 60)
+		snprintf(buf, len, "%" PRId64 "s", secs);
+	else if (secs < 3600)
+		snprintf(buf, len, "%" PRId64 "m %" PRId64 "s", secs / 60,
+		    secs % 60);
+	else if (secs < 86400)
+		snprintf(buf, len, "%" PRId64 "h %" PRId64 "m", secs / 3600,
+		    secs % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d %" PRId64 "h", secs / 86400,
+		    secs % 86400 / 3600);
+	return buf;
+}
+
+/*
+ * One setting as a word of the settings lines: KEY=VALUE, and for a 0
+ * that stands for something else, what it stands for (all, the
+ * settings the key's value is worked out from).
+ */
 static void
-print_settings(const char *label, json_object *s, json_object *mark)
+ctl_setting_word(const char *key, json_object *v, json_object *all,
+    char *buf, size_t len)
+{
+	char		 val[512], sz[32];
+	uint64_t	 ring;
+
+	ctl_value(key, v, val, sizeof(val));
+	if (strcmp(key, "mmap_flush") == 0 && json_object_get_uint64(v) == 0) {
+		/* 0: the drain's default, a quarter of the ring */
+		ring = json_object_get_uint64(jget(all, "mmap_pages")) *
+		    (uint64_t)sysconf(_SC_PAGESIZE);
+		if (ring != 0) {
+			ctl_unit(ring / 4, CONFIG_KIND_SIZE, sz, sizeof(sz));
+			snprintf(buf, len, "%s=%s(ring/4)", key, sz);
+		} else
+			snprintf(buf, len, "%s=ring/4", key);
+		return;
+	}
+	snprintf(buf, len, "%s=%s", key, val);
+}
+
+/* "label KEY=VALUE KEY=VALUE ..." wrapped; keys in mark get a '*'; all
+ * is the whole set s is taken from (for what a 0 means). */
+static void
+print_settings(FILE *out, const char *label, json_object *s,
+    json_object *mark, json_object *all)
 {
 	json_object_iter	 it;
-	char			 v[512], word[640];
+	char			 v[560], word[640];
 	size_t			 col = 12, w;
 	int			 first = 1;
 
 	if (s == NULL)
 		return;
-	printf("%-12s", label);
+	fprintf(out, "%-12s", label);
 	json_object_object_foreachC(s, it) {
-		ctl_value(it.key, it.val, v, sizeof(v));
-		snprintf(word, sizeof(word), "%s=%s%s", it.key, v,
+		ctl_setting_word(it.key, it.val, all ? all : s, v, sizeof(v));
+		snprintf(word, sizeof(word), "%s%s", v,
 		    jget(mark, it.key) ? "*" : "");
 		w = strlen(word);
 		if (!first && col + 1 + w > 78) {
-			printf("\n%-12s", "");
+			fprintf(out, "\n%-12s", "");
 			col = 12;
 		} else if (!first) {
-			putchar(' ');
+			fputc(' ', out);
 			col++;
 		}
-		fputs(word, stdout);
+		fputs(word, out);
 		col += w;
 		first = 0;
 	}
-	putchar('\n');
+	fputc('\n', out);
 }
 
 /* Which settings the recording in progress uses, and where the
  * configured ones differ (all of them when idle). */
 static void
-print_status_settings(json_object *d)
+print_status_settings(FILE *out, json_object *d)
 {
 	json_object		*over = jget(d, "overrides");
 	json_object		*run = jget(d, "settings"), *cfg = jget(d, "config");
@@ -393,12 +445,12 @@ print_status_settings(json_object *d)
 	json_object_iter	 it;
 
 	if (run == NULL) {
-		print_settings("configured:", cfg, NULL);
+		print_settings(out, "configured:", cfg, NULL, cfg);
 		return;
 	}
-	print_settings("recording:", run, over);
+	print_settings(out, "recording:", run, over, run);
 	if (over != NULL)
-		printf("%-12s(* one-off: this recording only)\n", "");
+		fprintf(out, "%-12s(* one-off: this recording only)\n", "");
 	diff = json_object_new_object();
 	json_object_object_foreachC(cfg, it) {
 		if (!json_object_equal(it.val, jget(run, it.key)))
@@ -406,30 +458,35 @@ print_status_settings(json_object *d)
 			    json_object_get(it.val));
 	}
 	if (json_object_object_length(diff) > 0)
-		print_settings("configured:", diff, NULL);
+		print_settings(out, "configured:", diff, NULL, cfg);
 	else
-		printf("%-12s%s\n", "configured:", "the same");
+		fprintf(out, "%-12s%s\n", "configured:", "the same");
 	json_object_put(diff);
 }
 
 /* The on_finish hand-off, when one is configured. */
 static void
-print_status_handoffs(json_object *d)
+print_status_handoffs(FILE *out, json_object *d)
 {
 	json_object	*h = jget(d, "handoffs");
 
 	if (h == NULL || *jstr(h, "program") == '\0')
 		return;
-	printf("hand-off:   %" PRIu64 " running, %" PRIu64 " queued, %" PRIu64
-	    " retrying; %" PRIu64 " ok, %" PRIu64 " failed (%" PRIu64
+	fprintf(out, "hand-off:   %" PRIu64 " running, %" PRIu64 " queued, %"
+	    PRIu64 " retrying; %" PRIu64 " ok, %" PRIu64 " failed (%" PRIu64
 	    " timed out), %" PRIu64 " given up\n", ju64(h, "running"),
 	    ju64(h, "queued"), ju64(h, "retrying"), ju64(h, "ok"),
 	    ju64(h, "failed"), ju64(h, "timed_out"), ju64(h, "gave_up"));
 }
 
-/* Every session in a line, and the memory budget they share. */
+/*
+ * Every session in a line, and the memory budget they share. "counted"
+ * is what a session's start was held to (record_memory: its rings, its
+ * buffers, the copy, and the per-CPU cblocks a buffered file would
+ * make), not what it has allocated now (write path: buffers).
+ */
 static void
-print_status_sessions(json_object *d)
+print_status_sessions(FILE *out, json_object *d)
 {
 	json_object	*a = jget(d, "sessions"), *s, *t, *m = jget(d, "memory");
 	char		 b1[32], b2[32], ends[32];
@@ -438,8 +495,8 @@ print_status_sessions(json_object *d)
 
 	if (n == 0)
 		return;
-	printf("\n%-12s %-10s %10s %8s %10s %8s  %s\n", "SESSION", "STATE",
-	    "samples", "lost", "memory", "ends in", "file");
+	fprintf(out, "\n%-12s %-10s %10s %8s %10s %8s\n", "SESSION",
+	    "STATE", "samples", "lost", "counted", "ends in");
 	for (i = 0; i < n; i++) {
 		s = json_object_array_get_idx(a, i);
 		t = jget(s, "totals");
@@ -447,26 +504,84 @@ print_status_sessions(json_object *d)
 		if (jget(s, "ends") != NULL) {
 			left = json_object_get_int64(jget(s, "ends")) -
 			    (int64_t)time(NULL);
-			snprintf(ends, sizeof(ends), "%" PRId64 " s",
-			    left > 0 ? left : 0);
+			ctl_age(left, ends, sizeof(ends));
 		}
-		printf("%-12s %-10s %10" PRIu64 " %8" PRIu64 " %10s %8s  %s\n",
-		    jstr(s, "name"), *jstr(s, "paused") ? "paused" :
+		fprintf(out, "%-12s %-10s %10" PRIu64 " %8" PRIu64 " %10s %8s"
+		    "\n", jstr(s, "name"), *jstr(s, "paused") ? "paused" :
 		    jstr(s, "state"), ju64(t, "samples"), ju64(t, "lost") +
 		    ju64(t, "lost_samples"), jget(s, "memory") ?
 		    size_format(ju64(jget(s, "memory"), "total"), b1,
-		    sizeof(b1)) : "-", ends, jstr(jget(s, "file"), "name"));
+		    sizeof(b1)) : "-", ends);
+		/* the default's file is above; a line of its own keeps the
+		 * table within 80 columns */
+		if (*jstr(jget(s, "file"), "name") && i > 0)
+			fprintf(out, "%-12s file: %s\n", "", jstr(jget(s,
+			    "file"), "name"));
 	}
-	if (m != NULL)
-		printf("memory:     %s held of a budget of %s (%s); at most "
-		    "%" PRIu64 " on-demand session(s)\n", size_format(ju64(m,
-		    "held"), b1, sizeof(b1)), size_format(ju64(m, "budget"),
-		    b2, sizeof(b2)), jstr(m, "budget_from"),
-		    ju64(m, "max_sessions"));
+	if (m == NULL)
+		return;
+	/* the budget as many decimals apart from the memory it is taken
+	 * from as budget_from needs to read right */
+	fprintf(out, "memory:     %s counted of a budget of %s; at most %"
+	    PRIu64 " on-demand\n", size_format(ju64(m, "held"), b1,
+	    sizeof(b1)), size_format_apart(ju64(m, "budget"), ju64(m,
+	    "limit"), b2, sizeof(b2)), ju64(m, "max_sessions"));
+	fprintf(out, "budget:     %s\n", jstr(m, "budget_from"));
 }
 
+/* How the data reaches the disk, and the drain's buffers held now. */
 static void
-print_status(json_object *d, json_object *prev, double dt)
+print_status_write_path(FILE *out, json_object *d)
+{
+	json_object	*p = jget(d, "pool");
+	char		 b1[32], b2[32];
+
+	if (!*jstr(d, "write_path"))
+		return;
+	fprintf(out, "write path: %s%s%s; buffers %s held now", jstr(d,
+	    "write_path"), *jstr(d, "write_path_why") ? ": " : "",
+	    jstr(d, "write_path_why"), size_format(ju64(d, "buffers"), b1,
+	    sizeof(b1)));
+	if (p != NULL)
+		fprintf(out, " (%" PRIu64 " x %s pool)", ju64(p, "blocks"),
+		    size_format(ju64(p, "block_bytes"), b2, sizeof(b2)));
+	fputc('\n', out);
+}
+
+/* The output directory: the files kept (every session's, those of
+ * earlier runs too), free space. */
+static void
+print_status_files(FILE *out, json_object *d, json_object *t)
+{
+	json_object	*f = jget(d, "files"), *k = jget(d, "disk");
+	char		 b1[32], b2[32];
+
+	fprintf(out, "output dir: %s", jstr(d, "output_dir"));
+	if (k != NULL)
+		fprintf(out, " (%s free)", size_format(ju64(k, "free"), b1,
+		    sizeof(b1)));
+	fputc('\n', out);
+	fprintf(out, "files:      ");
+	if (t != NULL)
+		fprintf(out, "%" PRIu64 " finished by this recording; ",
+		    ju64(t, "files_finished"));
+	fprintf(out, "%" PRIu64 " in the directory, %s\n", ju64(f, "count"),
+	    size_format(ju64(f, "bytes"), b1, sizeof(b1)));
+	if (*jstr(f, "newest"))
+		fprintf(out, "newest:     %s (%s ago)\n", jstr(f, "newest"),
+		    ctl_age((int64_t)time(NULL) - (int64_t)ju64(f,
+		    "last_finished"), b2, sizeof(b2)));
+}
+
+/*
+ * The default session's recording, what matters most first (state,
+ * rate, lost, write path, then the file), so that a watch on an 80x24
+ * terminal keeps them in view; watching leaves out the settings, which
+ * do not change between two refreshes.
+ */
+static void
+print_status(FILE *out, json_object *d, json_object *prev, double dt,
+    int watching)
 {
 	json_object	*t = jget(d, "totals"), *cpus = jget(d, "cpus"), *c;
 	json_object	*f = jget(d, "file"), *pt = jget(prev, "totals");
@@ -474,63 +589,71 @@ print_status(json_object *d, json_object *prev, double dt)
 	size_t		 i, n;
 	double		 up = (double)ju64(d, "uptime"), rate, brate;
 
-	printf("state:      %s\n", jstr(d, "state"));
-	if (*jstr(d, "paused"))
-		printf("paused:     %s\n", jstr(d, "paused"));
-	printf("output dir: %s\n", jstr(d, "output_dir"));
-	print_status_handoffs(d);
-	if (t == NULL) {
-		if (*jstr(d, "last_file"))
-			printf("last file:  %s\n", jstr(d, "last_file"));
-		print_status_settings(d);
-		print_status_sessions(d);
-		return;
-	}
-	if (pt != NULL && dt > 0) {
-		rate = (double)(ju64(t, "samples") - ju64(pt, "samples")) / dt;
-		brate = (double)(ju64(t, "bytes") - ju64(pt, "bytes")) / dt;
-	} else {
-		rate = up > 0 ? (double)ju64(t, "samples") / up : 0;
-		brate = up > 0 ? (double)ju64(t, "bytes") / up : 0;
-	}
-	printf("uptime:     %" PRIu64 " s\n", ju64(d, "uptime"));
-	printf("samples:    %" PRIu64 " (%.0f/s)   records %" PRIu64 "\n",
-	    ju64(t, "samples"), rate, ju64(t, "records"));
-	printf("data:       %s (%s/s)\n", size_format(ju64(t, "bytes"), b1,
-	    sizeof(b1)), size_format((uint64_t)brate, b2, sizeof(b2)));
-	printf("lost:       %" PRIu64 " events, %" PRIu64 " samples; %s "
-	    "dropped\n", ju64(t, "lost"), ju64(t, "lost_samples"),
-	    size_format(ju64(t, "bytes_dropped"), b3, sizeof(b3)));
-	if (f != NULL)
-		printf("file:       %s (%s, %" PRIu64 " samples)\n",
-		    jstr(f, "name"), size_format(ju64(f, "bytes"), b1,
-		    sizeof(b1)), ju64(f, "samples"));
-	printf("finished:   %" PRIu64 " file(s) this run\n",
-	    ju64(t, "files_finished"));
-	printf("\n%4s %12s %10s %8s %8s %9s %9s %6s %6s\n", "CPU", "bytes",
-	    "samples", "lost", "lostsmp", "aio-fly", "aio-done", "resub",
-	    "fail");
-	n = cpus ? json_object_array_length(cpus) : 0;
-	for (i = 0; i < n; i++) {
-		c = json_object_array_get_idx(cpus, i);
-		printf("%4" PRIu64 " %12s %10" PRIu64 " %8" PRIu64 " %8" PRIu64
-		    " %9" PRIu64 " %9" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
-		    ju64(c, "cpu"), size_format(ju64(c, "bytes"), b1,
-		    sizeof(b1)), ju64(c, "samples"), ju64(c, "lost"),
-		    ju64(c, "lost_samples"), ju64(c, "aio_inflight"),
-		    ju64(c, "aio_completed"), ju64(c, "aio_resubmitted"),
-		    ju64(c, "aio_failed"));
-	}
+	fprintf(out, "state:      %s%s%s\n", jstr(d, "state"),
+	    *jstr(d, "paused") ? ", paused: " : "", jstr(d, "paused"));
+	if (t != NULL) {
+		if (pt != NULL && dt > 0) {
+			rate = (double)(ju64(t, "samples") -
+			    ju64(pt, "samples")) / dt;
+			brate = (double)(ju64(t, "bytes") -
+			    ju64(pt, "bytes")) / dt;
+		} else {
+			rate = up > 0 ? (double)ju64(t, "samples") / up : 0;
+			brate = up > 0 ? (double)ju64(t, "bytes") / up : 0;
+		}
+		fprintf(out, "rate:       %.0f samples/s, %s/s (%s)\n", rate,
+		    size_format((uint64_t)brate, b1, sizeof(b1)), pt != NULL &&
+		    dt > 0 ? "since the last refresh" : "the recording's mean");
+		fprintf(out, "lost:       %" PRIu64 " events, %" PRIu64
+		    " samples; %s dropped\n", ju64(t, "lost"),
+		    ju64(t, "lost_samples"), size_format(ju64(t,
+		    "bytes_dropped"), b3, sizeof(b3)));
+		print_status_write_path(out, d);
+		if (f != NULL)
+			fprintf(out, "file:       %s\n            %s, %" PRIu64
+			    " samples\n", jstr(f, "name"), size_format(ju64(f,
+			    "bytes"), b1, sizeof(b1)), ju64(f, "samples"));
+		fprintf(out, "recorded:   %" PRIu64 " samples, %" PRIu64
+		    " records, %s in %s\n", ju64(t, "samples"), ju64(t,
+		    "records"), size_format(ju64(t, "bytes"), b1, sizeof(b1)),
+		    ctl_age((int64_t)ju64(d, "uptime"), b2, sizeof(b2)));
+	} else if (*jstr(d, "last_file"))
+		fprintf(out, "last file:  %s\n", jstr(d, "last_file"));
+	print_status_files(out, d, t);
+	if (jget(d, "daemon_uptime") != NULL)
+		fprintf(out, "uptime:     %s (perfspilld %s, pid %" PRIu64
+		    ")\n", ctl_age((int64_t)ju64(d, "daemon_uptime"), b1,
+		    sizeof(b1)), jstr(d, "version"), ju64(d, "pid"));
+	print_status_handoffs(out, d);
 	if ((f = jget(d, "flight")) != NULL)
-		printf("flight:     window %s (%" PRIu64 " s, at most %s), "
+		fprintf(out, "flight:     window %s (%" PRIu64 " s, at most %s), "
 		    "%" PRIu64 " snapshot(s)%s%s\n", size_format(ju64(f,
 		    "bytes"), b1, sizeof(b1)), ju64(f, "window"),
 		    size_format(ju64(f, "window_bytes"), b2, sizeof(b2)),
 		    ju64(f, "snapshots"), *jstr(f, "last_snapshot") ?
 		    ", last " : "", jstr(f, "last_snapshot"));
-	putchar('\n');
-	print_status_settings(d);
-	print_status_sessions(d);
+	if (t != NULL) {
+		fprintf(out, "\n%4s %12s %10s %8s %8s %9s %9s %6s %6s\n", "CPU",
+		    "bytes", "samples", "lost", "lostsmp", "aio-fly",
+		    "aio-done", "resub", "fail");
+		n = cpus ? json_object_array_length(cpus) : 0;
+		for (i = 0; i < n; i++) {
+			c = json_object_array_get_idx(cpus, i);
+			fprintf(out, "%4" PRIu64 " %12s %10" PRIu64 " %8" PRIu64
+			    " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 " %6" PRIu64
+			    " %6" PRIu64 "\n", ju64(c, "cpu"),
+			    size_format(ju64(c, "bytes"), b1, sizeof(b1)),
+			    ju64(c, "samples"), ju64(c, "lost"),
+			    ju64(c, "lost_samples"), ju64(c, "aio_inflight"),
+			    ju64(c, "aio_completed"),
+			    ju64(c, "aio_resubmitted"), ju64(c, "aio_failed"));
+		}
+	}
+	if (!watching) {
+		fputc('\n', out);
+		print_status_settings(out, d);
+	}
+	print_status_sessions(out, d);
 }
 
 /* label, then the keys of the array a, comma separated; nothing when a
@@ -571,7 +694,8 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 	}
 	switch (c->id) {
 	case COMMAND_STATUS:
-		print_status(d, prev, dt);
+		print_status(ctl->out ? ctl->out : stdout, d, prev, dt,
+		    ctl->watching);
 		break;
 	case COMMAND_STOP:
 		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
@@ -594,7 +718,8 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 			printf("flight recording: nothing is written until a "
 			    "snapshot\n");
 		if (jget(d, "overrides") != NULL)
-			print_settings("one-off:", jget(d, "overrides"), NULL);
+			print_settings(stdout, "one-off:", jget(d,
+			    "overrides"), NULL, jget(d, "settings"));
 		break;
 	case COMMAND_CONFIGURE:
 		print_keys("applied now:", jget(d, "applied"));
@@ -617,7 +742,7 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		break;
 	case COMMAND_RELOAD:
 		printf("reloaded the config file\n");
-		print_settings("settings:", d, NULL);
+		print_settings(stdout, "settings:", d, NULL, d);
 		break;
 	case COMMAND_SHUTDOWN:
 		/* ctl_shutdown says when it has exited */
@@ -828,14 +953,60 @@ ctl_status_args(int argc, char **argv, double *watch)
 	return 0;
 }
 
+/*
+ * One refresh on a terminal: at most its rows less one (the cursor's
+ * line), each line cut at its columns, so that nothing scrolls the
+ * first lines (state, rate, lost) off the top. What does not fit is
+ * counted on the last line.
+ */
+static void
+ctl_watch_frame(const char *text, size_t len)
+{
+	struct winsize	 ws;
+	size_t		 rows = 24, cols = 80, lines = 0, fit, row, col;
+	const char	*p, *end = text + len, *nl;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 2 &&
+	    ws.ws_col > 0) {
+		rows = ws.ws_row;
+		cols = ws.ws_col;
+	}
+	for (p = text; p < end; p++)
+		lines += *p == '\n';
+	/* the cursor's row stays free; a cut leaves a row for saying so */
+	fit = lines < rows ? lines : rows - 2;
+	for (p = text, row = 0; p < end && row < fit; p = nl + 1, row++) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		/* columns are characters: UTF-8 continuation bytes take none */
+		for (col = 0; p < nl; p++) {
+			if (((unsigned char)*p & 0xc0) != 0x80 && col++ == cols)
+				break;
+			putchar(*p);
+		}
+		putchar('\n');
+	}
+	if (fit < lines)
+		printf("%.*s\n", (int)cols, "... more below: a taller terminal "
+		    "shows it, or perfspillctl status");
+}
+
+/*
+ * status --watch: a terminal is redrawn in place, one screen at a time;
+ * a pipe or file gets whole reports one after another. Both leave out
+ * the settings (print_status).
+ */
 static int
 ctl_watch(struct ctl *ctl, double secs)
 {
 	json_object		*rep, *prev = NULL;
 	struct timespec		 t0, t1;
 	double			 dt = 0;
+	char			*frame = NULL;
+	size_t			 flen = 0;
 	int			 rc, tty = isatty(STDOUT_FILENO), n = 0;
 
+	ctl->watching = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		if ((rep = ctl_call(ctl, "status", NULL)) == NULL)
@@ -844,13 +1015,20 @@ ctl_watch(struct ctl *ctl, double secs)
 		dt = (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		t0 = t1;
-		/* redraw a terminal; a pipe or file gets plain reports */
 		if (!ctl->json && tty)
-			printf("\033[H\033[2J");
+			ctl->out = open_memstream(&frame, &flen);
 		else if (!ctl->json && n > 0)
 			putchar('\n');
 		rc = ctl_print(ctl, &command_table[COMMAND_STATUS], rep,
 		    jget(prev, "data"), dt);
+		if (ctl->out != NULL) {
+			fclose(ctl->out);
+			ctl->out = NULL;
+			printf("\033[H\033[2J");
+			ctl_watch_frame(frame, flen);
+			free(frame);
+			frame = NULL;
+		}
 		n++;
 		fflush(stdout);
 		json_object_put(prev);

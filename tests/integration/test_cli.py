@@ -5,6 +5,7 @@ the daemon's pid file, shutdown command and log file without syslog."""
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -356,6 +357,202 @@ def test_background_logs_to_a_file_without_syslog():
             except (OSError, ValueError):
                 pass
         subprocess.run(["rm", "-rf", tmp])
+
+
+def size_text(v, decimals=1):
+    """A size as perfspillctl prints it (common/size.c's size_format)."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    d, i = float(v), 0
+    while d >= 1024 and i < len(units) - 1:
+        d /= 1024
+        i += 1
+    return "%d B" % v if i == 0 else "%.*f %s" % (decimals, d, units[i])
+
+
+def size_bytes(text):
+    """"23.48 GiB" back to bytes, and the decimals it was printed with."""
+    num, unit = text.split()
+    mult = 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(unit)
+    dec = len(num.split(".")[1]) if "." in num else 0
+    return float(num) * mult, dec, mult
+
+
+def status_lines(text):
+    """label: value of each line of text status, the first of a label."""
+    out = {}
+    for l in text.splitlines():
+        m = re.match(r"^([a-z][a-z -]*):\s+(.*)$", l)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_status_text_shows_what_the_json_has():
+    """The README's `status` (write path, buffers, files, disk free) in
+    the text, not only in --json: the same figures, by name."""
+    with Daemon(config={"rotate_interval": 0}) as d:
+        d.ctl("start", "-F", "99")
+        d.ctl("rotate")
+        text = ctl_text(d, "status").stdout
+        st = d.status()
+        lines = status_lines(text)
+        assert lines["write path"].startswith(st["write_path"]), text
+        assert "buffers %s held now" % size_text(st["buffers"]) in \
+            lines["write path"], text
+        if "pool" in st:
+            assert "%d x %s pool" % (st["pool"]["blocks"], size_text(
+                st["pool"]["block_bytes"])) in lines["write path"], text
+        assert "%d in the directory, %s" % (st["files"]["count"], size_text(
+            st["files"]["bytes"])) in lines["files"], text
+        assert "1 finished by this recording" in lines["files"], text
+        assert lines["newest"].startswith(st["files"]["newest"]), text
+        assert lines["output dir"] == "%s (%s free)" % (
+            d.out, size_text(st["disk"]["free"])) or \
+            lines["output dir"].startswith(d.out + " ("), text
+        assert "free)" in lines["output dir"], text
+        d.ctl("stop")
+
+
+def test_status_uptime_is_the_daemons_and_files_span_restarts():
+    """uptime: the daemon's, the recording's age apart ("recorded: ...
+    in"); after a restart the files an earlier daemon finished are
+    counted as the directory's, this recording's count apart."""
+    top = tempfile.mkdtemp(prefix="perfspill-restart-")
+    out = os.path.join(top, "out")
+    try:
+        with Daemon(outdir=out, config={"rotate_interval": 0}) as d:
+            d.ctl("start", "-F", "99")
+            d.ctl("rotate")
+            d.ctl("stop")
+        with Daemon(outdir=out, config={"rotate_interval": 0}) as d:
+            # the daemon some seconds old, the recording just started
+            wait_for(lambda: d.status()["daemon_uptime"] >= 3,
+                     what="a daemon three seconds old")
+            d.ctl("start", "-F", "99")
+            text = ctl_text(d, "status").stdout
+            st = d.status()
+            lines = status_lines(text)
+            m = re.match(r"(\d+)s \(perfspilld \S+, pid (\d+)\)$",
+                         lines["uptime"])
+            assert m and int(m.group(1)) >= 3, text
+            assert int(m.group(2)) == d.proc.pid, text
+            assert st["daemon_uptime"] >= st["uptime"], st
+            assert re.search(r" in \d+s$", lines["recorded"]), text
+            assert lines["files"].startswith(
+                "0 finished by this recording; 2 in the directory"), text
+            d.ctl("stop")
+            # idle: the directory still counted
+            lines = status_lines(ctl_text(d, "status").stdout)
+            assert lines["files"].startswith("3 in the directory"), lines
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def watch_frames(argv, rows, cols, frames):
+    """Run argv on a terminal of rows x cols until it has drawn frames
+    screens; return them (the text between two clears), the terminal's
+    CR LF as LF."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ,
+                        struct.pack("HHHH", rows, cols, 0, 0))
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    buf = b""
+    clear = b"\033[H\033[2J"
+    try:
+        while buf.count(clear) < frames + 1:
+            r, _, _ = select.select([fd], [], [], 60)
+            assert r, "no screen drawn in a minute: %r" % buf[-300:]
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            assert chunk, "watch ended: %r" % buf[-300:]
+            buf += chunk
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return [f.decode().replace("\r\n", "\n")
+            for f in buf.split(clear)[1:frames + 1]]
+
+
+def test_watch_fits_an_80x24_terminal():
+    """status -w 1 with an on-demand session beside the default one: each
+    screen fits 80x24 (the cursor's row free, no line wraps), and state,
+    rate, lost and the write path are its first lines."""
+    with Daemon(config={"rotate_interval": 0}) as d:
+        d.ctl("start", "-F", "99")
+        d.ctl("start", "--session", "deep", "--duration", "120", "-F", "49",
+              "-m", "16")
+        for f in watch_frames([harness.PERFSPILLCTL, "-s", d.sock, "status",
+                               "-w", "1"], 24, 80, 2):
+            lines = f.split("\n")
+            assert lines[-1] == "", f          # ends at a line's end
+            lines = lines[:-1]
+            assert len(lines) <= 23, "%d lines:\n%s" % (len(lines), f)
+            assert all(len(l) <= 80 for l in lines), f
+            assert [l.split(":")[0] for l in lines[:4]] == [
+                "state", "rate", "lost", "write path"], f
+            assert lines[0].startswith("state:      recording"), f
+            assert "deep" in f, f
+        # a smaller terminal: the first lines stay, the rest is cut
+        f = watch_frames([harness.PERFSPILLCTL, "-s", d.sock, "status", "-w",
+                          "1"], 8, 40, 1)[0]
+        lines = f.split("\n")[:-1]
+        assert len(lines) <= 7 and all(len(l) <= 40 for l in lines), f
+        assert lines[0].startswith("state:") and lines[2].startswith(
+            "lost:"), f
+        assert lines[-1].startswith("... more below"), f
+        d.ctl("stop", "--session", "deep")
+        d.ctl("stop")
+
+
+def test_status_memory_words_and_figures():
+    """The budget line's arithmetic reads right (the limit less 64 MiB is
+    the budget, at the precision printed: not "23.5 GiB (... 23.5 GiB
+    less 64.0 MiB)"); buffers held now and memory counted are told
+    apart; mmap_flush 0 is shown as the quarter of the ring it means."""
+    with Daemon(config={"rotate_interval": 0}) as d:
+        d.ctl("start", "-F", "99", "-m", "16")
+        text = ctl_text(d, "status").stdout
+        st = d.status()
+        lines = status_lines(text)
+        m = re.match(r"(\S+ \S+) counted of a budget of (\S+ \S+);",
+                     lines["memory"])
+        assert m, text
+        assert m.group(1) == size_text(st["memory"]["held"]), text
+        budget, dec, unit = size_bytes(m.group(2))
+        assert abs(budget - st["memory"]["budget"]) <= unit * 0.5 * \
+            10 ** -dec, (m.group(2), st["memory"])
+        m2 = re.search(r"(\S+ \S+) less 64\.0 MiB", lines["budget"])
+        if m2:
+            limit, ldec, lunit = size_bytes(m2.group(1))
+            assert m2.group(1) != m.group(2), text
+            # what a reader works out from the printed figures
+            worked = limit - 64 * 2 ** 20
+            assert abs(worked - budget) <= lunit * 10 ** -ldec, text
+        # held now (the drain's buffers) and counted (the start's sum)
+        assert "held now" in lines["write path"], text
+        table = text.split("SESSION", 1)[1]
+        assert "counted" in table.splitlines()[0], table
+        assert size_text(st["sessions"][0]["memory"]["total"]) in \
+            table.splitlines()[1], table
+        # mmap_flush: 0 is a quarter of the ring, 16 pages
+        ring4 = 16 * os.sysconf("SC_PAGESIZE") // 4
+        assert "mmap_flush=%dK(ring/4)" % (ring4 // 1024) in text, text
+        assert "mmap_flush=0" not in text, text
+        d.ctl("configure", "mmap_flush=64K")
+        assert "mmap_flush=64K" in ctl_text(d, "status").stdout
+        d.ctl("stop")
 
 
 if __name__ == "__main__":
