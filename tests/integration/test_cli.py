@@ -555,5 +555,36 @@ def test_status_memory_words_and_figures():
         d.ctl("stop")
 
 
+def test_readme_newest_file_line_picks_the_default_sessions_newest():
+    """The README's `perf report -i "$(ls ...)"` line, run as a shell runs
+    it against this daemon's directory: it names the default session's
+    newest file, not an on-demand session's (whose name sorts after
+    it) nor an older one."""
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    with open(readme) as f:
+        text = f.read()
+    block = text.split("## Using it", 1)[1].split("```sh\n", 1)[1].split(
+        "```", 1)[0]
+    line = next(l for l in block.splitlines()
+                if l.startswith("perf report -i"))
+    m = re.match(r'perf report -i "\$\((.*)\)"', line)
+    assert m, line
+    pick = m.group(1)
+    assert "/var/lib/perfspill/" in pick, pick
+    with Daemon(config={"rotate_interval": 0}) as d:
+        d.ctl("start", "-F", "99")
+        d.ctl("rotate")
+        d.ctl("stop")
+        default_newest = max(d.finished_files(), key=os.path.getmtime)
+        d.ctl("start", "--session", "deep", "-F", "49", "-m", "16")
+        d.ctl("stop", "--session", "deep")
+        files = d.finished_files()
+        assert any("-deep-" in f for f in files), files
+        p = subprocess.run(["sh", "-c", pick.replace("/var/lib/perfspill/",
+                                                     d.out + "/")],
+                           capture_output=True, text=True, check=True)
+        assert p.stdout.strip() == default_newest, (p.stdout, files)
+
+
 if __name__ == "__main__":
     harness.main(globals())

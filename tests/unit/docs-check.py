@@ -4,7 +4,7 @@ of the code's tables, so that a setting or an option is written down in
 one place (common/config.c's config_keys, common/command.c's table) and
 the hand-written pages cannot drift from it.
 
-usage: docs-check.py CONFIG_ROWS MANDIR PROTOCOL_MD
+usage: docs-check.py CONFIG_ROWS MANDIR PROTOCOL_MD [README_MD]
 
 CONFIG_ROWS prints the rows as JSON (tests/unit/config-rows.c); MANDIR
 holds the configured man pages (build/man); PROTOCOL_MD is
@@ -19,6 +19,9 @@ docs/protocol.md. Checked, each against the rows and in their order:
                       options of its usage
   docs/protocol.md    the settings table: the request keys, their type
                       and when they apply
+  every man page      SEE ALSO names every other page of the project
+  README.md           the install table names every man page and every
+                      command (the pages of sections 1 and 8)
 
 Prints every difference and exits 1 when there is one.
 """
@@ -246,8 +249,49 @@ def check_protocol(path, keys):
                 row["name"], r[3], row["when"]))
 
 
+def pages(mandir):
+    """The project's man pages in mandir: [(name, section)]."""
+    return sorted((f.rsplit(".", 1)[0], f.rsplit(".", 1)[1])
+                  for f in os.listdir(mandir)
+                  if re.match(r".+\.[1-8]$", f))
+
+
+def check_see_also(mandir):
+    """Each page's SEE ALSO names every other page of the project: a
+    reader of one finds the rest (perfspill-flame(1) included)."""
+    all_pages = pages(mandir)
+    for name, sec in all_pages:
+        where = "%s.%s" % (name, sec)
+        see = " ".join(roff_text(l) for l in sections(
+            os.path.join(mandir, where)).get("SEE ALSO", []))
+        for other, osec in all_pages:
+            if (other, osec) != (name, sec) and \
+                    "%s(%s)" % (other, osec) not in see:
+                problem(where, "SEE ALSO does not name %s(%s)" % (other,
+                                                                  osec))
+
+
+def check_readme(path, mandir):
+    """README's install table: every man page, and every command (the
+    pages of sections 1 and 8), where the package puts them."""
+    where = os.path.basename(path)
+    with open(path) as f:
+        rows = [l for l in f.read().splitlines() if l.startswith("| ")]
+    mans = next((r for r in rows if r.startswith("| man pages |")), None)
+    if mans is None:
+        problem(where, "the install table has no 'man pages' row")
+        return
+    cmds = next((r for r in rows if "`perfspilld`" in r.split("|")[1]), "")
+    for name, sec in pages(mandir):
+        if "`%s(%s)`" % (name, sec) not in mans:
+            problem(where, "the install table's man pages lack %s(%s)" % (
+                name, sec))
+        if sec in ("1", "8") and "`%s`" % name not in cmds.split("|")[1]:
+            problem(where, "the install table's commands lack %s" % name)
+
+
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         print(__doc__)
         return 2
     rows = json.loads(subprocess.run([argv[0]], check=True,
@@ -256,6 +300,9 @@ def main(argv):
     check_ctl1(os.path.join(argv[1], "perfspillctl.1"), rows["keys"],
                rows["commands"])
     check_protocol(argv[2], rows["keys"])
+    check_see_also(argv[1])
+    if len(argv) == 4:
+        check_readme(argv[3], argv[1])
     for p in problems:
         print("docs-check: " + p)
     if problems:
