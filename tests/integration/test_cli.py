@@ -586,5 +586,48 @@ def test_readme_newest_file_line_picks_the_default_sessions_newest():
         assert p.stdout.strip() == default_newest, (p.stdout, files)
 
 
+SHIPPED_DAEMON_KEYS = ("output_dir", "socket", "socket_mode", "socket_group",
+                       "control_groups", "metrics_file", "on_finish",
+                       "on_finish_user", "on_finish_unit")
+
+
+def test_readme_memory_figures_are_what_status_shows():
+    """The README's figures for the direct path with the shipped config:
+    the buffers held now ("4.5 MiB whatever the CPUs") and what a start
+    is counted for ("4.5 MiB + 1.5 MiB per CPU"), against status' text
+    on this machine's CPUs (it said "4.5 MiB in all" where status showed
+    7.5 MiB, without saying the two were different things)."""
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    with open(readme) as f:
+        text = re.sub(r"\s+", " ", f.read())
+    held = re.search(r"([\d.]+ MiB) whatever the CPUs, what `status` shows "
+                     r"as the buffers held now", text)
+    counted = re.search(r"([\d.]+) MiB \+ ([\d.]+) MiB per CPU "
+                        r"with the shipped config", text)
+    assert held and counted, "the README's memory figures moved"
+    conf = os.path.join(os.path.dirname(__file__), "..", "..", "conf",
+                        "perfspilld.json")
+    p = subprocess.run([harness.PERFSPILLD, "-n", "-c", conf],
+                       capture_output=True, text=True, check=True)
+    shipped = {k: v for k, v in json.loads(p.stdout).items()
+               if k not in SHIPPED_DAEMON_KEYS}
+    with Daemon(config=shipped) as d:
+        wait_for(lambda: d.status()["state"] == "recording",
+                 what="record_on_start")
+        st = d.status()
+        if st["write_path"] != "direct":
+            raise Skip("no direct I/O here: %s" % st.get("write_path_why"))
+        out = ctl_text(d, "status").stdout
+        lines = status_lines(out)
+        assert "buffers %s held now" % held.group(1) in lines["write path"], \
+            (held.group(1), out)
+        ncpu = len(st["cpus"])
+        want = float(counted.group(1)) + float(counted.group(2)) * ncpu
+        row = out.split("SESSION", 1)[1].splitlines()[1]
+        assert row.split()[:2] == ["default", "recording"], out
+        assert "%.1f MiB" % want in row, (want, ncpu, out)
+        d.ctl("stop")
+
+
 if __name__ == "__main__":
     harness.main(globals())
