@@ -538,10 +538,16 @@ print_status_write_path(FILE *out, json_object *d)
 
 	if (!*jstr(d, "write_path"))
 		return;
-	fprintf(out, "write path: %s%s%s; buffers %s held now", jstr(d,
-	    "write_path"), *jstr(d, "write_path_why") ? ": " : "",
-	    jstr(d, "write_path_why"), size_format(ju64(d, "buffers"), b1,
-	    sizeof(b1)));
+	/* a flight recording has no file between snapshots: no path */
+	if (jget(d, "flight") != NULL && jget(d, "file") == NULL)
+		fprintf(out, "write path: none between snapshots (flight); "
+		    "buffers %s held now", size_format(ju64(d,
+		    "buffers"), b1, sizeof(b1)));
+	else
+		fprintf(out, "write path: %s%s%s; buffers %s held now",
+		    jstr(d, "write_path"), *jstr(d, "write_path_why") ? ": " :
+		    "", jstr(d, "write_path_why"), size_format(ju64(d,
+		    "buffers"), b1, sizeof(b1)));
 	if (p != NULL)
 		fprintf(out, " (%" PRIu64 " x %s pool)", ju64(p, "blocks"),
 		    size_format(ju64(p, "block_bytes"), b2, sizeof(b2)));
@@ -625,13 +631,15 @@ print_status(FILE *out, json_object *d, json_object *prev, double dt,
 		    ")\n", ctl_age((int64_t)ju64(d, "daemon_uptime"), b1,
 		    sizeof(b1)), jstr(d, "version"), ju64(d, "pid"));
 	print_status_handoffs(out, d);
-	if ((f = jget(d, "flight")) != NULL)
+	if ((f = jget(d, "flight")) != NULL) {
 		fprintf(out, "flight:     window %s (%" PRIu64 " s, at most %s), "
-		    "%" PRIu64 " snapshot(s)%s%s\n", size_format(ju64(f,
-		    "bytes"), b1, sizeof(b1)), ju64(f, "window"),
-		    size_format(ju64(f, "window_bytes"), b2, sizeof(b2)),
-		    ju64(f, "snapshots"), *jstr(f, "last_snapshot") ?
-		    ", last " : "", jstr(f, "last_snapshot"));
+		    "%" PRIu64 " snapshot(s)\n", size_format(ju64(f, "bytes"),
+		    b1, sizeof(b1)), ju64(f, "window"), size_format(ju64(f,
+		    "window_bytes"), b2, sizeof(b2)), ju64(f, "snapshots"));
+		if (*jstr(f, "last_snapshot"))
+			fprintf(out, "snapshot:   %s\n", jstr(f,
+			    "last_snapshot"));
+	}
 	if (t != NULL) {
 		fprintf(out, "\n%4s %12s %10s %8s %8s %9s %9s %6s %6s\n", "CPU",
 		    "bytes", "samples", "lost", "lostsmp", "aio-fly",
