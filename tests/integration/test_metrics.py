@@ -157,6 +157,46 @@ def test_paused_keeps_one_series_per_reason():
         d.ctl("stop")
 
 
+def test_pause_reasons_of_a_full_disk_and_a_removed_directory():
+    """A real full disk (a 6 MiB tmpfs filled by the syscall tracepoint)
+    sets reason disk_full, a removed output directory output_dir_removed;
+    the other reasons stay 0, the series stay the same four."""
+    harness.need_tp()
+    want = sorted("perfspill_paused{reason=%s}" % r for r in PAUSE_REASONS)
+
+    def only(m, reason):
+        assert paused_series(m) == want, paused_series(m)
+        on = [k for k in want if value(m, k) == 1]
+        assert on == ["perfspill_paused{reason=%s}" % reason], on
+    with Tmpfs("6m") as fs:
+        with Daemon(outdir=fs.out) as d:
+            d.ctl("start", "-e", "raw_syscalls:sys_enter", "--no-callgraph",
+                  "--rotate-size", "1M", "--max-files", "0", "--max-size",
+                  "0", "--min-free", "0", "-m", "256")
+            for _ in range(20):
+                harness.syscalls(10000)
+                if d.status().get("paused"):
+                    break
+            assert d.status().get("paused") == "disk full", d.status()
+            only(parse(metrics_text(d)), "disk_full")
+            promtool(metrics_text(d))
+            d.ctl("stop", check=False)
+    with Daemon() as d:
+        d.ctl("start", "-e", "raw_syscalls:sys_enter", "--no-callgraph",
+              "-m", "64")
+        for _ in range(100):
+            try:
+                shutil.rmtree(d.out)
+                break
+            except OSError:
+                continue
+        wait_for(lambda: d.status().get("paused") ==
+                 "output directory removed", what="a pause")
+        only(parse(metrics_text(d)), "output_dir_removed")
+        promtool(metrics_text(d))
+        d.ctl("stop", check=False)
+
+
 def promtool(text):
     """Prometheus' own check of an exposition text: what a scraper
     refuses and names against its conventions. scripts/deps installs it
