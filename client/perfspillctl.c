@@ -54,6 +54,7 @@ struct ctl_opt {
 #define CTL_OPT_OFF	0x200
 #define CTL_OPT_SESSION	0x300	/* start --session, --duration */
 #define CTL_OPT_DURATION 0x301
+#define CTL_OPT_PERSIST	0x302	/* start --persist */
 
 static size_t
 ctl_opts(struct ctl_opt *out, size_t max)
@@ -709,10 +710,20 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
 		    "default") != 0)
 			printf("session %s: ", jstr(d, "session"));
+		if (strcmp(jstr(d, "window"), "written") == 0)
+			printf("stopped; its window was written as a last "
+			    "snapshot\n");
+		else if (strcmp(jstr(d, "window"), "discarded") == 0)
+			printf("stopped; its window was discarded, as "
+			    "asked\n");
+		else if (strcmp(jstr(d, "window"), "empty") == 0)
+			printf("stopped; its window was empty (nothing since "
+			    "the last snapshot)\n");
 		if (*jstr(d, "path"))
-			printf("stopped; trace file: %s\nread it with: perf "
-			    "report -i %s\n", jstr(d, "path"), jstr(d, "path"));
-		else
+			printf("%strace file: %s\nread it with: perf "
+			    "report -i %s\n", *jstr(d, "window") ? "" :
+			    "stopped; ", jstr(d, "path"), jstr(d, "path"));
+		else if (!*jstr(d, "window"))
 			printf("stopped; no file was finished\n");
 		break;
 	case COMMAND_START:
@@ -744,6 +755,9 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		printf("now writing: %s\n", jstr(d, "name"));
 		break;
 	case COMMAND_SNAPSHOT:
+		if (*jstr(d, "session") && strcmp(jstr(d, "session"),
+		    "default") != 0)
+			printf("session %s: ", jstr(d, "session"));
 		printf("%s %s\n", json_object_get_boolean(jget(d,
 		    "finished_whole")) ? "snapshot:" : "snapshot (not whole "
 		    "yet):", jstr(d, "finished_path"));
@@ -809,16 +823,18 @@ ctl_add_kv(json_object *args, const char *kv)
 	return 0;
 }
 
-/* start's options into args, as one-off settings ("persist": false). */
+/* start's options into args: one-off settings ("persist": false, sent
+ * also to daemons that kept a start's settings without it), or with
+ * --persist kept as the configured ones. */
 static int
 ctl_start_args(int argc, char **argv, json_object *args)
 {
 	struct ctl_opt	 o[CTL_MAX_OPTS];
-	struct option	 lo[3 * CTL_MAX_OPTS + 2];
+	struct option	 lo[3 * CTL_MAX_OPTS + 6];
 	char		 shorts[3 * CTL_MAX_OPTS + 2], kv[256];
 	char		 noname[CTL_MAX_OPTS][CONFIG_NAME_LEN + 3];
 	size_t		 i, n = ctl_opts(o, CTL_MAX_OPTS), nl = 0, ns = 0;
-	int		 ch, k;
+	int		 ch, k, persist = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct config_keyinfo *p = &o[i].key;
@@ -846,6 +862,8 @@ ctl_start_args(int argc, char **argv, json_object *args)
 	    CTL_OPT_SESSION };
 	lo[nl++] = (struct option){ "duration", required_argument, NULL,
 	    CTL_OPT_DURATION };
+	lo[nl++] = (struct option){ "persist", no_argument, NULL,
+	    CTL_OPT_PERSIST };
 	lo[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
 	lo[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns++] = 'h';
@@ -862,6 +880,10 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		if (ch == CTL_OPT_SESSION) {
 			json_object_object_add(args, "session",
 			    json_object_new_string(optarg));
+			continue;
+		}
+		if (ch == CTL_OPT_PERSIST) {
+			persist = 1;
 			continue;
 		}
 		if (ch == CTL_OPT_DURATION) {
@@ -896,25 +918,35 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		    "'%s'\n", argv[optind]);
 		return -1;
 	}
-	json_object_object_add(args, "persist", json_object_new_boolean(0));
+	json_object_object_add(args, "persist",
+	    json_object_new_boolean(persist));
 	return 0;
 }
 
-/* stop, rotate: [--session NAME] [--session=NAME]. */
+/* stop, rotate, snapshot: [--session NAME] [--session=NAME]; stop also
+ * [--discard]. */
 static int
 ctl_session_args(const struct command *c, int argc, char **argv,
     json_object *args)
 {
 	const char	*v = NULL;
+	int		 i;
 
-	if (argc == 3 && strcmp(argv[1], "--session") == 0)
-		v = argv[2];
-	else if (argc == 2 && strncmp(argv[1], "--session=", 10) == 0)
-		v = argv[1] + 10;
-	else if (argc != 1) {
-		fprintf(stderr, "perfspillctl: %s takes only --session NAME\n",
-		    c->name);
-		return -1;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--session") == 0 && i + 1 < argc &&
+		    v == NULL)
+			v = argv[++i];
+		else if (strncmp(argv[i], "--session=", 10) == 0 && v == NULL)
+			v = argv[i] + 10;
+		else if (strcmp(argv[i], "--discard") == 0 &&
+		    command_takes(c, "discard"))
+			json_object_object_add(args, "discard",
+			    json_object_new_boolean(1));
+		else {
+			fprintf(stderr, "perfspillctl: %s takes only %s\n",
+			    c->name, c->usage);
+			return -1;
+		}
 	}
 	if (v != NULL)
 		json_object_object_add(args, "session",
@@ -1175,6 +1207,7 @@ main(int argc, char *argv[])
 		break;
 	case COMMAND_STOP:
 	case COMMAND_ROTATE:
+	case COMMAND_SNAPSHOT:
 		if (ctl_session_args(c, argc, argv, args) == -1)
 			goto out;
 		break;

@@ -24,11 +24,11 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "a positive number) and shows rates since the last refresh; on a\n"
 	    "terminal it redraws the screen.\n" },
 	{ COMMAND_START, "start", 1, COMMAND_ARGS_SETTINGS,
-	    "[--session NAME [--duration T]] [OPTIONS]",
+	    "[--session NAME [--duration T] | --persist] [OPTIONS]",
 	    "start recording (options below)",
 	    "Start recording with the configured settings. Options apply to\n"
-	    "this recording only, as perf record's do; 'configure' changes\n"
-	    "the settings themselves.\n"
+	    "this recording only, as perf record's do; --persist also keeps\n"
+	    "them as the configured settings, as 'configure' would.\n"
 	    "--session NAME starts an on-demand session beside the default\n"
 	    "(configured) one, with its own events, rings and files\n"
 	    "(perfspill-HOST-NAME-TIME-SEQ.data); NAME is 1-32 of a-z 0-9 _ -.\n"
@@ -36,11 +36,14 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "session_duration, 10m). At most max_sessions run at once, and\n"
 	    "every start must fit in the memory budget (perfspilld.json(5)):\n"
 	    "  perfspillctl start --session deep --duration 30s -F 999 -g\n" },
-	{ COMMAND_STOP, "stop", 1, COMMAND_ARGS_SESSION, "[--session NAME]",
+	{ COMMAND_STOP, "stop", 1, COMMAND_ARGS_STOP,
+	    "[--session NAME] [--discard]",
 	    "stop; returns when the last file is whole",
 	    "Stop recording (the default session, or --session NAME). Returns\n"
 	    "once every write is synced and the last file has its final name,\n"
-	    "and prints that file.\n" },
+	    "and prints that file. A flight recording writes its window first,\n"
+	    "as perf record --overwrite writes its buffer at exit, and says so;\n"
+	    "--discard throws the window away instead.\n" },
 	{ COMMAND_CONFIGURE, "configure", 1, COMMAND_ARGS_SETTINGS,
 	    "KEY=VALUE...",
 	    "change settings (see perfspilld.json(5))",
@@ -74,14 +77,17 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "count from the daemon's start: a stop and a start do not reset\n"
 	    "them. metrics_file in perfspilld.json(5) writes the same text\n"
 	    "for node_exporter's textfile collector.\n" },
-	{ COMMAND_SNAPSHOT, "snapshot", 1, COMMAND_ARGS_NONE, "",
+	{ COMMAND_SNAPSHOT, "snapshot", 1, COMMAND_ARGS_SESSION,
+	    "[--session NAME]",
 	    "write a flight recording's window to a file",
 	    "Write the window of a flight recording (mode flight: the last\n"
-	    "window seconds, held in memory) as one finished trace file and\n"
-	    "go on recording; the next snapshot holds what came after it.\n"
-	    "Returns once the file is whole, as rotate does, and prints it.\n"
-	    "SIGUSR2 does the same. See perfspilld.json(5): mode, window,\n"
-	    "window_bytes, triggers.\n" },
+	    "window seconds, held in memory; the default session, or --session\n"
+	    "NAME) as one finished trace file and go on recording; the next\n"
+	    "snapshot holds what came after it. Returns once the file is\n"
+	    "whole, as rotate does, and prints it. One is refused within\n"
+	    "snapshot_interval of the last. SIGUSR2 takes one of every flight\n"
+	    "session (and rotates the others). See perfspilld.json(5): mode,\n"
+	    "window, window_bytes, snapshot_interval, triggers.\n" },
 };
 
 const struct command *
@@ -93,6 +99,39 @@ command_find(const char *name)
 		if (strcmp(command_table[i].name, name) == 0)
 			return &command_table[i];
 	return NULL;
+}
+
+int
+command_takes(const struct command *c, const char *key)
+{
+	switch (c->args) {
+	case COMMAND_ARGS_STOP:
+		if (strcmp(key, "discard") == 0)
+			return 1;
+		/* FALLTHROUGH */
+	case COMMAND_ARGS_SESSION:
+		return strcmp(key, "session") == 0;
+	case COMMAND_ARGS_SETTINGS:
+	case COMMAND_ARGS_NONE:
+		break;
+	}
+	return 0;
+}
+
+const char *
+command_args_words(const struct command *c)
+{
+	switch (c->args) {
+	case COMMAND_ARGS_STOP:
+		return "no argument but \"session\" and \"discard\"";
+	case COMMAND_ARGS_SESSION:
+		return "no argument but \"session\"";
+	case COMMAND_ARGS_SETTINGS:
+		return "settings";
+	case COMMAND_ARGS_NONE:
+		break;
+	}
+	return "no arguments";
 }
 
 const char *

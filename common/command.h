@@ -30,6 +30,7 @@ enum command_args {
 	COMMAND_ARGS_NONE,	/* args must be empty */
 	COMMAND_ARGS_SETTINGS,	/* args are settings (config keys) */
 	COMMAND_ARGS_SESSION,	/* args: at most "session" */
+	COMMAND_ARGS_STOP,	/* args: at most "session" and "discard" */
 };
 
 struct command {
@@ -46,6 +47,12 @@ extern const struct command	command_table[COMMAND__COUNT];
 
 /* NULL when there is no such command. */
 const struct command	*command_find(const char *name);
+/* Does c take key in its args? For COMMAND_ARGS_SETTINGS the config
+ * schema decides (not this). */
+int			 command_takes(const struct command *c,
+			    const char *key);
+/* What c's args may hold, for an error message ("no arguments"). */
+const char		*command_args_words(const struct command *c);
 /* "ping, version, ..." for error messages. */
 const char		*command_names(void);
 

@@ -187,6 +187,11 @@ static const struct config_key config_keys[] = {
 	    .min = 1, .max = 86400, .def = "60",
 	    .metavar = "TIME",
 	    .help = "at least TIME between triggered snapshots (default 60s)" },
+	{ KEY("snapshot_interval", T_SECS, CONFIG_LIVE, snapshot_interval),
+	    .min = 1, .max = 86400, .flags = F_ZERO_OK, .def = "10",
+	    .metavar = "TIME",
+	    .help = "refuse a snapshot (command, SIGUSR2) sooner than TIME\n"
+	    "after the last one, 0 off (default 10s)" },
 	{ KEY("record_on_start", T_BOOL, CONFIG_DAEMON, record_on_start),
 	    .min = 0, .max = 1, .def = "false" },
 	{ KEY("max_sessions", T_UINT, CONFIG_DAEMON, max_sessions),

@@ -87,6 +87,7 @@ struct config {
 	uint64_t	max_size;	/* bytes of finished files kept; 0 unlimited */
 	uint64_t	min_free;	/* bytes left free on the filesystem */
 	uint64_t	trigger_interval;/* seconds between triggered snapshots */
+	uint64_t	snapshot_interval;/* ...between asked ones; 0 off */
 	/* daemon: config file only, never over the socket */
 	int		record_on_start;
 	/* sessions beside the default one (session.h) */

@@ -113,19 +113,17 @@ cmd_dispatch(struct daemon *d, struct control_client *c, const char *name,
 		    (int)control_client_uid(c));
 		return;
 	}
-	if ((e->args == COMMAND_ARGS_NONE &&
-	    json_object_object_length(args) > 0) ||
-	    (e->args == COMMAND_ARGS_SESSION &&
-	    (json_object_object_length(args) > 1 ||
-	    (json_object_object_length(args) == 1 &&
-	    !json_object_object_get_ex(args, "session", NULL))))) {
-		struct lh_entry	*first = json_object_get_object(args)->head;
-		const char	*key = first ? (const char *)first->k : "?";
+	if (e->args != COMMAND_ARGS_SETTINGS) {
+		json_object_iter	 it;
 
-		cmd_error(c, PROTO_E_UNKNOWN_KEY, key, "'%s' takes %s (got "
-		    "'%.64s')", e->name, e->args == COMMAND_ARGS_NONE ?
-		    "no arguments" : "no argument but \"session\"", key);
-		return;
+		json_object_object_foreachC(args, it) {
+			if (command_takes(e, it.key))
+				continue;
+			cmd_error(c, PROTO_E_UNKNOWN_KEY, it.key, "'%s' takes %s "
+			    "(got '%.64s')", e->name, command_args_words(e),
+			    it.key);
+			return;
+		}
 	}
 	cmd_handlers[e->id](d, c, args);
 }
@@ -305,14 +303,15 @@ cmd_session(struct daemon *d, struct control_client *c, json_object *args)
 	return s;
 }
 
-/* The settings the recording in progress uses: cfg with the start's
- * one-off overrides on top. */
+/* The settings the recording in progress uses with cfg configured: cfg
+ * with the start's one-off overrides on top. */
 static void
-cmd_settings(const struct daemon *d, struct config *out)
+cmd_settings_on(const struct daemon *d, const struct config *cfg,
+    struct config *out)
 {
 	struct config_error	 err;
 
-	*out = d->cfg;
+	*out = *cfg;
 	/* all or nothing: on a (not expected) refusal out stays cfg */
 	if (d->overrides != NULL &&
 	    config_apply(out, d->overrides, CONFIG_REQUEST, &err, NULL) == -1)
@@ -326,8 +325,18 @@ cmd_settings_changed(struct daemon *d)
 
 	/* the default session's with its one-off settings; the on-demand
 	 * ones take the daemon's retention from d->cfg */
-	cmd_settings(d, &eff);
+	cmd_settings_on(d, &d->cfg, &eff);
 	session_update(d->sessions, &eff);
+}
+
+int
+cmd_settings_fit(struct daemon *d, const struct config *cfg,
+    struct config_error *err)
+{
+	struct config	 eff;
+
+	cmd_settings_on(d, cfg, &eff);
+	return session_check_update(d->sessions, &eff, err);
 }
 
 /* What a start's "duration" says, in seconds: 0 and *secs, or -1 with
@@ -401,12 +410,13 @@ cmd_start_session(struct daemon *d, struct control_client *c,
 }
 
 /*
- * Start. The settings in args apply on top of the configured ones; with
- * "persist": false (what perfspillctl sends) they apply to this recording
- * only, as perf record's options do; without it, as protocol clients
- * before it expect, they are also kept as the configured settings.
- * "session": NAME starts an on-demand session beside the default one
- * (its settings are always its own), ending after "duration".
+ * Start. The settings in args apply on top of the configured ones, to
+ * this recording only, as perf record's options do: a script's one-off
+ * start (a flight recording, a higher rate) must not turn every later
+ * plain start into one. "persist": true also keeps them as the
+ * configured settings (as configure would). "session": NAME starts an
+ * on-demand session beside the default one (its settings are always its
+ * own: persist is refused there), ending after "duration".
  */
 static void
 cmd_start(struct daemon *d, struct control_client *c, json_object *args)
@@ -417,7 +427,7 @@ cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 	json_object_iter	 it;
 	const char		*name = NULL, *key;
 	uint64_t		 duration = 0;
-	int			 persist = 1;
+	int			 persist = 0;
 
 	settings = json_object_new_object();
 	json_object_object_foreachC(args, it) {
@@ -449,6 +459,12 @@ cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 	}
 	if (dur != NULL && cmd_duration(c, dur, &duration) == -1)
 		goto out;
+	if (name != NULL && persist) {
+		cmd_error(c, PROTO_E_BAD_VALUE, "persist", "an on-demand "
+		    "session's settings are its own; configure changes the "
+		    "configured ones");
+		goto out;
+	}
 	if (name != NULL && (key = cmd_session_refuses(settings)) != NULL) {
 		cmd_error(c, PROTO_E_NOT_SETTABLE, key, "%s is the daemon's, "
 		    "one for every session (%s); set it with configure", key,
@@ -486,6 +502,49 @@ out:
 	json_object_put(settings);
 }
 
+/* What the stop did with a flight recording's window, for its reply's
+ * "window"; NULL for a continuous recording. */
+static const char *
+cmd_window_words(const struct record *rec)
+{
+	switch (record_window_end(rec, NULL)) {
+	case RECORD_WINDOW_WRITTEN:
+		return "written";
+	case RECORD_WINDOW_EMPTY:
+		return "empty";
+	case RECORD_WINDOW_DISCARDED:
+		return "discarded";
+	case RECORD_WINDOW_FAILED:
+		return "lost";
+	case RECORD_WINDOW_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* Why a stop's window, which was to be written, is not in a file; NULL
+ * when it is (or was not to be). */
+static const char *
+cmd_window_lost(const struct record *rec, const char *file)
+{
+	static char	 msg[512];
+	const char	*why;
+
+	switch (record_window_end(rec, &why)) {
+	case RECORD_WINDOW_FAILED:
+		snprintf(msg, sizeof(msg), "stopped, but the flight "
+		    "recording's window could not be written: %s", why);
+		return msg;
+	case RECORD_WINDOW_WRITTEN:
+		if (file != NULL)
+			return NULL;
+		return "stopped, but the flight recording's window could not "
+		    "be finished as a file (see the daemon log)";
+	default:
+		return NULL;
+	}
+}
+
 /* A session's recording has finished its last file: answer everyone who
  * waits for its stop. */
 void
@@ -495,7 +554,7 @@ cmd_stopped(struct session *s, const char *file, void *arg)
 	struct record	*rec = session_record(s);
 	json_object	*o, *t;
 	char		 path[CONFIG_PATH_LEN + NAME_MAX + 2];
-	const char	*problem;
+	const char	*problem, *we;
 	size_t		 i = 0;
 
 	while (i < d->nr_stop_waiters) {
@@ -507,7 +566,8 @@ cmd_stopped(struct session *s, const char *file, void *arg)
 		}
 		d->stop_waiters[i] = d->stop_waiters[--d->nr_stop_waiters];
 		/* stopped, but files were lost: say so, and not "ok" */
-		if ((problem = record_problem(rec)) != NULL) {
+		if ((problem = record_problem(rec)) != NULL ||
+		    (problem = cmd_window_lost(rec, file)) != NULL) {
 			control_client_reply(c, proto_reply_error(
 			    PROTO_E_SYSTEM, NULL, problem));
 			continue;
@@ -515,6 +575,9 @@ cmd_stopped(struct session *s, const char *file, void *arg)
 		o = json_object_new_object();
 		json_object_object_add(o, "session",
 		    json_object_new_string(session_name(s)));
+		if ((we = cmd_window_words(rec)) != NULL)
+			json_object_object_add(o, "window",
+			    json_object_new_string(we));
 		if (file != NULL) {
 			snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir,
 			    file);
@@ -540,11 +603,27 @@ static void
 cmd_stop(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct session	*s;
+	json_object	*v = NULL;
+	int		 discard = 0;
 
+	if (json_object_object_get_ex(args, "discard", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			cmd_error(c, PROTO_E_BAD_TYPE, "discard", "discard must "
+			    "be true or false");
+			return;
+		}
+		discard = json_object_get_boolean(v);
+	}
 	if ((s = cmd_session(d, c, args)) == NULL)
 		return;
 	if (record_state(session_record(s)) == RECORD_IDLE) {
 		cmd_error(c, PROTO_E_STATE, NULL, "not recording");
+		return;
+	}
+	if (discard && !record_is_flight(session_record(s))) {
+		cmd_error(c, PROTO_E_BAD_VALUE, "discard", "discard throws a "
+		    "flight recording's window away; this recording's files "
+		    "are written as it goes");
 		return;
 	}
 	if (d->nr_stop_waiters == sizeof(d->stop_waiters) /
@@ -558,7 +637,7 @@ cmd_stop(struct daemon *d, struct control_client *c, json_object *args)
 	control_client_defer(c);
 	/* the reply comes from cmd_stopped, once every write is synced */
 	if (record_state(session_record(s)) == RECORD_RUNNING)
-		session_stop(s);
+		session_stop(s, discard);
 }
 
 /* A setting configured now replaces the start's one-off value of it: the
@@ -611,7 +690,7 @@ cmd_configure(struct daemon *d, struct control_client *c, json_object *args)
 	 * memory budget as a start is (the configured value wins over a
 	 * one-off one) */
 	if (json_object_object_get_ex(args, "cblocks", NULL)) {
-		cmd_settings(d, &eff);
+		cmd_settings_on(d, &tmp, &eff);
 		eff.cblocks = tmp.cblocks;
 		if (session_check_update(d->sessions, &eff, &err) == -1) {
 			json_object_put(changed);
@@ -670,8 +749,14 @@ cmd_rotate(struct daemon *d, struct control_client *c, json_object *args)
 		return;
 	}
 	if (record_is_flight(rec)) {
-		cmd_error(c, PROTO_E_STATE, NULL, "a flight recording has no "
-		    "file to rotate: snapshot writes its window");
+		if (session_on_demand(s))
+			cmd_error(c, PROTO_E_STATE, NULL, "session %s is a "
+			    "flight recording: it has no file to rotate; "
+			    "'snapshot --session %s' writes its window",
+			    session_name(s), session_name(s));
+		else
+			cmd_error(c, PROTO_E_STATE, NULL, "a flight recording "
+			    "has no file to rotate: snapshot writes its window");
 		return;
 	}
 	cur = record_file_name(rec);
@@ -736,16 +821,29 @@ static void
 cmd_snapshot(struct daemon *d, struct control_client *c, json_object *args)
 {
 	struct config_error	 err;
+	struct session		*s;
+	struct record		*rec;
 	json_object		*o;
-	const char		*name;
+	const char		*name, *fl;
 	char			 path[CONFIG_PATH_LEN + NAME_MAX + 2];
 	size_t			 w = d->nr_rotate_waiters;
 
-	if (record_snapshot(d->rec, "command", &name, &err) == -1) {
+	if ((s = cmd_session(d, c, args)) == NULL)
+		return;
+	rec = session_record(s);
+	if (record_snapshot(rec, "command", &name, &err) == -1) {
+		/* the default asked, a flight session beside it: name it */
+		if (!session_on_demand(s) && !record_is_flight(rec) &&
+		    (fl = session_flight_name(d->sessions)) != NULL)
+			snprintf(err.msg + strlen(err.msg), sizeof(err.msg) -
+			    strlen(err.msg), "; session %s is a flight "
+			    "recording: snapshot --session %s", fl, fl);
 		cmd_config_error(c, &err);
 		return;
 	}
 	o = json_object_new_object();
+	json_object_object_add(o, "session",
+	    json_object_new_string(session_name(s)));
 	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, name);
 	json_object_object_add(o, "finished", json_object_new_string(name));
 	json_object_object_add(o, "finished_path",

@@ -23,6 +23,13 @@ void	cmd_client_gone(struct daemon *, struct control_client *);
  * ones, with the overrides on top, to the default recording in progress,
  * and the retention to the on-demand sessions. */
 void	cmd_settings_changed(struct daemon *);
+/* Would cfg, made the configured settings (a reload), keep the default
+ * recording in progress, with its overrides, within the memory budget
+ * (cfg's max_memory)? 0, or -1 with err naming the figures. */
+struct config;
+struct config_error;
+int	cmd_settings_fit(struct daemon *, const struct config *cfg,
+	    struct config_error *err);
 
 /* A file was closed (record_on_file_done): answers the rotates waiting
  * for it. */

@@ -82,7 +82,10 @@ daemon_reload(struct daemon *d, struct config_error *err)
 	struct config	 cfg;
 
 	notify_send(d->notify, "RELOADING=1");
-	if (daemon_load(d, &cfg, err) == -1) {
+	/* a config over the memory budget is refused as a broken one is,
+	 * as configure cblocks= is: a reload cannot grow what it holds */
+	if (daemon_load(d, &cfg, err) == -1 ||
+	    cmd_settings_fit(d, &cfg, err) == -1) {
 		log_warnx("reload refused, settings unchanged: %s", err->msg);
 		notify_send(d->notify, "READY=1");
 		return -1;
@@ -135,11 +138,10 @@ daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
 		daemon_reload(d, &err);
 		break;
 	case SIGUSR2:
-		/* as perf record --switch-output does on SIGUSR2: rotate, or
-		 * a flight recording's snapshot */
-		if (record_switch_output(d->rec, "SIGUSR2") == -1)
-			log_info("SIGUSR2: not recording, nothing to rotate "
-			    "or snapshot");
+		/* as perf record --switch-output does on SIGUSR2, every
+		 * session: rotate, or a flight recording's snapshot; each
+		 * outcome (and a refusal's reason) is logged there */
+		session_switch_output(d->sessions, "SIGUSR2");
 		break;
 	}
 }

@@ -214,7 +214,7 @@ session_name_check(const char *name, struct config_error *err)
  * bounds it further. Read at every start: a cgroup's limit can change.
  */
 static void
-session_budget(struct session_table *t, struct session_budget *b)
+session_budget_of(uint64_t max_memory, struct session_budget *b)
 {
 	uint64_t	 cg;
 	char		 where[CONFIG_PATH_LEN], lim[32], res[32];
@@ -234,10 +234,16 @@ session_budget(struct session_table *t, struct session_budget *b)
 	    " %s less %s for the daemon itself", size_format_apart(b->limit,
 	    b->budget, lim, sizeof(lim)), size_format(SESSION_RESERVE, res,
 	    sizeof(res)));
-	if (t->cfg->max_memory > 0 && t->cfg->max_memory < b->budget) {
-		b->budget = t->cfg->max_memory;
+	if (max_memory > 0 && max_memory < b->budget) {
+		b->budget = max_memory;
 		snprintf(b->from, sizeof(b->from), "max_memory");
 	}
+}
+
+static void
+session_budget(struct session_table *t, struct session_budget *b)
+{
+	session_budget_of(t->cfg->max_memory, b);
 }
 
 /* What the sessions but skip hold now. */
@@ -258,14 +264,14 @@ session_held(struct session_table *t, const struct session *skip)
  * formula's parts), the others', the budget and where it comes from. */
 static int
 session_fits(struct session_table *t, const struct session *skip,
-    const char *name, const struct record_memory *m,
+    const char *name, const struct record_memory *m, uint64_t max_memory,
     struct config_error *err)
 {
 	struct session_budget	 b;
 	uint64_t		 held = session_held(t, skip);
 	char			 a[32], c[32], pc[32], o[32], h[32], bu[32];
 
-	session_budget(t, &b);
+	session_budget_of(max_memory, &b);
 	if (held <= b.budget && m->total <= b.budget - held)
 		return 0;
 	return config_fail(err, PROTO_E_LIMIT, NULL, "session %s would hold "
@@ -311,7 +317,7 @@ session_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	log_info("session %s: its duration (%" PRIu64 " s) is over; "
 	    "stopping it", s->name, s->duration);
-	session_stop(s);
+	session_stop(s, 0);
 }
 
 /* An on-demand session's settings: the daemon's retention, always. */
@@ -351,7 +357,7 @@ session_start(struct session_table *t, const char *name,
 	if (session_memory(cfg, &m, err) == -1)
 		return -1;
 	/* before anything of it exists: a refusal allocates nothing */
-	if (session_fits(t, s, name, &m, err) == -1)
+	if (session_fits(t, s, name, &m, t->cfg->max_memory, err) == -1)
 		return -1;
 	if (s == NULL) {
 		if ((s = session_new(t, name)) == NULL)
@@ -392,13 +398,58 @@ error:
 }
 
 int
-session_stop(struct session *s)
+session_stop(struct session *s, int discard)
 {
 	if (record_state(s->rec) != RECORD_RUNNING)
 		return -1;
 	if (s->timer != NULL)
 		evtimer_del(s->timer);
-	return record_stop(s->rec, session_record_stopped, s);
+	return record_stop(s->rec, discard, session_record_stopped, s);
+}
+
+size_t
+session_switch_output(struct session_table *t, const char *why)
+{
+	struct config_error	 err;
+	struct session		*s;
+	const char		*name;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(s, &t->list, entry) {
+		if (s->ended || record_state(s->rec) != RECORD_RUNNING)
+			continue;
+		n++;
+		if (record_is_flight(s->rec)) {
+			if (record_snapshot(s->rec, why, &name, &err) == 0)
+				log_info("%s: session %s: snapshot, writing %s",
+				    why, s->name, name);
+			else
+				log_warnx("%s: session %s: no snapshot: %s",
+				    why, s->name, err.msg);
+		} else if (record_rotate(s->rec, why, 1) == 0)
+			log_info("%s: session %s: rotated, now writing %s",
+			    why, s->name, record_file_name(s->rec) ?
+			    record_file_name(s->rec) : "(the next file)");
+		else
+			log_warnx("%s: session %s: cannot rotate now (paused, "
+			    "or no new file could be created)", why, s->name);
+	}
+	if (n == 0)
+		log_info("%s: no session is recording: nothing to rotate or "
+		    "snapshot", why);
+	return n;
+}
+
+const char *
+session_flight_name(struct session_table *t)
+{
+	struct session	*s;
+
+	TAILQ_FOREACH(s, &t->list, entry)
+		if (!s->ended && record_state(s->rec) == RECORD_RUNNING &&
+		    record_is_flight(s->rec))
+			return s->name;
+	return NULL;
 }
 
 /* The recording of s has finished its last file. */
@@ -432,7 +483,7 @@ session_stop_all(struct session_table *t)
 		/* a stop that finishes at once may mark s ended */
 		next = TAILQ_NEXT(s, entry);
 		if (record_state(s->rec) == RECORD_RUNNING)
-			session_stop(s);
+			session_stop(s, 0);
 	}
 	return session_busy(t);
 }
@@ -479,7 +530,7 @@ session_check_update(struct session_table *t, const struct config *cfg,
 	if (record_state(s->rec) != RECORD_RUNNING ||
 	    session_memory(cfg, &m, err) == -1 || m.total <= s->mem.total)
 		return 0;
-	return session_fits(t, s, s->name, &m, err);
+	return session_fits(t, s, s->name, &m, cfg->max_memory, err);
 }
 
 static json_object *

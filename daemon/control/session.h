@@ -98,9 +98,21 @@ int	session_name_check(const char *name, struct config_error *err);
 int	session_start(struct session_table *, const char *name,
 	    const struct config *cfg, uint64_t duration,
 	    struct config_error *err);
-/* Stop s: its recording finishes its files, then the stopped hook. 0, or
- * -1 when it is not recording. */
-int	session_stop(struct session *);
+/* Stop s: its recording finishes its files, then the stopped hook; a
+ * flight recording writes its window first unless discard (its duration
+ * over and the daemon's shutdown write it). 0, or -1 when it is not
+ * recording. */
+int	session_stop(struct session *, int discard);
+/*
+ * SIGUSR2, as perf record --switch-output=signal, for every session
+ * recording: a continuous one rotates (waiting), a flight one takes a
+ * snapshot (within its snapshot_interval it is refused). What each did,
+ * or why not, is logged with why; how many sessions record.
+ */
+size_t	session_switch_output(struct session_table *, const char *why);
+/* The name of a flight session recording (the first), or NULL: for a
+ * hint where a snapshot asked the wrong one. */
+const char *session_flight_name(struct session_table *);
 /* Stop every session (shutdown). How many are still busy. */
 size_t	session_stop_all(struct session_table *);
 /* Sessions recording or finishing their files. */
@@ -111,8 +123,9 @@ size_t	session_busy(struct session_table *);
  * on-demand one the daemon's retention (one disk budget).
  */
 void	session_update(struct session_table *, const struct config *cfg);
-/* Would the default session, recording now, fit in the budget with
- * cfg's live keys (cblocks)? 0, or -1 with err naming the figures. */
+/* Would the default session, recording now, fit in the budget (with
+ * cfg's max_memory) with cfg's live keys (cblocks)? 0, or -1 with err
+ * naming the figures. */
 int	session_check_update(struct session_table *, const struct config *cfg,
 	    struct config_error *err);
 

@@ -60,7 +60,7 @@ record_flight_begin(struct record *rec, const char *why, const char **name)
 	record_drain(rec, 0, 1, &pass);
 	/* through the page cache: the window goes out from the buffers it
 	 * was drained into, unaligned, with no copy */
-	if ((rf->tf = tracefile_open(rec->dirfd, rec->host, &rec->seq, 0)) ==
+	if ((rf->tf = tracefile_open(rec->dirfd, rec->stem, &rec->seq, 0)) ==
 	    NULL)
 		return -1;
 	if (flight_take(&rf->fl, &rf->snap) == -1)

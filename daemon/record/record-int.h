@@ -165,6 +165,8 @@ struct record {
 	struct record_flight	*flight;
 	struct trigger_set	*triggers;
 	struct timespec		 snap_at;	/* CLOCK_MONOTONIC; 0: never */
+	enum record_window_end	 window_end;	/* the last stop's window */
+	char			 window_why[256]; /* ...why it failed */
 	uint64_t		 snap_suppressed;/* triggers within the interval */
 };
 

@@ -275,8 +275,8 @@ record_snapshot_ready(evutil_socket_t fd, short what, void *arg)
 	record_reap(rec);
 }
 
-int
-record_snapshot(struct record *rec, const char *why, const char **name,
+static int
+record_snapshot_take(struct record *rec, const char *why, const char **name,
     struct config_error *err)
 {
 	struct record_prep	*p;
@@ -324,6 +324,36 @@ record_snapshot(struct record *rec, const char *why, const char **name,
 	return 0;
 }
 
+/*
+ * One asked for (the command, SIGUSR2): not sooner than
+ * snapshot_interval after the last, so that a burst of them (a script's
+ * loop) cannot fill the disk budget with windows and make retention
+ * remove the older files, the always-on history among them. The
+ * triggers keep their own trigger_interval; a stop's last window is the
+ * recording's end, not a burst.
+ */
+int
+record_snapshot(struct record *rec, const char *why, const char **name,
+    struct config_error *err)
+{
+	struct timespec	 now;
+	uint64_t	 ms, bound = rec->cfg.snapshot_interval * 1000;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (uint64_t)((int64_t)(now.tv_sec - rec->snap_at.tv_sec) * 1000 +
+	    (now.tv_nsec - rec->snap_at.tv_nsec) / 1000000);
+	if (rec->state == RECORD_RUNNING && rec->flight != NULL &&
+	    rec->snap_at.tv_sec != 0 && ms < bound)
+		return config_fail(err, PROTO_E_LIMIT, "snapshot_interval",
+		    "the last snapshot was %" PRIu64 ".%" PRIu64 " s ago and "
+		    "snapshot_interval is %" PRIu64 " s: ask again in %" PRIu64
+		    ".%" PRIu64 " s (snapshots in a burst would push the older "
+		    "files out of the disk budget)", ms / 1000, ms % 1000 / 100,
+		    rec->cfg.snapshot_interval, (bound - ms) / 1000,
+		    (bound - ms) % 1000 / 100);
+	return record_snapshot_take(rec, why, name, err);
+}
+
 /* A trigger fired: a snapshot, unless one was taken less than
  * trigger_interval ago (the kernel may signal once a window for as long
  * as the pressure lasts). */
@@ -342,24 +372,58 @@ record_trigger_fired(const char *why, void *arg)
 		    "not taken", why);
 		return;
 	}
-	if (record_snapshot(rec, why, NULL, &err) == -1)
+	if (record_snapshot_take(rec, why, NULL, &err) == -1)
 		log_warnx("%s fired, but no snapshot: %s", why, err.msg);
 	else
 		log_info("%s fired: snapshot", why);
 }
 
-int
-record_switch_output(struct record *rec, const char *why)
+/*
+ * A stop's window, once the rings are drained into it and before they
+ * close (record_stop): written as a last snapshot, as perf record
+ * --overwrite writes its buffer at exit, unless discard; what became of
+ * it is kept for the stop's answer.
+ */
+static void
+record_stop_window(struct record *rec, int discard)
 {
 	struct config_error	 err;
+	const char		*name;
 
+	rec->window_end = RECORD_WINDOW_NONE;
+	rec->window_why[0] = '\0';
 	if (rec->flight == NULL)
-		return record_rotate(rec, why, 1);
-	if (record_snapshot(rec, why, NULL, &err) == -1) {
-		log_warnx("%s: no snapshot: %s", why, err.msg);
-		return -1;
+		return;
+	if (discard) {
+		rec->window_end = RECORD_WINDOW_DISCARDED;
+		log_info("stop: the flight recording's window (%" PRIu64
+		    " bytes) is discarded, as asked", rec->flight->fl.st.bytes);
+		return;
 	}
-	return 0;
+	if (rec->flight->fl.st.bytes == 0) {
+		rec->window_end = RECORD_WINDOW_EMPTY;
+		log_info("stop: the flight recording's window is empty; no "
+		    "file");
+		return;
+	}
+	if (record_snapshot_take(rec, "stop", &name, &err) == -1) {
+		rec->window_end = RECORD_WINDOW_FAILED;
+		snprintf(rec->window_why, sizeof(rec->window_why), "%s",
+		    err.msg);
+		log_warnx("stop: the flight recording's window is lost: %s",
+		    err.msg);
+		return;
+	}
+	rec->window_end = RECORD_WINDOW_WRITTEN;
+	log_info("stop: the flight recording's window goes to %s", name);
+}
+
+enum record_window_end
+record_window_end(const struct record *rec, const char **why)
+{
+	if (why != NULL)
+		*why = rec->window_why;
+	return rec->window_end;
 }
 
 int
@@ -984,15 +1048,17 @@ record_reap(struct record *rec)
 	struct timeval	 tv = { 0, 5000 };
 	size_t		 closing = record_reap_files(rec);
 
+	/* a stop's snapshot being built on its thread: its file comes */
 	if (rec->state == RECORD_STOPPING && closing == 0 &&
-	    rec->q.nr_busy == 0)
+	    rec->q.nr_busy == 0 && rec->prep == NULL &&
+	    !record_window_busy(rec))
 		record_finish_stop(rec);
 	else if (rec->reaper != NULL && closing > 0)
 		event_add(rec->reaper, &tv);
 }
 
 int
-record_stop(struct record *rec, record_stop_cb cb, void *arg)
+record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
 {
 	struct record_pass	 pass;
 	size_t			 i;
@@ -1018,11 +1084,14 @@ record_stop(struct record *rec, record_stop_cb cb, void *arg)
 	/* what the kernel wrote before the disable is still in the rings;
 	 * a failure is in the file (cut there), and the file ends anyway */
 	record_drain(rec, 0, 1, &pass);
+	rec->last_file[0] = '\0';
+	/* its preamble takes the CPUs' ids before they close, and is built
+	 * on the thread; the stop ends once the file is whole */
+	record_stop_window(rec, discard);
 	record_cpus_close(rec);
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
 	rec->stop_arg = arg;
-	rec->last_file[0] = '\0';
 	record_retire_file(rec);
 	record_reap(rec);
 	return 0;

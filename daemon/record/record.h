@@ -60,8 +60,22 @@ const char	*record_busy(const struct record *, int hint);
 /* Start with cfg (already validated). 0, or -1 with err filled. */
 int	record_start(struct record *, const struct config *cfg,
 	    struct config_error *err);
-/* Stop: disable, drain, finish every file, then cb. 0, or -1 when idle. */
-int	record_stop(struct record *, record_stop_cb cb, void *arg);
+/* Stop: disable, drain, finish every file, then cb. A flight
+ * recording's window is written first as a last snapshot (its file is
+ * the last file), unless discard. 0, or -1 when idle. */
+int	record_stop(struct record *, int discard, record_stop_cb cb,
+	    void *arg);
+/* What the last stop did with a flight recording's window; *why (may be
+ * NULL) says why it failed. Valid from the stop's callback on. */
+enum record_window_end {
+	RECORD_WINDOW_NONE,	/* not a flight recording */
+	RECORD_WINDOW_WRITTEN,	/* a last snapshot */
+	RECORD_WINDOW_EMPTY,	/* nothing since the last snapshot */
+	RECORD_WINDOW_DISCARDED,/* as asked */
+	RECORD_WINDOW_FAILED,	/* refused: *why */
+};
+enum record_window_end record_window_end(const struct record *,
+	    const char **why);
 /*
  * Finish the current file and continue in a new one; why is logged.
  * wait: the new file is current when this returns (its preamble built in
@@ -75,14 +89,12 @@ int	record_rotate(struct record *, const char *why, int wait);
  * into its manifest. *name (may be NULL): the file's final name, valid
  * until the next call into the recording; the file is whole when the
  * file hook (record_on_file_done) names it. 0, or -1 with err filled
- * (not a flight recording, a snapshot already being written, no output
- * directory or no room: the window then stays in memory).
+ * (not a flight recording, a snapshot already being written, the last
+ * one less than snapshot_interval ago (limit), no output directory or no
+ * room: the window then stays in memory).
  */
 int	record_snapshot(struct record *, const char *why, const char **name,
 	    struct config_error *err);
-/* What SIGUSR2 does, as perf record --switch-output=signal: a continuous
- * recording rotates (waiting), a flight recording takes a snapshot. */
-int	record_switch_output(struct record *, const char *why);
 int	record_is_flight(const struct record *);
 /* 1 while the file being written goes past the page cache (O_DIRECT),
  * else 0: status' write_path, for metrics. */

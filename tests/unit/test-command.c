@@ -33,6 +33,17 @@ test_commands(void)
 		    c->id == COMMAND_START || c->id == COMMAND_CONFIGURE);
 		CHECK(strstr(command_names(), c->name) != NULL);
 	}
+	/* what the daemon's dispatch lets through to a handler */
+	CHECK(command_takes(command_find("stop"), "session"));
+	CHECK(command_takes(command_find("stop"), "discard"));
+	CHECK(!command_takes(command_find("stop"), "freq"));
+	CHECK(command_takes(command_find("snapshot"), "session"));
+	CHECK(!command_takes(command_find("snapshot"), "discard"));
+	CHECK(command_takes(command_find("rotate"), "session"));
+	CHECK(!command_takes(command_find("rotate"), "discard"));
+	CHECK(!command_takes(command_find("reload"), "session"));
+	CHECK(strcmp(command_args_words(command_find("ping")),
+	    "no arguments") == 0);
 	CHECK(command_find("shutdown") != NULL);
 	CHECK(command_find("stat") == NULL);
 	CHECK(command_find("") == NULL);

@@ -637,7 +637,7 @@ test_copy_live(void)
 			strcat(live, info.name);
 		}
 	CHECK_STR(live, " cblocks rotate_size rotate_interval max_files "
-	    "max_size min_free trigger_interval");
+	    "max_size min_free trigger_interval snapshot_interval");
 
 	config_defaults(&rec);
 	config_defaults(&cfg);
@@ -719,7 +719,8 @@ test_to_json(void)
 	    "realtime writeback direct_io direct_tail_ms cblocks "
 	    "rotate_size "
 	    "rotate_interval "
-	    "max_files max_size min_free trigger_interval record_on_start "
+	    "max_files max_size min_free trigger_interval snapshot_interval "
+	    "record_on_start "
 	    "max_sessions max_memory session_duration output_dir socket "
 	    "socket_mode socket_group control_groups max_clients "
 	    "client_timeout metrics_file metrics_interval on_finish "
