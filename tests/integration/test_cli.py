@@ -160,17 +160,46 @@ def test_start_options_apply_to_one_recording():
         assert evlist(third) == ["context-switches"], evlist(third)
 
 
-def test_old_clients_start_keeps_its_settings():
-    """A request without "persist" means what it meant before."""
+def test_a_start_is_one_off_unless_persist_is_asked():
+    """A raw start without "persist" applies its settings to that
+    recording only, as perfspillctl's start does: a script's one-off
+    flight start does not turn every later plain start into a flight
+    recording. "persist": true (perfspillctl start --persist) keeps them
+    as the configured settings."""
     with Daemon() as d:
-        rep = d.request({"v": 1, "cmd": "start", "args": {"freq": 199}})
+        rep = d.request({"v": 1, "cmd": "start",
+                         "args": {"mode": "flight", "window": 5}})
+        assert rep["ok"], rep
+        assert rep["data"]["overrides"] == {"mode": "flight", "window": 5}
+        st = d.status()
+        assert st["settings"]["mode"] == "flight", st["settings"]
+        assert st["config"]["mode"] == "continuous", st["config"]
+        d.ctl("stop")
+        rep = d.request({"v": 1, "cmd": "start"})
+        assert rep["ok"] and "file" in rep["data"], rep
+        st = d.status()
+        assert st["settings"]["mode"] == "continuous", st["settings"]
+        assert "flight" not in st, st
+        d.ctl("stop")
+        rep = d.request({"v": 1, "cmd": "start",
+                         "args": {"freq": 199, "persist": True}})
         assert rep["ok"] and "overrides" not in rep["data"], rep
         assert d.status()["config"]["freq"] == 199
         d.ctl("stop")
-        rep = d.request({"v": 1, "cmd": "start",
-                         "args": {"freq": 299, "persist": False}})
-        assert rep["ok"] and d.status()["config"]["freq"] == 199
+        # perfspillctl's --persist, and its plain one-off start
+        d.ctl("start", "--persist", "-F", "299")
+        assert d.status()["config"]["freq"] == 299
         d.ctl("stop")
+        d.ctl("start", "-F", "399")
+        assert d.status()["config"]["freq"] == 299
+        d.ctl("stop")
+        d.ctl("start")
+        assert d.status()["settings"]["freq"] == 299
+        d.ctl("stop")
+        # an on-demand session's settings are its own: nothing to keep
+        rep = d.request({"v": 1, "cmd": "start",
+                         "args": {"session": "s", "persist": True}})
+        assert rep["ok"] is False and rep["error"]["key"] == "persist", rep
         rep = d.request({"v": 1, "cmd": "start", "args": {"persist": 1}})
         assert rep["ok"] is False and rep["error"]["code"] == "bad-type"
         assert rep["error"]["key"] == "persist"

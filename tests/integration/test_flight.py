@@ -64,7 +64,8 @@ def test_snapshot_holds_the_window_and_names_its_tasks():
     """A task that started (its COMM) before the window and exited inside
     it, and one still running: both named, every sample named, and no
     sample older than the window."""
-    with Daemon(flight()) as d:
+    # a second snapshot a second later: below the default interval
+    with Daemon(flight(snapshot_interval=1)) as d:
         live = harness.spinner(300)
         # runs past a window (wall time: the machine may be busy), is
         # ended, and the snapshot comes right after: its COMM is older
@@ -143,6 +144,53 @@ def test_nothing_written_while_waiting():
             before = write_bytes(d.proc.pid)
             harness.wait_for(lambda: write_bytes(d.proc.pid) > before,
                              what="a continuous recording's writes")
+    finally:
+        load.kill()
+        load.wait()
+
+
+FALSE_WORDS = "not recording, nothing to rotate or snapshot"
+
+
+def test_a_refused_sigusr2_logs_why():
+    """SIGUSR2 refused while recording says the true reason in the log:
+    within snapshot_interval of the last snapshot, and while a snapshot
+    is being written (two signals at once; tried until the second comes
+    while the first is built), never that nothing records."""
+    load = harness.spinner(120)
+    try:
+        with Daemon(flight()) as d:
+            harness.wait_for(lambda: d.status()["flight"]["bytes"] > 0,
+                             what="a window")
+            d.proc.send_signal(signal.SIGUSR2)
+            harness.wait_for(lambda: d.finished_files(),
+                             what="the first SIGUSR2 snapshot")
+            d.proc.send_signal(signal.SIGUSR2)
+            harness.wait_for(
+                lambda: "SIGUSR2: session default: no snapshot: the last "
+                "snapshot was" in d.read_log(), what="the refusal")
+            assert FALSE_WORDS not in d.read_log()
+            d.ctl("configure", "snapshot_interval=0")
+            busy = "SIGUSR2: session default: no snapshot: a snapshot is " \
+                "being written"
+            for _ in range(20):
+                n = len(d.finished_files())
+                d.proc.send_signal(signal.SIGUSR2)
+                d.proc.send_signal(signal.SIGUSR2)
+                harness.wait_for(lambda: len(d.finished_files()) > n,
+                                 what="a SIGUSR2 snapshot")
+                # the second signal's line, if it was refused, is written
+                # before the first snapshot's file is finished
+                if busy in d.read_log():
+                    break
+            assert busy in d.read_log(), d.read_log()
+            assert FALSE_WORDS not in d.read_log()
+            # with nothing recording, that is what it says
+            d.ctl("stop", "--discard")
+            d.proc.send_signal(signal.SIGUSR2)
+            harness.wait_for(lambda: "SIGUSR2: no session is recording"
+                             in d.read_log(), what="the idle line")
+            assert d.alive()
     finally:
         load.kill()
         load.wait()

@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import time
 
 import harness
@@ -405,6 +406,174 @@ def test_a_session_has_its_metrics_and_hand_off():
 def harness_metrics(d):
     rc, rep = d.ctl("metrics")
     return rep["data"]["text"]
+
+
+def ctl_text(d, *args):
+    """perfspillctl ARGS as a person runs it (no --json)."""
+    return subprocess.run([harness.PERFSPILLCTL, "-s", d.sock] + list(args),
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_on_demand_flight_session_is_written_and_says_so():
+    """A flight session beside the default one: snapshot --session takes
+    its window into a file of its own name, a plain snapshot names it,
+    rotate points to it, SIGUSR2 snapshots it (and rotates the default),
+    and its stop writes the window as a last snapshot, as perf record
+    --overwrite writes its buffer at exit, unless --discard."""
+    sps = spin_both_cpus(120)
+    try:
+        with Daemon(config={"record_on_start": True, "freq": 99,
+                            "snapshot_interval": 1}) as d:
+            d.ctl("start", "--session", "fl", "--mode", "flight",
+                  "--window", "30s", "-F", "199", "-m", "16")
+            wait_for(lambda: session_entry(d.status(), "fl")["totals"]
+                     ["samples"] > 50, what="samples in fl's window")
+            # the default session is continuous: the answer names fl
+            rc, rep = d.ctl("snapshot", check=False)
+            assert rc == 1 and rep["error"]["code"] == "wrong-state", rep
+            assert "snapshot --session fl" in rep["error"]["message"], rep
+            rc, rep = d.ctl("snapshot", "--session", "fl")
+            snap = rep["data"]["finished_path"]
+            assert rep["data"]["session"] == "fl" and \
+                rep["data"]["finished_whole"], rep
+            assert snap in files_of(d, "fl"), (snap, d.finished_files())
+            m = manifest(snap)
+            assert m["session"] == "fl" and \
+                m["snapshot_trigger"] == "command", m
+            assert perf_valid(snap, allow_lost=True) > 0
+            rc, rep = d.ctl("rotate", "--session", "fl", check=False)
+            assert rc == 1 and "snapshot --session fl" in \
+                rep["error"]["message"], rep
+            # SIGUSR2: every session switches its output, and says so
+            time.sleep(1.1)
+            d.proc.send_signal(signal.SIGUSR2)
+            wait_for(lambda: len(files_of(d, "fl")) == 2 and
+                     len(files_of(d)) == 1, what="SIGUSR2's files")
+            sig = [f for f in files_of(d, "fl") if f != snap][0]
+            wait_for(lambda: os.path.exists(sig + ".json"),
+                     what="its manifest")
+            assert manifest(sig)["snapshot_trigger"] == "SIGUSR2"
+            log = d.read_log()
+            assert "SIGUSR2: session fl: snapshot, writing " + \
+                os.path.basename(sig) in log, log
+            assert "SIGUSR2: session default: rotated" in log, log
+            # its stop writes the window, the reply says so
+            rc, rep = d.ctl("stop", "--session", "fl")
+            assert rep["data"]["window"] == "written", rep
+            last = rep["data"]["path"]
+            assert last in files_of(d, "fl") and last not in (snap, sig)
+            assert manifest(last)["snapshot_trigger"] == "stop"
+            assert perf_valid(last, allow_lost=True) > 0
+            # the same through the words a person reads, and --discard
+            d.ctl("start", "--session", "fl", "--mode", "flight",
+                  "-F", "199", "-m", "16")
+            wait_for(lambda: session_entry(d.status(), "fl")["flight"]
+                     ["bytes"] > 0, what="fl's window")
+            p = ctl_text(d, "stop", "--session", "fl", "--discard")
+            assert p.returncode == 0, p.stderr
+            assert "window was discarded" in p.stdout, p.stdout
+            assert len(files_of(d, "fl")) == 3, d.finished_files()
+            d.ctl("start", "--session", "fl", "--mode", "flight",
+                  "-F", "199", "-m", "16")
+            wait_for(lambda: session_entry(d.status(), "fl")["flight"]
+                     ["bytes"] > 0, what="fl's window")
+            p = ctl_text(d, "stop", "--session", "fl")
+            assert p.returncode == 0, p.stderr
+            assert "window was written" in p.stdout and "-fl-" in \
+                p.stdout, p.stdout
+            assert len(files_of(d, "fl")) == 4, d.finished_files()
+            # a continuous recording has no window to discard
+            rc, rep = d.ctl("stop", "--discard", check=False)
+            assert rc == 1 and rep["error"]["key"] == "discard", rep
+            assert d.status()["state"] == "recording"
+            d.ctl("stop")
+    finally:
+        stop_all(sps)
+
+
+def test_a_reload_over_the_memory_budget_is_refused_whole():
+    """reload (and SIGHUP) is held to the budget configure cblocks= is:
+    a config file whose cblocks would make the recording in progress hold
+    more than max_memory is refused whole, the settings in force kept,
+    with a log line and the figures in the reply."""
+    cfg = {"max_memory": "12M", "record_on_start": True, "freq": 99,
+           "mmap_pages": 128, "cblocks": 2, "max_files": 50}
+    with Daemon(config=cfg) as d:
+        held = d.status()["memory"]["held"]
+        assert held <= 12 << 20, held
+        with open(d.config, "w") as f:
+            json.dump(dict(cfg, cblocks=8, max_files=7), f)
+        rc, rep = d.ctl("reload", check=False)
+        assert rc == 1 and rep["error"]["code"] == "limit", rep
+        msg = rep["error"]["message"]
+        assert "memory budget is 12.0 MiB" in msg and "max_memory" in msg, \
+            msg
+        st = d.status()
+        assert st["config"]["cblocks"] == 2 and \
+            st["settings"]["cblocks"] == 2, (st["config"], st["settings"])
+        # refused whole: the key that would fit did not apply either
+        assert st["config"]["max_files"] == 50, st["config"]
+        assert st["memory"]["held"] == held, st["memory"]
+        assert d.read_log().count("reload refused, settings unchanged") \
+            == 1
+        d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: d.read_log().count(
+            "reload refused, settings unchanged") == 2,
+            what="SIGHUP's refusal in the log")
+        refusals = [l for l in d.read_log().splitlines()
+                    if "reload refused" in l]
+        assert "memory budget is 12.0 MiB" in refusals[-1], refusals
+        st = d.status()
+        assert st["settings"]["cblocks"] == 2 and \
+            st["config"]["max_files"] == 50, st["config"]
+        # one that fits is taken, live keys at once
+        with open(d.config, "w") as f:
+            json.dump(dict(cfg, cblocks=1, max_files=7), f)
+        d.ctl("reload")
+        st = d.status()
+        assert st["settings"]["cblocks"] == 1 and \
+            st["config"]["max_files"] == 7, st["config"]
+        d.ctl("stop")
+
+
+def test_a_burst_of_snapshots_leaves_the_history():
+    """A script's burst of snapshots through perfspillctl gets one
+    snapshot per snapshot_interval, the rest refused with limit: the
+    default session's older files, which retention (max_files) would
+    remove to make room for a burst's windows, stay."""
+    with Daemon(config={"record_on_start": True, "freq": 99,
+                        "rotate_size": 0, "rotate_interval": 0,
+                        "max_files": 6, "max_size": 0, "min_free": 0,
+                        "snapshot_interval": "1h"}) as d:
+        for _ in range(3):
+            time.sleep(1.1)
+            d.ctl("rotate")
+        old = files_of(d)
+        assert len(old) == 3, d.finished_files()
+        d.ctl("start", "--session", "fl", "--mode", "flight", "-F", "99",
+              "-m", "16")
+        ok = refused = 0
+        for _ in range(20):
+            rc, rep = d.ctl("snapshot", "--session", "fl", check=False)
+            if rc == 0:
+                ok += 1
+                continue
+            assert rep["error"]["code"] == "limit", rep
+            assert rep["error"]["key"] == "snapshot_interval", rep
+            assert "ask again in" in rep["error"]["message"], rep
+            refused += 1
+        assert ok == 1 and refused == 19, (ok, refused)
+        # SIGUSR2 is held to it too, and says why in the log
+        d.proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: "SIGUSR2: session fl: no snapshot: the last "
+                 "snapshot was" in d.read_log(), what="SIGUSR2's refusal")
+        for f in old:
+            assert os.path.exists(f) and os.path.exists(f + ".json"), \
+                (f, d.finished_files())
+        assert "retention: removed" not in d.read_log()
+        assert session_entry(d.status(), "fl")["flight"]["snapshots"] == 1
+        d.ctl("stop", "--session", "fl", "--discard")
+        d.ctl("stop")
 
 
 if __name__ == "__main__":
