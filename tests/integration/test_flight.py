@@ -196,6 +196,25 @@ def test_a_refused_sigusr2_logs_why():
         load.wait()
 
 
+def test_the_daemons_end_writes_the_window():
+    """SIGTERM ends a flight recording as perf record --overwrite ends:
+    its window is written, whole, before the daemon exits."""
+    load = harness.spinner(60)
+    try:
+        with Daemon(flight()) as d:
+            harness.wait_for(lambda: d.status()["flight"]["bytes"] > 0,
+                             what="a window")
+            assert d.finished_files() == []
+            assert d.stop_daemon() == 0, d.read_log()
+            files = d.finished_files()
+            assert len(files) == 1, files
+            assert manifest(files[0])["snapshot_trigger"] == "stop"
+            assert harness.perf_valid(files[0], allow_lost=True) > 0
+    finally:
+        load.kill()
+        load.wait()
+
+
 def test_refusals():
     with Daemon(flight()) as d:
         rc, rep = d.ctl("rotate", check=False)

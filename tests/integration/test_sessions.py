@@ -482,6 +482,17 @@ def test_an_on_demand_flight_session_is_written_and_says_so():
             assert "window was written" in p.stdout and "-fl-" in \
                 p.stdout, p.stdout
             assert len(files_of(d, "fl")) == 4, d.finished_files()
+            # a session whose duration is over is stopped: the same
+            d.ctl("start", "--session", "fl", "--mode", "flight",
+                  "--duration", "2s", "-F", "199", "-m", "16")
+            wait_for(lambda: session_entry(d.status(), "fl") is None,
+                     what="fl's end")
+            wait_for(lambda: len(files_of(d, "fl")) == 5,
+                     what="the window at its end")
+            ends = sorted(files_of(d, "fl"), key=os.path.getmtime)[-1]
+            wait_for(lambda: os.path.exists(ends + ".json"),
+                     what="its manifest")
+            assert manifest(ends)["snapshot_trigger"] == "stop"
             # a continuous recording has no window to discard
             rc, rep = d.ctl("stop", "--discard", check=False)
             assert rc == 1 and rep["error"]["key"] == "discard", rep
