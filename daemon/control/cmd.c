@@ -367,14 +367,15 @@ cmd_duration(struct control_client *c, json_object *v, uint64_t *secs)
 
 /*
  * Settings an on-demand session may not have of its own: retention is
- * one disk budget for every session (the daemon's), and the loop's
- * scheduling is one for all of them. NULL, or the key.
+ * one disk budget for every session (the daemon's), and so is the bound
+ * that keeps snapshots from flooding it; the loop's scheduling is one
+ * for all of them. NULL, or the key.
  */
 static const char *
 cmd_session_refuses(json_object *settings)
 {
 	static const char	*keys[] = { "max_files", "max_size", "min_free",
-				    "realtime" };
+				    "snapshot_interval", "realtime" };
 	size_t			 i;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

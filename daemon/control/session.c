@@ -320,13 +320,15 @@ session_timer_cb(evutil_socket_t fd, short what, void *arg)
 	session_stop(s, 0);
 }
 
-/* An on-demand session's settings: the daemon's retention, always. */
+/* An on-demand session's settings: the daemon's retention, and its
+ * bound on snapshots that would flood it, always. */
 static void
 session_retention(struct config *cfg, const struct config *daemon)
 {
 	cfg->max_files = daemon->max_files;
 	cfg->max_size = daemon->max_size;
 	cfg->min_free = daemon->min_free;
+	cfg->snapshot_interval = daemon->snapshot_interval;
 }
 
 int

@@ -583,6 +583,14 @@ def test_a_burst_of_snapshots_leaves_the_history():
                 (f, d.finished_files())
         assert "retention: removed" not in d.read_log()
         assert session_entry(d.status(), "fl")["flight"]["snapshots"] == 1
+        # the bound is the daemon's, as retention is: a session cannot
+        # lift it for itself; configure changes it for every session
+        rc, rep = d.ctl("start", "--session", "fl2", "--mode", "flight",
+                        "--snapshot-interval", "0", check=False)
+        assert rc == 1 and rep["error"]["code"] == "not-settable", rep
+        d.ctl("configure", "snapshot_interval=0")
+        d.ctl("snapshot", "--session", "fl")
+        assert session_entry(d.status(), "fl")["flight"]["snapshots"] == 2
         d.ctl("stop", "--session", "fl", "--discard")
         d.ctl("stop")
 
