@@ -83,8 +83,11 @@ def test_snapshot_holds_the_window_and_names_its_tasks():
         assert rows, "no samples in the snapshot"
         times = [t for _, _, t in rows]
         assert max(times) - min(times) <= WINDOW, (min(times), max(times))
+        # pid -1 is the kernel's word for a task sampled after it was
+        # unhashed on its way out (perf_event_pid_type): no recorder can
+        # name it (the machine is shared: others' tasks exit all the time)
         unnamed = sorted({(c, tid) for c, tid, _ in rows
-                          if c.startswith(":")})
+                          if c.startswith(":") and tid != -1})
         assert not unnamed, "samples of unnamed tasks: %s" % unnamed[:10]
         comms = {tid: c for c, tid, _ in rows}
         assert comms.get(gone.pid) == "spinner", (gone.pid, comms)
