@@ -11,6 +11,7 @@
 #include "batch.h"
 
 long	batch_count;
+double	batch_seconds;
 
 double
 batch_now(void)
@@ -21,6 +22,20 @@ batch_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void
+batch_due(double start, long i)
+{
+	double	 due;
+
+	if (batch_seconds <= 0)
+		return;
+	due = start + batch_seconds * (double)i / (double)batch_count;
+	/* spin, not sleep: a paced load still keeps its CPU busy, as the
+	 * same load at full speed on a slower machine would */
+	while (batch_now() < due)
+		;
+}
+
 int
 batch_threads(int argc, char **argv, const char *name,
     void *(*worker)(void *))
@@ -29,13 +44,14 @@ batch_threads(int argc, char **argv, const char *name,
 	double		 a;
 	int		 i, n;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s THREADS COUNT\n", name);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s THREADS COUNT [SECONDS]\n", name);
 		return 2;
 	}
 	n = atoi(argv[1]);
 	batch_count = atol(argv[2]);
-	if (n < 1 || batch_count < 1 ||
+	batch_seconds = argc == 4 ? atof(argv[3]) : 0;
+	if (n < 1 || batch_count < 1 || batch_seconds < 0 ||
 	    (t = calloc((size_t)n, sizeof(*t))) == NULL)
 		return 2;
 	a = batch_now();

@@ -13,7 +13,8 @@
  *
  * Prints one JSON object: the number of records of each type, the sum of
  * the `lost` fields of PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES, and
- * with --pid the number of SAMPLE records whose pid is one of PIDs.
+ * with --pid the number of SAMPLE records whose pid is one of PIDs
+ * (pid_samples) and of each of them (by_pid).
  * Records inside PERF_RECORD_COMPRESSED (perf -z, perfspilld -z) are
  * decompressed and counted as what they carry, as perf report does.
  */
@@ -60,6 +61,7 @@ struct lost_at {
 static struct lost_at	*losts;
 static size_t		 nr_losts, cap_losts;
 static uint32_t		 pids[MAX_PIDS];
+static uint64_t		 pid_counts[MAX_PIDS];
 static size_t		 nr_pids;
 /* the decompressed stream: one zstd stream runs through all COMPRESSED
  * records of a file, and a record may be split between two of them */
@@ -214,6 +216,7 @@ count(const uint8_t *rec, size_t len)
 			for (i = 0; i < nr_pids; i++)
 				if (pids[i] == pid) {
 					pid_samples++;
+					pid_counts[i]++;
 					break;
 				}
 		break;
@@ -448,6 +451,11 @@ main(int argc, char **argv)
 	    ", \"lost_samples\": %" PRIu64 ", \"pid_samples\": %" PRIu64
 	    ", \"bad\": %" PRIu64, types[PERF_RECORD_SAMPLE], lost,
 	    lost_samples, pid_samples, bad);
+	printf(", \"by_pid\": {");
+	for (j = 0; j < nr_pids; j++)
+		printf("%s\"%" PRIu32 "\": %" PRIu64, j ? ", " : "", pids[j],
+		    pid_counts[j]);
+	printf("}");
 	if (first_time != UINT64_MAX && times_ok) {
 		printf(", \"span_s\": %.6f", (double)(last_time - first_time) /
 		    1e9);
