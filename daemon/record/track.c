@@ -8,11 +8,10 @@
 #include "sbuf.h"
 #include "track.h"
 
-/* A LOST record too: a FORK it stands for may be of a task that lives on
- * into the new file. */
+/* Not LOST: a loss belongs to the file of its time (track.h). */
 #define TRACK_ROTATE_TYPES	(1u << PERF_RECORD_MMAP | \
 	1u << PERF_RECORD_MMAP2 | 1u << PERF_RECORD_COMM | \
-	1u << PERF_RECORD_FORK | 1u << PERF_RECORD_LOST)
+	1u << PERF_RECORD_FORK)
 
 /* Copy len bytes at pos of the circular area into dst. */
 static void
