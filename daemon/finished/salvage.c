@@ -20,27 +20,6 @@
 #include "retain.h"
 #include "salvage.h"
 
-/* Feature id's section of a finished file: perf's table follows the data,
- * one entry per feature set, in order. 0, or -1 when it has none. */
-static int
-salvage_feat(const uint8_t *map, uint64_t size,
-    const struct perfdata_header *h, unsigned int id,
-    struct perfdata_section *out)
-{
-	uint64_t	 off = h->data.offset + h->data.size;
-	unsigned int	 i;
-
-	if (!perfdata_feat_isset(h, id))
-		return -1;
-	for (i = 0; i < id; i++)
-		if (perfdata_feat_isset(h, i))
-			off += sizeof(*out);
-	if (off > size || sizeof(*out) > size - off)
-		return -1;
-	memcpy(out, map + off, sizeof(*out));
-	return out->offset > size || out->size > size - out->offset ? -1 : 0;
-}
-
 /*
  * Say what a cut removes, from the end of what is kept (end) to the end
  * of what the crash left (size): the records there whose headers are
@@ -148,7 +127,7 @@ salvage_count(const uint8_t *map, uint64_t size,
 
 	memset(feat, 0, sizeof(feat));
 	for (id = 0; id < PERFDATA_FEAT_MAX; id++)
-		if (salvage_feat(map, size, hdr, id, &feat[id]) == -1)
+		if (perfdata_feat_find(map, size, hdr, id, &feat[id]) == -1)
 			memset(&feat[id], 0, sizeof(feat[id]));
 	if ((pc = perfcheck_create(map, size, hdr, feat)) == NULL) {
 		log_warn("salvage: %s: counting its samples", f->name);
@@ -207,7 +186,7 @@ salvage_manifest(int fd, const char *final, manifest_file_cb done, void *arg)
 	    h.data.size <= (uint64_t)st.st_size - h.data.offset &&
 	    h.attrs.offset + h.attrs.size <= h.data.offset) {
 		salvage_count(map, (uint64_t)st.st_size, &h, &f);
-		if (salvage_feat(map, (uint64_t)st.st_size, &h,
+		if (perfdata_feat_find(map, (uint64_t)st.st_size, &h,
 		    PERFDATA_FEAT_BUILD_ID, &b) == 0) {
 			f.buildids = map + b.offset;
 			f.buildids_len = (size_t)b.size;

@@ -56,6 +56,9 @@ struct perfcheck {
 	uint32_t		 mmap_len;	/* 0: no compressed feature */
 	struct decompress	*dz;
 	uint8_t			*dbuf;		/* the carry, then what's new */
+	perfcheck_visit_fn	 visit;
+	void			*visit_arg;
+	size_t			 attr;		/* the record's, for visit */
 	size_t			 dlen;		/* the carry's bytes */
 	char			 why[192];
 };
@@ -239,6 +242,25 @@ perfcheck_destroy(struct perfcheck *pc)
 	free(pc);
 }
 
+void
+perfcheck_visit(struct perfcheck *pc, perfcheck_visit_fn fn, void *arg)
+{
+	pc->visit = fn;
+	pc->visit_arg = arg;
+}
+
+size_t
+perfcheck_nattrs(const struct perfcheck *pc)
+{
+	return pc->nr_attrs;
+}
+
+uint64_t
+perfcheck_sample_type(const struct perfcheck *pc, size_t i)
+{
+	return i < pc->nr_attrs ? pc->attrs[i].sample_type : 0;
+}
+
 const char *
 perfcheck_why(const struct perfcheck *pc)
 {
@@ -399,6 +421,7 @@ perfcheck_sample(struct perfcheck *pc, const uint8_t *r, size_t size,
 		if ((a = perfcheck_attr_of(pc, id)) == NULL)
 			return "an id that none of the file's events has";
 	}
+	pc->attr = (size_t)(a - pc->attrs);
 	t = a->sample_type;
 	if (8 * (uint64_t)__builtin_popcountll(t & PC_SAMPLE_FIXED) >
 	    size - c.p)
@@ -477,6 +500,7 @@ perfcheck_kernel(struct perfcheck *pc, const uint8_t *r, size_t size,
 		if ((a = perfcheck_attr_of(pc, id)) == NULL)
 			return "an id that none of the file's events has";
 	}
+	pc->attr = (size_t)(a - pc->attrs);
 	if (a->trailer > size - 8)
 		return "too short for its sample_id";
 	body = size - 8 - a->trailer;
@@ -564,6 +588,7 @@ perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
 	const char			*why = NULL;
 
 	memcpy(&h, r, sizeof(h));
+	pc->attr = 0;
 	if (size % 8 != 0)
 		return "a size that is not a multiple of 8";
 	if (h.type == PERF_RECORD_SAMPLE)
@@ -586,6 +611,9 @@ perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
 		why = "a record type our files never hold in their data";
 	else
 		why = perfcheck_kernel(pc, r, size, st);
+	if (why == NULL && pc->visit != NULL &&
+	    pc->visit(pc->visit_arg, r, size, pc->attr) == -1)
+		why = "stopped by its reader";
 	if (why == NULL)
 		st->records++;
 	return why;

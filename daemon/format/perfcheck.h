@@ -59,6 +59,22 @@ void		 perfcheck_destroy(struct perfcheck *);
 uint64_t	 perfcheck_walk(struct perfcheck *, const uint8_t *buf,
 		    uint64_t len, uint64_t off, struct perfcheck_stats *st);
 
+/*
+ * A reader of the records (perfspill-flame's perfread): fn sees each
+ * record the walk finds right, a compressed record's decoded ones in its
+ * place, with the index of the attr it belongs to (0 for perf's own
+ * records). fn's -1 stops the walk before that record, as a failed check
+ * would ("stopped by its reader").
+ */
+typedef int	(*perfcheck_visit_fn)(void *, const uint8_t *rec, size_t size,
+		    size_t attr);
+void		 perfcheck_visit(struct perfcheck *, perfcheck_visit_fn,
+		    void *);
+/* The file's attrs, as read at create: how many, and attr i's fields
+ * (i < perfcheck_nattrs). */
+size_t		 perfcheck_nattrs(const struct perfcheck *);
+uint64_t	 perfcheck_sample_type(const struct perfcheck *, size_t);
+
 /* Why the walk stopped: "the end of the data", or the first record
  * that fails, its offset, type and what is wrong with it. */
 const char	*perfcheck_why(const struct perfcheck *);

@@ -29,6 +29,26 @@ perfdata_feat_set(struct perfdata_header *h, unsigned int id)
 }
 
 int
+perfdata_feat_find(const uint8_t *map, uint64_t size,
+    const struct perfdata_header *h, unsigned int id,
+    struct perfdata_section *out)
+{
+	uint64_t	 off = h->data.offset + h->data.size;
+	unsigned int	 i;
+
+	if (!perfdata_feat_isset(h, id) || h->data.offset > size ||
+	    h->data.size > size - h->data.offset)
+		return -1;
+	for (i = 0; i < id; i++)
+		if (perfdata_feat_isset(h, i))
+			off += sizeof(*out);
+	if (off > size || sizeof(*out) > size - off)
+		return -1;
+	memcpy(out, map + off, sizeof(*out));
+	return out->offset > size || out->size > size - out->offset ? -1 : 0;
+}
+
+int
 perfdata_parse(const uint8_t *buf, uint64_t len, struct perfdata_layout *l)
 {
 	const struct perfdata_header	*h = &l->hdr;

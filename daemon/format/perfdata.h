@@ -60,6 +60,13 @@ void	 perfdata_feat_set(struct perfdata_header *, unsigned int);
 int	 perfdata_parse(const uint8_t *buf, uint64_t len,
 	    struct perfdata_layout *);
 
+/* Feature id's section of a finished file (map holds its size bytes):
+ * perf's table follows the data, one entry per feature set, in order.
+ * 0, or -1 when it has none or the entry points outside the file. */
+int	 perfdata_feat_find(const uint8_t *map, uint64_t size,
+	    const struct perfdata_header *, unsigned int id,
+	    struct perfdata_section *);
+
 /* The end of the last whole record of the records from off in
  * buf[0..len), by their headers alone (perfcheck.h reads their bodies):
  * where a pipe-format file whose writes stopped at random may be cut.
