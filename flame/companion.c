@@ -14,7 +14,9 @@
 
 #include "companion.h"
 
-#define COMPANION_MAGIC		"perfspill-folded 1"
+#define COMPANION_MAGIC		"perfspill-folded 2"
+/* far more than the stacks of any data file it may stand for */
+#define COMPANION_MAX_SIZE	(1ULL << 30)
 
 int
 companion_name(const char *path, char *buf, size_t len)
@@ -34,10 +36,12 @@ companion_print(FILE *f, const struct stackset *ss,
 	size_t			 i, n = stackset_nstr(ss);
 	uint32_t		 k;
 
-	fprintf(f, "%s\nsource %" PRIu64 " %" PRId64 "\nsamples %" PRIu64
+	fprintf(f, "%s\nsource %" PRIu64 " %" PRId64 " %016" PRIx64
+	    "\nsamples %" PRIu64
 	    "\nfirst %" PRIu64 "\nlast %" PRIu64 "\nwall_offset %" PRId64
 	    "\ncgroups %d\nhost %s\nstrings %zu\n", COMPANION_MAGIC,
-	    cf->src_size, cf->src_mtime, cf->samples, cf->first, cf->last,
+	    cf->src_size, cf->src_mtime, cf->src_head, cf->samples, cf->first,
+	    cf->last,
 	    cf->wall_off, cf->cgroups, cf->host, n);
 	for (i = 0; i < n; i++)
 		fprintf(f, "s %c %s\n",
@@ -144,25 +148,44 @@ companion_read(const char *path, struct stackset *ss,
 	ssize_t			 len;
 	FILE			*f;
 	const char		*kp;
-	int			 done = 0, saved = EINVAL;
+	int			 done = 0, saved = EINVAL, fd;
+	uint64_t		 head, total = 0;
+	struct stat		 st;
 
 	memset(cf, 0, sizeof(*cf));
 	if (companion_name(path, name, sizeof(name)) == -1) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((f = fopen(name, "re")) == NULL)
+	/* anyone who may write the directory may put anything there: a
+	 * FIFO (O_NONBLOCK: no hang), a symlink to /dev/zero (O_NOFOLLOW) */
+	if ((fd = open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1)
+		return errno == ELOOP ? (errno = EPERM, -1) : -1;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > COMPANION_MAX_SIZE ||
+	    (st.st_uid != 0 && st.st_uid != geteuid())) {
+		close(fd);
+		errno = EPERM;
 		return -1;
+	}
+	if ((f = fdopen(fd, "re")) == NULL) {
+		close(fd);
+		return -1;
+	}
 	if (getline(&line, &cap, f) == -1 ||
 	    strcmp(line, COMPANION_MAGIC "\n") != 0)
 		goto error;
 	if (getline(&line, &cap, f) == -1 ||
-	    sscanf(line, "source %" SCNd64 " %" SCNd64, &v[0], &v[1]) != 2)
+	    sscanf(line, "source %" SCNd64 " %" SCNd64 " %" SCNx64, &v[0],
+	    &v[1], &head) != 3)
 		goto error;
 	cf->src_size = (uint64_t)v[0];
 	cf->src_mtime = v[1];
+	cf->src_head = head;
 	if (want != NULL && (cf->src_size != want->src_size ||
-	    cf->src_mtime != want->src_mtime)) {
+	    cf->src_mtime != want->src_mtime || (want->src_head != 0 &&
+	    cf->src_head != want->src_head))) {
 		saved = ESTALE;
 		goto error;
 	}
@@ -182,6 +205,7 @@ companion_read(const char *path, struct stackset *ss,
 	cf->samples = (uint64_t)v[2];
 	cf->first = (uint64_t)v[3];
 	cf->last = (uint64_t)v[4];
+
 	cf->wall_off = v[5];
 	cf->cgroups = v[6] != 0;
 	line[len - 1] = '\0';
@@ -261,9 +285,10 @@ companion_read(const char *path, struct stackset *ss,
 			goto error;
 		}
 		nst++;
+		total += (uint64_t)vals[0];
 	}
-	if (!done)
-		goto error;	/* cut short */
+	if (!done || total != cf->samples)
+		goto error;	/* cut short, or not adding up */
 	free(map);
 	free(line);
 	fclose(f);

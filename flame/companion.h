@@ -24,6 +24,7 @@
 struct companion_facts {
 	uint64_t	 src_size;	/* the data file it was made from */
 	int64_t		 src_mtime;	/* ns since the epoch */
+	uint64_t	 src_head;	/* perfread's head_hash of it */
 	uint64_t	 samples;
 	uint64_t	 first, last;	/* perf clock ns */
 	int64_t		 wall_off;	/* wall ns = perf ns + wall_off */
@@ -39,10 +40,10 @@ int	companion_write(const char *path, const struct stackset *,
 	    const struct companion_facts *);
 /* Reads path's companion into ss (a new one: it is left half filled on
  * an error) when it was made from the data file as it is now (size,
- * mtime: src_size, src_mtime of want), its stacks under want's host when
- * that is given (the manifest's word); 0, or -1 with errno (ENOENT: none;
- * ESTALE: made from another file; EINVAL: not a companion). With ss NULL
- * only the facts are read. */
+ * mtime, head of want; a zero head is not compared), its stacks under want's host when that is given (the
+ * manifest's word); 0, or -1 with errno (ENOENT: none; ESTALE: made from
+ * another file; EINVAL: not a companion; EPERM: not a regular file of
+ * root's or ours, or too large). With ss NULL only the facts are read. */
 int	companion_read(const char *path, struct stackset *,
 	    const struct companion_facts *want, struct companion_facts *);
 

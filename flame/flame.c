@@ -1,14 +1,17 @@
 /*
  * perfspill-flame: from perfspilld's trace files to a flame graph. Picks
- * the files a time range covers (pick), folds each with the stock perf
- * (fold; a whole file once, kept as its companion), adds every file's
+ * the files a time range covers (pick), folds each with perfspill's own
+ * reader (fold; a whole file once, kept as its companion), adds every file's
  * stacks together, and writes the graph (svg) and/or folded stacks (view)
  * of what the filters keep: for all hosts together, or one per host. The
  * files are those of one recording session (default) unless told:
  * sessions at different rates added together count one CPU time twice.
  *
- * Exit codes: 0 written, 1 an error (a file, perf, no samples in the
- * range, of the session or through the filters), 2 usage.
+ * A file that cannot be read is skipped with a warning naming it, and
+ * counted in the graph's subtitle: one bad file never hides the rest.
+ *
+ * Exit codes: 0 written, 1 an error (no file readable, no samples in the
+ * range, of the session or through the filters, output), 2 usage.
  */
 #include <err.h>
 #include <errno.h>
@@ -34,6 +37,7 @@ struct flame_run {
 	const char	*sessions[VIEW_MAX_NAMES];	/* drawn */
 	size_t		 nsessions;
 	uint64_t	 read;		/* samples read, before the filters */
+	size_t		 skipped;	/* files that could not be read */
 };
 
 static void
@@ -46,7 +50,16 @@ flame_span(struct flame_run *r, int64_t a, int64_t b)
 	r->files++;
 }
 
-/* A whole file: from its companion, or folded and kept as one. */
+/* A file that cannot be read: named, counted, left out. */
+static void
+flame_skip(struct flame_run *run, const char *path, const char *why)
+{
+	warnx("%s: skipped: %s", path, why);
+	run->skipped++;
+}
+
+/* A whole file: from its companion, or folded and kept as one. 0, 1
+ * when it was skipped, -1 on an error that ends the run. */
 static int
 flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
     struct flame_run *run)
@@ -55,6 +68,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 	struct fold_opts	 fo;
 	struct fold_stats	 st;
 	struct stackset		*one;
+	char			 err[256];
 	int			 rv = -1;
 
 	if ((one = stackset_create()) == NULL) {
@@ -64,6 +78,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 	memset(&want, 0, sizeof(want));
 	want.src_size = f->size;
 	want.src_mtime = f->mtime;
+	want.src_head = f->head;
 	snprintf(want.host, sizeof(want.host), "%s", f->host);
 	if (o->companion && !o->refold &&
 	    companion_read(f->path, one, &want, &cf) == 0) {
@@ -77,7 +92,9 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		if (errno != ENOENT && o->companion && !o->refold)
 			warnx("%s%s: %s; folding the file again", f->path,
 			    COMPANION_SUFFIX, errno == ESTALE ? "made from "
-			    "another version of the file" : "not a companion");
+			    "another version of the file" : errno == EPERM ?
+			    "not a regular file of root's or ours of a sane "
+			    "size: ignored" : "not a companion");
 		stackset_free(one);
 		if ((one = stackset_create()) == NULL) {
 			warnx("out of memory");
@@ -89,9 +106,12 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		    STACK_LABEL);
 		fo.progress = progress_samples;
 		progress_file(f->path, f->samples, "folding");
-		if (fold_file(one, f->path, &fo, f->cgroups, o->verbose,
-		    &st) == -1)
+		if (fold_file(one, f->path, &fo, o->verbose, &st, err,
+		    sizeof(err)) == -1) {
+			flame_skip(run, f->path, err);
+			rv = 1;
 			goto out;
+		}
 		if (o->companion) {
 			cf = want;
 			cf.samples = st.kept;
@@ -118,14 +138,18 @@ out:
 	return rv;
 }
 
-/* A file the range cuts: only its samples inside, straight from perf. */
+/* A file the range cuts: only its samples inside, read from the file.
+ * 0, 1 when skipped, -1 on an error that ends the run. */
 static int
 flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
     struct flame_run *run)
 {
 	struct fold_opts	 fo;
 	struct fold_stats	 st;
+	struct stackset		*one;
+	char			 err[256];
 	int64_t			 a, b;
+	int			 rv = -1;
 
 	/* the range on perf's clock; an open end stays open */
 	memset(&fo, 0, sizeof(fo));
@@ -138,18 +162,34 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 		b = o->to - f->wall_off;
 		fo.tmax = b < 0 ? 0 : (uint64_t)b;
 	}
-	fo.host = stackset_intern(all, f->host, strlen(f->host), STACK_LABEL);
+	/* a file of its own first: one that fails adds nothing */
+	if ((one = stackset_create()) == NULL) {
+		warnx("out of memory");
+		return -1;
+	}
+	fo.host = stackset_intern(one, f->host, strlen(f->host), STACK_LABEL);
 	fo.progress = progress_samples;
 	progress_file(f->path, f->samples, "reading part of");
-	if (fold_file(all, f->path, &fo, f->cgroups, o->verbose, &st) == -1)
-		return -1;
+	if (fold_file(one, f->path, &fo, o->verbose, &st, err,
+	    sizeof(err)) == -1) {
+		flame_skip(run, f->path, err);
+		rv = 1;
+		goto out;
+	}
+	if (stackset_merge(all, one) == -1) {
+		warnx("out of memory");
+		goto out;
+	}
 	if (o->verbose)
 		fprintf(stderr, "perfspill-flame: %s: %" PRIu64 " of %" PRIu64
 		    " samples in the range\n", f->path, st.kept, st.read);
 	if (st.kept > 0)
 		flame_span(run, (int64_t)st.first + f->wall_off,
 		    (int64_t)st.last + f->wall_off);
-	return 0;
+	rv = 0;
+out:
+	stackset_free(one);
+	return rv;
 }
 
 /* "a, b and 3 more" of up to VIEW_MAX_NAMES names of n. */
@@ -237,6 +277,7 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
     const struct flame_run *run, const struct opts *o)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
+	size_t	 off;
 
 	flame_names(sessions, sizeof(sessions), run->sessions,
 	    run->nsessions);
@@ -253,6 +294,30 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	    a, strncmp(a, b, 10) == 0 ? b + 11 : b,
 	    vi->nevents ? events : "no events", vi->samples);
 	flame_filters(buf, len, o, " \xc2\xb7 ");
+	off = strlen(buf);
+	if (run->skipped > 0)
+		snprintf(buf + off, len - off, " \xc2\xb7 %zu file%s skipped "
+		    "(unreadable)", run->skipped, run->skipped == 1 ? "" : "s");
+}
+
+/*
+ * A host name fit to be part of a file name: the manifest's or the
+ * header's word, which whoever made the file chose. Letters, digits, '.',
+ * '_' and '-', not starting with a dot ("..", ".hidden"): 0, or -1.
+ */
+static int
+flame_host_ok(const char *host)
+{
+	const char	*p;
+
+	if (host[0] == '\0' || host[0] == '.')
+		return -1;
+	for (p = host; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+		    *p == '-'))
+			return -1;
+	return 0;
 }
 
 /* name with the host in it: at %h, or before the extension. */
@@ -262,6 +327,11 @@ flame_host_name(char *buf, size_t len, const char *name, const char *host)
 	const char	*h = strstr(name, "%h"), *dot, *slash;
 	int		 n;
 
+	if (flame_host_ok(host) == -1) {
+		warnx("host name \"%s\" is not fit for a file name (letters, "
+		    "digits, '.', '_', '-'): no output for it", host);
+		return -1;
+	}
 	if (h != NULL)
 		n = snprintf(buf, len, "%.*s%s%s", (int)(h - name), name, host,
 		    h + 2);
@@ -275,7 +345,11 @@ flame_host_name(char *buf, size_t len, const char *name, const char *host)
 			n = snprintf(buf, len, "%.*s-%s%s", (int)(dot - name),
 			    name, host, dot);
 	}
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	if (n < 0 || (size_t)n >= len) {
+		warnx("%s: name too long", name);
+		return -1;
+	}
+	return 0;
 }
 
 static FILE *
@@ -329,7 +403,6 @@ flame_output(const struct stackset *all, const struct opts *o,
 	if (o->folded != NULL) {
 		if (host != NULL && flame_host_name(name, sizeof(name),
 		    o->folded, host) == -1) {
-			warnx("%s: name too long", o->folded);
 			rv = -1;
 		} else if ((f = flame_open(host ? name : o->folded)) == NULL)
 			rv = -1;
@@ -340,7 +413,6 @@ flame_output(const struct stackset *all, const struct opts *o,
 	if (o->svg != NULL && rv == 0) {
 		if (host != NULL && flame_host_name(name, sizeof(name), o->svg,
 		    host) == -1) {
-			warnx("%s: name too long", o->svg);
 			rv = -1;
 			goto out;
 		}
@@ -404,8 +476,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < l.n; i++)
-		if (pick_facts(&l.f[i], o.verbose) == -1)
-			goto out;
+		if (pick_facts(&l.f[i], o.verbose) == -1) {
+			/* named by pick; no samples: left out below */
+			l.f[i].first = l.f[i].last = 0;
+			l.f[i].facts = NULL;
+			snprintf(l.f[i].session, sizeof(l.f[i].session),
+			    "default");
+			run.skipped++;
+		}
 	pick_sort(&l);
 	if ((cover = calloc(l.n, sizeof(*cover))) == NULL ||
 	    (all = stackset_create()) == NULL) {
@@ -445,6 +523,10 @@ main(int argc, char **argv)
 		    "of %s (--session NAME, or --session all)", l.n, want, names);
 		goto out;
 	}
+	if (run.skipped == l.n) {
+		warnx("none of the %zu trace files could be read", l.n);
+		goto out;
+	}
 	if (chosen == 0) {
 		if (o.ranged)
 			warnx("none of the %zu trace files has samples from %s "
@@ -461,12 +543,16 @@ main(int argc, char **argv)
 		if (cover[i] == PICK_NONE)
 			continue;
 		if ((cover[i] == PICK_WHOLE ? flame_whole(all, &l.f[i], &o,
-		    &run) : flame_part(all, &l.f[i], &o, &run)) == -1) {
+		    &run) : flame_part(all, &l.f[i], &o, &run)) < 0) {
 			progress_done();
 			goto out;
 		}
 	}
 	progress_done();
+	if (run.skipped >= l.n) {
+		warnx("none of the %zu trace files could be read", l.n);
+		goto out;
+	}
 	if (o.companion_only) {
 		rv = 0;
 		goto out;

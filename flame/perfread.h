@@ -12,6 +12,7 @@
 #ifndef PERFSPILL_PERFREAD_H
 #define PERFSPILL_PERFREAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"

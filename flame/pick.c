@@ -18,7 +18,7 @@
 
 #include "companion.h"
 #include "opts.h"
-#include "perfrun.h"
+#include "perfread.h"
 #include "pick.h"
 
 /* Host folders of a fleet store, and a little more; no deeper. */
@@ -203,46 +203,29 @@ pick_name(const char *path, char *host, size_t hlen, int64_t *wall)
 	return -1;
 }
 
-/* "# time of first sample : 815.986842" into ns. */
-static int
-pick_header_time(const char *text, const char *key, uint64_t *ns)
-{
-	const char		*p = strstr(text, key);
-	unsigned long long	 s, us = 0;
-	int			 n = 0;
-
-	if (p == NULL || sscanf(p + strlen(key), " : %llu.%llu%n", &s, &us,
-	    &n) < 2)
-		return -1;
-	*ns = (uint64_t)s * 1000000000 + (uint64_t)us * 1000;
-	return 0;
-}
-
+/* The facts perf.data's own header gives: read with perfread. */
 static int
 pick_header(struct pick_file *f, int verbose)
 {
-	const char	*args[] = { "report", "--header-only", "-i", f->path,
-	    NULL };
-	char		*text, *p, host[256];
-	size_t		 len;
-	int64_t		 wall;
+	const struct profile_info	*pi;
+	struct perfread			*r;
+	char				 host[256], err[256];
+	int64_t				 wall;
 
-	if (perfrun_capture(args, &text, &len, verbose) == -1)
+	(void)verbose;
+	if ((r = perfread_open(f->path, err, sizeof(err))) == NULL) {
+		warnx("%s: %s", f->path, err);
 		return -1;
-	if ((p = strstr(text, "# hostname : ")) != NULL)
-		sscanf(p + 13, "%255[^\n]", f->host);
-	/* an event that records cgroups lists CGROUP in its sample_type */
-	f->cgroups = strstr(text, "|CGROUP") != NULL;
-	if (pick_header_time(text, "# time of first sample", &f->first) ==
-	    -1 || pick_header_time(text, "# time of last sample", &f->last)
-	    == -1) {
-		f->first = f->last = 0;
-		free(text);
-		return 0;	/* no samples */
 	}
-	free(text);
-	/* perf prints microseconds: widen to hold every sample */
-	f->last += 999;
+	pi = perfread_info(r);
+	snprintf(f->host, sizeof(f->host), "%s", pi->host);
+	f->cgroups = pi->cgroups;
+	f->head = pi->head_hash;
+	f->first = pi->first;
+	f->last = pi->last;
+	perfread_close(r);
+	if (f->first == 0 && f->last == 0)
+		return 0;	/* no samples */
 	f->samples = 0;
 	if (pick_name(f->path, host, sizeof(host), &wall) == 0) {
 		f->wall_off = wall - (int64_t)f->first;
@@ -254,16 +237,35 @@ pick_header(struct pick_file *f, int verbose)
 	return 0;
 }
 
+/* The file's head hash, what its companion must have been made from. */
+static int
+pick_head(struct pick_file *f)
+{
+	struct perfread	*r;
+	char		 err[256];
+
+	if ((r = perfread_open(f->path, err, sizeof(err))) == NULL) {
+		warnx("%s: %s", f->path, err);
+		return -1;
+	}
+	f->head = perfread_info(r)->head_hash;
+	perfread_close(r);
+	return 0;
+}
+
 static int
 pick_learn(struct pick_file *f, int verbose)
 {
 	struct companion_facts	 want, cf;
 
+	if (pick_head(f) == -1)
+		return -1;
 	if (pick_manifest(f) == 0)
 		return 0;
 	memset(&want, 0, sizeof(want));
 	want.src_size = f->size;
 	want.src_mtime = f->mtime;
+	want.src_head = f->head;
 	if (companion_read(f->path, NULL, &want, &cf) == 0) {
 		snprintf(f->host, sizeof(f->host), "%s", cf.host);
 		f->samples = cf.samples;

@@ -21,6 +21,7 @@ struct pick_file {
 	int		 named;		/* given itself, not found in a dir */
 	uint64_t	 size;
 	int64_t		 mtime;		/* ns since the epoch */
+	uint64_t	 head;		/* perfread's head_hash */
 	uint64_t	 samples;	/* 0: unknown, or none */
 	uint64_t	 first, last;	/* perf clock ns of its samples */
 	int64_t		 wall_off;	/* wall ns = perf clock ns + this */

@@ -81,6 +81,7 @@ struct profile_info {
 
 /* What a walk of the data came to. */
 struct profile_stats {
+	uint64_t	 read;		/* every sample of the file walked */
 	uint64_t	 samples;	/* passed to the callback */
 	uint64_t	 first, last;	/* of those, perf clock ns */
 	uint64_t	 records;

@@ -59,6 +59,7 @@ struct perfcheck {
 	perfcheck_visit_fn	 visit;
 	void			*visit_arg;
 	size_t			 attr;		/* the record's, for visit */
+	struct perfcheck_sample	 smp;		/* a sample's, for visit */
 	size_t			 dlen;		/* the carry's bytes */
 	char			 why[192];
 };
@@ -249,6 +250,12 @@ perfcheck_visit(struct perfcheck *pc, perfcheck_visit_fn fn, void *arg)
 	pc->visit_arg = arg;
 }
 
+const struct perfcheck_sample *
+perfcheck_sample_fields(const struct perfcheck *pc)
+{
+	return &pc->smp;
+}
+
 size_t
 perfcheck_nattrs(const struct perfcheck *pc)
 {
@@ -336,7 +343,8 @@ perfcheck_regs(struct perfcheck_cur *c, uint64_t mask)
 /* The fields evsel__parse_sample reads after the fixed ones, in its
  * order. NULL, or what is wrong. */
 static const char *
-perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a)
+perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a,
+    struct perfcheck_sample *smp)
 {
 	uint64_t	 t = a->sample_type, nr, v, sz;
 	uint32_t	 raw;
@@ -349,6 +357,8 @@ perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a)
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (perfcheck_u64(c, &nr) == -1 || nr > (c->size - c->p) / 8)
 			return "callchain longer than the record";
+		smp->callchain = c->r + c->p;
+		smp->nr = nr;
 		c->p += (size_t)nr * 8;
 	}
 	if (t & PERF_SAMPLE_RAW) {
@@ -395,7 +405,8 @@ perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a)
 	    (why = perfcheck_regs(c, a->regs_intr)) != NULL)
 		return why;
 	if (((t & PERF_SAMPLE_PHYS_ADDR) && perfcheck_u64(c, &v) == -1) ||
-	    ((t & PERF_SAMPLE_CGROUP) && perfcheck_u64(c, &v) == -1) ||
+	    ((t & PERF_SAMPLE_CGROUP) && perfcheck_u64(c, &smp->cgroup) ==
+	    -1) ||
 	    ((t & PERF_SAMPLE_DATA_PAGE_SIZE) && perfcheck_u64(c, &v) == -1) ||
 	    ((t & PERF_SAMPLE_CODE_PAGE_SIZE) && perfcheck_u64(c, &v) == -1))
 		return "fields overrun the record";
@@ -426,20 +437,31 @@ perfcheck_sample(struct perfcheck *pc, const uint8_t *r, size_t size,
 	if (8 * (uint64_t)__builtin_popcountll(t & PC_SAMPLE_FIXED) >
 	    size - c.p)
 		return "shorter than its events' sample fields";
-	c.p += 8 * (size_t)(!!(t & PERF_SAMPLE_IDENTIFIER) +
-	    !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID));
+	memset(&pc->smp, 0, sizeof(pc->smp));
+	pc->smp.cpu = UINT32_MAX;
+	pc->smp.period = 1;
+	c.p += 8 * (size_t)!!(t & PERF_SAMPLE_IDENTIFIER);
+	if (t & PERF_SAMPLE_IP)
+		perfcheck_u64(&c, &pc->smp.ip);
+	if (t & PERF_SAMPLE_TID) {
+		memcpy(&pc->smp.pid, r + c.p, 4);
+		memcpy(&pc->smp.tid, r + c.p + 4, 4);
+		c.p += 8;
+	}
 	if (t & PERF_SAMPLE_TIME)
 		perfcheck_u64(&c, &time);
+	pc->smp.time = time;
 	c.p += 8 * (size_t)(!!(t & PERF_SAMPLE_ADDR) +
 	    !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID));
 	if (t & PERF_SAMPLE_CPU) {
 		perfcheck_u64(&c, &v);
 		if (perfcheck_cpu(pc, v) == -1)
 			return "a CPU the file's machine does not have";
+		memcpy(&pc->smp.cpu, &v, 4);
 	}
 	if (t & PERF_SAMPLE_PERIOD)
-		c.p += 8;
-	if ((why = perfcheck_sample_var(&c, a)) != NULL)
+		perfcheck_u64(&c, &pc->smp.period);
+	if ((why = perfcheck_sample_var(&c, a, &pc->smp)) != NULL)
 		return why;
 	/* the kernel writes exactly these fields: more is not a sample */
 	if (c.p != size)

@@ -70,6 +70,19 @@ typedef int	(*perfcheck_visit_fn)(void *, const uint8_t *rec, size_t size,
 		    size_t attr);
 void		 perfcheck_visit(struct perfcheck *, perfcheck_visit_fn,
 		    void *);
+/* A sample's fields, as the check found them: valid while fn sees the
+ * sample (a PERF_RECORD_SAMPLE) and until the next record. */
+struct perfcheck_sample {
+	uint64_t	 ip, time, period, cgroup;
+	uint32_t	 pid, tid, cpu;		/* cpu UINT32_MAX: none */
+	const uint8_t	*callchain;		/* nr u64s, maybe unaligned
+						 * (after a COMPRESSED record);
+						 * NULL: none */
+	uint64_t	 nr;			/* its entries */
+};
+const struct perfcheck_sample *perfcheck_sample_fields(
+		    const struct perfcheck *);
+
 /* The file's attrs, as read at create: how many, and attr i's fields
  * (i < perfcheck_nattrs). */
 size_t		 perfcheck_nattrs(const struct perfcheck *);

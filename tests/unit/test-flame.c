@@ -1,6 +1,6 @@
 /*
- * test-flame: the pure logic of perfspill-flame. perf script's lines into
- * stacks (fed whole and byte by byte), the thread -> cgroup map, merging,
+ * test-flame: the pure logic of perfspill-flame. Samples into stacks,
+ * each sample's cgroup, names that are data (escaped), merging,
  * the companion written and read back, filters and roots, folded output,
  * the times the command line takes, and the SVG's escaping; runs of
  * frames without symbols made one, the graph's depth bound, the options
@@ -21,54 +21,108 @@
 #include "view.h"
 
 /* Two samples with callchains, a tracepoint sample without one, a comm
- * with spaces, a frame without a symbol, a C++ name with parentheses. */
-static const char script[] =
-    "flametarget 100/100   10.000000100: cpu-clock: \n"
-    "\t    1149 leaf_seventy (/tmp/flametarget)\n"
-    "\t    1200 worker (/tmp/flametarget)\n"
-    "\t    1300 main (/tmp/flametarget)\n"
-    "\n"
-    "flametarget 100/101   10.500000000: cpu-clock: \n"
-    "\tffffffff81000130 entry_SYSCALL_64 ([kernel.kallsyms])\n"
-    "\t    1149 leaf_thirty (/tmp/flametarget)\n"
-    "\t    5000 [unknown] (/usr/lib/libfoo.so.1)\n"
-    "\t    1200 worker (/tmp/flametarget)\n"
-    "\n"
-    "Web Content 7/7    11.000000000: cpu-clock: \n"
-    "\t    1 std::function<void ()>::operator() (/usr/lib/libxul.so)\n"
-    "\t    2 a;b (/usr/lib/libxul.so)\n"
-    "\n"
-    "             dd  42/42    12.250000000: sched:sched_switch:       "
-    "ffffffff81234567 __schedule ([kernel.kallsyms])\n"
-    "flametarget 100/100   13.000000000: cpu-clock: \n"
-    "\t    1149 leaf_seventy (/tmp/flametarget)\n"
-    "\t    1200 worker (/tmp/flametarget)\n"
-    "\t    1300 main (/tmp/flametarget)\n"
-    "\n";
+ * with spaces, a frame without a symbol, a C++ name with parentheses and
+ * one with the separator in it, as perfread gives them. A frame is a
+ * user symbol, "K:" a kernel one, "@FILE" code in FILE without one, "?"
+ * an address no mapping holds. */
+struct tsample {
+	const char	*comm;
+	uint32_t	 pid, tid;
+	uint64_t	 time;
+	uint32_t	 attr;
+	const char	*frames[10];	/* leaf first */
+};
 
+static const char *const events[] = { "cpu-clock", "sched:sched_switch" };
+
+static const struct tsample script[] = {
+	{ "flametarget", 100, 100, 10000000100ULL, 0,
+	    { "leaf_seventy", "worker", "main" } },
+	{ "flametarget", 100, 101, 10500000000ULL, 0,
+	    { "K:entry_SYSCALL_64", "leaf_thirty", "@/usr/lib/libfoo.so.1",
+	    "worker" } },
+	{ "Web Content", 7, 7, 11000000000ULL, 0,
+	    { "std::function<void ()>::operator()", "a;b" } },
+	{ "dd", 42, 42, 12250000000ULL, 1, { "K:__schedule" } },
+	{ "flametarget", 100, 100, 13000000000ULL, 0,
+	    { "leaf_seventy", "worker", "main" } },
+};
+
+static struct profile_mapping	 maps[4];
+
+/* The mapping of file (one object per file, as perfread keeps them). */
+static const struct profile_mapping *
+tmap(const char *file)
+{
+	size_t	 i;
+
+	for (i = 0; i < 4 && maps[i].file != NULL; i++)
+		if (strcmp(maps[i].file, file) == 0)
+			return &maps[i];
+	CHECK(i < 4);
+	maps[i].file = file;
+	maps[i].id = (uint32_t)i + 1;
+	return &maps[i];
+}
+
+/* ts[0..n) folded as perfread would feed them; cgroups: tid 100's in
+ * /system.slice/a, 101's in /system.slice/b, the others' in /. */
 static struct stackset *
-fold_text(const char *text, size_t chunk, uint64_t tmin, uint64_t tmax,
-    struct fold_stats *st, const struct fold_cgmap *cg)
+fold_samples(const struct tsample *ts, size_t n, uint64_t tmin,
+    uint64_t tmax, struct fold_stats *st, int cgroups)
 {
 	struct stackset		*ss = stackset_create();
+	struct profile_frame	 fr[10];
+	struct profile_sample	 ps;
 	struct fold_opts	 o;
 	struct fold		*f;
-	size_t			 i, n = strlen(text), k;
+	const char		*name;
+	size_t			 i, k;
 
 	memset(&o, 0, sizeof(o));
 	o.tmin = tmin;
 	o.tmax = tmax;
 	o.host = stackset_intern(ss, "hostA", 5, STACK_LABEL);
-	o.cgmap = cg;
 	f = fold_create(ss, &o);
-	for (i = 0; i < n; i += k) {
-		k = n - i < chunk ? n - i : chunk;
-		CHECK(fold_feed(f, text + i, k) == 0);
+	for (i = 0; i < n; i++) {
+		memset(&ps, 0, sizeof(ps));
+		memset(fr, 0, sizeof(fr));
+		ps.comm = ts[i].comm;
+		ps.pid = ts[i].pid;
+		ps.tid = ts[i].tid;
+		ps.time = ts[i].time;
+		ps.attr = ts[i].attr;
+		ps.event = events[ts[i].attr];
+		ps.period = 1;
+		if (cgroups)
+			ps.cgroup = ps.tid == 100 ? "/system.slice/a" :
+			    ps.tid == 101 ? "/system.slice/b" : "/";
+		for (k = 0; k < 10 && (name = ts[i].frames[k]) != NULL; k++) {
+			fr[k].kernel = strncmp(name, "K:", 2) == 0;
+			if (strcmp(name, "?") == 0)
+				continue;	/* in no mapping */
+			if (name[0] == '@')
+				fr[k].map = tmap(name + 1);
+			else
+				fr[k].sym = fr[k].kernel ? name + 2 : name;
+		}
+		ps.nframes = (uint32_t)k;
+		ps.frames = fr;
+		CHECK(fold_sample(f, &ps) == 0);
 	}
-	CHECK(fold_end(f, st) == 0);
+	fold_end(f, st);
 	fold_free(f);
 	return ss;
 }
+
+static struct stackset *
+fold_text(const struct tsample *ts, size_t n, uint64_t tmin, uint64_t tmax,
+    struct fold_stats *st)
+{
+	return fold_samples(ts, n, tmin, tmax, st, 0);
+}
+
+#define NSCRIPT	(sizeof(script) / sizeof(script[0]))
 
 /* The folded text of ss (roots: comm), through view. */
 static char *
@@ -103,10 +157,9 @@ test_fold(void)
 	struct opts		 o;
 	char			*out, *out1;
 
-	ss = fold_text(script, sizeof(script), 0, UINT64_MAX, &st, NULL);
+	ss = fold_text(script, NSCRIPT, 0, UINT64_MAX, &st);
 	CHECK_EQ(st.read, 5);
 	CHECK_EQ(st.kept, 5);
-	CHECK_EQ(st.bad, 0);
 	CHECK_EQ(st.first, 10000000100ULL);
 	CHECK_EQ(st.last, 13000000000ULL);
 	CHECK_EQ(stackset_samples(ss), 5);
@@ -121,8 +174,8 @@ test_fold(void)
 	    == 0);
 	if (strncmp(out, "Web", 3) != 0)
 		printf("%s", out);
-	/* byte by byte: lines cut anywhere give the same stacks */
-	ss1 = fold_text(script, 1, 0, UINT64_MAX, &st1, NULL);
+	/* the same samples again: the same stacks */
+	ss1 = fold_text(script, NSCRIPT, 0, UINT64_MAX, &st1);
 	out1 = folded(ss1, &o);
 	CHECK(strcmp(out, out1) == 0);
 	CHECK_EQ(st1.read, 5);
@@ -147,7 +200,7 @@ test_fold(void)
 
 	/* a time range: [10.5 s, 13 s) keeps the second and third and the
 	 * tracepoint, not the first (before) nor the last (at its end) */
-	ss = fold_text(script, 7, 10500000000ULL, 13000000000ULL, &st, NULL);
+	ss = fold_text(script, NSCRIPT, 10500000000ULL, 13000000000ULL, &st);
 	CHECK_EQ(st.read, 5);
 	CHECK_EQ(st.kept, 3);
 	CHECK_EQ(stackset_samples(ss), 3);
@@ -164,7 +217,7 @@ test_roots_filters(void)
 	struct opts		 o;
 	char			*out;
 
-	ss = fold_text(script, 4096, 0, UINT64_MAX, &st, NULL);
+	ss = fold_text(script, NSCRIPT, 0, UINT64_MAX, &st);
 	default_opts(&o);
 	o.roots[0] = OPTS_ROOT_PID;
 	o.roots[1] = OPTS_ROOT_EVENT;
@@ -198,43 +251,13 @@ test_roots_filters(void)
 static void
 test_cgroups(void)
 {
-	static const char report[] =
-	    "    49.40%           703    100:flametarget   /system.slice/a\n"
-	    "    29.02%           413      0:swapper       /\n"
-	    "     1.00%             3    101:flametarget   /user.slice\n"
-	    "     2.00%             5    101:flametarget   /system.slice/b\n"
-	    "\n#\n";
-	struct stackset		*names = stackset_create(), *ss;
-	struct fold_cgmap	*m = fold_cgmap_parse(names, report);
+	struct stackset		*ss;
 	struct fold_stats	 st;
 	struct opts		 o;
 	char			*out;
 
-	CHECK(m != NULL);
-	CHECK(strcmp(stackset_str(names, fold_cgmap_get(m, 100)),
-	    "/system.slice/a") == 0);
-	/* a thread seen in two: where most of its samples were */
-	CHECK(strcmp(stackset_str(names, fold_cgmap_get(m, 101)),
-	    "/system.slice/b") == 0);
-	CHECK(fold_cgmap_get(m, 999) == STACKSET_NONE);
-	fold_cgmap_free(m);
-	stackset_free(names);
-
-	/* the map's ids are the stackset's: fold with its own */
-	ss = stackset_create();
-	m = fold_cgmap_parse(ss, report);
-	{
-		struct fold_opts	 fo;
-		struct fold		*f;
-
-		memset(&fo, 0, sizeof(fo));
-		fo.tmax = UINT64_MAX;
-		fo.cgmap = m;
-		f = fold_create(ss, &fo);
-		CHECK(fold_feed(f, script, strlen(script)) == 0);
-		CHECK(fold_end(f, &st) == 0);
-		fold_free(f);
-	}
+	/* each sample's own cgroup, as the file records it */
+	ss = fold_samples(script, NSCRIPT, 0, UINT64_MAX, &st, 1);
 	default_opts(&o);
 	o.cgroups[0] = "system.slice/";
 	o.ncgroups = 1;
@@ -249,8 +272,44 @@ test_cgroups(void)
 	out = folded(ss, &o);
 	CHECK(strcmp(out, "flametarget;main;worker;leaf_seventy 2\n") == 0);
 	free(out);
-	fold_cgmap_free(m);
 	stackset_free(ss);
+}
+
+/* Names are data: a comm shaped like perf script's header, and names
+ * with newlines and the separator stay one frame of one line. */
+static void
+test_names_are_data(void)
+{
+	static const struct tsample evil[] = {
+		{ "a 1/1 5.000000:", 4242, 4242, 1, 0, { "spin", "main" } },
+		{ "evil\ncomm", 7, 7, 2, 0,
+		    { "x\nINJECTED_ROOT;INJECTED_KERNEL_FN 215", "main" } },
+	};
+	struct stackset		*ss;
+	struct fold_stats	 st;
+	struct opts		 o;
+	char			*out, buf[64];
+
+	ss = fold_text(evil, 2, 0, UINT64_MAX, &st);
+	default_opts(&o);
+	o.roots[0] = OPTS_ROOT_PID;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "a 1/1 5.000000: [4242];main;spin 1\n"
+	    "evil\\x0acomm [7];main;x\\x0aINJECTED_ROOT:INJECTED_KERNEL_FN "
+	    "215 1\n") == 0);
+	if (strncmp(out, "a 1/1", 5) != 0)
+		printf("%s", out);
+	free(out);
+	/* --pid finds the process whatever its comm */
+	default_opts(&o);
+	o.pids[0] = 4242;
+	o.npids = 1;
+	out = folded(ss, &o);
+	CHECK(strcmp(out, "a 1/1 5.000000:;main;spin 1\n") == 0);
+	free(out);
+	stackset_free(ss);
+	CHECK_EQ(fold_name(buf, sizeof(buf), "a;b\x7f\r", 5), 11);
+	CHECK(strcmp(buf, "a:b\\x7f\\x0d") == 0);
 }
 
 static void
@@ -264,8 +323,8 @@ test_merge_companion(void)
 	char			 name[300], *out, *out2;
 	FILE			*f;
 
-	a = fold_text(script, 4096, 0, UINT64_MAX, &st, NULL);
-	b = fold_text(script, 4096, 0, 11000000000ULL, &st, NULL);
+	a = fold_text(script, NSCRIPT, 0, UINT64_MAX, &st);
+	b = fold_text(script, NSCRIPT, 0, 11000000000ULL, &st);
 	all = stackset_create();
 	CHECK(stackset_merge(all, a) == 0);
 	CHECK(stackset_merge(all, b) == 0);
@@ -376,25 +435,13 @@ test_escape(void)
 /* A chain perf unwound through a binary without frame pointers: its
  * [unknown] run is one frame, as is a run of one library's; recursion
  * (a symbol repeated) and a kernel run stay as they are. */
-static const char lost[] =
-    "python3 7/7   20.000000000: cpu-clock: \n"
-    "\t    1149 spin (/usr/bin/python3)\n"
-    "\t    5000 [unknown] ([unknown])\n"
-    "\t    5001 [unknown] ([unknown])\n"
-    "\t    5002 [unknown] ([unknown])\n"
-    "\t    6000 [unknown] (/usr/lib/libfoo.so.1)\n"
-    "\t    6001 [unknown] (/usr/lib/libfoo.so.1)\n"
-    "\t    1200 rec (/usr/bin/python3)\n"
-    "\t    1200 rec (/usr/bin/python3)\n"
-    "\t    5003 [unknown] ([unknown])\n"
-    "\n"
-    "python3 7/7   20.100000000: cpu-clock: \n"
-    "\t    1149 spin (/usr/bin/python3)\n"
-    "\t    5000 [unknown] ([unknown])\n"
-    "\t    1200 rec (/usr/bin/python3)\n"
-    "\t    1200 rec (/usr/bin/python3)\n"
-    "\t    5003 [unknown] ([unknown])\n"
-    "\n";
+static const struct tsample lost[] = {
+	{ "python3", 7, 7, 20000000000ULL, 0,
+	    { "spin", "?", "?", "?", "@/usr/lib/libfoo.so.1",
+	    "@/usr/lib/libfoo.so.1", "rec", "rec", "?" } },
+	{ "python3", 7, 7, 20100000000ULL, 0,
+	    { "spin", "?", "rec", "rec", "?" } },
+};
 
 static void
 test_squeeze(void)
@@ -406,7 +453,7 @@ test_squeeze(void)
 	uint32_t		 fr[6];
 	char			*out;
 
-	ss = fold_text(lost, 4096, 0, UINT64_MAX, &st, NULL);
+	ss = fold_text(lost, 2, 0, UINT64_MAX, &st);
 	default_opts(&o);
 	out = folded(ss, &o);
 	/* the first sample's runs squeezed make it the second one's */
@@ -549,6 +596,7 @@ main(void)
 	test_fold();
 	test_roots_filters();
 	test_cgroups();
+	test_names_are_data();
 	test_merge_companion();
 	test_times();
 	test_escape();

@@ -1,0 +1,963 @@
+/*
+ * perfread: a trace file's samples into the profile model (see
+ * perfread.h). The file is mapped whole; perfcheck walks its data and
+ * calls back with each record it finds right. COMM, FORK, MMAP, MMAP2
+ * and CGROUP records build the threads, address spaces and cgroups that
+ * samples are then read against, in file order as perf reads them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "perf-abi.h"
+#include "perfcheck.h"
+#include "perfdata.h"
+#include "perfread.h"
+#include "symbolize.h"
+
+#define PR_PROT_EXEC		4	/* PROT_EXEC of an MMAP2 record */
+#define PR_EVENT_NAME_MAX	256
+
+/* A thread: its comm now. */
+struct pr_thread {
+	uint32_t	 tid;
+	int		 used;
+	char		*comm;
+};
+
+/* A process's executable mappings, sorted by start. */
+struct pr_proc {
+	uint32_t		 pid;
+	int			 used;
+	uint32_t		 gen;	/* changes with every change of maps */
+	struct profile_mapping	**maps;
+	size_t			 n, cap;
+};
+
+struct pr_cgroup {
+	uint64_t	 id;
+	char		*path;
+};
+
+/* A frame already placed and named: (pid, the maps' gen, addr). */
+struct pr_frame_ent {
+	uint64_t			 addr;
+	uint32_t			 pid, gen;
+	const struct profile_mapping	*map;
+	const char			*sym;
+	int				 used;
+};
+
+struct pr_bid {
+	char		*file;
+	uint8_t		 id[PROFILE_BUILD_ID_MAX];
+	uint8_t		 len;
+};
+
+struct perfread {
+	const char		*path;
+	uint8_t			*map;
+	uint64_t		 size;
+	struct perfdata_header	 hdr;
+	struct perfdata_section	 feat[PERFDATA_FEAT_MAX];
+	struct profile_info	 info;
+	char			**events;
+	struct pr_bid		*bids;		/* the file's build-id table */
+	size_t			 nbids;
+
+	struct pr_thread	*threads;	/* open addressing by tid */
+	size_t			 threads_size, nthreads;
+	struct pr_proc		*procs;		/* by pid */
+	size_t			 procs_size, nprocs;
+	struct pr_proc		 kernel;	/* pid PROFILE_NONE */
+	struct profile_mapping	**all;		/* every mapping, to free */
+	size_t			 nall, all_cap;
+	struct pr_cgroup	*cgroups;
+	size_t			 ncgroups, cgroups_cap;
+	struct pr_frame_ent	*frames;	/* the frame cache */
+	size_t			 frames_size, nframes;
+
+	/* the walk */
+	struct perfcheck	*pc;
+	const struct perfread_opts *o;
+	struct symbolize	*sy;
+	perfread_fn		 fn;
+	void			*arg;
+	struct profile_stats	*st;
+	int			 nomem;
+	struct profile_frame	 fbuf[PROFILE_MAX_FRAMES];
+};
+
+static uint64_t
+pr_hash64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* FNV-1a, 64 bits: the head's hash, for companions. */
+static uint64_t
+pr_fnv(uint64_t h, const void *p, size_t len)
+{
+	const uint8_t	*s = p;
+
+	while (len-- > 0)
+		h = (h ^ *s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* A string of a feature: u32 len, then len bytes NUL-padded. */
+static int
+pr_lenstr(const uint8_t *p, uint64_t avail, char *buf, size_t blen,
+    uint64_t *used)
+{
+	uint32_t	 len;
+	size_t		 n;
+
+	if (avail < 4)
+		return -1;
+	memcpy(&len, p, 4);
+	if (len > avail - 4)
+		return -1;
+	n = strnlen((const char *)p + 4, len);
+	if (n >= blen)
+		n = blen - 1;
+	memcpy(buf, p + 4, n);
+	buf[n] = '\0';
+	*used = 4 + (uint64_t)len;
+	return 0;
+}
+
+static const uint8_t *
+pr_feat(const struct perfread *r, unsigned int id, uint64_t *len)
+{
+	const struct perfdata_section	*s = &r->feat[id];
+
+	if (s->size == 0)
+		return NULL;
+	*len = s->size;
+	return r->map + s->offset;
+}
+
+/* The event's name as perf gives it when EVENT_DESC has none. */
+static void
+pr_event_fallback(uint64_t type, uint64_t config, char *buf, size_t len)
+{
+	static const char *const sw[] = { "cpu-clock", "task-clock",
+	    "page-faults", "context-switches", "cpu-migrations",
+	    "minor-faults", "major-faults", "alignment-faults",
+	    "emulation-faults", "dummy" };
+
+	if (type == PERF_TYPE_SOFTWARE && config < sizeof(sw) / sizeof(sw[0]))
+		snprintf(buf, len, "%s", sw[config]);
+	else
+		snprintf(buf, len, "event-%llu-%llu", (unsigned long long)type,
+		    (unsigned long long)config);
+}
+
+static int
+pr_events(struct perfread *r)
+{
+	struct perf_event_attr	 attr;
+	const uint8_t		*p;
+	uint64_t		 len, off = 8, used, asize, k;
+	uint32_t		 nr = 0, sz = 0, nids;
+	char			 name[PR_EVENT_NAME_MAX];
+	size_t			 i, n = perfcheck_nattrs(r->pc);
+
+	if ((r->events = calloc(n, sizeof(*r->events))) == NULL)
+		return -1;
+	if ((p = pr_feat(r, PERFDATA_FEAT_EVENT_DESC, &len)) != NULL &&
+	    len >= 8) {
+		memcpy(&nr, p, 4);
+		memcpy(&sz, p + 4, 4);
+	}
+	for (i = 0; i < nr && i < n && sz >= 8; i++) {
+		if (len - off < (uint64_t)sz + 4)
+			break;
+		off += sz;
+		memcpy(&nids, p + off, 4);
+		off += 4;
+		if (pr_lenstr(p + off, len - off, name, sizeof(name), &used) ==
+		    -1)
+			break;
+		off += used;
+		if ((uint64_t)nids * 8 > len - off)
+			break;
+		off += (uint64_t)nids * 8;
+		if ((r->events[i] = strdup(name)) == NULL)
+			return -1;
+	}
+	asize = r->hdr.attr_size - sizeof(struct perfdata_section);
+	for (i = 0; i < n; i++) {
+		if (r->events[i] != NULL)
+			continue;
+		memset(&attr, 0, sizeof(attr));
+		k = r->hdr.attrs.offset + i * r->hdr.attr_size;
+		memcpy(&attr, r->map + k, asize < sizeof(attr) ? asize :
+		    sizeof(attr));
+		pr_event_fallback(attr.type, attr.config, name, sizeof(name));
+		if ((r->events[i] = strdup(name)) == NULL)
+			return -1;
+	}
+	r->info.nattrs = (uint32_t)n;
+	r->info.events = (const char *const *)r->events;
+	return 0;
+}
+
+/* The build-id table (HEADER_BUILD_ID): each file's id, and the
+ * kernel's. */
+static int
+pr_build_ids(struct perfread *r)
+{
+	struct perf_record_header_build_id	 b;
+	const uint8_t				*p;
+	struct pr_bid				*tmp;
+	uint64_t				 len, off = 0;
+	size_t					 nl;
+	const char				*name;
+
+	if ((p = pr_feat(r, PERFDATA_FEAT_BUILD_ID, &len)) == NULL)
+		return 0;
+	while (len - off > sizeof(b)) {
+		memcpy(&b, p + off, sizeof(b));
+		if (b.header.size <= sizeof(b) || b.header.size > len - off)
+			break;
+		name = (const char *)p + off + sizeof(b);
+		nl = strnlen(name, b.header.size - sizeof(b));
+		if (nl == b.header.size - sizeof(b))
+			break;
+		if (!(b.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE))
+			b.size = PROFILE_BUILD_ID_MAX;
+		if (b.size > PROFILE_BUILD_ID_MAX)
+			b.size = PROFILE_BUILD_ID_MAX;
+		if (strcmp(name, "[kernel.kallsyms]") == 0) {
+			memcpy(r->info.kernel_build_id, b.build_id, b.size);
+			r->info.kernel_build_id_len = b.size;
+		}
+		if ((tmp = realloc(r->bids, (r->nbids + 1) * sizeof(*tmp))) ==
+		    NULL)
+			return -1;
+		r->bids = tmp;
+		tmp = &r->bids[r->nbids];
+		if ((tmp->file = strdup(name)) == NULL)
+			return -1;
+		memcpy(tmp->id, b.build_id, b.size);
+		tmp->len = b.size;
+		r->nbids++;
+		off += b.header.size;
+	}
+	return 0;
+}
+
+static const struct pr_bid *
+pr_bid_of(const struct perfread *r, const char *file)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->nbids; i++)
+		if (strcmp(r->bids[i].file, file) == 0)
+			return &r->bids[i];
+	return NULL;
+}
+
+struct perfread *
+perfread_open(const char *path, char *err, size_t errlen)
+{
+	struct perfread	*r;
+	struct stat	 st;
+	const uint8_t	*p;
+	uint64_t	 len, used, h, t[2];
+	unsigned int	 id;
+	size_t		 i;
+	int		 fd;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->path = path;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		goto error;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		goto error;
+	}
+	r->size = (uint64_t)st.st_size;
+	if (r->size < sizeof(r->hdr)) {
+		snprintf(err, errlen, "too short for a perf.data header");
+		goto error;
+	}
+	if ((r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0)) ==
+	    MAP_FAILED) {
+		r->map = NULL;
+		snprintf(err, errlen, "%s", strerror(errno));
+		goto error;
+	}
+	close(fd);
+	fd = -1;
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	if (r->hdr.magic != PERFDATA_MAGIC || r->hdr.size != sizeof(r->hdr)) {
+		snprintf(err, errlen, "not a perf.data file (its magic)");
+		goto error;
+	}
+	if (r->hdr.data.size == 0 || r->hdr.data.offset > r->size ||
+	    r->hdr.data.size > r->size - r->hdr.data.offset) {
+		snprintf(err, errlen, "not a finished trace file (its data "
+		    "section)");
+		goto error;
+	}
+	for (id = 0; id < PERFDATA_FEAT_MAX; id++)
+		if (perfdata_feat_find(r->map, r->size, &r->hdr, id,
+		    &r->feat[id]) == -1)
+			memset(&r->feat[id], 0, sizeof(r->feat[id]));
+	if ((r->pc = perfcheck_create(r->map, r->size, &r->hdr, r->feat)) ==
+	    NULL) {
+		snprintf(err, errlen, "%s", errno == ENOMEM ? "out of memory" :
+		    "its attrs cannot be read");
+		goto error;
+	}
+	if (pr_events(r) == -1 || pr_build_ids(r) == -1) {
+		snprintf(err, errlen, "out of memory");
+		goto error;
+	}
+	if ((p = pr_feat(r, PERFDATA_FEAT_HOSTNAME, &len)) != NULL)
+		pr_lenstr(p, len, r->info.host, sizeof(r->info.host), &used);
+	if ((p = pr_feat(r, PERFDATA_FEAT_SAMPLE_TIME, &len)) != NULL &&
+	    len >= sizeof(t)) {
+		memcpy(t, p, sizeof(t));
+		r->info.first = t[0];
+		r->info.last = t[1];
+	}
+	for (i = 0; i < r->info.nattrs; i++) {
+		h = perfcheck_sample_type(r->pc, i);
+		r->info.cgroups |= (h & PERF_SAMPLE_CGROUP) != 0;
+		r->info.callchains |= (h & PERF_SAMPLE_CALLCHAIN) != 0;
+	}
+	/* what identifies the file's content beside its size: its header,
+	 * attrs and every feature's bytes */
+	h = pr_fnv(0xcbf29ce484222325ULL, &r->hdr, sizeof(r->hdr));
+	h = pr_fnv(h, r->map + r->hdr.attrs.offset, r->hdr.attrs.offset <=
+	    r->size && r->hdr.attrs.size <= r->size - r->hdr.attrs.offset ?
+	    r->hdr.attrs.size : 0);
+	for (id = 0; id < PERFDATA_FEAT_MAX; id++)
+		if (r->feat[id].size > 0)
+			h = pr_fnv(h, r->map + r->feat[id].offset,
+			    r->feat[id].size);
+	r->info.head_hash = h;
+	r->kernel.pid = PROFILE_NONE;
+	r->kernel.used = 1;
+	return r;
+error:
+	if (fd != -1)
+		close(fd);
+	perfread_close(r);
+	return NULL;
+}
+
+const struct profile_info *
+perfread_info(const struct perfread *r)
+{
+	return &r->info;
+}
+
+void
+perfread_close(struct perfread *r)
+{
+	size_t	 i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->threads_size; i++)
+		free(r->threads[i].comm);
+	free(r->threads);
+	for (i = 0; i < r->procs_size; i++)
+		free(r->procs[i].maps);
+	free(r->procs);
+	free(r->kernel.maps);
+	for (i = 0; i < r->nall; i++) {
+		free((char *)r->all[i]->file);
+		free(r->all[i]);
+	}
+	free(r->all);
+	for (i = 0; i < r->ncgroups; i++)
+		free(r->cgroups[i].path);
+	free(r->cgroups);
+	free(r->frames);
+	for (i = 0; i < r->nbids; i++)
+		free(r->bids[i].file);
+	free(r->bids);
+	for (i = 0; r->events != NULL && i < r->info.nattrs; i++)
+		free(r->events[i]);
+	free(r->events);
+	perfcheck_destroy(r->pc);
+	if (r->map != NULL)
+		munmap(r->map, r->size);
+	free(r);
+}
+
+/* Open-addressing tables of threads and processes, doubled at half. */
+static struct pr_thread *
+pr_thread(struct perfread *r, uint32_t tid, int create)
+{
+	struct pr_thread	*old, *t;
+	size_t			 i, j, osize;
+
+	if (create && (r->nthreads + 1) * 2 > r->threads_size) {
+		old = r->threads;
+		osize = r->threads_size;
+		r->threads_size = osize ? osize * 2 : 256;
+		if ((r->threads = calloc(r->threads_size, sizeof(*t))) ==
+		    NULL) {
+			r->threads = old;
+			r->threads_size = osize;
+			return NULL;
+		}
+		for (i = 0; i < osize; i++) {
+			if (!old[i].used)
+				continue;
+			j = pr_hash64(old[i].tid) & (r->threads_size - 1);
+			while (r->threads[j].used)
+				j = (j + 1) & (r->threads_size - 1);
+			r->threads[j] = old[i];
+		}
+		free(old);
+	}
+	if (r->threads_size == 0)
+		return NULL;
+	j = pr_hash64(tid) & (r->threads_size - 1);
+	while (r->threads[j].used && r->threads[j].tid != tid)
+		j = (j + 1) & (r->threads_size - 1);
+	t = &r->threads[j];
+	if (!t->used) {
+		if (!create)
+			return NULL;
+		t->used = 1;
+		t->tid = tid;
+		r->nthreads++;
+	}
+	return t;
+}
+
+static struct pr_proc *
+pr_proc(struct perfread *r, uint32_t pid, int create)
+{
+	struct pr_proc	*old, *p;
+	size_t		 i, j, osize;
+
+	if (pid == PROFILE_NONE)
+		return &r->kernel;
+	if (create && (r->nprocs + 1) * 2 > r->procs_size) {
+		old = r->procs;
+		osize = r->procs_size;
+		r->procs_size = osize ? osize * 2 : 64;
+		if ((r->procs = calloc(r->procs_size, sizeof(*p))) == NULL) {
+			r->procs = old;
+			r->procs_size = osize;
+			return NULL;
+		}
+		for (i = 0; i < osize; i++) {
+			if (!old[i].used)
+				continue;
+			j = pr_hash64(old[i].pid) & (r->procs_size - 1);
+			while (r->procs[j].used)
+				j = (j + 1) & (r->procs_size - 1);
+			r->procs[j] = old[i];
+		}
+		free(old);
+	}
+	if (r->procs_size == 0)
+		return NULL;
+	j = pr_hash64(pid) & (r->procs_size - 1);
+	while (r->procs[j].used && r->procs[j].pid != pid)
+		j = (j + 1) & (r->procs_size - 1);
+	p = &r->procs[j];
+	if (!p->used) {
+		if (!create)
+			return NULL;
+		p->used = 1;
+		p->pid = pid;
+		r->nprocs++;
+	}
+	return p;
+}
+
+static int
+pr_set_comm(struct pr_thread *t, const char *comm)
+{
+	char	*c;
+
+	if (t->comm != NULL && strcmp(t->comm, comm) == 0)
+		return 0;
+	if ((c = strdup(comm)) == NULL)
+		return -1;
+	free(t->comm);
+	t->comm = c;
+	return 0;
+}
+
+/* The first mapping of p that ends after addr. */
+static size_t
+pr_maps_find(const struct pr_proc *p, uint64_t addr)
+{
+	size_t	 lo = 0, hi = p->n, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (p->maps[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * m into p: a process's newer mapping replaces what it overlaps (perf
+ * splits the older ones; a region mapped anew is the rare case). The
+ * kernel's are nested (modules inside the text's wide range): kept all,
+ * the narrowest found first.
+ */
+static int
+pr_maps_add(struct pr_proc *p, struct profile_mapping *m)
+{
+	struct profile_mapping	**tmp;
+	size_t			 i, j;
+
+	if (p->pid != PROFILE_NONE) {
+		i = pr_maps_find(p, m->start);
+		for (j = i; j < p->n && p->maps[j]->start < m->end; j++)
+			;
+		memmove(p->maps + i, p->maps + j, (p->n - j) *
+		    sizeof(*p->maps));
+		p->n -= j - i;
+	}
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 16;
+		if ((tmp = realloc(p->maps, p->cap * sizeof(*tmp))) == NULL)
+			return -1;
+		p->maps = tmp;
+	}
+	for (i = 0; i < p->n && p->maps[i]->start < m->start; i++)
+		;
+	memmove(p->maps + i + 1, p->maps + i, (p->n - i) * sizeof(*p->maps));
+	p->maps[i] = m;
+	p->n++;
+	p->gen++;
+	return 0;
+}
+
+static const struct profile_mapping *
+pr_maps_lookup(const struct pr_proc *p, uint64_t addr)
+{
+	const struct profile_mapping	*best = NULL;
+	size_t				 i;
+
+	if (p->pid == PROFILE_NONE) {
+		for (i = 0; i < p->n; i++)
+			if (addr >= p->maps[i]->start &&
+			    addr < p->maps[i]->end && (best == NULL ||
+			    p->maps[i]->end - p->maps[i]->start <
+			    best->end - best->start))
+				best = p->maps[i];
+		return best;
+	}
+	i = pr_maps_find(p, addr);
+	return i < p->n && p->maps[i]->start <= addr ? p->maps[i] : NULL;
+}
+
+static int
+pr_mmap(struct perfread *r, const uint8_t *rec, size_t size, int v2)
+{
+	struct perf_event_header	 h;
+	struct profile_mapping		*m, **tmp;
+	const struct pr_bid		*b;
+	struct pr_proc			*p;
+	uint32_t			 pid, prot = PR_PROT_EXEC;
+	uint64_t			 v[3];
+	const char			*name;
+	size_t				 fixed = v2 ? 8 + 64 : 8 + 32;
+	int				 kernel;
+
+	memcpy(&h, rec, sizeof(h));
+	memcpy(&pid, rec + 8, 4);
+	memcpy(v, rec + 16, sizeof(v));
+	if (v2)
+		memcpy(&prot, rec + 8 + 56, 4);
+	/* perfcheck: the name is NUL-ended inside the record */
+	name = (const char *)rec + fixed;
+	(void)size;
+	kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+	    PERF_RECORD_MISC_KERNEL;
+	if (!(prot & PR_PROT_EXEC) || (!v2 && (h.misc &
+	    PERF_RECORD_MISC_MMAP_DATA)) || v[1] == 0 || v[0] + v[1] < v[0])
+		return 0;	/* data, not code */
+	if (kernel)
+		pid = PROFILE_NONE;
+	if ((p = pr_proc(r, pid, 1)) == NULL)
+		return -1;
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return -1;
+	if ((m->file = strdup(name)) == NULL) {
+		free(m);
+		return -1;
+	}
+	if (r->nall == r->all_cap) {
+		r->all_cap = r->all_cap ? r->all_cap * 2 : 256;
+		if ((tmp = realloc(r->all, r->all_cap * sizeof(*tmp))) ==
+		    NULL) {
+			free((char *)m->file);
+			free(m);
+			return -1;
+		}
+		r->all = tmp;
+	}
+	r->all[r->nall++] = m;
+	m->id = (uint32_t)r->nall;
+	m->pid = pid;
+	m->start = v[0];
+	m->end = v[0] + v[1];
+	m->pgoff = v[2];
+	m->kernel = (uint8_t)kernel;
+	if (v2 && (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	    rec[8 + 32] <= PROFILE_BUILD_ID_MAX) {
+		m->build_id_len = rec[8 + 32];
+		memcpy(m->build_id, rec + 8 + 36, m->build_id_len);
+	} else if ((b = pr_bid_of(r, kernel && strncmp(name,
+	    "[kernel.kallsyms]", 17) == 0 ? "[kernel.kallsyms]" : name)) !=
+	    NULL) {
+		m->build_id_len = b->len;
+		memcpy(m->build_id, b->id, b->len);
+	}
+	return pr_maps_add(p, m);
+}
+
+static int
+pr_comm(struct perfread *r, const uint8_t *rec)
+{
+	struct perf_event_header	 h;
+	struct pr_thread		*t;
+	struct pr_proc			*p;
+	uint32_t			 pid, tid;
+
+	memcpy(&h, rec, sizeof(h));
+	memcpy(&pid, rec + 8, 4);
+	memcpy(&tid, rec + 12, 4);
+	if ((t = pr_thread(r, tid, 1)) == NULL ||
+	    pr_set_comm(t, (const char *)rec + 16) == -1)
+		return -1;
+	/* an exec: the process's old code is gone */
+	if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
+	    (p = pr_proc(r, pid, 0)) != NULL && p->n > 0) {
+		p->n = 0;
+		p->gen++;
+	}
+	return 0;
+}
+
+/* A child has its parent's comm, and a new process its address space. */
+static int
+pr_fork(struct perfread *r, const uint8_t *rec)
+{
+	struct pr_thread	*t, *pt;
+	struct pr_proc		*p, *pp;
+	uint32_t		 v[4];	/* pid, ppid, tid, ptid */
+	char			*c;
+
+	memcpy(v, rec + 8, sizeof(v));
+	if ((pt = pr_thread(r, v[3], 0)) != NULL && pt->comm != NULL) {
+		if ((c = strdup(pt->comm)) == NULL ||
+		    (t = pr_thread(r, v[2], 1)) == NULL) {
+			free(c);
+			return -1;
+		}
+		free(t->comm);
+		t->comm = c;
+	}
+	if (v[0] == v[1] || (pp = pr_proc(r, v[1], 0)) == NULL || pp->n == 0)
+		return 0;
+	if ((p = pr_proc(r, v[0], 1)) == NULL)
+		return -1;
+	pp = pr_proc(r, v[1], 0);	/* the table may have moved */
+	if (p->cap < pp->n) {
+		free(p->maps);
+		if ((p->maps = malloc(pp->n * sizeof(*p->maps))) == NULL) {
+			p->n = p->cap = 0;
+			return -1;
+		}
+		p->cap = pp->n;
+	}
+	memcpy(p->maps, pp->maps, pp->n * sizeof(*p->maps));
+	p->n = pp->n;
+	p->gen++;
+	return 0;
+}
+
+static int
+pr_cgroup(struct perfread *r, const uint8_t *rec)
+{
+	struct pr_cgroup	*tmp;
+	uint64_t		 id;
+	size_t			 i;
+
+	memcpy(&id, rec + 8, 8);
+	for (i = 0; i < r->ncgroups; i++)
+		if (r->cgroups[i].id == id)
+			break;
+	if (i == r->ncgroups) {
+		if (r->ncgroups == r->cgroups_cap) {
+			r->cgroups_cap = r->cgroups_cap ? r->cgroups_cap * 2 :
+			    64;
+			if ((tmp = realloc(r->cgroups, r->cgroups_cap *
+			    sizeof(*tmp))) == NULL)
+				return -1;
+			r->cgroups = tmp;
+		}
+		r->cgroups[i].id = id;
+		r->cgroups[i].path = NULL;
+		r->ncgroups++;
+	}
+	free(r->cgroups[i].path);
+	return (r->cgroups[i].path = strdup((const char *)rec + 16)) == NULL ?
+	    -1 : 0;
+}
+
+static const char *
+pr_cgroup_path(const struct perfread *r, uint64_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->ncgroups; i++)
+		if (r->cgroups[i].id == id)
+			return r->cgroups[i].path;
+	return NULL;
+}
+
+/* The frame cache: where an address lies and its name, found once. */
+static struct pr_frame_ent *
+pr_frame_slot(struct perfread *r, uint32_t pid, uint32_t gen, uint64_t addr)
+{
+	struct pr_frame_ent	*old, *e;
+	size_t			 i, j, osize;
+
+	if ((r->nframes + 1) * 2 > r->frames_size) {
+		old = r->frames;
+		osize = r->frames_size;
+		r->frames_size = osize ? osize * 2 : 4096;
+		if ((r->frames = calloc(r->frames_size, sizeof(*e))) == NULL) {
+			r->frames = old;
+			r->frames_size = osize;
+			return NULL;
+		}
+		for (i = 0; i < osize; i++) {
+			if (!old[i].used)
+				continue;
+			j = pr_hash64(old[i].addr ^ ((uint64_t)old[i].pid <<
+			    32 | old[i].gen)) & (r->frames_size - 1);
+			while (r->frames[j].used)
+				j = (j + 1) & (r->frames_size - 1);
+			r->frames[j] = old[i];
+		}
+		free(old);
+	}
+	j = pr_hash64(addr ^ ((uint64_t)pid << 32 | gen)) &
+	    (r->frames_size - 1);
+	while (r->frames[j].used && (r->frames[j].addr != addr ||
+	    r->frames[j].pid != pid || r->frames[j].gen != gen))
+		j = (j + 1) & (r->frames_size - 1);
+	return &r->frames[j];
+}
+
+static int
+pr_frame(struct perfread *r, uint32_t pid, uint64_t addr, int kernel,
+    struct profile_frame *f)
+{
+	const struct pr_proc	*p = pr_proc(r, kernel ? PROFILE_NONE : pid,
+	    0);
+	struct pr_frame_ent	*e;
+	uint32_t		 kpid = kernel ? PROFILE_NONE : pid;
+
+	f->addr = addr;
+	f->kernel = (uint8_t)kernel;
+	if ((e = pr_frame_slot(r, kpid, p != NULL ? p->gen : 0, addr)) ==
+	    NULL)
+		return -1;
+	if (!e->used) {
+		e->used = 1;
+		e->addr = addr;
+		e->pid = kpid;
+		e->gen = p != NULL ? p->gen : 0;
+		e->map = p != NULL ? pr_maps_lookup(p, addr) : NULL;
+		f->map = e->map;
+		f->offset = e->map != NULL ? addr - e->map->start +
+		    e->map->pgoff : 0;
+		f->sym = NULL;
+		e->sym = r->sy != NULL && !r->o->no_symbols ?
+		    symbolize_frame(r->sy, pid, f) : NULL;
+		r->nframes++;
+	}
+	f->map = e->map;
+	f->offset = e->map != NULL ? addr - e->map->start + e->map->pgoff : 0;
+	f->sym = e->sym;
+	return 0;
+}
+
+static int
+pr_wanted_pid(const struct perfread_opts *o, uint32_t pid)
+{
+	size_t	 i;
+
+	if (o->npids == 0)
+		return 1;
+	for (i = 0; i < o->npids; i++)
+		if (o->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+static int
+pr_sample(struct perfread *r, const uint8_t *rec, size_t attr)
+{
+	const struct perfcheck_sample	*s = perfcheck_sample_fields(r->pc);
+	struct profile_sample		 ps;
+	struct perf_event_header	 h;
+	const struct pr_thread		*t;
+	char				 unknown[16];
+	uint64_t			 a, i;
+	uint32_t			 n = 0;
+	int				 kernel;
+
+	r->st->read++;
+	if (s->time < r->o->tmin || s->time >= r->o->tmax ||
+	    !pr_wanted_pid(r->o, s->pid))
+		return 0;
+	memcpy(&h, rec, sizeof(h));
+	memset(&ps, 0, sizeof(ps));
+	ps.time = s->time;
+	ps.period = s->period;
+	ps.pid = s->pid;
+	ps.tid = s->tid;
+	ps.cpu = s->cpu;
+	ps.attr = (uint32_t)attr;
+	ps.event = attr < r->info.nattrs ? r->events[attr] : "";
+	if ((t = pr_thread(r, s->tid, 0)) != NULL && t->comm != NULL)
+		ps.comm = t->comm;
+	else {
+		/* perf's name of a thread it saw no COMM of */
+		snprintf(unknown, sizeof(unknown), ":%u", s->tid);
+		ps.comm = unknown;
+	}
+	ps.cgroup_id = s->cgroup;
+	ps.cgroup = s->cgroup != 0 ? pr_cgroup_path(r, s->cgroup) : NULL;
+	kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+	    PERF_RECORD_MISC_KERNEL;
+	if (s->callchain == NULL) {
+		if (pr_frame(r, s->pid, s->ip, kernel, &r->fbuf[n++]) == -1)
+			return -1;
+	}
+	for (i = 0; s->callchain != NULL && i < s->nr; i++) {
+		memcpy(&a, s->callchain + i * 8, 8);
+		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+			/* a context marker: whose frames follow */
+			kernel = a == (uint64_t)PERF_CONTEXT_KERNEL ||
+			    a == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+			continue;
+		}
+		if (n == PROFILE_MAX_FRAMES)
+			break;	/* deeper than we keep: the leaf side stays */
+		if (pr_frame(r, s->pid, a, kernel, &r->fbuf[n++]) == -1)
+			return -1;
+	}
+	ps.nframes = n;
+	ps.frames = r->fbuf;
+	r->st->samples++;
+	if (s->time != 0 && (r->st->first == 0 || s->time < r->st->first))
+		r->st->first = s->time;
+	if (s->time > r->st->last)
+		r->st->last = s->time;
+	return r->fn(r->arg, &ps);
+}
+
+static int
+pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
+{
+	struct perfread			*r = arg;
+	struct perf_event_header	 h;
+	int				 rc = 0;
+
+	memcpy(&h, rec, sizeof(h));
+	r->st->records++;
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		rc = pr_sample(r, rec, attr);
+		break;
+	case PERF_RECORD_MMAP:
+		rc = pr_mmap(r, rec, size, 0);
+		break;
+	case PERF_RECORD_MMAP2:
+		rc = pr_mmap(r, rec, size, 1);
+		break;
+	case PERF_RECORD_COMM:
+		rc = pr_comm(r, rec);
+		break;
+	case PERF_RECORD_FORK:
+		rc = pr_fork(r, rec);
+		break;
+	case PERF_RECORD_CGROUP:
+		rc = pr_cgroup(r, rec);
+		break;
+	case PERF_RECORD_LOST:
+		if (size >= 24) {
+			uint64_t	 lost;
+
+			memcpy(&lost, rec + 16, sizeof(lost));
+			r->st->lost += lost;
+		}
+		break;
+	}
+	if (rc == -1 && errno == ENOMEM)
+		r->nomem = 1;
+	return rc;
+}
+
+int
+perfread_walk(struct perfread *r, const struct perfread_opts *o,
+    struct symbolize *sy, perfread_fn fn, void *arg,
+    struct profile_stats *st, char *err, size_t errlen)
+{
+	struct perfcheck_stats	 cs;
+	uint64_t		 end = r->hdr.data.offset + r->hdr.data.size;
+	uint64_t		 stop;
+
+	memset(st, 0, sizeof(*st));
+	memset(&cs, 0, sizeof(cs));
+	r->o = o;
+	r->sy = sy;
+	r->fn = fn;
+	r->arg = arg;
+	r->st = st;
+	r->nomem = 0;
+	perfcheck_visit(r->pc, pr_visit, r);
+	stop = perfcheck_walk(r->pc, r->map, end, r->hdr.data.offset, &cs);
+	perfcheck_visit(r->pc, NULL, NULL);
+	if (r->nomem) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (stop < end) {
+		snprintf(err, errlen, "%s", perfcheck_why(r->pc));
+		return -1;
+	}
+	return 0;
+}
