@@ -3,7 +3,13 @@
  * perfread.h). The file is mapped whole; perfcheck walks its data and
  * calls back with each record it finds right. COMM, FORK, MMAP, MMAP2
  * and CGROUP records build the threads, address spaces and cgroups that
- * samples are then read against, in file order as perf reads them.
+ * samples are then read against.
+ *
+ * In time order, as perf reads them: the CPUs' rings are drained one
+ * after another, so a thread's COMM may lie in the file after samples of
+ * it that came later. Records wait, copied, until a FINISHED_ROUND says
+ * that none older than the round before it can follow (perf's ordered
+ * events); memory is bounded by a round, never by the file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +29,17 @@
 
 #define PR_PROT_EXEC		4	/* PROT_EXEC of an MMAP2 record */
 #define PR_EVENT_NAME_MAX	256
+
+/* A record waiting for its turn: its bytes in the round's arena. */
+struct pr_ev {
+	uint64_t		 time;
+	uint64_t		 seq;		/* file order among equal times */
+	size_t			 off;		/* in the arena */
+	uint32_t		 size;
+	uint32_t		 attr;
+	size_t			 cc_off;	/* the callchain's, in the record */
+	struct perfcheck_sample	 smp;		/* a sample's fields */
+};
 
 /* A thread: its comm now. */
 struct pr_thread {
@@ -91,6 +108,12 @@ struct perfread {
 	void			*arg;
 	struct profile_stats	*st;
 	int			 nomem;
+	int			 stop;		/* fn said stop */
+	struct pr_ev		*evs;
+	size_t			 nevs, evs_cap;
+	uint8_t			*arena;
+	size_t			 alen, acap;
+	uint64_t		 seq, round_max, prev_max;
 	struct profile_frame	 fbuf[PROFILE_MAX_FRAMES];
 };
 
@@ -395,6 +418,8 @@ perfread_close(struct perfread *r)
 		free(r->cgroups[i].path);
 	free(r->cgroups);
 	free(r->frames);
+	free(r->evs);
+	free(r->arena);
 	for (i = 0; i < r->nbids; i++)
 		free(r->bids[i].file);
 	free(r->bids);
@@ -827,9 +852,9 @@ pr_wanted_pid(const struct perfread_opts *o, uint32_t pid)
 }
 
 static int
-pr_sample(struct perfread *r, const uint8_t *rec, size_t attr)
+pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
+    const struct perfcheck_sample *s)
 {
-	const struct perfcheck_sample	*s = perfcheck_sample_fields(r->pc);
 	struct profile_sample		 ps;
 	struct perf_event_header	 h;
 	const struct pr_thread		*t;
@@ -889,46 +914,148 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr)
 	return r->fn(r->arg, &ps);
 }
 
+/* One record, in its turn. */
+static int
+pr_record(struct perfread *r, const uint8_t *rec, size_t size, size_t attr,
+    const struct perfcheck_sample *smp)
+{
+	struct perf_event_header	 h;
+	uint64_t			 lost;
+
+	memcpy(&h, rec, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		return pr_sample(r, rec, attr, smp);
+	case PERF_RECORD_MMAP:
+		return pr_mmap(r, rec, size, 0);
+	case PERF_RECORD_MMAP2:
+		return pr_mmap(r, rec, size, 1);
+	case PERF_RECORD_COMM:
+		return pr_comm(r, rec);
+	case PERF_RECORD_FORK:
+		return pr_fork(r, rec);
+	case PERF_RECORD_CGROUP:
+		return pr_cgroup(r, rec);
+	case PERF_RECORD_LOST:
+		if (size >= 24) {
+			memcpy(&lost, rec + 16, sizeof(lost));
+			r->st->lost += lost;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static int
+pr_ev_cmp(const void *a, const void *b)
+{
+	const struct pr_ev	*x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The waiting records up to limit, in time order; the rest wait on. */
+static int
+pr_flush(struct perfread *r, uint64_t limit)
+{
+	struct perfcheck_sample	 smp;
+	struct pr_ev		*e;
+	size_t			 i, keep = 0, alen = 0;
+
+	if (r->nevs == 0)
+		return 0;
+	qsort(r->evs, r->nevs, sizeof(*r->evs), pr_ev_cmp);
+	for (i = 0; i < r->nevs && r->evs[i].time <= limit; i++) {
+		e = &r->evs[i];
+		smp = e->smp;
+		if (e->cc_off != SIZE_MAX)
+			smp.callchain = r->arena + e->off + e->cc_off;
+		if (pr_record(r, r->arena + e->off, e->size, e->attr, &smp) ==
+		    -1)
+			return -1;
+	}
+	/* the later ones move to the front of the arena, in order */
+	for (; i < r->nevs; i++) {
+		e = &r->evs[i];
+		memmove(r->arena + alen, r->arena + e->off, e->size);
+		e->off = alen;
+		alen += e->size;
+		r->evs[keep++] = *e;
+	}
+	r->nevs = keep;
+	r->alen = alen;
+	return 0;
+}
+
 static int
 pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 {
 	struct perfread			*r = arg;
+	const struct perfcheck_sample	*smp;
 	struct perf_event_header	 h;
-	int				 rc = 0;
+	struct pr_ev			*e;
+	void				*tmp;
+	size_t				 cap;
 
 	memcpy(&h, rec, sizeof(h));
 	r->st->records++;
-	switch (h.type) {
-	case PERF_RECORD_SAMPLE:
-		rc = pr_sample(r, rec, attr);
-		break;
-	case PERF_RECORD_MMAP:
-		rc = pr_mmap(r, rec, size, 0);
-		break;
-	case PERF_RECORD_MMAP2:
-		rc = pr_mmap(r, rec, size, 1);
-		break;
-	case PERF_RECORD_COMM:
-		rc = pr_comm(r, rec);
-		break;
-	case PERF_RECORD_FORK:
-		rc = pr_fork(r, rec);
-		break;
-	case PERF_RECORD_CGROUP:
-		rc = pr_cgroup(r, rec);
-		break;
-	case PERF_RECORD_LOST:
-		if (size >= 24) {
-			uint64_t	 lost;
-
-			memcpy(&lost, rec + 16, sizeof(lost));
-			r->st->lost += lost;
-		}
-		break;
+	if (h.type == PERF_RECORD_FINISHED_ROUND) {
+		/* nothing older than the last round's newest is to come */
+		if (pr_flush(r, r->prev_max) == -1)
+			goto fail;
+		r->prev_max = r->round_max;
+		return 0;
 	}
-	if (rc == -1 && errno == ENOMEM)
+	if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_MMAP &&
+	    h.type != PERF_RECORD_MMAP2 && h.type != PERF_RECORD_COMM &&
+	    h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_CGROUP &&
+	    h.type != PERF_RECORD_LOST)
+		return 0;
+	if (r->nevs == r->evs_cap) {
+		cap = r->evs_cap ? r->evs_cap * 2 : 4096;
+		if ((tmp = realloc(r->evs, cap * sizeof(*r->evs))) == NULL)
+			goto nomem;
+		r->evs = tmp;
+		r->evs_cap = cap;
+	}
+	if (r->alen + size > r->acap) {
+		cap = r->acap ? r->acap * 2 : 1 << 20;
+		while (cap < r->alen + size)
+			cap *= 2;
+		if ((tmp = realloc(r->arena, cap)) == NULL)
+			goto nomem;
+		r->arena = tmp;
+		r->acap = cap;
+	}
+	e = &r->evs[r->nevs++];
+	memset(e, 0, sizeof(*e));
+	e->time = perfcheck_record_time(r->pc);
+	e->seq = r->seq++;
+	e->off = r->alen;
+	e->size = (uint32_t)size;
+	e->attr = (uint32_t)attr;
+	e->cc_off = SIZE_MAX;
+	if (h.type == PERF_RECORD_SAMPLE) {
+		smp = perfcheck_sample_fields(r->pc);
+		e->smp = *smp;
+		if (smp->callchain != NULL)
+			e->cc_off = (size_t)(smp->callchain - rec);
+	}
+	memcpy(r->arena + r->alen, rec, size);
+	r->alen += size;
+	if (e->time > r->round_max)
+		r->round_max = e->time;
+	return 0;
+nomem:
+	errno = ENOMEM;
+fail:
+	if (errno == ENOMEM)
 		r->nomem = 1;
-	return rc;
+	else
+		r->stop = 1;
+	return -1;
 }
 
 int
@@ -947,12 +1074,26 @@ perfread_walk(struct perfread *r, const struct perfread_opts *o,
 	r->fn = fn;
 	r->arg = arg;
 	r->st = st;
-	r->nomem = 0;
+	r->nomem = r->stop = 0;
+	r->nevs = r->alen = 0;
+	r->seq = r->round_max = r->prev_max = 0;
 	perfcheck_visit(r->pc, pr_visit, r);
 	stop = perfcheck_walk(r->pc, r->map, end, r->hdr.data.offset, &cs);
 	perfcheck_visit(r->pc, NULL, NULL);
+	/* the rest, when the whole data was read */
+	if (stop == end && !r->nomem && !r->stop &&
+	    pr_flush(r, UINT64_MAX) == -1) {
+		if (errno == ENOMEM)
+			r->nomem = 1;
+		else
+			r->stop = 1;
+	}
 	if (r->nomem) {
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (r->stop) {
+		snprintf(err, errlen, "stopped by its reader");
 		return -1;
 	}
 	if (stop < end) {

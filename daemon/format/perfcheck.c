@@ -60,6 +60,7 @@ struct perfcheck {
 	void			*visit_arg;
 	size_t			 attr;		/* the record's, for visit */
 	struct perfcheck_sample	 smp;		/* a sample's, for visit */
+	uint64_t		 rec_time;	/* the record's, for visit */
 	size_t			 dlen;		/* the carry's bytes */
 	char			 why[192];
 };
@@ -254,6 +255,12 @@ const struct perfcheck_sample *
 perfcheck_sample_fields(const struct perfcheck *pc)
 {
 	return &pc->smp;
+}
+
+uint64_t
+perfcheck_record_time(const struct perfcheck *pc)
+{
+	return pc->rec_time;
 }
 
 size_t
@@ -451,6 +458,7 @@ perfcheck_sample(struct perfcheck *pc, const uint8_t *r, size_t size,
 	if (t & PERF_SAMPLE_TIME)
 		perfcheck_u64(&c, &time);
 	pc->smp.time = time;
+	pc->rec_time = time;
 	c.p += 8 * (size_t)(!!(t & PERF_SAMPLE_ADDR) +
 	    !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID));
 	if (t & PERF_SAMPLE_CPU) {
@@ -526,6 +534,9 @@ perfcheck_kernel(struct perfcheck *pc, const uint8_t *r, size_t size,
 	if (a->trailer > size - 8)
 		return "too short for its sample_id";
 	body = size - 8 - a->trailer;
+	if (a->id_all && (a->sample_type & PERF_SAMPLE_TIME))
+		memcpy(&pc->rec_time, r + size - a->trailer +
+		    ((a->sample_type & PERF_SAMPLE_TID) ? 8 : 0), 8);
 	if (a->id_all && (a->sample_type & PERF_SAMPLE_CPU)) {
 		/* the trailer's last u64s: CPU, then IDENTIFIER */
 		memcpy(&v, r + size - 8 *
@@ -611,6 +622,7 @@ perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
 
 	memcpy(&h, r, sizeof(h));
 	pc->attr = 0;
+	pc->rec_time = 0;
 	if (size % 8 != 0)
 		return "a size that is not a multiple of 8";
 	if (h.type == PERF_RECORD_SAMPLE)

@@ -82,6 +82,9 @@ struct perfcheck_sample {
 };
 const struct perfcheck_sample *perfcheck_sample_fields(
 		    const struct perfcheck *);
+/* The time of the record fn sees: a sample's, or another kernel
+ * record's sample_id time; 0 when it has none. */
+uint64_t	 perfcheck_record_time(const struct perfcheck *);
 
 /* The file's attrs, as read at create: how many, and attr i's fields
  * (i < perfcheck_nattrs). */

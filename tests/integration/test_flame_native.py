@@ -1,0 +1,496 @@
+"""perfspill-flame reading the trace files itself (issue 31), tested as
+an attacker would and against perf report.
+
+The attacks: a process running as nobody that names itself like a line of
+perf script; a function whose name holds a newline (a patched .strtab);
+the same samples through --from/--to; a host name that leaves the output
+directory through %h; companions that are forged, a FIFO, a symlink to
+/dev/zero; one corrupt file among good ones. Each failed on the perf
+script reader (main 057188d).
+
+Fidelity: function shares within 1 point of perf report --no-children
+--sort sym on the same file: flametarget (known proportions), a stripped
+copy of it whose debug file only a local debuginfod serves, generated code
+named in /tmp/perf-PID.map, and a kernel-heavy load."""
+import collections
+import glob
+import os
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import Daemon, Skip, perf, wait_for
+
+FLAME = os.path.join(harness.BUILD, "perfspill-flame")
+TARGET = os.path.join(harness.BUILD, "tests", "flametarget")
+EVIL = os.path.join(harness.BUILD, "tests", "evilname")
+JIT = os.path.join(harness.BUILD, "tests", "jitload")
+EVIL_COMM = "a 1/1 5.000000:"
+EVIL_FN = b"evil_fnQINJECTED_ROOTZINJECTED_KERNEL_FN"
+
+_work = tempfile.mkdtemp(prefix="perfspill-flame-native-")
+os.chmod(_work, 0o755)
+_cache = {}
+
+
+def flame(*args, env=None, check=True, timeout=120):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([FLAME] + list(args), capture_output=True, text=True,
+                       env=e, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError("perfspill-flame %s failed (%d): %s" % (
+            " ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def folded(text):
+    c = collections.Counter()
+    for line in text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        c[stack] += int(n)
+    return c
+
+
+def perf_pid_samples(path, pid):
+    """The samples of pid, as perf script prints its pid alone (no comm:
+    the number can be trusted)."""
+    out = perf("script", "-i", path, "-F", "pid").stdout
+    return sum(1 for l in out.split() if l == str(pid))
+
+
+def keep(path, name):
+    d = os.path.join(_work, name)
+    os.makedirs(d)
+    for p in (path, path + ".json"):
+        if os.path.exists(p):
+            shutil.copy2(p, d)
+    return os.path.join(d, os.path.basename(path))
+
+
+def record(run, secs_hz=(999,), events=("cpu-clock",), name="rec"):
+    """Files of a recording (cpu-clock at 999 Hz with callchains) of what
+    run(d) starts; run returns the pids to wait for."""
+    with Daemon() as d:
+        args = ["start", "-F", str(secs_hz[0]), "-g"]
+        for e in events:
+            args += ["-e", e]
+        d.ctl(*args)
+        info = run(d)
+        d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) == 1, files
+        return keep(files[0], name), info
+
+
+def evil_binary():
+    """A copy of evilname whose function name holds a newline and a ';'
+    (its .strtab patched: the build-id stays, so it is found by it)."""
+    if "evilbin" not in _cache:
+        d = os.path.join(_work, "evilbin")
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        dst = os.path.join(d, "evilname")
+        data = open(EVIL, "rb").read()
+        assert data.count(EVIL_FN) == 1, data.count(EVIL_FN)
+        data = data.replace(EVIL_FN, EVIL_FN.replace(b"Q", b"\n").replace(
+            b"Z", b";"))
+        with open(dst, "wb") as f:
+            f.write(data)
+        os.chmod(dst, 0o755)
+        _cache["evilbin"] = dst
+    return _cache["evilbin"]
+
+
+def evil_recording():
+    """evilname under nobody, named EVIL_COMM, in the patched binary,
+    beside flametarget: 2 s of CPU each."""
+    if "evil" not in _cache:
+        binary = evil_binary()
+
+        def run(d):
+            e = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid",
+                                  "nogroup", "--clear-groups", binary,
+                                  EVIL_COMM, "2"], stdout=subprocess.PIPE)
+            assert e.stdout.readline().strip() == b"ready"
+            t = subprocess.Popen([TARGET, "2"], stdout=subprocess.PIPE)
+            assert t.stdout.readline().strip() == b"ready"
+            assert e.wait() == 0 and t.wait() == 0
+            return e.pid, t.pid
+        _cache["evil"] = record(run, name="evil")
+    return _cache["evil"]
+
+
+def test_forged_comm_counts_under_its_pid():
+    """A process of nobody named "a 1/1 5.000000:" (perf script's own
+    header shape): all its samples are its own, under its pid and its comm
+    as data; no sample is attributed to pid 1; --pid finds every one
+    (the perf script reader found 3 of 1,025)."""
+    path, (epid, tpid) = evil_recording()
+    want = perf_pid_samples(path, epid)
+    assert want > 500, want
+    stacks = folded(flame("-q", "--no-companion", "--roots", "pid", "-f",
+                          "-", path).stdout)
+    mine = sum(n for s, n in stacks.items()
+               if s.startswith("%s [%d];" % (EVIL_COMM, epid)))
+    assert mine == want, (mine, want, list(stacks)[:10])
+    assert not any(s.startswith(EVIL_COMM[:1] + " [1];") or
+                   re.match(r".* \[1\];", s.split(";")[0]) for s in stacks)
+    got = folded(flame("-q", "--no-companion", "--pid", str(epid), "-f",
+                       "-", path).stdout)
+    assert sum(got.values()) == want, (sum(got.values()), want)
+    assert all(s.startswith(EVIL_COMM + ";") for s in got), list(got)[:5]
+
+
+def test_newline_in_a_symbol_injects_nothing():
+    """A function name with a newline and a ';' is one frame, escaped: no
+    folded line starts inside it, no stack gets frames of its choosing."""
+    path, (epid, _) = evil_recording()
+    out = flame("-q", "--no-companion", "-f", "-", path).stdout
+    for line in out.splitlines():
+        assert not line.startswith("INJECTED"), line
+        assert ";INJECTED_KERNEL_FN" not in line, line
+    stacks = folded(out)
+    evil = "evil_fn\\x0aINJECTED_ROOT:INJECTED_KERNEL_FN"
+    n = sum(c for s, c in stacks.items() if s.split(";")[-1] == evil)
+    assert n > 0.9 * perf_pid_samples(path, epid), (n, list(stacks)[:10])
+
+
+def test_time_range_hides_nothing():
+    """--from/--to around the whole recording (the part-of-a-file path)
+    keeps every sample of the forged process, as the whole file does."""
+    path, (epid, _) = evil_recording()
+    m = harness_manifest(path)
+    wall = utc_ns(m["first_sample_utc_approx"]) - m["first_sample_time"]
+    lo = iso(m["first_sample_time"] + wall + 1)   # cuts the first sample
+    hi = iso(m["last_sample_time"] + wall + 10**9)
+    p = flame("-q", "-v", "--no-companion", "--pid", str(epid), "-f", "-",
+              "--from", lo, "--to", hi, path)
+    got = sum(folded(p.stdout).values())
+    want = perf_pid_samples(path, epid)
+    assert want - 1 <= got <= want and got > 500, (got, want, p.stderr)
+    assert "not understood" not in p.stderr, p.stderr
+
+
+def harness_manifest(path):
+    import json
+    with open(path + ".json") as f:
+        return json.load(f)
+
+
+def utc_ns(s):
+    import datetime
+    secs, frac = s.rstrip("Z").split(".")
+    t = datetime.datetime.strptime(secs, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) * 10**9 + int(frac.ljust(9, "0"))
+
+
+def iso(ns):
+    import datetime
+    t = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % (ns % 10**9)
+
+
+def target_recording():
+    if "target" not in _cache:
+        def run(d):
+            t = subprocess.Popen([TARGET, "2"], stdout=subprocess.PIPE)
+            assert t.stdout.readline().strip() == b"ready"
+            assert t.wait() == 0
+            return t.pid
+        _cache["target"] = record(run, name="target")
+    return _cache["target"]
+
+
+def test_host_cannot_leave_the_output_directory():
+    """A manifest whose host is "../../escaped-h1": --per-host -o
+    graphs/%h.svg refuses that host by name and writes nothing outside
+    graphs/ (the old code wrote graphs/../../escaped-h1.svg)."""
+    import json
+    path, _ = target_recording()
+    d = os.path.join(_work, "h-attack", "a", "b")
+    os.makedirs(d)
+    src = os.path.join(d, os.path.basename(path))
+    shutil.copy2(path, src)
+    m = harness_manifest(path)
+    m["host"] = "../../escaped-h1"
+    with open(src + ".json", "w") as f:
+        json.dump(m, f)
+    out = os.path.join(d, "graphs")
+    os.makedirs(out)
+    p = flame("-q", "--no-companion", "--per-host", "-o",
+              os.path.join(out, "%h.svg"), src, check=False)
+    assert p.returncode != 0 and "escaped-h1" in p.stderr, p.stderr
+    found = glob.glob(os.path.join(_work, "h-attack", "**", "*escaped*"),
+                      recursive=True)
+    assert found == [], found
+    assert os.listdir(out) == [], os.listdir(out)
+    # a plain name is fine
+    m["host"] = "web-01.example_a"
+    with open(src + ".json", "w") as f:
+        json.dump(m, f)
+    flame("-q", "--no-companion", "--per-host", "-o",
+          os.path.join(out, "%h.svg"), src)
+    assert os.listdir(out) == ["web-01.example_a.svg"], os.listdir(out)
+
+
+def companion_copy(name):
+    path, pid = target_recording()
+    d = os.path.join(_work, name)
+    os.makedirs(d)
+    dst = os.path.join(d, os.path.basename(path))
+    shutil.copy2(path, dst)
+    shutil.copy2(path + ".json", dst + ".json")
+    return dst, pid
+
+
+def test_forged_companion_is_not_drawn():
+    """A companion made by another user, even one that matches the file's
+    size, mtime and head and adds up, is ignored and the file folded
+    again; so is one whose head names another file."""
+    path, pid = companion_copy("forged")
+    truth = flame("-q", "--no-companion", "-f", "-", path).stdout
+    flame("-q", "-f", os.devnull, path)         # the real companion
+    real = open(path + ".folded").read().splitlines()
+    forged = []
+    for line in real:
+        if line.startswith("samples "):
+            line = "samples 999999"
+        elif line.startswith("c "):
+            continue
+        elif line.startswith("end "):
+            forged.append("c 999999 0 1 2 -1 1 " + " ".join(
+                str(i) for i in range(3, 6)))
+            line = "end 1"
+        forged.append(line)
+    with open(path + ".folded", "w") as f:
+        f.write("\n".join(forged) + "\n")
+    os.chown(path + ".folded", 65534, 65534)    # nobody's
+    p = flame("-v", "-f", "-", path)
+    assert p.stdout == truth, p.stdout[:300]
+    assert "999999" not in p.stdout
+    assert "ignored" in p.stderr and path + ".folded" in p.stderr, p.stderr
+    # root's, but made from another file (its head): stale
+    with open(path + ".folded", "w") as f:
+        f.write("\n".join(forged).replace(
+            forged[1], forged[1].rsplit(" ", 1)[0] + " 0123456789abcdef") +
+            "\n")
+    os.chown(path + ".folded", 0, 0)
+    p = flame("-v", "-f", "-", path)
+    assert p.stdout == truth and "another version" in p.stderr, p.stderr
+
+
+def test_fifo_companion_does_not_hang():
+    path, _ = companion_copy("fifo")
+    truth = flame("-q", "--no-companion", "-f", "-", path).stdout
+    os.mkfifo(path + ".folded")
+    p = flame("-f", "-", path, timeout=60)
+    assert p.stdout == truth
+    assert "ignored" in p.stderr, p.stderr
+    # and the FIFO made way for a real companion
+    assert stat.S_ISREG(os.lstat(path + ".folded").st_mode)
+
+
+def test_symlink_to_dev_zero_companion_is_not_read():
+    path, _ = companion_copy("zero")
+    truth = flame("-q", "--no-companion", "-f", "-", path).stdout
+    os.symlink("/dev/zero", path + ".folded")
+    p = flame("-f", "-", "--no-companion", path)
+    p = flame("-f", "-", path, timeout=60)
+    assert p.stdout == truth
+    assert "ignored" in p.stderr, p.stderr
+
+
+def test_one_corrupt_file_among_good_ones():
+    """Three files, the middle one's records overwritten: the other two
+    are drawn, the bad one named in a warning and counted in the title
+    (the perf script reader drew nothing: perf exit 242)."""
+    path, pid = target_recording()
+    d = os.path.join(_work, "fleet3")
+    os.makedirs(d)
+    names = []
+    for i in range(3):
+        dst = os.path.join(d, "perfspill-h-20260101T00000%dZ-00000%d.data"
+                           % (i, i))
+        shutil.copy2(path, dst)
+        names.append(dst)
+    size = os.path.getsize(names[1])
+    with open(names[1], "r+b") as f:
+        f.seek(size // 2)
+        f.write(b"\xff" * 4096)
+    one = sum(folded(flame("-q", "--no-companion", "-f", "-",
+                           path).stdout).values())
+    svg = os.path.join(d, "g.svg")
+    p = flame("--no-companion", "-f", "-", "-o", svg, d)
+    assert sum(folded(p.stdout).values()) == 2 * one, p.stderr
+    assert names[1] in p.stderr and "skipped" in p.stderr, p.stderr
+    assert "1 file skipped" in open(svg).read()
+
+
+# ---------------------------------------------------------------------
+# fidelity against perf report
+
+def perf_shares(path, env=None):
+    """{function: percent} of perf report --no-children --sort sym."""
+    e = dict(os.environ)
+    e.update(env or {})
+    out = subprocess.run(["perf", "report", "-i", path, "--stdio",
+                          "--no-children", "--sort", "sym", "-q", "-g",
+                          "none"], capture_output=True, text=True, env=e,
+                         timeout=300, check=True).stdout
+    shares = collections.Counter()
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+\[([.k])\]\s+(.*\S)\s*$", line)
+        if m:
+            shares[m.group(3)] += float(m.group(1))
+    return shares
+
+
+def our_shares(path, env=None):
+    """{leaf function: percent} of our folded stacks."""
+    stacks = folded(flame("-q", "--no-companion", "--roots", "none", "-f",
+                          "-", path, env=env).stdout)
+    total = sum(stacks.values())
+    leaf = collections.Counter()
+    for s, n in stacks.items():
+        leaf[s.split(";")[-1]] += n
+    return {k: 100.0 * v / total for k, v in leaf.items()}
+
+
+def assert_faithful(path, names, env=None, perf_env=None):
+    theirs = perf_shares(path, perf_env)
+    ours = our_shares(path, env)
+    print("perf:", sorted(theirs.items(), key=lambda x: -x[1])[:8])
+    print("ours:", sorted(ours.items(), key=lambda x: -x[1])[:8])
+    for n in names:
+        assert theirs.get(n, 0) > 5, (n, theirs)
+        assert abs(ours.get(n, 0) - theirs[n]) <= 1.0, (n, ours.get(n),
+                                                        theirs[n])
+    # and every function perf gives 2 % or more
+    for n, v in theirs.items():
+        if v >= 2 and not n.startswith("0x"):
+            assert abs(ours.get(n, 0) - v) <= 1.0, (n, ours.get(n), v)
+
+
+def test_faithful_flametarget():
+    path, _ = target_recording()
+    assert_faithful(path, ["leaf_seventy", "leaf_thirty"])
+
+
+def test_faithful_kernel_heavy():
+    """dd copying /dev/zero to /dev/null a byte at a time: most samples in
+    the kernel, named from /proc/kallsyms as perf names them."""
+    def run(d):
+        p = subprocess.Popen(["timeout", "2", "dd", "if=/dev/zero",
+                              "of=/dev/null", "bs=1"],
+                             stderr=subprocess.DEVNULL)
+        p.wait()
+        return p.pid
+    path, _ = record(run, name="kernel")
+    ours = our_shares(path)
+    kernel = [n for n in ours if not n.startswith("[")]
+    assert kernel, ours
+    theirs = perf_shares(path)
+    top = max((v, n) for n, v in theirs.items() if not n.startswith("0x"))
+    assert top[0] > 5, theirs
+    assert_faithful(path, [top[1]])
+
+
+def test_faithful_jit_map():
+    """Generated code named in /tmp/perf-PID.map: jit_hot and jit_cold at
+    the shares perf gives them."""
+    def run(d):
+        p = subprocess.Popen([JIT, "2"], stdout=subprocess.PIPE)
+        line = p.stdout.readline().strip()
+        assert p.wait() in (0, 77), line
+        if line != b"ready":
+            raise Skip("jitload: x86-64 only")
+        return p.pid
+    path, pid = record(run, name="jit")
+    try:
+        assert_faithful(path, ["jit_hot", "jit_cold"])
+    finally:
+        try:
+            os.unlink("/tmp/perf-%d.map" % pid)
+        except FileNotFoundError:
+            pass
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_faithful_stripped_binary_from_debuginfod():
+    """A stripped flametarget, gone from this host after the recording
+    (as a binary of another host is): its names come from a debuginfod on
+    127.0.0.1 that serves its debug file, at the shares perf report gives
+    with that debug file in perf's own build-id cache."""
+    if shutil.which("debuginfod") is None:
+        raise Skip("debuginfod not installed (Debian package debuginfod)")
+    d = os.path.join(_work, "stripped")
+    os.makedirs(os.path.join(d, "srv"))
+    os.chmod(d, 0o755)
+    binary = os.path.join(d, "flametarget-stripped")
+    dbg = os.path.join(d, "srv", "flametarget.debug")
+    subprocess.run(["objcopy", "--only-keep-debug", TARGET, dbg], check=True)
+    subprocess.run(["strip", "-s", "-o", binary, TARGET], check=True)
+
+    def run(dm):
+        t = subprocess.Popen([binary, "2"], stdout=subprocess.PIPE)
+        assert t.stdout.readline().strip() == b"ready"
+        assert t.wait() == 0
+        return t.pid
+    path, pid = record(run, name="stripped-rec")
+    os.unlink(binary)
+    # without a server: no names for it
+    plain = our_shares(path, env={"DEBUGINFOD_URLS": ""})
+    assert "leaf_seventy" not in plain, plain
+    port = free_port()
+    srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d",
+                            os.path.join(d, "db.sqlite"), "-F",
+                            os.path.join(d, "srv")],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        url = "http://127.0.0.1:%d" % port
+
+        def scanned():
+            import urllib.request
+            try:
+                with urllib.request.urlopen(url + "/metrics",
+                                            timeout=2) as r:
+                    text = r.read().decode()
+            except OSError:
+                return False
+            return re.search(r'scanned_files_total\{source="file"\} [1-9]',
+                             text) is not None
+        wait_for(scanned, 60, "debuginfod's scan")
+        env = {"DEBUGINFOD_URLS": url,
+               "DEBUGINFOD_CACHE_PATH": os.path.join(d, "cache")}
+        home = os.path.join(d, "perfhome")
+        os.makedirs(home)
+        subprocess.run(["perf", "buildid-cache", "-a", dbg], check=True,
+                       env=dict(os.environ, HOME=home),
+                       capture_output=True)
+        assert_faithful(path, ["leaf_seventy", "leaf_thirty"], env=env,
+                        perf_env={"HOME": home})
+    finally:
+        srv.terminate()
+        srv.wait()
+
+
+if __name__ == "__main__":
+    try:
+        harness.main(globals())
+    finally:
+        shutil.rmtree(_work, ignore_errors=True)
