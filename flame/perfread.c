@@ -878,6 +878,8 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
 	ps.event = attr < r->info.nattrs ? r->events[attr] : "";
 	if ((t = pr_thread(r, s->tid, 0)) != NULL && t->comm != NULL)
 		ps.comm = t->comm;
+	else if (s->tid == 0)
+		ps.comm = "swapper";	/* the idle task, as perf names it */
 	else {
 		/* perf's name of a thread it saw no COMM of */
 		snprintf(unknown, sizeof(unknown), ":%u", s->tid);
@@ -956,6 +958,14 @@ pr_ev_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int
+pr_ev_off_cmp(const void *a, const void *b)
+{
+	const struct pr_ev	*x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 /* The waiting records up to limit, in time order; the rest wait on. */
 static int
 pr_flush(struct perfread *r, uint64_t limit)
@@ -976,13 +986,16 @@ pr_flush(struct perfread *r, uint64_t limit)
 		    -1)
 			return -1;
 	}
-	/* the later ones move to the front of the arena, in order */
-	for (; i < r->nevs; i++) {
+	/* the later ones move to the front of the arena: in the order
+	 * they lie there, so that none overwrites one still to move */
+	memmove(r->evs, r->evs + i, (r->nevs - i) * sizeof(*r->evs));
+	keep = r->nevs - i;
+	qsort(r->evs, keep, sizeof(*r->evs), pr_ev_off_cmp);
+	for (i = 0; i < keep; i++) {
 		e = &r->evs[i];
 		memmove(r->arena + alen, r->arena + e->off, e->size);
 		e->off = alen;
 		alen += e->size;
-		r->evs[keep++] = *e;
 	}
 	r->nevs = keep;
 	r->alen = alen;

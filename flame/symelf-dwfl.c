@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,14 @@
 #include "symelf.h"
 
 #define SYMELF_DEBUG_ROOT	"/usr/lib/debug/.build-id"
+#define SYMELF_PAGE		4096
+
+/* A function of a module's symbol table, at its module address. */
+struct symelf_sym {
+	GElf_Addr	 start, end;
+	const char	*name;
+	uint8_t		 bind;
+};
 
 struct symelf_mod {
 	uint8_t		 id[PROFILE_BUILD_ID_MAX];
@@ -36,6 +46,8 @@ struct symelf_mod {
 	GElf_Addr	 bias;
 	GElf_Phdr	*load;		/* its PT_LOAD segments */
 	size_t		 nload;
+	struct symelf_sym *syms;	/* sorted, one per address */
+	size_t		 nsyms;
 };
 
 struct symelf {
@@ -71,6 +83,7 @@ symelf_destroy(struct symelf *se)
 		if (se->m[i].dwfl != NULL)
 			dwfl_end(se->m[i].dwfl);
 		free(se->m[i].load);
+		free(se->m[i].syms);
 		free(se->m[i].file);
 	}
 	free(se->m);
@@ -175,6 +188,114 @@ static const Dwfl_Callbacks symelf_callbacks = {
 	.debuginfo_path = &symelf_debuginfo_path,
 };
 
+/* This process's vdso as a file (a memfd): the kernel's vdso is the
+ * same for every process of this host. Its path, or NULL. */
+static char *
+symelf_vdso(const struct profile_mapping *m)
+{
+	const uint8_t	*base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	unsigned long	 a = 0, b = 0;
+	char		 line[512], *p = NULL;
+	FILE		*f;
+	int		 fd;
+
+	if (base == NULL || (f = fopen("/proc/self/maps", "re")) == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "[vdso]") != NULL &&
+		    sscanf(line, "%lx-%lx", &a, &b) == 2 &&
+		    a == (unsigned long)(uintptr_t)base)
+			break;
+	fclose(f);
+	if (a != (unsigned long)(uintptr_t)base ||
+	    (fd = memfd_create("vdso", MFD_CLOEXEC)) == -1)
+		return NULL;
+	if (write(fd, base, b - a) == (ssize_t)(b - a) &&
+	    asprintf(&p, "/proc/self/fd/%d", fd) != -1 &&
+	    (m->build_id_len == 0 || symelf_has_id(p, m->build_id,
+	    m->build_id_len)))
+		return p;	/* the memfd stays open for the run */
+	free(p);
+	close(fd);
+	return NULL;
+}
+
+/* Of two functions at one address, the one perf names (its
+ * choose_best_symbol): a sized one, a strong one, a global one, fewer
+ * leading underscores, the longer name. 1: a, 0: b. */
+static int
+symelf_better(const struct symelf_sym *a, const struct symelf_sym *b)
+{
+	size_t	 ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
+
+	if ((a->end > a->start) != (b->end > b->start))
+		return a->end > a->start;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	if (ua != ub)
+		return ua < ub;
+	return strlen(a->name) >= strlen(b->name);
+}
+
+static int
+symelf_sym_cmp(const void *x, const void *y)
+{
+	const struct symelf_sym	*a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The module's functions, sorted, aliases resolved as perf does, a
+ * function without a size ending at the next one. */
+static int
+symelf_symtab(struct symelf_mod *sm)
+{
+	GElf_Sym	 sym;
+	GElf_Addr	 addr;
+	GElf_Word	 shndx;
+	const char	*name;
+	size_t		 i, j;
+	int		 n, type;
+
+	if ((n = dwfl_module_getsymtab(sm->mod)) <= 0)
+		return 0;
+	if ((sm->syms = calloc((size_t)n, sizeof(*sm->syms))) == NULL)
+		return -1;
+	for (i = 1; i < (size_t)n; i++) {
+		name = dwfl_module_getsym_info(sm->mod, (int)i, &sym, &addr,
+		    &shndx, NULL, NULL);
+		type = GELF_ST_TYPE(sym.st_info);
+		if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF ||
+		    sym.st_value == 0 ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		sm->syms[sm->nsyms].start = addr;
+		sm->syms[sm->nsyms].end = addr + sym.st_size;
+		sm->syms[sm->nsyms].name = name;
+		sm->syms[sm->nsyms].bind = GELF_ST_BIND(sym.st_info);
+		sm->nsyms++;
+	}
+	if (sm->nsyms == 0)
+		return 0;
+	qsort(sm->syms, sm->nsyms, sizeof(*sm->syms), symelf_sym_cmp);
+	for (i = 1, j = 0; i < sm->nsyms; i++) {
+		if (sm->syms[i].start == sm->syms[j].start) {
+			if (symelf_better(&sm->syms[i], &sm->syms[j]))
+				sm->syms[j] = sm->syms[i];
+		} else
+			sm->syms[++j] = sm->syms[i];
+	}
+	sm->nsyms = j + 1;
+	for (i = 0; i + 1 < sm->nsyms; i++)
+		if (sm->syms[i].end == sm->syms[i].start)
+			sm->syms[i].end = sm->syms[i + 1].start;
+	if (sm->syms[i].end == sm->syms[i].start)
+		sm->syms[i].end = sm->syms[i].start + 4096;
+	return 0;
+}
+
 /* Reports the binary of m (found, or not: dwfl stays NULL). */
 static void
 symelf_open(struct symelf *se, struct symelf_mod *sm,
@@ -186,8 +307,11 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 	size_t		 i, nph;
 	void		**ud;
 
-	path = sm->idlen > 0 ? symelf_find(se, sm->id, sm->idlen, m->file, 0) :
-	    m->file[0] == '/' ? strdup(m->file) : NULL;
+	if (strcmp(m->file, "[vdso]") == 0)
+		path = symelf_vdso(m);
+	else
+		path = sm->idlen > 0 ? symelf_find(se, sm->id, sm->idlen,
+		    m->file, 0) : m->file[0] == '/' ? strdup(m->file) : NULL;
 	if (path == NULL && sm->idlen > 0)
 		/* no binary anywhere: its debug file has the symbols and
 		 * the same segments */
@@ -214,6 +338,8 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 		if (gelf_getphdr(e, (int)i, &ph) != NULL &&
 		    ph.p_type == PT_LOAD)
 			sm->load[sm->nload++] = ph;
+	if (symelf_symtab(sm) == -1)
+		goto fail;
 	if (se->verbose)
 		fprintf(stderr, "perfspill-flame: %s: symbols from %s\n",
 		    m->file, path);
@@ -263,22 +389,43 @@ symelf_lookup(struct symelf *se, const struct profile_mapping *m,
     uint64_t off)
 {
 	struct symelf_mod	*sm;
-	GElf_Addr		 addr = 0, soff;
-	GElf_Sym		 sym;
-	size_t			 i;
+	GElf_Addr		 addr = 0;
+	size_t			 i, lo, hi, mid;
 	int			 found = 0;
 
-	if (m == NULL || m->file[0] == '[' || (sm = symelf_mod(se, m)) ==
-	    NULL || sm->dwfl == NULL)
+	if (m == NULL || (m->file[0] == '[' && strcmp(m->file, "[vdso]") !=
+	    0) || (sm = symelf_mod(se, m)) == NULL || sm->dwfl == NULL)
 		return NULL;
 	for (i = 0; i < sm->nload && !found; i++)
-		if (off >= sm->load[i].p_offset &&
+		if (sm->load[i].p_filesz > 0 && off >= sm->load[i].p_offset &&
 		    off - sm->load[i].p_offset < sm->load[i].p_memsz) {
 			addr = off - sm->load[i].p_offset + sm->load[i].p_vaddr;
 			found = 1;
 		}
+	/*
+	 * A debug file alone (the binary is on another host) keeps the
+	 * segments' addresses, not their file offsets: the mapping is the
+	 * executable segment, mapped from its page.
+	 */
+	for (i = 0; i < sm->nload && !found; i++)
+		if (sm->load[i].p_filesz == 0 && (sm->load[i].p_flags & PF_X)) {
+			addr = off - m->pgoff + (sm->load[i].p_vaddr &
+			    ~(GElf_Addr)(SYMELF_PAGE - 1));
+			found = 1;
+		}
 	if (!found)
 		return NULL;
-	return dwfl_module_addrinfo(sm->mod, addr + sm->bias, &soff, &sym,
-	    NULL, NULL, NULL);
+	addr += sm->bias;
+	/* the last function that starts at or before addr */
+	lo = 0;
+	hi = sm->nsyms;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (sm->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < sm->syms[lo - 1].end ? sm->syms[lo - 1].name :
+	    NULL;
 }

@@ -136,15 +136,21 @@ def test_forged_comm_counts_under_its_pid():
     assert want > 500, want
     stacks = folded(flame("-q", "--no-companion", "--roots", "pid", "-f",
                           "-", path).stdout)
+    # every sample of the pid, whatever comm it had when (before its
+    # prctl it was evilname), and nearly all under the forged one
     mine = sum(n for s, n in stacks.items()
-               if s.startswith("%s [%d];" % (EVIL_COMM, epid)))
+               if s.split(";")[0].endswith(" [%d]" % epid))
+    forged = sum(n for s, n in stacks.items()
+                 if s.startswith("%s [%d];" % (EVIL_COMM, epid)))
     assert mine == want, (mine, want, list(stacks)[:10])
+    assert forged > 0.95 * want, (forged, want)
     assert not any(s.startswith(EVIL_COMM[:1] + " [1];") or
                    re.match(r".* \[1\];", s.split(";")[0]) for s in stacks)
     got = folded(flame("-q", "--no-companion", "--pid", str(epid), "-f",
                        "-", path).stdout)
     assert sum(got.values()) == want, (sum(got.values()), want)
-    assert all(s.startswith(EVIL_COMM + ";") for s in got), list(got)[:5]
+    assert sum(n for s, n in got.items() if s.startswith(EVIL_COMM + ";")) \
+        > 0.95 * want, list(got)[:5]
 
 
 def test_newline_in_a_symbol_injects_nothing():
@@ -336,26 +342,44 @@ def test_one_corrupt_file_among_good_ones():
 # ---------------------------------------------------------------------
 # fidelity against perf report
 
-def perf_shares(path, env=None):
-    """{function: percent} of perf report --no-children --sort sym."""
+def perf_shares(path, pid, env=None):
+    """{function: percent} of perf report --no-children --sort pid,sym,
+    of pid's rows (the machine is shared: others' programs of the same
+    names may be sampled too; perf report's own --pid filter gave other
+    shares than its rows of that pid)."""
     e = dict(os.environ)
     e.update(env or {})
     out = subprocess.run(["perf", "report", "-i", path, "--stdio",
-                          "--no-children", "--sort", "sym", "-q", "-g",
-                          "none"], capture_output=True, text=True, env=e,
-                         timeout=300, check=True).stdout
-    shares = collections.Counter()
+                          "--no-children", "--sort", "pid,sym", "-q", "-n",
+                          "-g", "none"], capture_output=True, text=True,
+                         env=e, timeout=300, check=True).stdout
+    # perf's "pid" rows are threads: those of the process
+    tids = set()
+    for line in perf("script", "-i", path, "-G", "-F",
+                     "pid,tid").stdout.splitlines():
+        p, _, t = line.strip().partition("/")
+        if p == str(pid):
+            tids.add(int(t))
+    counts = collections.Counter()
     for line in out.splitlines():
-        m = re.match(r"\s*([\d.]+)%\s+\[([.k])\]\s+(.*\S)\s*$", line)
-        if m:
-            shares[m.group(3)] += float(m.group(1))
-    return shares
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+(\d+):.*?\s\[([.k])\]\s+"
+                     r"(.*\S)\s*$", line)
+        if m and int(m.group(2)) in tids:
+            counts[m.group(4)] += int(m.group(1))
+            if m.group(3) == "k":
+                counts[KERNEL] += int(m.group(1))
+    total = sum(v for k, v in counts.items() if k != KERNEL)
+    assert total > 0, out[:2000]
+    return {k: 100.0 * v / total for k, v in counts.items()}
 
 
-def our_shares(path, env=None):
-    """{leaf function: percent} of our folded stacks."""
+KERNEL = " kernel"     # no function's name: their [k] share
+
+
+def our_shares(path, pid, env=None):
+    """{leaf function: percent} of our folded stacks of pid."""
     stacks = folded(flame("-q", "--no-companion", "--roots", "none", "-f",
-                          "-", path, env=env).stdout)
+                          "-", "--pid", str(pid), path, env=env).stdout)
     total = sum(stacks.values())
     leaf = collections.Counter()
     for s, n in stacks.items():
@@ -363,9 +387,12 @@ def our_shares(path, env=None):
     return {k: 100.0 * v / total for k, v in leaf.items()}
 
 
-def assert_faithful(path, names, env=None, perf_env=None):
-    theirs = perf_shares(path, perf_env)
-    ours = our_shares(path, env)
+def assert_faithful(path, pid, names, env=None, perf_env=None,
+                    before_perf=None):
+    ours = our_shares(path, pid, env)
+    if before_perf:
+        before_perf()
+    theirs = perf_shares(path, pid, perf_env)
     print("perf:", sorted(theirs.items(), key=lambda x: -x[1])[:8])
     print("ours:", sorted(ours.items(), key=lambda x: -x[1])[:8])
     for n in names:
@@ -374,32 +401,30 @@ def assert_faithful(path, names, env=None, perf_env=None):
                                                         theirs[n])
     # and every function perf gives 2 % or more
     for n, v in theirs.items():
-        if v >= 2 and not n.startswith("0x"):
+        if v >= 2 and not n.startswith("0x") and n != KERNEL:
             assert abs(ours.get(n, 0) - v) <= 1.0, (n, ours.get(n), v)
 
 
 def test_faithful_flametarget():
-    path, _ = target_recording()
-    assert_faithful(path, ["leaf_seventy", "leaf_thirty"])
+    path, pid = target_recording()
+    assert_faithful(path, pid, ["leaf_seventy", "leaf_thirty"])
 
 
 def test_faithful_kernel_heavy():
     """dd copying /dev/zero to /dev/null a byte at a time: most samples in
     the kernel, named from /proc/kallsyms as perf names them."""
     def run(d):
-        p = subprocess.Popen(["timeout", "2", "dd", "if=/dev/zero",
-                              "of=/dev/null", "bs=1"],
-                             stderr=subprocess.DEVNULL)
-        p.wait()
+        p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+                              "count=1500000"], stderr=subprocess.DEVNULL)
+        assert p.wait() == 0
         return p.pid
-    path, _ = record(run, name="kernel")
-    ours = our_shares(path)
-    kernel = [n for n in ours if not n.startswith("[")]
-    assert kernel, ours
-    theirs = perf_shares(path)
-    top = max((v, n) for n, v in theirs.items() if not n.startswith("0x"))
+    path, pid = record(run, name="kernel")
+    theirs = perf_shares(path, pid)
+    assert theirs.get(KERNEL, 0) > 50, theirs  # a kernel-heavy load
+    top = max((v, n) for n, v in theirs.items() if not n.startswith("0x")
+              and n != KERNEL)
     assert top[0] > 5, theirs
-    assert_faithful(path, [top[1]])
+    assert_faithful(path, pid, [top[1]])
 
 
 def test_faithful_jit_map():
@@ -414,7 +439,7 @@ def test_faithful_jit_map():
         return p.pid
     path, pid = record(run, name="jit")
     try:
-        assert_faithful(path, ["jit_hot", "jit_cold"])
+        assert_faithful(path, pid, ["jit_hot", "jit_cold"])
     finally:
         try:
             os.unlink("/tmp/perf-%d.map" % pid)
@@ -434,7 +459,8 @@ def test_faithful_stripped_binary_from_debuginfod():
     """A stripped flametarget, gone from this host after the recording
     (as a binary of another host is): its names come from a debuginfod on
     127.0.0.1 that serves its debug file, at the shares perf report gives
-    with that debug file in perf's own build-id cache."""
+    of the same file given the unstripped binary (the same build-id) where
+    the stripped one was."""
     if shutil.which("debuginfod") is None:
         raise Skip("debuginfod not installed (Debian package debuginfod)")
     d = os.path.join(_work, "stripped")
@@ -453,7 +479,7 @@ def test_faithful_stripped_binary_from_debuginfod():
     path, pid = record(run, name="stripped-rec")
     os.unlink(binary)
     # without a server: no names for it
-    plain = our_shares(path, env={"DEBUGINFOD_URLS": ""})
+    plain = our_shares(path, pid, env={"DEBUGINFOD_URLS": ""})
     assert "leaf_seventy" not in plain, plain
     port = free_port()
     srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d",
@@ -477,13 +503,9 @@ def test_faithful_stripped_binary_from_debuginfod():
         wait_for(scanned, 60, "debuginfod's scan")
         env = {"DEBUGINFOD_URLS": url,
                "DEBUGINFOD_CACHE_PATH": os.path.join(d, "cache")}
-        home = os.path.join(d, "perfhome")
-        os.makedirs(home)
-        subprocess.run(["perf", "buildid-cache", "-a", dbg], check=True,
-                       env=dict(os.environ, HOME=home),
-                       capture_output=True)
-        assert_faithful(path, ["leaf_seventy", "leaf_thirty"], env=env,
-                        perf_env={"HOME": home})
+        assert_faithful(path, pid, ["leaf_seventy", "leaf_thirty"],
+                        env=env, before_perf=lambda: shutil.copy2(TARGET,
+                                                                  binary))
     finally:
         srv.terminate()
         srv.wait()
@@ -493,4 +515,5 @@ if __name__ == "__main__":
     try:
         harness.main(globals())
     finally:
-        shutil.rmtree(_work, ignore_errors=True)
+        if not os.environ.get("KEEP"):
+            shutil.rmtree(_work, ignore_errors=True)
