@@ -24,7 +24,7 @@ static const char opts_help[] =
 "Flame graphs and folded stacks from perfspilld's trace files.\n"
 "\n"
 "Reads the finished trace files given, and those in each DIR (and its\n"
-"subdirectories; default: " PERFSPILL_OUTPUT_DIR "), with the stock perf,\n"
+"subdirectories; default: " PERFSPILL_OUTPUT_DIR ") itself (no perf),\n"
 "keeps the samples inside the time range, and writes an SVG flame graph\n"
 "(open it in a browser) and/or folded stacks (\"comm;frame;frame COUNT\").\n"
 "Files from many hosts merge into one graph (counts added), or one each.\n"
@@ -79,7 +79,7 @@ static const char opts_help[] =
 "A filter that keeps no sample is an error (exit 1), as an empty range is.\n"
 "\n"
 "Companions: each whole file is folded once into NAME.data.folded beside\n"
-"it, which later runs read instead of running perf; retention removes it\n"
+"it, which later runs read instead of the file; retention removes it\n"
 "with its data file.\n"
 "      --no-companion     neither read nor write companions\n"
 "      --refold           make them anew (after installing debug symbols)\n"
@@ -88,12 +88,12 @@ static const char opts_help[] =
 "                         session unless --session is given; no output\n"
 "\n"
 "  -q, --quiet            no progress (shown on a terminal by default)\n"
-"  -v, --verbose          say what is read, and perf's messages\n"
+"  -v, --verbose          say what is read, and where symbols come from\n"
 "  -h, --help\n"
 "  -V, --version\n"
 "\n"
-"perf (Debian package linux-perf) must be installed; PERFSPILL_PERF names\n"
-"another perf program. See perfspill-flame(1).\n";
+"Binaries are found by build-id (/usr/lib/debug, ~/.debug, their path,\n"
+"DEBUGINFOD_URLS). See perfspill-flame(1).\n";
 
 enum {
 	OPT_FROM = 0x100,
