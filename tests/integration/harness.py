@@ -6,6 +6,8 @@ Each test file defines test_* functions and ends with harness.main(); a
 test raises Skip(reason) when the machine cannot run it (the reason is
 printed). The closing line is 'N passed, N failed, N skipped'.
 """
+import collections
+import datetime
 import http.server
 import json
 import os
@@ -382,6 +384,48 @@ def perf_valid(path, allow_lost=False):
 
 def spinner(secs):
     return subprocess.Popen([SPINNER, str(secs)], stdout=subprocess.PIPE)
+
+
+def flame(*args, env=None, check=True, timeout=300):
+    """Run perfspill-flame; fail on a non-zero exit when check."""
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([os.path.join(BUILD, "perfspill-flame")] +
+                       list(args), capture_output=True, text=True, env=e,
+                       timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError("perfspill-flame %s failed (%d): %s" % (
+            " ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def folded(text):
+    """{stack: count} of folded lines."""
+    c = collections.Counter()
+    for line in text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        c[stack] += int(n)
+    return c
+
+
+def manifest(path):
+    """The manifest NAME.data.json of a trace file."""
+    with open(path + ".json") as f:
+        return json.load(f)
+
+
+def utc_ns(s):
+    """'2026-12-03T17:08:49.495407072Z' to ns since the epoch."""
+    secs, frac = s.rstrip("Z").split(".")
+    t = datetime.datetime.strptime(secs, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) * 10**9 + int(frac.ljust(9, "0"))
+
+
+def iso(ns):
+    """ns since the epoch to the UTC time perfspill-flame takes."""
+    t = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % (ns % 10**9)
 
 
 def main(glob):

@@ -6,7 +6,6 @@ itself). The SVG is opened in a headless
 Chromium (skipped without it), and ship-pyroscope.sh uploads to a local
 receiver."""
 import collections
-import datetime
 import http.server
 import json
 import os
@@ -19,7 +18,8 @@ import urllib.parse
 import xml.dom.minidom
 
 import harness
-from harness import Daemon, perf, wait_for
+from harness import (Daemon, flame, folded, iso, manifest, perf, utc_ns,
+                     wait_for)
 
 FLAME = os.path.join(harness.BUILD, "perfspill-flame")
 TARGET = os.path.join(harness.BUILD, "tests", "flametarget")
@@ -121,31 +121,6 @@ def rgb(fill):
     return tuple(int(x) for x in fill[4:-1].split(","))
 
 
-def flame(*args, env=None, check=True):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run([FLAME] + list(args), capture_output=True, text=True,
-                       env=e, timeout=300)
-    if check and p.returncode != 0:
-        raise AssertionError("perfspill-flame %s failed (%d): %s" % (
-            " ".join(args), p.returncode, p.stderr))
-    return p
-
-
-def folded(text):
-    """{stack: count} of folded lines."""
-    c = collections.Counter()
-    for line in text.splitlines():
-        stack, n = line.rsplit(" ", 1)
-        c[stack] += int(n)
-    return c
-
-
-def manifest(path):
-    with open(path + ".json") as f:
-        return json.load(f)
-
-
 def ship(name, hosts, exts=()):
     """A fleet store NAME/HOST/: each (host, file) copied there (and its
     files with exts) with its manifest saying that host."""
@@ -160,19 +135,6 @@ def ship(name, hosts, exts=()):
         with open(dst + ".json", "w") as f:
             json.dump(m, f)
     return fleet
-
-
-def utc_ns(s):
-    """'2026-12-03T17:08:49.495407072Z' to ns since the epoch."""
-    secs, frac = s.rstrip("Z").split(".")
-    t = datetime.datetime.strptime(secs, "%Y-%m-%dT%H:%M:%S").replace(
-        tzinfo=datetime.timezone.utc)
-    return int(t.timestamp()) * 10**9 + int(frac.ljust(9, "0"))
-
-
-def iso(ns):
-    t = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
-    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % (ns % 10**9)
 
 
 def perf_times(path):

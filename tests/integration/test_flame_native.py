@@ -14,6 +14,7 @@ copy of it whose debug file only a local debuginfod serves, generated code
 named in /tmp/perf-PID.map, and a kernel-heavy load."""
 import collections
 import glob
+import json
 import os
 import re
 import shutil
@@ -21,10 +22,10 @@ import socket
 import stat
 import subprocess
 import tempfile
-import time
 
 import harness
-from harness import Daemon, Skip, perf, wait_for
+from harness import (Daemon, Skip, flame, folded, iso, manifest, perf,
+                     utc_ns, wait_for)
 
 FLAME = os.path.join(harness.BUILD, "perfspill-flame")
 TARGET = os.path.join(harness.BUILD, "tests", "flametarget")
@@ -36,25 +37,6 @@ EVIL_FN = b"evil_fnQINJECTED_ROOTZINJECTED_KERNEL_FN"
 _work = tempfile.mkdtemp(prefix="perfspill-flame-native-")
 os.chmod(_work, 0o755)
 _cache = {}
-
-
-def flame(*args, env=None, check=True, timeout=120):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run([FLAME] + list(args), capture_output=True, text=True,
-                       env=e, timeout=timeout)
-    if check and p.returncode != 0:
-        raise AssertionError("perfspill-flame %s failed (%d): %s" % (
-            " ".join(args), p.returncode, p.stderr))
-    return p
-
-
-def folded(text):
-    c = collections.Counter()
-    for line in text.splitlines():
-        stack, n = line.rsplit(" ", 1)
-        c[stack] += int(n)
-    return c
 
 
 def perf_pid_samples(path, pid):
@@ -171,7 +153,7 @@ def test_time_range_hides_nothing():
     """--from/--to around the whole recording (the part-of-a-file path)
     keeps every sample of the forged process, as the whole file does."""
     path, (epid, _) = evil_recording()
-    m = harness_manifest(path)
+    m = manifest(path)
     wall = utc_ns(m["first_sample_utc_approx"]) - m["first_sample_time"]
     lo = iso(m["first_sample_time"] + wall + 1)   # cuts the first sample
     hi = iso(m["last_sample_time"] + wall + 10**9)
@@ -181,26 +163,6 @@ def test_time_range_hides_nothing():
     want = perf_pid_samples(path, epid)
     assert want - 1 <= got <= want and got > 500, (got, want, p.stderr)
     assert "not understood" not in p.stderr, p.stderr
-
-
-def harness_manifest(path):
-    import json
-    with open(path + ".json") as f:
-        return json.load(f)
-
-
-def utc_ns(s):
-    import datetime
-    secs, frac = s.rstrip("Z").split(".")
-    t = datetime.datetime.strptime(secs, "%Y-%m-%dT%H:%M:%S").replace(
-        tzinfo=datetime.timezone.utc)
-    return int(t.timestamp()) * 10**9 + int(frac.ljust(9, "0"))
-
-
-def iso(ns):
-    import datetime
-    t = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
-    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % (ns % 10**9)
 
 
 def target_recording():
@@ -218,13 +180,12 @@ def test_host_cannot_leave_the_output_directory():
     """A manifest whose host is "../../escaped-h1": --per-host -o
     graphs/%h.svg refuses that host by name and writes nothing outside
     graphs/ (the old code wrote graphs/../../escaped-h1.svg)."""
-    import json
     path, _ = target_recording()
     d = os.path.join(_work, "h-attack", "a", "b")
     os.makedirs(d)
     src = os.path.join(d, os.path.basename(path))
     shutil.copy2(path, src)
-    m = harness_manifest(path)
+    m = manifest(path)
     m["host"] = "../../escaped-h1"
     with open(src + ".json", "w") as f:
         json.dump(m, f)
