@@ -13,6 +13,8 @@
 #include <time.h>
 #include <sys/prctl.h>
 
+#include "clocksecs.h"
+
 static volatile unsigned long sink;
 
 /* the name the test patches; the symbol must not be static-folded away */
@@ -26,15 +28,6 @@ evil_fnQINJECTED_ROOTZINJECTED_KERNEL_FN(unsigned long n)
 
 	for (i = 0; i < n; i++)
 		sink += i * 3;
-}
-
-static double
-cpu_secs(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int
@@ -53,7 +46,7 @@ main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	while (cpu_secs() < secs)
+	while (clock_secs(CLOCK_PROCESS_CPUTIME_ID) < secs)
 		evil_fnQINJECTED_ROOTZINJECTED_KERNEL_FN(100000);
 	return 0;
 }

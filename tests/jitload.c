@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "clocksecs.h"
+
 /* mov ecx, 100000; 1: dec ecx; jnz 1b; ret */
 static const uint8_t jit_loop[] = {
 	0xb9, 0xa0, 0x86, 0x01, 0x00,
@@ -21,15 +23,6 @@ static const uint8_t jit_loop[] = {
 	0x75, 0xfc,
 	0xc3,
 };
-
-static double
-cpu_secs(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int
 main(int argc, char **argv)
@@ -70,10 +63,10 @@ main(int argc, char **argv)
 	fclose(f);
 	printf("ready\n");
 	fflush(stdout);
-	t0 = cpu_secs();
-	while (cpu_secs() - t0 < secs * 0.75)
+	t0 = clock_secs(CLOCK_PROCESS_CPUTIME_ID);
+	while (clock_secs(CLOCK_PROCESS_CPUTIME_ID) - t0 < secs * 0.75)
 		hot();
-	while (cpu_secs() - t0 < secs)
+	while (clock_secs(CLOCK_PROCESS_CPUTIME_ID) - t0 < secs)
 		cold();
 	return 0;
 }
