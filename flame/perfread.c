@@ -560,7 +560,8 @@ pr_maps_add(struct pr_proc *p, struct profile_mapping *m)
 	struct profile_mapping	**tmp;
 	size_t			 i, j;
 
-	if (p->pid != PROFILE_NONE) {
+	/* memmove from NULL, even of nothing, is undefined: p->n > 0 */
+	if (p->pid != PROFILE_NONE && p->n > 0) {
 		i = pr_maps_find(p, m->start);
 		for (j = i; j < p->n && p->maps[j]->start < m->end; j++)
 			;
@@ -576,7 +577,9 @@ pr_maps_add(struct pr_proc *p, struct profile_mapping *m)
 	}
 	for (i = 0; i < p->n && p->maps[i]->start < m->start; i++)
 		;
-	memmove(p->maps + i + 1, p->maps + i, (p->n - i) * sizeof(*p->maps));
+	if (i < p->n)
+		memmove(p->maps + i + 1, p->maps + i, (p->n - i) *
+		    sizeof(*p->maps));
 	p->maps[i] = m;
 	p->n++;
 	p->gen++;
