@@ -399,13 +399,26 @@ def test_faithful_jit_map():
             raise Skip("jitload: x86-64 only")
         return p.pid
     path, pid = record(run, name="jit")
+    jmap = "/tmp/perf-%d.map" % pid
     try:
         assert_faithful(path, pid, ["jit_hot", "jit_cold"])
+        # anyone may write in /tmp: a map that is not ours or root's
+        # names nothing (as perf ignores it), nor does a symlink
+        os.chown(jmap, 65534, 65534)
+        p = flame("-f", "-", "--no-companion", "--pid", str(pid), path)
+        assert "jit_hot" not in p.stdout and jmap in p.stderr, p.stderr
+        os.rename(jmap, jmap + ".real")
+        os.chown(jmap + ".real", 0, 0)
+        os.symlink(jmap + ".real", jmap)
+        p = flame("-f", "-", "--no-companion", "--pid", str(pid), path)
+        assert "jit_hot" not in p.stdout and jmap in p.stderr, p.stderr
+        os.unlink(jmap + ".real")
     finally:
-        try:
-            os.unlink("/tmp/perf-%d.map" % pid)
-        except FileNotFoundError:
-            pass
+        for p in (jmap, jmap + ".real"):
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
 
 
 def free_port():
