@@ -7,9 +7,11 @@
  *
  * In time order, as perf reads them: the CPUs' rings are drained one
  * after another, so a thread's COMM may lie in the file after samples of
- * it that came later. Records wait, copied, until a FINISHED_ROUND says
- * that none older than the round before it can follow (perf's ordered
- * events); memory is bounded by a round, never by the file.
+ * it that came later. Records wait until a FINISHED_ROUND says that none
+ * older than the round before it can follow (perf's ordered events): a
+ * record of the mapped file by its place there, one decoded from a
+ * COMPRESSED record copied. Memory is bounded by a round, never by the
+ * file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +36,10 @@
 struct pr_ev {
 	uint64_t		 time;
 	uint64_t		 seq;		/* file order among equal times */
-	size_t			 off;		/* in the arena */
+	const uint8_t		*in_map;	/* the record in the file's
+						 * map, or NULL: */
+	size_t			 off;		/* copied here in the arena
+						 * (decoded from COMPRESSED) */
 	uint32_t		 size;
 	uint32_t		 attr;
 	size_t			 cc_off;	/* the callchain's, in the record */
@@ -975,6 +980,7 @@ pr_flush(struct perfread *r, uint64_t limit)
 {
 	struct perfcheck_sample	 smp;
 	struct pr_ev		*e;
+	const uint8_t		*rec;
 	size_t			 i, keep = 0, alen = 0;
 
 	if (r->nevs == 0)
@@ -982,11 +988,11 @@ pr_flush(struct perfread *r, uint64_t limit)
 	qsort(r->evs, r->nevs, sizeof(*r->evs), pr_ev_cmp);
 	for (i = 0; i < r->nevs && r->evs[i].time <= limit; i++) {
 		e = &r->evs[i];
+		rec = e->in_map != NULL ? e->in_map : r->arena + e->off;
 		smp = e->smp;
 		if (e->cc_off != SIZE_MAX)
-			smp.callchain = r->arena + e->off + e->cc_off;
-		if (pr_record(r, r->arena + e->off, e->size, e->attr, &smp) ==
-		    -1)
+			smp.callchain = rec + e->cc_off;
+		if (pr_record(r, rec, e->size, e->attr, &smp) == -1)
 			return -1;
 	}
 	/* the later ones move to the front of the arena: in the order
@@ -996,6 +1002,8 @@ pr_flush(struct perfread *r, uint64_t limit)
 	qsort(r->evs, keep, sizeof(*r->evs), pr_ev_off_cmp);
 	for (i = 0; i < keep; i++) {
 		e = &r->evs[i];
+		if (e->in_map != NULL)
+			continue;
 		memmove(r->arena + alen, r->arena + e->off, e->size);
 		e->off = alen;
 		alen += e->size;
@@ -1012,6 +1020,7 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	const struct perfcheck_sample	*smp;
 	struct perf_event_header	 h;
 	struct pr_ev			*e;
+	const uint8_t			*in_map;
 	void				*tmp;
 	size_t				 cap;
 
@@ -1036,7 +1045,10 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 		r->evs = tmp;
 		r->evs_cap = cap;
 	}
-	if (r->alen + size > r->acap) {
+	/* a record of the file stays where it is, mapped; one decoded
+	 * from a COMPRESSED record is copied (perfcheck reuses its buffer) */
+	in_map = rec >= r->map && rec < r->map + r->size ? rec : NULL;
+	if (in_map == NULL && r->alen + size > r->acap) {
 		cap = r->acap ? r->acap * 2 : 1 << 20;
 		while (cap < r->alen + size)
 			cap *= 2;
@@ -1049,6 +1061,7 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	memset(e, 0, sizeof(*e));
 	e->time = perfcheck_record_time(r->pc);
 	e->seq = r->seq++;
+	e->in_map = in_map;
 	e->off = r->alen;
 	e->size = (uint32_t)size;
 	e->attr = (uint32_t)attr;
@@ -1059,8 +1072,10 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 		if (smp->callchain != NULL)
 			e->cc_off = (size_t)(smp->callchain - rec);
 	}
-	memcpy(r->arena + r->alen, rec, size);
-	r->alen += size;
+	if (in_map == NULL) {
+		memcpy(r->arena + r->alen, rec, size);
+		r->alen += size;
+	}
 	if (e->time > r->round_max)
 		r->round_max = e->time;
 	return 0;

@@ -55,11 +55,12 @@ def keep(path, name):
     return os.path.join(d, os.path.basename(path))
 
 
-def record(run, secs_hz=(999,), events=("cpu-clock",), name="rec"):
+def record(run, secs_hz=(999,), events=("cpu-clock",), name="rec",
+           extra=()):
     """Files of a recording (cpu-clock at 999 Hz with callchains) of what
     run(d) starts; run returns the pids to wait for."""
     with Daemon() as d:
-        args = ["start", "-F", str(secs_hz[0]), "-g"]
+        args = ["start", "-F", str(secs_hz[0]), "-g"] + list(extra)
         for e in events:
             args += ["-e", e]
         d.ctl(*args)
@@ -368,6 +369,23 @@ def assert_faithful(path, pid, names, env=None, perf_env=None,
 
 def test_faithful_flametarget():
     path, pid = target_recording()
+    assert_faithful(path, pid, ["leaf_seventy", "leaf_thirty"])
+
+
+def test_faithful_compressed_file():
+    """A recording with zstd (-z): the records decoded from COMPRESSED
+    ones are read as the others, every sample counted as perf counts."""
+    def run(d):
+        t = subprocess.Popen([TARGET, "2"], stdout=subprocess.PIPE)
+        assert t.stdout.readline().strip() == b"ready"
+        assert t.wait() == 0
+        return t.pid
+    path, pid = record(run, name="zstd", extra=("-z", "3"))
+    out = perf("report", "-i", path, "--stats").stdout
+    assert "COMPRESSED" in out, out
+    total = len(perf("script", "-i", path, "-G", "-F", "pid").stdout.split())
+    ours = folded(flame("-q", "--no-companion", "-f", "-", path).stdout)
+    assert sum(ours.values()) == total, (sum(ours.values()), total)
     assert_faithful(path, pid, ["leaf_seventy", "leaf_thirty"])
 
 
