@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "addrtab.h"
 #include "jitmap.h"
 
 #define JITMAP_MAX_SIZE	(64 << 20)
@@ -117,16 +118,9 @@ jitmap_free(struct jitmap *m)
 const char *
 jitmap_lookup(const struct jitmap *m, uint64_t addr)
 {
-	size_t	 lo = 0, hi = m->n, mid;
+	size_t	 i = addrtab_upto(m->e, m->n, sizeof(*m->e), addr);
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (m->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= m->e[lo - 1].end)
+	if (i == 0 || addr >= m->e[i - 1].end)
 		return NULL;
-	return m->e[lo - 1].name;
+	return m->e[i - 1].name;
 }

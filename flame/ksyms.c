@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addrtab.h"
 #include "ksyms.h"
 
 #define KSYMS_NT_GNU_BUILD_ID	3
@@ -168,15 +169,8 @@ ksyms_free(struct ksyms *k)
 const char *
 ksyms_lookup(const struct ksyms *k, uint64_t addr)
 {
-	size_t	 lo = 0, hi = k->n, mid;
+	size_t	 i = addrtab_upto(k->e, k->n, sizeof(*k->e), addr);
 
 	/* the last symbol at or before addr */
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (k->e[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == 0 ? NULL : k->arena + k->e[lo - 1].name;
+	return i == 0 ? NULL : k->arena + k->e[i - 1].name;
 }

@@ -24,6 +24,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
+#include "addrtab.h"
 #include "dbgfetch.h"
 #include "symelf.h"
 
@@ -390,7 +391,7 @@ symelf_lookup(struct symelf *se, const struct profile_mapping *m,
 {
 	struct symelf_mod	*sm;
 	GElf_Addr		 addr = 0;
-	size_t			 i, lo, hi, mid;
+	size_t			 i;
 	int			 found = 0;
 
 	if (m == NULL || (m->file[0] == '[' && strcmp(m->file, "[vdso]") !=
@@ -417,15 +418,7 @@ symelf_lookup(struct symelf *se, const struct profile_mapping *m,
 		return NULL;
 	addr += sm->bias;
 	/* the last function that starts at or before addr */
-	lo = 0;
-	hi = sm->nsyms;
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (sm->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && addr < sm->syms[lo - 1].end ? sm->syms[lo - 1].name :
+	i = addrtab_upto(sm->syms, sm->nsyms, sizeof(*sm->syms), addr);
+	return i > 0 && addr < sm->syms[i - 1].end ? sm->syms[i - 1].name :
 	    NULL;
 }
