@@ -301,6 +301,36 @@ def test_one_corrupt_file_among_good_ones():
     assert "1 file skipped" in open(svg).read()
 
 
+def test_corrupt_bytes_never_crash():
+    """A file is data from whoever made it (a fleet store takes other
+    hosts' files): 60 copies of a recording, each with bytes changed at
+    random in its head, its features or anywhere (a fixed seed), are read
+    or refused with a message, never a crash (the sanitizer build aborts
+    on any bad access)."""
+    import random
+    path, _ = target_recording()
+    data = open(path, "rb").read()
+    rng = random.Random(31)
+    d = os.path.join(_work, "mutants")
+    os.makedirs(d)
+    bad = os.path.join(d, "m.data")
+    for i in range(60):
+        b = bytearray(data)
+        for _ in range(rng.choice((1, 4, 32))):
+            where = rng.choice((rng.randrange(0, 4096),
+                                rng.randrange(len(b) - 8192, len(b)),
+                                rng.randrange(len(b))))
+            b[where] = rng.randrange(256)
+        with open(bad, "wb") as f:
+            f.write(b)
+        p = flame("-q", "--no-companion", "-f", os.devnull, bad,
+                  check=False)
+        assert p.returncode in (0, 1), (i, p.returncode, p.stderr[-2000:])
+        assert "Sanitizer" not in p.stderr and \
+            "runtime error" not in p.stderr, (i, p.stderr[-2000:])
+        assert p.returncode == 0 or bad in p.stderr, (i, p.stderr)
+
+
 # ---------------------------------------------------------------------
 # fidelity against perf report
 
