@@ -53,13 +53,20 @@ struct pr_thread {
 	char		*comm;
 };
 
-/* A process's executable mappings, sorted by start. */
+/* Executable mappings, sorted by start: a process's, shared with the
+ * children it forked until one of them maps or execs (copy on write:
+ * a fork costs nothing, however many maps a process has). */
+struct pr_maps {
+	unsigned		 refs;
+	size_t			 n, cap;
+	struct profile_mapping	**m;
+};
+
 struct pr_proc {
 	uint32_t		 pid;
 	int			 used;
 	uint32_t		 gen;	/* changes with every change of maps */
-	struct profile_mapping	**maps;
-	size_t			 n, cap;
+	struct pr_maps		*maps;	/* NULL: none */
 };
 
 struct pr_cgroup {
@@ -121,6 +128,15 @@ struct perfread {
 	uint64_t		 seq, round_max, prev_max;
 	struct profile_frame	 fbuf[PROFILE_MAX_FRAMES];
 };
+
+static void
+pr_maps_put(struct pr_maps *ms)
+{
+	if (ms == NULL || --ms->refs > 0)
+		return;
+	free(ms->m);
+	free(ms);
+}
 
 static uint64_t
 pr_hash64(uint64_t h)
@@ -411,9 +427,9 @@ perfread_close(struct perfread *r)
 		free(r->threads[i].comm);
 	free(r->threads);
 	for (i = 0; i < r->procs_size; i++)
-		free(r->procs[i].maps);
+		pr_maps_put(r->procs[i].maps);
 	free(r->procs);
-	free(r->kernel.maps);
+	pr_maps_put(r->kernel.maps);
 	for (i = 0; i < r->nall; i++) {
 		free((char *)r->all[i]->file);
 		free(r->all[i]);
@@ -537,20 +553,46 @@ pr_set_comm(struct pr_thread *t, const char *comm)
 	return 0;
 }
 
-/* The first mapping of p that ends after addr. */
+/* The first mapping of ms that ends after addr. */
 static size_t
-pr_maps_find(const struct pr_proc *p, uint64_t addr)
+pr_maps_find(const struct pr_maps *ms, uint64_t addr)
 {
-	size_t	 lo = 0, hi = p->n, mid;
+	size_t	 lo = 0, hi = ms->n, mid;
 
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
-		if (p->maps[mid]->end <= addr)
+		if (ms->m[mid]->end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* p's maps, its own to change: made, or copied from those it shares. */
+static struct pr_maps *
+pr_maps_own(struct pr_proc *p)
+{
+	struct pr_maps	*ms = p->maps, *c;
+
+	if (ms != NULL && ms->refs == 1)
+		return ms;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->refs = 1;
+	c->cap = ms != NULL && ms->n > 16 ? ms->n : 16;
+	if ((c->m = malloc(c->cap * sizeof(*c->m))) == NULL) {
+		free(c);
+		return NULL;
+	}
+	if (ms != NULL) {
+		if (ms->n > 0)
+			memcpy(c->m, ms->m, ms->n * sizeof(*c->m));
+		c->n = ms->n;
+		ms->refs--;
+	}
+	p->maps = c;
+	return c;
 }
 
 /*
@@ -563,30 +605,30 @@ static int
 pr_maps_add(struct pr_proc *p, struct profile_mapping *m)
 {
 	struct profile_mapping	**tmp;
+	struct pr_maps		*ms;
 	size_t			 i, j;
 
-	/* memmove from NULL, even of nothing, is undefined: p->n > 0 */
-	if (p->pid != PROFILE_NONE && p->n > 0) {
-		i = pr_maps_find(p, m->start);
-		for (j = i; j < p->n && p->maps[j]->start < m->end; j++)
+	if ((ms = pr_maps_own(p)) == NULL)
+		return -1;
+	if (p->pid != PROFILE_NONE && ms->n > 0) {
+		i = pr_maps_find(ms, m->start);
+		for (j = i; j < ms->n && ms->m[j]->start < m->end; j++)
 			;
-		memmove(p->maps + i, p->maps + j, (p->n - j) *
-		    sizeof(*p->maps));
-		p->n -= j - i;
+		memmove(ms->m + i, ms->m + j, (ms->n - j) * sizeof(*ms->m));
+		ms->n -= j - i;
 	}
-	if (p->n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 16;
-		if ((tmp = realloc(p->maps, p->cap * sizeof(*tmp))) == NULL)
+	if (ms->n == ms->cap) {
+		if ((tmp = realloc(ms->m, ms->cap * 2 * sizeof(*tmp))) == NULL)
 			return -1;
-		p->maps = tmp;
+		ms->m = tmp;
+		ms->cap *= 2;
 	}
-	for (i = 0; i < p->n && p->maps[i]->start < m->start; i++)
+	for (i = 0; i < ms->n && ms->m[i]->start < m->start; i++)
 		;
-	if (i < p->n)
-		memmove(p->maps + i + 1, p->maps + i, (p->n - i) *
-		    sizeof(*p->maps));
-	p->maps[i] = m;
-	p->n++;
+	if (i < ms->n)
+		memmove(ms->m + i + 1, ms->m + i, (ms->n - i) * sizeof(*ms->m));
+	ms->m[i] = m;
+	ms->n++;
 	p->gen++;
 	return 0;
 }
@@ -595,19 +637,21 @@ static const struct profile_mapping *
 pr_maps_lookup(const struct pr_proc *p, uint64_t addr)
 {
 	const struct profile_mapping	*best = NULL;
+	const struct pr_maps		*ms = p->maps;
 	size_t				 i;
 
+	if (ms == NULL)
+		return NULL;
 	if (p->pid == PROFILE_NONE) {
-		for (i = 0; i < p->n; i++)
-			if (addr >= p->maps[i]->start &&
-			    addr < p->maps[i]->end && (best == NULL ||
-			    p->maps[i]->end - p->maps[i]->start <
+		for (i = 0; i < ms->n; i++)
+			if (addr >= ms->m[i]->start && addr < ms->m[i]->end &&
+			    (best == NULL || ms->m[i]->end - ms->m[i]->start <
 			    best->end - best->start))
-				best = p->maps[i];
+				best = ms->m[i];
 		return best;
 	}
-	i = pr_maps_find(p, addr);
-	return i < p->n && p->maps[i]->start <= addr ? p->maps[i] : NULL;
+	i = pr_maps_find(ms, addr);
+	return i < ms->n && ms->m[i]->start <= addr ? ms->m[i] : NULL;
 }
 
 static int
@@ -692,8 +736,9 @@ pr_comm(struct perfread *r, const uint8_t *rec)
 		return -1;
 	/* an exec: the process's old code is gone */
 	if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
-	    (p = pr_proc(r, pid, 0)) != NULL && p->n > 0) {
-		p->n = 0;
+	    (p = pr_proc(r, pid, 0)) != NULL && p->maps != NULL) {
+		pr_maps_put(p->maps);
+		p->maps = NULL;
 		p->gen++;
 	}
 	return 0;
@@ -718,21 +763,17 @@ pr_fork(struct perfread *r, const uint8_t *rec)
 		free(t->comm);
 		t->comm = c;
 	}
-	if (v[0] == v[1] || (pp = pr_proc(r, v[1], 0)) == NULL || pp->n == 0)
+	if (v[0] == v[1] || (pp = pr_proc(r, v[1], 0)) == NULL ||
+	    pp->maps == NULL)
 		return 0;
 	if ((p = pr_proc(r, v[0], 1)) == NULL)
 		return -1;
 	pp = pr_proc(r, v[1], 0);	/* the table may have moved */
-	if (p->cap < pp->n) {
-		free(p->maps);
-		if ((p->maps = malloc(pp->n * sizeof(*p->maps))) == NULL) {
-			p->n = p->cap = 0;
-			return -1;
-		}
-		p->cap = pp->n;
+	if (p->maps != pp->maps) {
+		pr_maps_put(p->maps);
+		p->maps = pp->maps;
+		p->maps->refs++;
 	}
-	memcpy(p->maps, pp->maps, pp->n * sizeof(*p->maps));
-	p->n = pp->n;
 	p->gen++;
 	return 0;
 }
