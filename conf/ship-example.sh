@@ -1,7 +1,8 @@
 #!/bin/sh
 # ship-example.sh: an on_finish program for perfspilld. It uploads a
-# finished trace file and its manifest, the data file first: a store that
-# sees FILE.json may take FILE as whole.
+# finished trace file, the JIT maps the daemon copied beside it
+# (FILE.perf-maps.tar, when its processes had any) and its manifest, the
+# manifest last: a store that sees FILE.json may take the others as whole.
 #
 # perfspilld runs it as: ship-example.sh FILE MANIFEST, with the facts of
 # the file in PERFSPILL_* (perfspilld.json(5)). A non-zero exit makes
@@ -39,11 +40,16 @@ file=$1
 manifest=${2:-}
 host=${PERFSPILL_HOST:-$(hostname)}
 name=$(basename "$file")
+# the JIT maps, when its processes had any
+maps=
+if [ -f "$file.perf-maps.tar" ]; then
+	maps=$file.perf-maps.tar
+fi
 
 if [ -n "$SHIP_URL" ]; then
 	# ${manifest:+...}: no word for an empty manifest, one for a path
 	# with spaces
-	for f in "$file" ${manifest:+"$manifest"}; do
+	for f in "$file" ${maps:+"$maps"} ${manifest:+"$manifest"}; do
 		# --fail: an HTTP error is an exit status, so perfspilld retries
 		# shellcheck disable=SC2086
 		curl --fail --silent --show-error --max-time "$SHIP_TIMEOUT" \
@@ -52,7 +58,7 @@ if [ -n "$SHIP_URL" ]; then
 elif [ -n "$SHIP_RSYNC" ]; then
 	# --partial-dir: an interrupted transfer never shows as a whole file
 	rsync --timeout="$SHIP_TIMEOUT" --partial-dir=.rsync-partial \
-	    --mkpath "$file" "${SHIP_RSYNC%/}/$host/"
+	    --mkpath "$file" ${maps:+"$maps"} "${SHIP_RSYNC%/}/$host/"
 	if [ -n "$manifest" ]; then
 		rsync --timeout="$SHIP_TIMEOUT" "$manifest" "${SHIP_RSYNC%/}/$host/"
 	fi

@@ -1,12 +1,14 @@
 /*
  * fold: samples into a stackset (see fold.h).
  */
+#include <err.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fold.h"
+#include "jitsym.h"
 #include "perfread.h"
 #include "symbolize.h"
 
@@ -137,26 +139,41 @@ fold_ptr_grow(struct fold *f)
 	return 0;
 }
 
+size_t
+fold_nosym_name(char *buf, size_t len, const struct profile_frame *fr)
+{
+	const char	*file, *base;
+
+	if (fr->map == NULL)
+		return fold_name(buf, len, "[unknown]", 9);
+	file = fr->map->file;
+	if (fr->kernel && (strncmp(file, "[kernel.kallsyms]", 17) == 0 ||
+	    file[0] != '['))
+		return fold_name(buf, len, "[kernel.kallsyms]", 17);
+	base = strrchr(file, '/');
+	base = base != NULL && base[1] != '\0' ? base + 1 : file;
+	if (base[0] == '[')
+		return fold_name(buf, len, base, strlen(base));
+	if (len < 3) {
+		buf[0] = '\0';
+		return 0;
+	}
+	buf[0] = '[';
+	len = fold_name(buf + 1, len - 2, base, strlen(base)) + 1;
+	buf[len++] = ']';
+	buf[len] = '\0';
+	return len;
+}
+
 /* What perf shows for a frame without a symbol: its file, bracketed. */
 static uint32_t
 fold_nosym(struct fold *f, const struct profile_frame *fr)
 {
-	const char	*file, *base;
 	char		 buf[FOLD_NAME_MAX];
-	enum stack_kind	 kind = fr->kernel ? STACK_KERNEL : STACK_USER;
+	size_t		 n = fold_nosym_name(buf, sizeof(buf), fr);
 
-	if (fr->map == NULL)
-		return stackset_intern(f->ss, "[unknown]", 9, kind);
-	file = fr->map->file;
-	if (fr->kernel && (strncmp(file, "[kernel.kallsyms]", 17) == 0 ||
-	    file[0] != '['))
-		return stackset_intern(f->ss, "[kernel.kallsyms]", 17, kind);
-	base = strrchr(file, '/');
-	base = base != NULL && base[1] != '\0' ? base + 1 : file;
-	if (base[0] == '[')
-		return fold_intern(f->ss, base, kind);
-	snprintf(buf, sizeof(buf), "[%s]", base);
-	return fold_intern(f->ss, buf, kind);
+	return stackset_intern(f->ss, buf, n, fr->kernel ? STACK_KERNEL :
+	    STACK_USER);
 }
 
 static uint32_t
@@ -262,6 +279,7 @@ fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
 	struct profile_stats		 ps;
 	struct perfread			*r;
 	struct symbolize		*sy = NULL;
+	struct jitsym			*jit = NULL;
 	struct fold			*f = NULL;
 	int				 rv = -1;
 
@@ -275,6 +293,10 @@ fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	/* the JIT maps the daemon copied beside the file */
+	if ((jit = jitsym_load(path)) == NULL && errno != ENOENT)
+		warn("%s%s: not used", path, JITSYM_SUFFIX);
+	symbolize_use_copies(sy, jit);
 	memset(&ro, 0, sizeof(ro));
 	ro.tmin = o->tmin;
 	ro.tmax = o->tmax;
@@ -289,6 +311,7 @@ fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
 	rv = 0;
 out:
 	symbolize_destroy(sy);
+	jitsym_free(jit);
 	fold_free(f);
 	perfread_close(r);
 	return rv;

@@ -50,6 +50,12 @@ void		 fold_free(struct fold *);
  * NUL-ended); its length. */
 size_t		 fold_name(char *buf, size_t len, const char *s, size_t n);
 
+/* The name of a frame without a symbol, as perf shows it ("[unknown]",
+ * "[libfoo.so.1]", "[kernel.kallsyms]"), made safe as fold_name does,
+ * into buf; its length. */
+size_t		 fold_nosym_name(char *buf, size_t len,
+		    const struct profile_frame *);
+
 /* Folds the trace file at path into ss; 0, or -1 with a message in err:
  * a file that cannot be read whole (the caller skips it). */
 int		 fold_file(struct stackset *, const char *path,

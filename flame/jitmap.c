@@ -33,40 +33,17 @@ jitmap_cmp(const void *a, const void *b)
 }
 
 struct jitmap *
-jitmap_load(uint32_t pid, char *err, size_t errlen)
+jitmap_read(FILE *f)
 {
-	struct jitmap		*m = NULL;
+	struct jitmap		*m;
 	struct jitmap_ent	*tmp;
-	struct stat		 st;
-	char			 path[64], *line = NULL, *p, *e;
+	char			*line = NULL, *p, *e;
 	unsigned long long	 start, size;
 	size_t			 cap = 0, l;
 	ssize_t			 n;
-	FILE			*f = NULL;
-	int			 fd;
 
-	err[0] = '\0';
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK)) == -1) {
-		if (errno != ENOENT)
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > JITMAP_MAX_SIZE ||
-	    (st.st_uid != 0 && st.st_uid != geteuid())) {
-		snprintf(err, errlen, "%s: not a regular file of ours or "
-		    "root's under %d MiB: ignored", path, JITMAP_MAX_SIZE >> 20);
-		close(fd);
-		return NULL;
-	}
-	if ((f = fdopen(fd, "r")) == NULL) {
-		close(fd);
-		goto nomem;
-	}
 	if ((m = calloc(1, sizeof(*m))) == NULL)
-		goto nomem;
+		return NULL;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		start = strtoull(line, &e, 16);
 		if (e == line || *e != ' ')
@@ -90,16 +67,48 @@ jitmap_load(uint32_t pid, char *err, size_t errlen)
 		m->n++;
 	}
 	free(line);
-	fclose(f);
 	qsort(m->e, m->n, sizeof(*m->e), jitmap_cmp);
 	return m;
 nomem:
-	snprintf(err, errlen, "%s: out of memory", path);
 	free(line);
-	if (f != NULL)
-		fclose(f);
 	jitmap_free(m);
 	return NULL;
+}
+
+struct jitmap *
+jitmap_load(uint32_t pid, char *err, size_t errlen)
+{
+	struct jitmap		*m;
+	struct stat		 st;
+	char			 path[64];
+	FILE			*f;
+	int			 fd;
+
+	err[0] = '\0';
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1) {
+		if (errno != ENOENT)
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > JITMAP_MAX_SIZE ||
+	    (st.st_uid != 0 && st.st_uid != geteuid())) {
+		snprintf(err, errlen, "%s: not a regular file of ours or "
+		    "root's under %d MiB: ignored", path, JITMAP_MAX_SIZE >> 20);
+		close(fd);
+		return NULL;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	if ((m = jitmap_read(f)) == NULL)
+		snprintf(err, errlen, "%s: out of memory", path);
+	fclose(f);
+	return m;
 }
 
 void

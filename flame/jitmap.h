@@ -8,12 +8,16 @@
 #define PERFSPILL_JITMAP_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct jitmap;
 
 /* The map of pid, or NULL when there is none to read (err says why
  * when there is one that was refused; "" otherwise). */
 struct jitmap	*jitmap_load(uint32_t pid, char *err, size_t errlen);
+/* A map's lines from f (the file above, or a copy of one: jitsym.h);
+ * NULL without memory. */
+struct jitmap	*jitmap_read(FILE *f);
 void		 jitmap_free(struct jitmap *);
 const char	*jitmap_lookup(const struct jitmap *, uint64_t addr);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jitmap.h"
+#include "jitsym.h"
 #include "ksyms.h"
 #include "symbolize.h"
 #include "symelf.h"
@@ -22,6 +23,7 @@ struct symbolize {
 	struct symelf		*elf;
 	struct symbolize_jit	*jits;
 	size_t			 njits, jits_cap;
+	const struct jitsym	*copies;	/* beside the file; NULL: none */
 	int			 verbose;
 };
 
@@ -71,13 +73,23 @@ symbolize_anon(const struct profile_mapping *m)
 	    strncmp(m->file, "/anon_hugepage", 14) == 0;
 }
 
+void
+symbolize_use_copies(struct symbolize *sy, const struct jitsym *js)
+{
+	sy->copies = js;
+}
+
 static const struct jitmap *
 symbolize_jit(struct symbolize *sy, uint32_t pid)
 {
+	const struct jitmap	*copy;
 	struct symbolize_jit	*tmp;
 	char			 why[256];
 	size_t			 i;
 
+	/* the map of the process the file recorded, copied when it ended */
+	if ((copy = jitsym_map(sy->copies, pid)) != NULL)
+		return copy;
 	for (i = 0; i < sy->njits; i++)
 		if (sy->jits[i].pid == pid)
 			return sy->jits[i].map;

@@ -18,12 +18,17 @@
 #include "profile.h"
 
 struct symbolize;
+struct jitsym;
 
 /* kernel_build_id: the file's (len 0: not known: the kernel stays
  * unnamed). NULL without memory. */
 struct symbolize *symbolize_create(const uint8_t *kernel_build_id,
 		    size_t kernel_build_id_len, int verbose);
 void		 symbolize_destroy(struct symbolize *);
+/* The JIT maps copied beside the file (jitsym.h; NULL: none), taken
+ * before /tmp's; js must outlive sy. */
+void		 symbolize_use_copies(struct symbolize *,
+		    const struct jitsym *);
 /* The function at f's address (f->map, f->offset set), or NULL; the
  * name lives as long as sy. */
 const char	*symbolize_frame(struct symbolize *, uint32_t pid,

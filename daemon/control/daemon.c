@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "exporter.h"
 #include "handoff.h"
+#include "jitcopy.h"
 #include "log.h"
 #include "manifest.h"
 #include "notify.h"
@@ -56,22 +57,30 @@ daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
 }
 
 /*
- * A file was closed. A whole one gets its manifest beside it, then its
- * hand-off (which retention, run after this, must see); then the rotates
- * waiting for it are answered either way.
+ * A file was closed. A whole one gets its JIT maps and its manifest
+ * beside it (the manifest last: it lists the maps), then its hand-off
+ * (which retention, run after this, must see); then the rotates waiting
+ * for it are answered either way.
  */
 static void
 daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
 {
-	struct daemon	*d = arg;
-	int		 manifest_ok = 1;
+	struct daemon		*d = arg;
+	struct manifest_facts	 mf;
+	struct jitcopy_result	 jr;
+	int			 manifest_ok = 1;
 
 	if (whole) {
-		if (manifest_write(d->dirfd, f) == -1) {
+		mf = *f;
+		if (jitcopy_file(d->jitcopy, d->dirfd, f->name, &jr) == 0) {
+			mf.jit_pids = jr.pids;
+			mf.jit_n = jr.n;
+		}
+		if (manifest_write(d->dirfd, &mf) == -1) {
 			log_warn("%s: writing its manifest", f->name);
 			manifest_ok = 0;
 		}
-		handoff_add(d->handoff, f, manifest_ok);
+		handoff_add(d->handoff, &mf, manifest_ok);
 	}
 	cmd_file_done(d, f->name, whole);
 }
@@ -203,6 +212,8 @@ daemon_start(struct daemon *d)
 	/* what the last daemon owed, before retention: it keeps those */
 	handoff_configure(d->handoff, &d->cfg);
 	handoff_resume(d->handoff);
+	/* without it, files finish without their JIT maps */
+	d->jitcopy = jitcopy_create(d->base, NULL);
 	/* a crash left .partial files: make them whole before anything new,
 	 * with their manifests and hand-offs */
 	salvage_dir(d->dirfd, daemon_file_done, d);
@@ -268,6 +279,7 @@ daemon_finish(struct daemon *d)
 	control_destroy(d->ctl);
 	session_table_destroy(d->sessions);
 	handoff_destroy(d->handoff);
+	jitcopy_free(d->jitcopy);
 	notify_destroy(d->notify);
 	for (i = 0; i < DAEMON_NSIGNALS; i++)
 		event_free(d->sigs[i]);

@@ -18,6 +18,7 @@ struct session;
 struct session_table;
 struct notify;
 struct handoff;
+struct jitcopy;
 struct control_client;
 struct pidfile;
 
@@ -41,6 +42,7 @@ struct daemon {
 	struct control		*ctl;
 	struct notify		*notify;
 	struct handoff		*handoff;	/* on_finish of finished files */
+	struct jitcopy		*jitcopy;	/* JIT maps copied beside them */
 	struct pidfile		*pidfile;
 	struct event		*sigs[DAEMON_NSIGNALS];
 	/* the lifecycle, for the commands that ask for it (reload,

@@ -43,6 +43,30 @@ manifest_unlink_beside(int dirfd, const char *name)
 	if (snprintf(buf, sizeof(buf), "%s%s", name, MANIFEST_FOLDED_SUFFIX) <
 	    (int)sizeof(buf))
 		unlinkat(dirfd, buf, 0);
+	if (snprintf(buf, sizeof(buf), "%s%s", name,
+	    MANIFEST_JITMAPS_SUFFIX) < (int)sizeof(buf))
+		unlinkat(dirfd, buf, 0);
+}
+
+/* {"file": NAME.perf-maps.tar, "pids": [...]}, or NULL: none. */
+static json_object *
+manifest_jitmaps(const struct manifest_facts *f)
+{
+	json_object	*o, *a;
+	char		 buf[NAME_MAX + 16];
+	size_t		 i;
+
+	if (f->jit_n == 0 || snprintf(buf, sizeof(buf), "%s%s", f->name,
+	    MANIFEST_JITMAPS_SUFFIX) >= (int)sizeof(buf) ||
+	    (o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "file", json_object_new_string(buf));
+	if ((a = json_object_new_array()) != NULL)
+		for (i = 0; i < f->jit_n; i++)
+			json_object_array_add(a,
+			    json_object_new_uint64(f->jit_pids[i]));
+	json_object_object_add(o, "pids", a);
+	return o;
 }
 
 /* The first line of path without its newline, or "" when unreadable. */
@@ -210,6 +234,7 @@ manifest_build(const struct manifest_facts *f)
 	    config_to_json(f->cfg, 0) : NULL);
 	json_object_object_add(o, "buildids",
 	    manifest_buildids(f->buildids, f->buildids_len));
+	json_object_object_add(o, "perf_maps", manifest_jitmaps(f));
 	return o;
 }
 

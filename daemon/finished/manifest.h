@@ -37,11 +37,18 @@ struct manifest_facts {
 	/* a flight recording's snapshot: what took it ("command",
 	 * "SIGUSR2", "psi:cpu"); NULL for any other file */
 	const char		*trigger;
+	/* NAME.perf-maps.tar beside it (jitcopy.h): the processes whose
+	 * JIT maps it holds; n 0: none */
+	const uint32_t		*jit_pids;
+	size_t			 jit_n;
 };
 
 /* perfspill-flame's folded companion of NAME: NAME.folded. Made and read
  * by that tool (flame/companion.c), removed with NAME by the daemon. */
 #define MANIFEST_FOLDED_SUFFIX	".folded"
+
+/* The JIT maps of NAME's processes: NAME.perf-maps.tar (jitcopy.h). */
+#define MANIFEST_JITMAPS_SUFFIX	".perf-maps.tar"
 
 /* A file was finished, by a recording or by salvage: its facts (valid
  * during the call), whole 1 when it got its final name f->name. The one
@@ -59,7 +66,7 @@ int		 manifest_write(int dirfd, const struct manifest_facts *);
 /* NAME.json for NAME into buf; -1 when it does not fit. */
 int		 manifest_name(const char *name, char *buf, size_t len);
 /* Removes what describes NAME once NAME is gone: its manifest and its
- * folded companion (either may be missing). */
+ * companions (folded stacks, JIT maps; any may be missing). */
 void		 manifest_unlink_beside(int dirfd, const char *name);
 
 #endif

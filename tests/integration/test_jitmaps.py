@@ -1,0 +1,277 @@
+"""JIT symbols travel with the trace files: tests/jitload generates code
+into an executable mapping, names it in /tmp/perf-PID.map and exits
+before the file finishes; the real daemon copies the map into
+NAME.data.perf-maps.tar beside the file (listed in the manifest, taken by
+retention, shipped by ship-example.sh), perfspill-flame names the code
+from it once /tmp no longer holds the map, and perf report on the same
+host still reads the live one. Maps that could be doors to other files
+(a symbolic link, a hard link, another user's file) are refused."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import tempfile
+
+import harness
+from harness import Daemon, Receiver, perf, wait_for
+
+JITLOAD = os.path.join(harness.BUILD, "tests", "jitload")
+FLAME = os.path.join(harness.BUILD, "perfspill-flame")
+SRC = os.path.join(os.path.dirname(__file__), "..", "..")
+SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
+SUFFIX = ".perf-maps.tar"
+
+
+def jitgen(secs):
+    """Runs jitload (jit_hot, then jit_cold) to its end; its pid and the
+    text of its map."""
+    if os.uname().machine != "x86_64":
+        raise harness.Skip("jitload generates x86-64 code only")
+    p = subprocess.Popen([JITLOAD, str(secs)], stdout=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"ready"
+    with open("/tmp/perf-%d.map" % p.pid, "rb") as f:
+        text = f.read()
+    assert p.wait() == 0
+    return p.pid, text
+
+
+def members(tar):
+    with tarfile.open(tar) as t:
+        return {m.name: t.extractfile(m).read() for m in t.getmembers()}
+
+
+def flame_folded(path):
+    # other processes sampled beside ours may have any bytes in a name
+    p = subprocess.run([FLAME, "-q", "--no-companion", "-f", "-", path],
+                       capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.decode(errors="replace")
+
+
+def jit_samples(folded, name):
+    """Samples with a frame of name (the JIT's code is the user leaf; a
+    sample taken in the kernel has kernel frames below it)."""
+    return sum(int(l.rsplit(" ", 1)[1]) * l.rsplit(" ", 1)[0].split(
+        ";").count(name) for l in folded.splitlines())
+
+
+def test_map_copied_named_and_read_elsewhere():
+    """jitgen's map is copied beside the file that holds its samples and
+    listed in the manifest; with /tmp's map gone (the file read on another
+    host) perfspill-flame names its code from the copy, perf script
+    cannot, and without the copy neither can perfspill-flame."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+        pid, text = jitgen(2.5)
+        live = "/tmp/perf-%d.map" % pid
+        # the process is gone before the file finishes
+        assert not os.path.exists("/proc/%d" % pid)
+        d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) == 1, files
+        path = files[0]
+        try:
+            tar = path + SUFFIX
+            assert os.path.exists(tar), d.read_log()
+            assert members(tar) == {"perf-%d.map" % pid: text}
+            with open(path + ".json") as f:
+                m = json.load(f)
+            assert m["perf_maps"] == {"file": os.path.basename(tar),
+                                      "pids": [pid]}, m["perf_maps"]
+            assert "jit maps of 1 processes copied" in d.read_log()
+            # on this host, perf reads the live map itself
+            rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
+                       "--pid", str(pid)).stdout
+            assert "jit_hot" in rep, rep
+            away = os.path.join(d.dir, "moved.map")
+            shutil.move(live, away)
+            script = perf("script", "-i", path, "-F", "pid,ip,sym,dso").stdout
+            assert "jit_hot" not in script
+            assert "[unknown] (/tmp/perf-%d.map)" % pid in script
+            out = flame_folded(path)
+            n = jit_samples(out, "jit_hot") + jit_samples(out, "jit_cold")
+            assert jit_samples(out, "jit_hot") > jit_samples(out, "jit_cold")
+            # every sample perf puts in the JIT's code is named
+            unnamed = sum(1 for l in script.splitlines()
+                          if "(/tmp/perf-%d.map)" % pid in l)
+            assert n > 100 and n == unnamed, (n, unnamed)
+            total = sum(int(l.rsplit(" ", 1)[1]) for l in out.splitlines()
+                        if l.startswith("jitload;"))
+            # the copy is what named it: without it, the map's name
+            other = os.path.join(d.dir, "elsewhere")
+            os.mkdir(other)
+            shutil.copy2(path, other)
+            shutil.copy2(path + ".json", other)
+            out = flame_folded(os.path.join(other, os.path.basename(path)))
+            assert "jit_hot" not in out and "jit_cold" not in out
+            assert sum(int(l.rsplit(" ", 1)[1]) for l in out.splitlines()
+                       if l.startswith("jitload;")) == total
+            # and tar -x gives perf what it reads on the host
+            with tarfile.open(tar) as t:
+                t.extractall("/tmp", filter="data")
+            rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
+                       "--pid", str(pid)).stdout
+            assert "jit_hot" in rep, rep
+        finally:
+            for p in ("/tmp/perf-%d.map" % pid,):
+                if os.path.exists(p):
+                    os.unlink(p)
+
+
+def test_no_map_no_companion():
+    """A file without JIT processes gets no companion and a null in its
+    manifest."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+        harness.spinner(0.3).wait()
+        d.ctl("stop")
+        path = d.finished_files()[0]
+        assert not os.path.exists(path + SUFFIX)
+        with open(path + ".json") as f:
+            assert json.load(f)["perf_maps"] is None
+
+
+def spin_with_map(make):
+    """A spinner, sampled, whose /tmp/perf-PID.map make(path) lays;
+    its path and pid once the spinner has exited."""
+    # over two of the daemon's scans of /tmp (one a second)
+    p = subprocess.Popen([harness.SPINNER, "2.5"], stdout=subprocess.PIPE)
+    path = "/tmp/perf-%d.map" % p.pid
+    try:
+        make(path)
+        # seen alive by a scan of /tmp, then gone
+        assert p.wait() == 0
+    finally:
+        p.wait()
+    return path, p.pid
+
+
+def test_doors_to_other_files_are_refused():
+    """Maps of sampled processes that are a symbolic link, a hard link
+    or owned by another user than the process are not copied, and the log
+    says why; a good map in the same file is."""
+    secret = tempfile.NamedTemporaryFile(dir="/tmp", prefix="secret-",
+                                         delete=False)
+    secret.write(b"1000 10 secret_symbol_of_root\n")
+    secret.close()
+    nobody = 65534
+    made = []
+
+    def symlink(path):
+        os.symlink(secret.name, path)
+
+    def hardlink(path):
+        os.link(secret.name, path)
+
+    def foreign(path):
+        with open(path, "w") as f:
+            f.write("1000 10 planted_by_another_user\n")
+        os.chown(path, nobody, nobody)
+
+    try:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            pids = {}
+            for kind, make in (("link", symlink), ("hard", hardlink),
+                               ("foreign", foreign)):
+                path, pid = spin_with_map(make)
+                made.append(path)
+                pids[kind] = pid
+            good, text = jitgen(2.5)
+            made.append("/tmp/perf-%d.map" % good)
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            log = d.read_log()
+            for kind, why in (("link", "a symbolic link"),
+                              ("hard", "a file of several links"),
+                              ("foreign", "owned by another user than its "
+                               "process's")):
+                assert "perf-%d.map not copied: %s" % (pids[kind], why) \
+                    in log, (kind, log)
+            assert members(path + SUFFIX) == {"perf-%d.map" % good: text}
+    finally:
+        for p in made + [secret.name]:
+            if os.path.lexists(p):
+                os.unlink(p)
+
+
+def test_retention_and_shipping_take_the_maps():
+    """ship-example.sh uploads the maps with the file (before the
+    manifest), and retention removes them with it."""
+    with Daemon(config={}, start=False) as d:
+        harness.handoff_user()
+        os.chmod(d.dir, 0o755)
+        w = os.path.join(d.dir, "work")
+        os.mkdir(w)
+        os.chmod(w, 0o1777)
+        rcv = Receiver(os.path.join(d.dir, "received"))
+        made = []
+        try:
+            ship = os.path.join(w, "ship-example.sh")
+            shutil.copy(SHIP, ship)
+            hook = os.path.join(w, "hook")
+            with open(hook, "w") as f:
+                f.write("#!/bin/sh\nSHIP_URL=%s exec %s \"$@\"\n" % (
+                    rcv.url, ship))
+            os.chmod(hook, 0o755)
+            with open(d.config, "w") as f:
+                json.dump({"on_finish": hook, "on_finish_retry": "1",
+                           "freq": 999, "callgraph": True}, f)
+            d.start()
+            d.ctl("start", "-e", "cpu-clock")
+            pid, text = jitgen(2.5)
+            made.append("/tmp/perf-%d.map" % pid)
+            d.ctl("rotate")
+            wait_for(lambda: len(d.finished_files()) == 1, what="rotation")
+            old = d.finished_files()[0]
+            assert os.path.exists(old + SUFFIX)
+            wait_for(lambda: d.status()["handoffs"]["ok"] == 1, 60,
+                     "the hand-off")
+            got = os.path.join(d.dir, "received", "up",
+                               socket.gethostname(), os.path.basename(old))
+            with open(got + SUFFIX, "rb") as a, open(old + SUFFIX, "rb") as b:
+                assert a.read() == b.read()
+            harness.assert_received([old], os.path.dirname(got))
+            order = [p.rsplit("/", 1)[1] for p in rcv.puts]
+            base = os.path.basename(old)
+            assert order == [base, base + SUFFIX, base + ".json"], order
+            d.ctl("configure", "max_files=1")
+            d.ctl("rotate")
+            wait_for(lambda: not os.path.exists(old), what="retention")
+            d.ctl("stop")
+            assert not os.path.exists(old + SUFFIX)
+        finally:
+            rcv.close()
+            for p in made:
+                if os.path.exists(p):
+                    os.unlink(p)
+
+
+def test_tar_reader_refuses_a_damaged_companion():
+    """perfspill-flame reads a damaged companion as none, says so, and
+    still folds the file."""
+    work = tempfile.mkdtemp(prefix="perfspill-jit-test-")
+    try:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            harness.spinner(0.3).wait()
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            for ext in ("", ".json"):
+                shutil.copy2(path + ext, work)
+        p = os.path.join(work, os.path.basename(path))
+        with open(p + SUFFIX, "wb") as f:
+            f.write(b"not a tar" * 100)
+        r = subprocess.run([FLAME, "-q", "--no-companion", "-f", "-", p],
+                           capture_output=True, text=True, timeout=300,
+                           errors="replace")
+        assert r.returncode == 0, r.stderr
+        assert SUFFIX + ": not used" in r.stderr, r.stderr
+        assert r.stdout.strip()
+    finally:
+        shutil.rmtree(work)
+
+
+harness.main(globals())
