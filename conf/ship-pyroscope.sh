@@ -1,12 +1,20 @@
 #!/bin/sh
 # ship-pyroscope.sh: an on_finish program for perfspilld that sends the
-# profile of each finished trace file, as folded stacks, to the /ingest
-# endpoint of Pyroscope (or a store that takes the same requests):
+# profile of each finished trace file to the /ingest endpoint of Pyroscope
+# (or a store that takes the same requests), as folded stacks:
 #
 #   POST SHIP_PYROSCOPE/ingest?name=APP{host=HOST}&from=FIRST&until=LAST
 #        &format=folded&sampleRate=HZ&spyName=perfspill&units=samples
 #        &aggregationType=sum
 #   body: "comm;frame;frame COUNT" lines
+#
+# or, with SHIP_FORMAT=pprof, as pprof's profile.proto (perfspill-flame
+# -P: addresses, mappings with build-ids, labels comm, pid, event, cgroup),
+# a multipart form as Pyroscope's own clients send it:
+#
+#   POST SHIP_PYROSCOPE/ingest?name=APP{host=HOST}&from=FIRST&until=LAST
+#        &format=pprof&spyName=perfspill
+#   body: multipart/form-data, the gzipped profile in the part "profile"
 #
 # FIRST and LAST are the file's first and last sample (epoch seconds, the
 # last rounded up) and HZ its sampling frequency, all from its manifest.
@@ -28,6 +36,8 @@ SHIP_APP=${SHIP_APP:-perfspill.cpu}
 SHIP_TIMEOUT=${SHIP_TIMEOUT:-300}
 # extra curl options, e.g. "-u user:pass" or "-H X-Scope-OrgID:fleet"
 SHIP_CURL_OPTS=${SHIP_CURL_OPTS:-}
+# what is sent: folded (the stacks by name) or pprof (the profile)
+SHIP_FORMAT=${SHIP_FORMAT:-folded}
 # the folding tool
 PERFSPILL_FLAME=${PERFSPILL_FLAME:-perfspill-flame}
 
@@ -40,6 +50,14 @@ fi
 file=$1
 manifest=${2:-$1.json}
 host=${PERFSPILL_HOST:-$(hostname)}
+case $SHIP_FORMAT in
+folded|pprof) ;;
+*)
+	echo "ship-pyroscope.sh: SHIP_FORMAT is folded or pprof, not" \
+	    "'$SHIP_FORMAT'" >&2
+	exit 2
+	;;
+esac
 if [ -z "$SHIP_PYROSCOPE" ]; then
 	echo "ship-pyroscope.sh: set SHIP_PYROSCOPE; $(basename "$file") not" \
 	    "shipped" >&2
@@ -70,17 +88,30 @@ case $hz in
 ''|0|*[!0-9]*) hz=100 ;;	# recorded with a period: a nominal rate
 esac
 
-folded=$(mktemp "${TMPDIR:-/tmp}/ship-pyroscope.XXXXXX")
-trap 'rm -f "$folded"' EXIT
+out=$(mktemp "${TMPDIR:-/tmp}/ship-pyroscope.XXXXXX")
+trap 'rm -f "$out"' EXIT
+if [ "$SHIP_FORMAT" = pprof ]; then
+	# the whole profile first: a failed read never uploads half of one
+	"$PERFSPILL_FLAME" -q -P "$out" "$file"
+	# shellcheck disable=SC2086
+	curl --fail --silent --show-error --max-time "$SHIP_TIMEOUT" \
+	    $SHIP_CURL_OPTS -X POST \
+	    -F "profile=@$out;type=application/octet-stream;filename=profile.pb.gz" \
+	    --url-query "name=$SHIP_APP{host=$host}" \
+	    --url-query "from=$from" --url-query "until=$until" \
+	    --url-query "format=pprof" --url-query "spyName=perfspill" \
+	    "${SHIP_PYROSCOPE%/}/ingest"
+	exit
+fi
 # the whole profile first: a failed fold never uploads half of one
-"$PERFSPILL_FLAME" -q -f "$folded" "$file"
+"$PERFSPILL_FLAME" -q -f "$out" "$file"
 
 # --url-query encodes each value; --fail: an HTTP error is an exit status,
 # so perfspilld retries
 # shellcheck disable=SC2086
 curl --fail --silent --show-error --max-time "$SHIP_TIMEOUT" \
     $SHIP_CURL_OPTS -X POST -H "Content-Type: text/plain" \
-    --data-binary "@$folded" \
+    --data-binary "@$out" \
     --url-query "name=$SHIP_APP{host=$host}" \
     --url-query "from=$from" --url-query "until=$until" \
     --url-query "format=folded" --url-query "sampleRate=$hz" \

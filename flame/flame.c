@@ -22,9 +22,11 @@
 #include <string.h>
 
 #include "companion.h"
+#include "diff.h"
 #include "fold.h"
 #include "opts.h"
 #include "pick.h"
+#include "pprofout.h"
 #include "progress.h"
 #include "stackset.h"
 #include "svg.h"
@@ -435,6 +437,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		so.subtitle = sub;
 		so.width = o->width;
 		so.inverted = o->inverted;
+		so.diff = 0;
 		if ((f = flame_open(host ? name : o->svg)) == NULL)
 			rv = -1;
 		else if ((rv = flame_close(f, host ? name : o->svg,
@@ -450,141 +453,327 @@ out:
 	return rv;
 }
 
-int
-main(int argc, char **argv)
+/* One side of a differential graph for its title: "host h, 2026-12-04
+ * 13:00:01 to 13:00:03, 2 files"; without the date when day is set
+ * (both sides are of that one day). */
+static void
+flame_side_name(char *buf, size_t len, const struct view_info *vi,
+    const struct flame_run *run, int day)
 {
-	struct opts		 o;
-	struct pick_list	 l;
-	struct flame_run	 run;
-	struct stackset		*all = NULL;
-	enum pick_cover		*cover = NULL;
-	size_t			 i, j, chosen = 0, others = 0, written = 0;
-	const char		*found[VIEW_MAX_NAMES];
-	size_t			 nfound = 0;
-	char			 a[40], b[40], names[256], want[256];
-	int			 rv = 1, r;
+	char	 hosts[256], a[40], b[40];
 
-	opts_parse(&o, argc, argv);
-	memset(&l, 0, sizeof(l));
-	memset(&run, 0, sizeof(run));
-	for (i = 0; i < o.ninputs; i++)
-		if (pick_add(&l, o.inputs[i]) == -1)
-			goto out;
-	if (l.n == 0) {
-		warnx("no trace files (NAME.data) in %s%s", o.inputs[0],
-		    o.ninputs > 1 ? " or the other paths given" : "");
-		goto out;
-	}
-	for (i = 0; i < l.n; i++)
-		if (pick_facts(&l.f[i], o.verbose) == -1) {
-			/* named by pick; no samples: left out below */
-			l.f[i].first = l.f[i].last = 0;
-			l.f[i].facts = NULL;
-			snprintf(l.f[i].session, sizeof(l.f[i].session),
-			    "default");
-			run.skipped++;
-		}
-	pick_sort(&l);
-	if ((cover = calloc(l.n, sizeof(*cover))) == NULL ||
-	    (all = stackset_create()) == NULL) {
+	flame_names(hosts, sizeof(hosts), vi->hosts, vi->nhosts);
+	opts_utc(run->from, a, sizeof(a), 0);
+	opts_utc(run->to, b, sizeof(b), 0);
+	a[strlen(a) - 1] = '\0';
+	b[strlen(b) - 1] = '\0';
+	a[10] = b[10] = ' ';
+	snprintf(buf, len, "%s %s, %s to %s, %zu file%s",
+	    vi->nhosts == 1 ? "host" : "hosts", vi->nhosts ? hosts : "none",
+	    day ? a + 11 : a, day || strncmp(a, b, 10) == 0 ? b + 11 : b,
+	    run->files, run->files == 1 ? "" : "s");
+}
+
+/* The differential graph and/or folded pairs of A (ao's view of a)
+ * against B (o's view of b). */
+static int
+flame_diff_output(const struct stackset *a, const struct opts *ao,
+    const struct flame_run *arun, const struct stackset *b,
+    const struct opts *o, const struct flame_run *brun)
+{
+	struct view_info	 via, vib;
+	struct svg_opts		 so;
+	struct stackset		*va = NULL, *vb = NULL, *dp = NULL;
+	char			 sa[384], sb[384], title[1024], sub[1024];
+	char			 d[4][40];
+	FILE			*f;
+	int			 rv = -1, day, i;
+
+	if ((va = view_build(a, ao, NULL, &via)) == NULL ||
+	    (vb = view_build(b, o, NULL, &vib)) == NULL ||
+	    (dp = diff_build(va, vb)) == NULL) {
 		warnx("out of memory");
 		goto out;
 	}
-	for (i = 0; i < l.n; i++) {
-		if (!pick_session(&l.f[i], &o)) {
-			cover[i] = PICK_NONE;
+	if (via.samples == 0)
+		warnx("A: no samples match the filters");
+	if (vib.samples == 0)
+		warnx("B: no samples match the filters");
+	rv = 0;
+	if (o->folded != NULL) {
+		if ((f = flame_open(o->folded)) == NULL)
+			rv = -1;
+		else
+			rv |= flame_close(f, o->folded,
+			    diff_write_folded(dp, f));
+	}
+	if (o->svg == NULL || rv == -1)
+		goto out;
+	/* the date once when both sides are of one day */
+	opts_utc(arun->from, d[0], sizeof(d[0]), 0);
+	opts_utc(arun->to, d[1], sizeof(d[1]), 0);
+	opts_utc(brun->from, d[2], sizeof(d[2]), 0);
+	opts_utc(brun->to, d[3], sizeof(d[3]), 0);
+	for (day = 1, i = 1; i < 4; i++)
+		day &= strncmp(d[0], d[i], 10) == 0;
+	d[0][10] = '\0';
+	flame_side_name(sa, sizeof(sa), &via, arun, day);
+	flame_side_name(sb, sizeof(sb), &vib, brun, day);
+	if (o->title != NULL)
+		snprintf(title, sizeof(title), "%s", o->title);
+	else
+		snprintf(title, sizeof(title), "Differential: A (%s) against "
+		    "B (%s)%s%s UTC", sa, sb, day ? ", " : "", day ? d[0] : "");
+	snprintf(sub, sizeof(sub), "red: a larger share of B than of A, "
+	    "blue: a smaller one, dashed: one side only \xc2\xb7 width: the "
+	    "mean of both shares \xc2\xb7 A %" PRIu64 " samples, B %" PRIu64
+	    " samples", via.samples, vib.samples);
+	memset(&so, 0, sizeof(so));
+	so.title = title;
+	so.subtitle = sub;
+	so.width = o->width;
+	so.inverted = o->inverted;
+	so.diff = 1;
+	if ((f = flame_open(o->svg)) == NULL)
+		rv = -1;
+	else if ((rv = flame_close(f, o->svg, svg_write(f, dp, &so))) == 0 &&
+	    o->progress != 0 && strcmp(o->svg, "-") != 0)
+		fprintf(stderr, "perfspill-flame: wrote %s (A %" PRIu64 ", B %"
+		    PRIu64 " samples)\n", o->svg, via.samples, vib.samples);
+out:
+	stackset_free(dp);
+	stackset_free(vb);
+	stackset_free(va);
+	return rv;
+}
+
+/* One side of a graph: the files its inputs, sessions and range pick,
+ * and their stacks added together. */
+struct flame_side {
+	struct pick_list	 l;
+	enum pick_cover		*cover;
+	struct flame_run	 run;
+	struct stackset		*all;
+};
+
+static void
+flame_side_free(struct flame_side *sd)
+{
+	free(sd->cover);
+	stackset_free(sd->all);
+	pick_free(&sd->l);
+}
+
+/* Picks o's files for o's sessions and range and, when fold is set,
+ * folds them into sd; 0, or -1 with a message printed. */
+static int
+flame_gather(struct flame_side *sd, const struct opts *o, int fold)
+{
+	struct pick_list	*l = &sd->l;
+	struct flame_run	*run = &sd->run;
+	size_t			 i, chosen = 0, others = 0;
+	const char		*found[VIEW_MAX_NAMES];
+	size_t			 nfound = 0;
+	char			 a[40], b[40], names[256], want[256];
+
+	memset(sd, 0, sizeof(*sd));
+	for (i = 0; i < o->ninputs; i++)
+		if (pick_add(l, o->inputs[i]) == -1)
+			return -1;
+	if (l->n == 0) {
+		warnx("no trace files (NAME.data) in %s%s", o->inputs[0],
+		    o->ninputs > 1 ? " or the other paths given" : "");
+		return -1;
+	}
+	for (i = 0; i < l->n; i++)
+		if (pick_facts(&l->f[i], o->verbose) == -1) {
+			/* named by pick; no samples: left out below */
+			l->f[i].first = l->f[i].last = 0;
+			l->f[i].facts = NULL;
+			snprintf(l->f[i].session, sizeof(l->f[i].session),
+			    "default");
+			run->skipped++;
+		}
+	pick_sort(l);
+	if ((sd->cover = calloc(l->n, sizeof(*sd->cover))) == NULL ||
+	    (sd->all = stackset_create()) == NULL) {
+		warnx("out of memory");
+		return -1;
+	}
+	for (i = 0; i < l->n; i++) {
+		if (!pick_session(&l->f[i], o)) {
+			sd->cover[i] = PICK_NONE;
 			others++;
-			view_note(found, &nfound, l.f[i].session);
-			if (o.verbose)
+			view_note(found, &nfound, l->f[i].session);
+			if (o->verbose)
 				fprintf(stderr, "perfspill-flame: %s: of session "
-				    "%s, not read\n", l.f[i].path,
-				    l.f[i].session);
+				    "%s, not read\n", l->f[i].path,
+				    l->f[i].session);
 			continue;
 		}
-		cover[i] = pick_cover(&l.f[i], o.ranged ? o.from : INT64_MIN,
-		    o.ranged ? o.to : INT64_MAX);
-		if (o.verbose)
+		sd->cover[i] = pick_cover(&l->f[i], o->ranged ? o->from :
+		    INT64_MIN, o->ranged ? o->to : INT64_MAX);
+		if (o->verbose)
 			fprintf(stderr, "perfspill-flame: %s (%s, session %s, "
-			    "facts from its %s): %s\n", l.f[i].path,
-			    l.f[i].host, l.f[i].session,
-			    l.f[i].facts ? l.f[i].facts : "none",
-			    cover[i] == PICK_WHOLE ? "whole" : cover[i] ==
-			    PICK_PART ? "part" : "not in the range");
-		chosen += cover[i] != PICK_NONE;
-		if (cover[i] != PICK_NONE)
-			view_note(run.sessions, &run.nsessions,
-			    l.f[i].session);
+			    "facts from its %s): %s\n", l->f[i].path,
+			    l->f[i].host, l->f[i].session,
+			    l->f[i].facts ? l->f[i].facts : "none",
+			    sd->cover[i] == PICK_WHOLE ? "whole" :
+			    sd->cover[i] == PICK_PART ? "part" :
+			    "not in the range");
+		chosen += sd->cover[i] != PICK_NONE;
+		if (sd->cover[i] != PICK_NONE)
+			view_note(run->sessions, &run->nsessions,
+			    l->f[i].session);
 	}
-	if (chosen == 0 && others == l.n) {
+	if (chosen == 0 && others == l->n) {
 		flame_names(names, sizeof(names), found, nfound);
-		flame_names(want, sizeof(want), o.nsessions ? o.sessions :
-		    (const char *[]){ "default" }, o.nsessions ? o.nsessions : 1);
+		flame_names(want, sizeof(want), o->nsessions ? o->sessions :
+		    (const char *[]){ "default" }, o->nsessions ? o->nsessions :
+		    1);
 		warnx("none of the %zu trace files is of session %s: they are "
-		    "of %s (--session NAME, or --session all)", l.n, want, names);
-		goto out;
+		    "of %s (--session NAME, or --session all)", l->n, want,
+		    names);
+		return -1;
 	}
-	if (run.skipped == l.n) {
-		warnx("none of the %zu trace files could be read", l.n);
-		goto out;
+	if (run->skipped == l->n) {
+		warnx("none of the %zu trace files could be read", l->n);
+		return -1;
 	}
 	if (chosen == 0) {
-		if (o.ranged)
+		if (o->ranged)
 			warnx("none of the %zu trace files has samples from %s "
-			    "to %s", l.n - others, opts_utc(o.from, a, sizeof(a), 0),
-			    o.to == INT64_MAX ? "now" :
-			    opts_utc(o.to, b, sizeof(b), 0));
+			    "to %s", l->n - others, o->from == INT64_MIN ?
+			    "the start" : opts_utc(o->from, a, sizeof(a), 0),
+			    o->to == INT64_MAX ? "now" :
+			    opts_utc(o->to, b, sizeof(b), 0));
 		else
 			warnx("none of the %zu trace files has samples",
-			    l.n - others);
-		goto out;
+			    l->n - others);
+		return -1;
 	}
-	progress_init(o.progress, chosen);
-	for (i = 0; i < l.n; i++) {
-		if (cover[i] == PICK_NONE)
+	progress_init(o->progress, chosen);
+	for (i = 0; fold && i < l->n; i++) {
+		if (sd->cover[i] == PICK_NONE)
 			continue;
-		if ((cover[i] == PICK_WHOLE ? flame_whole(all, &l.f[i], &o,
-		    &run) : flame_part(all, &l.f[i], &o, &run)) < 0) {
+		if ((sd->cover[i] == PICK_WHOLE ? flame_whole(sd->all,
+		    &l->f[i], o, run) : flame_part(sd->all, &l->f[i], o,
+		    run)) < 0) {
 			progress_done();
-			goto out;
+			return -1;
 		}
 	}
 	progress_done();
-	if (run.skipped >= l.n) {
-		warnx("none of the %zu trace files could be read", l.n);
-		goto out;
+	if (run->skipped >= l->n) {
+		warnx("none of the %zu trace files could be read", l->n);
+		return -1;
 	}
+	run->read = stackset_samples(sd->all);
+	if (run->files == 0)
+		run->from = run->to = o->from;
+	return 0;
+}
+
+/* The pprof profile of sd's files (host's only, unless NULL). */
+static int
+flame_pprof(const struct flame_side *sd, const struct opts *o,
+    const char *host)
+{
+	struct pprofout_stats	 st;
+	char			 name[PATH_MAX];
+
+	if (host != NULL && flame_host_name(name, sizeof(name), o->pprof,
+	    host) == -1) {
+		warnx("%s: name too long", o->pprof);
+		return -1;
+	}
+	if (pprofout_write(&sd->l, sd->cover, o, host, host ? name : o->pprof,
+	    &st) == -1)
+		return -1;
+	if (st.samples == 0)
+		warnx("%s%sno samples match the filters", host ? host : "",
+		    host ? ": " : "");
+	if (o->progress != 0 && strcmp(o->pprof, "-") != 0)
+		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
+		    "%" PRIu64 " bytes)\n", host ? name : o->pprof, st.samples,
+		    st.bytes);
+	return 0;
+}
+
+/* The options of the base side of a differential graph: o's, with the
+ * base's files, range and hosts. */
+static void
+flame_base_opts(struct opts *a, const struct opts *o)
+{
+	*a = *o;
+	memcpy(a->inputs, o->base_inputs, sizeof(a->inputs));
+	a->ninputs = o->nbase_inputs;
+	a->from = o->base_from;
+	a->to = o->base_to;
+	a->ranged = o->base_ranged;
+	if (o->nbase_hosts > 0) {
+		memcpy(a->hosts, o->base_hosts, sizeof(a->hosts));
+		a->nhosts = o->nbase_hosts;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts		 o, ao;
+	struct flame_side	 b, a;
+	size_t			 i, j, written = 0;
+	int			 rv = 1, r;
+
+	opts_parse(&o, argc, argv);
+	memset(&a, 0, sizeof(a));
+	/* pprof alone reads the files itself: no stacks to fold */
+	if (flame_gather(&b, &o, o.svg != NULL || o.folded != NULL ||
+	    o.companion_only) == -1)
+		goto out;
 	if (o.companion_only) {
 		rv = 0;
 		goto out;
 	}
-	run.read = stackset_samples(all);
-	if (run.files == 0)
-		run.from = run.to = o.from;
+	if (o.diff) {
+		flame_base_opts(&ao, &o);
+		if (flame_gather(&a, &ao, 1) == -1)
+			goto out;
+		rv = flame_diff_output(a.all, &ao, &a.run, b.all, &o,
+		    &b.run) == -1;
+		goto out;
+	}
 	if (!o.per_host) {
-		rv = flame_output(all, &o, &run, NULL) != 0;
+		rv = ((o.svg != NULL || o.folded != NULL) &&
+		    flame_output(b.all, &o, &b.run, NULL) != 0) ||
+		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1);
 		goto out;
 	}
 	/* a host whose samples the filters all leave out gets no file;
 	 * none at all is the error */
 	rv = 0;
-	for (i = 0; i < l.n; i++) {
-		if (cover[i] == PICK_NONE)
+	for (i = 0; i < b.l.n; i++) {
+		if (b.cover[i] == PICK_NONE)
 			continue;
 		for (j = 0; j < i; j++)
-			if (cover[j] != PICK_NONE &&
-			    strcmp(l.f[j].host, l.f[i].host) == 0)
+			if (b.cover[j] != PICK_NONE &&
+			    strcmp(b.l.f[j].host, b.l.f[i].host) == 0)
 				break;
 		if (j < i)
 			continue;
-		if ((r = flame_output(all, &o, &run, l.f[i].host)) == -1)
+		r = 0;
+		if ((o.svg != NULL || o.folded != NULL) &&
+		    (r = flame_output(b.all, &o, &b.run, b.l.f[i].host)) == -1)
+			rv = 1;
+		if (o.pprof != NULL && r == 0 &&
+		    flame_pprof(&b, &o, b.l.f[i].host) == -1)
 			rv = 1;
 		written += r == 0;
 	}
 	if (written == 0)
 		rv = 1;
 out:
-	free(cover);
-	stackset_free(all);
-	pick_free(&l);
+	flame_side_free(&a);
+	flame_side_free(&b);
 	return rv;
 }

@@ -271,48 +271,69 @@ nomem:
 }
 
 int
-fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
-    int verbose, struct fold_stats *st, char *err, size_t errlen)
+fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
+    void *arg, int verbose, struct profile_stats *ps, uint64_t *head_hash,
+    char *err, size_t errlen)
 {
 	const struct profile_info	*pi;
-	struct perfread_opts		 ro;
-	struct profile_stats		 ps;
 	struct perfread			*r;
 	struct symbolize		*sy = NULL;
 	struct jitsym			*jit = NULL;
-	struct fold			*f = NULL;
 	int				 rv = -1;
 
-	memset(st, 0, sizeof(*st));
 	if ((r = perfread_open(path, err, errlen)) == NULL)
 		return -1;
 	pi = perfread_info(r);
-	if ((f = fold_create(ss, o)) == NULL ||
-	    (sy = symbolize_create(pi->kernel_build_id,
+	if ((sy = symbolize_create(pi->kernel_build_id,
 	    pi->kernel_build_id_len, verbose)) == NULL) {
 		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
 		goto out;
 	}
 	/* the JIT maps the daemon copied beside the file */
 	if ((jit = jitsym_load(path)) == NULL && errno != ENOENT)
 		warn("%s%s: not used", path, JITSYM_SUFFIX);
 	symbolize_use_copies(sy, jit);
+	if (perfread_walk(r, ro, sy, fn, arg, ps, err, errlen) == -1)
+		goto out;
+	if (head_hash != NULL)
+		*head_hash = pi->head_hash;
+	rv = 0;
+out:
+	symbolize_destroy(sy);
+	jitsym_free(jit);
+	perfread_close(r);
+	return rv;
+}
+
+int
+fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
+    int verbose, struct fold_stats *st, char *err, size_t errlen)
+{
+	struct perfread_opts		 ro;
+	struct profile_stats		 ps;
+	struct fold			*f;
+	uint64_t			 head;
+
+	memset(st, 0, sizeof(*st));
+	if ((f = fold_create(ss, o)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	memset(&ro, 0, sizeof(ro));
 	ro.tmin = o->tmin;
 	ro.tmax = o->tmax;
 	ro.pids = o->pids;
 	ro.npids = o->npids;
-	if (perfread_walk(r, &ro, sy, fold_sample, f, &ps, err, errlen) == -1)
-		goto out;
+	if (fold_read(path, &ro, fold_sample, f, verbose, &ps, &head, err,
+	    errlen) == -1) {
+		fold_free(f);
+		return -1;
+	}
 	fold_end(f, st);
 	st->read = ps.read;
 	st->lost = ps.lost;
-	st->head_hash = pi->head_hash;
-	rv = 0;
-out:
-	symbolize_destroy(sy);
-	jitsym_free(jit);
+	st->head_hash = head;
 	fold_free(f);
-	perfread_close(r);
-	return rv;
+	return 0;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfread.h"
 #include "profile.h"
 #include "stackset.h"
 
@@ -55,6 +56,14 @@ size_t		 fold_name(char *buf, size_t len, const char *s, size_t n);
  * into buf; its length. */
 size_t		 fold_nosym_name(char *buf, size_t len,
 		    const struct profile_frame *);
+
+/* Reads the trace file at path into fn (a perfread_fn), its frames named
+ * (the JIT maps copied beside it first): what fold_file and the pprof
+ * output share. 0, or -1 with a message in err (errno ENOMEM: out of
+ * memory; else a file that cannot be read). head_hash may be NULL. */
+int		 fold_read(const char *path, const struct perfread_opts *,
+		    perfread_fn, void *, int verbose, struct profile_stats *,
+		    uint64_t *head_hash, char *err, size_t errlen);
 
 /* Folds the trace file at path into ss; 0, or -1 with a message in err:
  * a file that cannot be read whole (the caller skips it). */

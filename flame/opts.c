@@ -48,6 +48,8 @@ static const char opts_help[] =
 "  -o, --output FILE      the SVG flame graph (default flame.svg, unless\n"
 "                         only --folded is given; - for stdout)\n"
 "  -f, --folded FILE      folded stacks, one line per stack (- for stdout)\n"
+"  -P, --pprof FILE       the profile as pprof's profile.proto, gzipped\n"
+"                         (go tool pprof, Pyroscope, Parca, speedscope)\n"
 "      --title TEXT       the graph's title (default: what it shows)\n"
 "      --roots LIST       what stacks are grouped under, outermost first,\n"
 "                         of host,cgroup,comm,pid,event (default comm;\n"
@@ -65,6 +67,18 @@ static const char opts_help[] =
 "                         with [...] for the frames between (default 64;\n"
 "                         0: all). Folded stacks are written whole\n"
 "\n"
+"Differential graph: what changed from A, the base, to B, the profile the\n"
+"options above give; frames red where their share grew, blue where it\n"
+"shrank, marked where only one side has them; folded output is\n"
+"\"stack A B\" pairs (each base option left out is taken from B):\n"
+"      --base FILE|DIR    A's trace files (repeat for more)\n"
+"      --base-from TIME   A's time range, same forms as --from and --to\n"
+"      --base-to TIME\n"
+"      --base-host NAME   A's hosts (repeat for more)\n"
+"\n";
+
+/* in two: C99 compilers need take no string over 4095 bytes */
+static const char opts_help_filters[] =
 "Filters (a sample is kept when it matches one of each list given; each\n"
 "option may be repeated):\n"
 "      --comm NAME        the command name, as the kernel keeps it: its\n"
@@ -112,6 +126,10 @@ enum {
 	OPT_COMPANION,
 	OPT_SESSION,
 	OPT_MAX_DEPTH,
+	OPT_BASE,
+	OPT_BASE_FROM,
+	OPT_BASE_TO,
+	OPT_BASE_HOST,
 };
 
 static const struct option opts_long[] = {
@@ -120,6 +138,11 @@ static const struct option opts_long[] = {
 	{ "to",			required_argument,	NULL, OPT_TO },
 	{ "output",		required_argument,	NULL, 'o' },
 	{ "folded",		required_argument,	NULL, 'f' },
+	{ "pprof",		required_argument,	NULL, 'P' },
+	{ "base",		required_argument,	NULL, OPT_BASE },
+	{ "base-from",		required_argument,	NULL, OPT_BASE_FROM },
+	{ "base-to",		required_argument,	NULL, OPT_BASE_TO },
+	{ "base-host",		required_argument,	NULL, OPT_BASE_HOST },
 	{ "title",		required_argument,	NULL, OPT_TITLE },
 	{ "roots",		required_argument,	NULL, OPT_ROOTS },
 	{ "per-host",		no_argument,		NULL, OPT_PER_HOST },
@@ -374,6 +397,7 @@ void
 opts_parse(struct opts *o, int argc, char **argv)
 {
 	const char	*from = NULL, *to = NULL, *since = NULL;
+	const char	*bfrom = NULL, *bto = NULL;
 	int64_t		 now = opts_now(), d;
 	unsigned long	 v;
 	char		*e;
@@ -388,7 +412,7 @@ opts_parse(struct opts *o, int argc, char **argv)
 	o->max_depth = OPTS_MAX_DEPTH;
 	o->companion = 1;
 	o->progress = -1;
-	while ((c = getopt_long(argc, argv, "s:o:f:i:Irp:e:qvhV", opts_long,
+	while ((c = getopt_long(argc, argv, "s:o:f:P:i:Irp:e:qvhV", opts_long,
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -405,6 +429,27 @@ opts_parse(struct opts *o, int argc, char **argv)
 			break;
 		case 'f':
 			o->folded = optarg;
+			break;
+		case 'P':
+			o->pprof = optarg;
+			break;
+		case OPT_BASE:
+			opts_push(o->base_inputs, &o->nbase_inputs, optarg,
+			    "--base");
+			o->diff = 1;
+			break;
+		case OPT_BASE_FROM:
+			bfrom = optarg;
+			o->diff = 1;
+			break;
+		case OPT_BASE_TO:
+			bto = optarg;
+			o->diff = 1;
+			break;
+		case OPT_BASE_HOST:
+			opts_push(o->base_hosts, &o->nbase_hosts, optarg,
+			    "--base-host");
+			o->diff = 1;
 			break;
 		case OPT_TITLE:
 			o->title = optarg;
@@ -497,7 +542,8 @@ opts_parse(struct opts *o, int argc, char **argv)
 			o->verbose++;
 			break;
 		case 'h':
-			printf("%s\n%s", opts_usage, opts_help);
+			printf("%s\n%s%s", opts_usage, opts_help,
+			    opts_help_filters);
 			exit(0);
 		case 'V':
 			printf("perfspill-flame %s\n", PERFSPILL_VERSION);
@@ -535,6 +581,25 @@ opts_parse(struct opts *o, int argc, char **argv)
 	if (o->from >= o->to)
 		opts_bad("%s", "the time range is empty: --from must be "
 		    "before --to");
+	o->base_from = o->from;
+	o->base_to = o->to;
+	o->base_ranged = o->ranged;
+	if (bfrom != NULL || bto != NULL) {
+		/* A's own range: an end not given is open */
+		o->base_from = INT64_MIN;
+		o->base_to = INT64_MAX;
+		o->base_ranged = 1;
+	}
+	if (bfrom != NULL && opts_time(bfrom, now, &o->base_from) == -1)
+		opts_bad("--base-from: '%s' is not a time (see --help)", bfrom);
+	if (bto != NULL && opts_time(bto, now, &o->base_to) == -1)
+		opts_bad("--base-to: '%s' is not a time (see --help)", bto);
+	if (o->base_from >= o->base_to)
+		opts_bad("%s", "the base's time range is empty: --base-from "
+		    "must be before --base-to");
+	if (o->diff && (o->per_host || o->pprof != NULL || o->companion_only))
+		opts_bad("%s", "a differential graph is one SVG and/or folded "
+		    "pairs: not with --per-host, --pprof or --companion");
 	if (o->kernel_only && o->user_only)
 		opts_bad("%s", "--kernel-only and --user-only leave nothing");
 	if (o->companion_only && !o->companion)
@@ -547,16 +612,26 @@ opts_parse(struct opts *o, int argc, char **argv)
 		o->all_sessions = 1;
 	if (o->companion_only && o->ranged)
 		opts_bad("%s", "--companion folds whole files: no time range");
-	if (o->svg == NULL && o->folded == NULL && !o->companion_only)
+	if (o->svg == NULL && o->folded == NULL && o->pprof == NULL &&
+	    !o->companion_only)
 		o->svg = "flame.svg";
 	if (o->svg != NULL && o->folded != NULL &&
 	    strcmp(o->svg, "-") == 0 && strcmp(o->folded, "-") == 0)
 		opts_bad("%s", "the SVG and the folded stacks cannot both go "
 		    "to stdout");
+	if ((o->svg != NULL && strcmp(o->svg, "-") == 0) +
+	    (o->folded != NULL && strcmp(o->folded, "-") == 0) +
+	    (o->pprof != NULL && strcmp(o->pprof, "-") == 0) > 1)
+		opts_bad("%s", "only one output can go to stdout");
 	if (o->per_host && ((o->svg != NULL && strcmp(o->svg, "-") == 0) ||
-	    (o->folded != NULL && strcmp(o->folded, "-") == 0)))
+	    (o->folded != NULL && strcmp(o->folded, "-") == 0) ||
+	    (o->pprof != NULL && strcmp(o->pprof, "-") == 0)))
 		opts_bad("%s", "--per-host writes one file per host: give "
 		    "names, not -");
 	if (o->ninputs == 0)
 		o->inputs[o->ninputs++] = PERFSPILL_OUTPUT_DIR;
+	if (o->diff && o->nbase_inputs == 0) {
+		memcpy(o->base_inputs, o->inputs, sizeof(o->inputs));
+		o->nbase_inputs = o->ninputs;
+	}
 }

@@ -30,6 +30,7 @@ struct opts {
 	size_t		 ninputs;
 	const char	*svg;		/* NULL: none */
 	const char	*folded;	/* NULL: none; "-": stdout */
+	const char	*pprof;		/* NULL: none (profile.proto, gzip) */
 	const char	*title;
 	/* filters: a sample is kept when it matches any of each list given */
 	const char	*comms[OPTS_MAX_LIST];
@@ -56,6 +57,15 @@ struct opts {
 	int		 companion;	/* read and write NAME.data.folded */
 	int		 refold;	/* ignore companions, make them anew */
 	int		 companion_only; /* --companion: make them, no output */
+	/* a differential graph: A, the base, against B, what the inputs,
+	 * range and hosts above give; each base setting not given is B's */
+	int		 diff;
+	const char	*base_inputs[OPTS_MAX_LIST];
+	size_t		 nbase_inputs;
+	int64_t		 base_from, base_to;	/* wall ns: [from, to) */
+	int		 base_ranged;
+	const char	*base_hosts[OPTS_MAX_LIST];
+	size_t		 nbase_hosts;
 	int		 progress;	/* -1: on a terminal */
 	int		 verbose;
 };

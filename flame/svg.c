@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff.h"
 #include "svg.h"
 #include "svg-js.h"
 #include "view.h"
@@ -20,11 +21,24 @@
 #define SVG_BOTTOM	28	/* the details line */
 #define SVG_MIN_PX	0.1	/* narrower frames are left out */
 #define SVG_CHAR_W	0.59	/* a character's width, in font sizes */
+#define SVG_DIFF_SCALE	1073741824.0	/* a side's whole share, in width */
 
 struct svg_node {
 	uint32_t	 name;		/* string id; NONE: the root "all" */
 	uint32_t	 depth;
-	uint64_t	 start, count;	/* in samples */
+	uint64_t	 start, count;	/* in samples (a differential graph:
+					 * in shares of SVG_DIFF_SCALE) */
+	uint64_t	 a, b;		/* a differential graph's counts */
+};
+
+/* What every frame is drawn against. */
+struct svg_ctx {
+	const struct svg_opts	*o;
+	uint64_t		 total;		/* the root's width */
+	double			 gw;		/* pixels */
+	unsigned int		 height;
+	uint64_t		 ta, tb;	/* a differential graph's sides */
+	double			 maxd;		/* its largest change of share */
 };
 
 struct svg_layout {
@@ -36,7 +50,7 @@ struct svg_layout {
 
 static int
 svg_push(struct svg_layout *l, uint32_t name, uint32_t depth,
-    uint64_t start, uint64_t end)
+    uint64_t start, uint64_t end, uint64_t a, uint64_t b)
 {
 	struct svg_node	*tmp;
 
@@ -52,22 +66,37 @@ svg_push(struct svg_layout *l, uint32_t name, uint32_t depth,
 	l->n[l->nr].depth = depth;
 	l->n[l->nr].start = start;
 	l->n[l->nr].count = end - start;
+	l->n[l->nr].a = a;
+	l->n[l->nr].b = b;
 	l->nr++;
 	if (depth > l->depth)
 		l->depth = depth;
 	return 0;
 }
 
+/* A stack's width: its samples, or in a differential graph its share
+ * of its side (so that both sides weigh alike whatever their samples). */
+static uint64_t
+svg_weight(const struct svg_ctx *c, const struct stack *st)
+{
+	if (!c->o->diff)
+		return st->count;
+	return (uint64_t)((double)st->count * SVG_DIFF_SCALE /
+	    (double)(st->key.pid == DIFF_B ? c->tb : c->ta) + 0.5);
+}
+
 /* Every frame of the sorted stacks: depth 0 is "all", a stack's frame k
- * is at depth k + 1. */
+ * is at depth k + 1. Each frame's samples of either side of a
+ * differential graph are counted as its width is. */
 static int
 svg_layout(struct svg_layout *l, const struct stack **s, size_t n,
-    uint64_t total)
+    const struct svg_ctx *c)
 {
 	uint32_t	 open[STACKSET_MAX_FRAMES + 8];	/* names */
 	uint64_t	 since[STACKSET_MAX_FRAMES + 8];
+	uint64_t	 sa[STACKSET_MAX_FRAMES + 8], sb[STACKSET_MAX_FRAMES + 8];
 	uint32_t	 nopen = 0, p, k;
-	uint64_t	 at = 0;
+	uint64_t	 at = 0, ca = 0, cb = 0;
 	size_t		 i;
 
 	for (i = 0; i < n; i++) {
@@ -78,23 +107,30 @@ svg_layout(struct svg_layout *l, const struct stack **s, size_t n,
 		while (nopen > p) {
 			nopen--;
 			if (svg_push(l, open[nopen], nopen + 1, since[nopen],
-			    at) == -1)
+			    at, ca - sa[nopen], cb - sb[nopen]) == -1)
 				return -1;
 		}
 		for (k = p; k < s[i]->nframes; k++) {
 			open[k] = s[i]->frames[k];
 			since[k] = at;
+			sa[k] = ca;
+			sb[k] = cb;
 		}
 		nopen = s[i]->nframes;
-		at += s[i]->count;
+		at += svg_weight(c, s[i]);
+		if (c->o->diff && s[i]->key.pid == DIFF_A)
+			ca += s[i]->count;
+		else
+			cb += s[i]->count;
 	}
 	while (nopen > 0) {
 		nopen--;
-		if (svg_push(l, open[nopen], nopen + 1, since[nopen], at) == -1)
+		if (svg_push(l, open[nopen], nopen + 1, since[nopen], at,
+		    ca - sa[nopen], cb - sb[nopen]) == -1)
 			return -1;
 	}
 	l->min = 0;
-	return svg_push(l, STACKSET_NONE, 0, 0, total);
+	return svg_push(l, STACKSET_NONE, 0, 0, at, ca, cb);
 }
 
 void
@@ -234,33 +270,85 @@ svg_fit(const char *name, double w, int *cut)
 	return n;
 }
 
+/* The change of a frame's share from A to B, in shares of 1. */
+static double
+svg_change(const struct svg_ctx *c, const struct svg_node *nd)
+{
+	return (c->tb ? (double)nd->b / (double)c->tb : 0) -
+	    (c->ta ? (double)nd->a / (double)c->ta : 0);
+}
+
+/* A differential frame's colour: red as its share grew, blue as it
+ * shrank, white unchanged, against the largest change in the graph. */
+static void
+svg_diff_color(char *buf, size_t len, const struct svg_ctx *c,
+    const struct svg_node *nd)
+{
+	double		 d = svg_change(c, nd);
+	unsigned int	 v;
+
+	v = c->maxd > 0 ? (unsigned int)(210.0 * (d < 0 ? -d : d) / c->maxd +
+	    0.5) : 0;
+	if (d > 0)
+		snprintf(buf, len, "rgb(255,%u,%u)", 255 - v, 255 - v);
+	else
+		snprintf(buf, len, "rgb(%u,%u,255)", 255 - v, 255 - v);
+}
+
+/* " (A N samples P%, B M samples Q%, +R points[, only in B])" */
+static void
+svg_diff_title(FILE *f, const struct svg_ctx *c, const struct svg_node *nd)
+{
+	fprintf(f, " (A %" PRIu64 " samples %.2f%%, B %" PRIu64 " samples "
+	    "%.2f%%, %+.2f points%s)", nd->a, c->ta ? 100.0 * (double)nd->a /
+	    (double)c->ta : 0.0, nd->b, c->tb ? 100.0 * (double)nd->b /
+	    (double)c->tb : 0.0, 100.0 * svg_change(c, nd), nd->a == 0 ?
+	    ", only in B" : nd->b == 0 ? ", only in A" : "");
+}
+
 static void
 svg_frame(FILE *f, const struct stackset *v, const struct svg_node *nd,
-    uint64_t total, double gw, unsigned int height, int inverted)
+    const struct svg_ctx *c)
 {
 	const char	*name = nd->name == STACKSET_NONE ? "all" :
 	    stackset_str(v, nd->name);
 	enum stack_kind	 kind = nd->name == STACKSET_NONE ? STACK_LABEL :
 	    stackset_kind(v, nd->name);
-	double		 x = SVG_XPAD + (double)nd->start * gw / (double)total;
-	double		 w = (double)nd->count * gw / (double)total;
-	double		 y = inverted ? SVG_TOP + (double)nd->depth *
-	    SVG_FRAME_H : (double)height - SVG_BOTTOM - (double)(nd->depth +
+	double		 x = SVG_XPAD + (double)nd->start * c->gw /
+	    (double)c->total;
+	double		 w = (double)nd->count * c->gw / (double)c->total;
+	double		 y = c->o->inverted ? SVG_TOP + (double)nd->depth *
+	    SVG_FRAME_H : (double)c->height - SVG_BOTTOM - (double)(nd->depth +
 	    1) * SVG_FRAME_H;
+	const char	*only = !c->o->diff ? "" : nd->a == 0 ? " only-b" :
+	    nd->b == 0 ? " only-a" : "";
 	char		 color[32];
 	size_t		 fit;
 	int		 cut;
 
-	svg_color(color, sizeof(color), name, kind);
-	fprintf(f, "<g class=\"f%s\" data-s=\"%" PRIu64 "\" data-n=\"%"
-	    PRIu64 "\" data-d=\"%" PRIu32 "\"><title>", kind == STACK_KERNEL ?
-	    " k" : "", nd->start, nd->count, nd->depth);
+	if (c->o->diff)
+		svg_diff_color(color, sizeof(color), c, nd);
+	else
+		svg_color(color, sizeof(color), name, kind);
+	fprintf(f, "<g class=\"f%s%s\" data-s=\"%" PRIu64 "\" data-n=\"%"
+	    PRIu64 "\" data-d=\"%" PRIu32 "\"", kind == STACK_KERNEL ? " k" :
+	    "", only, nd->start, nd->count, nd->depth);
+	if (c->o->diff)
+		fprintf(f, " data-a=\"%" PRIu64 "\" data-b=\"%" PRIu64 "\" "
+		    "data-c=\"%.4f\"", nd->a, nd->b, 100.0 * svg_change(c, nd));
+	fputs("><title>", f);
 	svg_escape(f, name, strlen(name));
-	fprintf(f, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.1f\" "
-	    "y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
-	    "<text x=\"%.1f\" y=\"%.1f\">", nd->count, 100.0 *
-	    (double)nd->count / (double)total, x, y, w, SVG_FRAME_H - 1,
-	    color, x + 3, y + SVG_FRAME_H - 4.5);
+	if (c->o->diff)
+		svg_diff_title(f, c, nd);
+	else
+		fprintf(f, " (%" PRIu64 " samples, %.2f%%)", nd->count,
+		    100.0 * (double)nd->count / (double)c->total);
+	/* a frame of one side only: outlined, dashed */
+	fprintf(f, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+	    "height=\"%d\" fill=\"%s\" rx=\"2\"%s/><text x=\"%.1f\" "
+	    "y=\"%.1f\">", x, y, w, SVG_FRAME_H - 1, color, only[0] ?
+	    " stroke=\"#000\" stroke-width=\"1\" stroke-dasharray=\"3,2\"" :
+	    "", x + 3, y + SVG_FRAME_H - 4.5);
 	if ((fit = svg_fit(name, w, &cut)) > 0) {
 		svg_escape(f, name, fit);
 		if (cut)
@@ -273,34 +361,58 @@ int
 svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 {
 	struct svg_layout	  l;
+	struct svg_ctx		  c;
 	const struct stack	**s;
-	uint64_t		  total = stackset_samples(v);
+	uint64_t		  total = 0;
 	double			  gw = (double)o->width - 2 * SVG_XPAD;
 	unsigned int		  height;
-	size_t			  i;
+	size_t			  i, n = stackset_nstacks(v);
 
 	memset(&l, 0, sizeof(l));
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	c.gw = gw;
+	for (i = 0; i < n; i++) {
+		if (o->diff && stackset_stack(v, i)->key.pid == DIFF_A)
+			c.ta += stackset_stack(v, i)->count;
+		else
+			c.tb += stackset_stack(v, i)->count;
+	}
+	for (i = 0; i < n; i++)
+		total += svg_weight(&c, stackset_stack(v, i));
+	c.total = total;
 	if ((s = view_sort(v)) == NULL)
 		return -1;
 	/* frames below SVG_MIN_PX pixels are not drawn */
 	l.min = total > 0 ? (uint64_t)(SVG_MIN_PX * (double)total / gw) : 0;
 	if (l.min == 0)
 		l.min = 1;
-	if (total > 0 && svg_layout(&l, s, stackset_nstacks(v), total) == -1) {
+	if (total > 0 && svg_layout(&l, s, n, &c) == -1) {
 		free(s);
 		free(l.n);
 		errno = ENOMEM;
 		return -1;
 	}
 	free(s);
+	for (i = 0; o->diff && i < l.nr; i++) {
+		if (svg_change(&c, &l.n[i]) > c.maxd)
+			c.maxd = svg_change(&c, &l.n[i]);
+		if (-svg_change(&c, &l.n[i]) > c.maxd)
+			c.maxd = -svg_change(&c, &l.n[i]);
+	}
 	height = SVG_TOP + SVG_BOTTOM + (l.depth + 1) * SVG_FRAME_H + 8;
+	c.height = height - 8;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 	    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
 	    "onload=\"flameInit(evt)\" data-total=\"%" PRIu64 "\" "
-	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\">\n",
+	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\"",
 	    o->width, height, o->width, height, total, SVG_XPAD, SVG_FONT,
 	    SVG_CHAR_W);
+	if (o->diff)
+		fprintf(f, " data-total-a=\"%" PRIu64 "\" data-total-b=\"%"
+		    PRIu64 "\"", c.ta, c.tb);
+	fputs(">\n", f);
 	fprintf(f, "<!-- perfspill-flame: frames are as wide as their "
 	    "samples; click to zoom, type in the search box -->\n");
 	fputs("<style>\n"
@@ -344,8 +456,7 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	fputs("<g id=\"frames\">\n", f);
 	/* the root first: the document order is the drawing order */
 	for (i = l.nr; i > 0; i--)
-		svg_frame(f, v, &l.n[i - 1], total, gw, height - 8,
-		    o->inverted);
+		svg_frame(f, v, &l.n[i - 1], &c);
 	fputs("</g>\n</svg>\n", f);
 	free(l.n);
 	return ferror(f) ? -1 : 0;

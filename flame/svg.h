@@ -19,6 +19,10 @@ struct svg_opts {
 	const char	*subtitle;	/* hosts, range, events, samples */
 	unsigned int	 width;
 	int		 inverted;	/* icicle: the root at the top */
+	/* a differential graph of a diff.h profile: each frame as wide as
+	 * the mean of its shares of A and B, red as its share grew, blue as
+	 * it shrank, dashed when on one side only; its title gives both */
+	int		 diff;
 };
 
 /* Writes the view's stacks (a stackset without keys) as a flame graph;

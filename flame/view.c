@@ -45,35 +45,40 @@ view_cgroup(const struct opts *o, const char *cg)
 	return 0;
 }
 
-static int
-view_keep(const struct stackset *all, const struct stack *st,
-    const struct opts *o, const char *host)
+int
+view_match(const struct opts *o, const char *only_host, const char *host,
+    const char *comm, const char *event, const char *cgroup, uint32_t pid)
 {
-	const char	*h = st->key.host == STACKSET_NONE ? "" :
-	    stackset_str(all, st->key.host);
-	size_t		 i;
+	size_t	 i;
 
-	if (host != NULL && strcmp(h, host) != 0)
+	if (only_host != NULL && strcmp(host, only_host) != 0)
 		return 0;
-	if (o->nhosts > 0 && !view_in(o->hosts, o->nhosts, h))
+	if (o->nhosts > 0 && !view_in(o->hosts, o->nhosts, host))
 		return 0;
-	if (o->ncomms > 0 && !view_in(o->comms, o->ncomms,
-	    stackset_str(all, st->key.comm)))
+	if (o->ncomms > 0 && !view_in(o->comms, o->ncomms, comm))
 		return 0;
-	if (o->nevents > 0 && !view_in(o->events, o->nevents,
-	    stackset_str(all, st->key.event)))
+	if (o->nevents > 0 && !view_in(o->events, o->nevents, event))
 		return 0;
-	if (o->ncgroups > 0 && (st->key.cgroup == STACKSET_NONE ||
-	    !view_cgroup(o, stackset_str(all, st->key.cgroup))))
+	if (o->ncgroups > 0 && (cgroup == NULL || !view_cgroup(o, cgroup)))
 		return 0;
 	if (o->npids > 0) {
 		for (i = 0; i < o->npids; i++)
-			if (o->pids[i] == st->key.pid)
+			if (o->pids[i] == pid)
 				break;
 		if (i == o->npids)
 			return 0;
 	}
 	return 1;
+}
+
+static int
+view_keep(const struct stackset *all, const struct stack *st,
+    const struct opts *o, const char *host)
+{
+	return view_match(o, host, st->key.host == STACKSET_NONE ? "" :
+	    stackset_str(all, st->key.host), stackset_str(all, st->key.comm),
+	    stackset_str(all, st->key.event), st->key.cgroup == STACKSET_NONE ?
+	    NULL : stackset_str(all, st->key.cgroup), st->key.pid);
 }
 
 void
@@ -256,23 +261,30 @@ view_sort(const struct stackset *v)
 	return s;
 }
 
+void
+view_write_frames(const struct stackset *v, const struct stack *st, FILE *f)
+{
+	uint32_t	 k;
+
+	if (st->nframes == 0)
+		fputs("[no stack]", f);
+	for (k = 0; k < st->nframes; k++) {
+		if (k > 0)
+			fputc(';', f);
+		fputs(stackset_str(v, st->frames[k]), f);
+	}
+}
+
 int
 view_write_folded(const struct stackset *v, FILE *f)
 {
 	const struct stack	**s;
 	size_t			  i, n = stackset_nstacks(v);
-	uint32_t		  k;
 
 	if ((s = view_sort(v)) == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (s[i]->nframes == 0)
-			fputs("[no stack]", f);
-		for (k = 0; k < s[i]->nframes; k++) {
-			if (k > 0)
-				fputc(';', f);
-			fputs(stackset_str(v, s[i]->frames[k]), f);
-		}
+		view_write_frames(v, s[i], f);
 		fprintf(f, " %" PRIu64 "\n", s[i]->count);
 	}
 	free(s);

@@ -23,6 +23,11 @@ struct view_info {
 	const char	*events[VIEW_MAX_NAMES];
 };
 
+/* Do the filters keep a sample of these (only_host: that host's only,
+ * or NULL; cgroup NULL: none recorded)? The names as fold stores them. */
+int		 view_match(const struct opts *, const char *only_host,
+		    const char *host, const char *comm, const char *event,
+		    const char *cgroup, uint32_t pid);
 /* The view of all's stacks (host: only that host's, or NULL), a new
  * stackset; NULL without memory. Strings of info point into all. */
 struct stackset	*view_build(const struct stackset *all, const struct opts *,
@@ -41,6 +46,9 @@ struct stackset	*view_bound(const struct stackset *v, unsigned int max,
 /* The view's stacks sorted by their frames' names (the order flame
  * graphs and folded files list them in); malloc'd, NULL without memory. */
 const struct stack **view_sort(const struct stackset *);
+/* A stack's "frame;frame;frame" ("[no stack]" without frames). */
+void		 view_write_frames(const struct stackset *, const struct stack *,
+		    FILE *);
 /* "frame;frame;frame COUNT" lines; 0 or -1 (errno). */
 int		 view_write_folded(const struct stackset *, FILE *);
 

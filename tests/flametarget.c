@@ -10,10 +10,12 @@
  * frames of their own, so that the main thread's callchain reads
  * main -> worker -> leaf_seventy.
  *
- * flametarget SECONDS [PAUSE]: prints "ready" when both threads run, and
- * "half" when both have spent half of their share, then waits PAUSE
- * seconds (default 0) before the second half: a gap with no samples of
- * ours, that a test can cut a time range in.
+ * flametarget SECONDS [PAUSE [SPLIT]]: prints "ready" when both threads
+ * run, and "half" when both have spent half of their share, then waits
+ * PAUSE seconds (default 0) before the second half: a gap with no
+ * samples of ours, that a test can cut a time range in. SPLIT (default
+ * 70) is leaf_seventy's percentage of the CPU, leaf_thirty's the rest:
+ * 30 gives the 30/70 that a differential graph compares with 70/30.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -82,9 +84,16 @@ main(int argc, char *argv[])
 	pthread_t		 t;
 	double			 secs = argc > 1 ? atof(argv[1]) : 2.0;
 	double			 pause = argc > 2 ? atof(argv[2]) : 0.0;
-	struct job		 a = { leaf_seventy, 0.7 * secs, &half, pause };
-	struct job		 b = { leaf_thirty, 0.3 * secs, &half, pause };
+	double			 split = argc > 3 ? atof(argv[3]) / 100 : 0.7;
+	struct job		 a = { leaf_seventy, split * secs, &half, pause };
+	struct job		 b = { leaf_thirty, (1 - split) * secs, &half,
+	    pause };
 
+	if (split <= 0 || split >= 1) {
+		fprintf(stderr, "flametarget: SPLIT is a percentage between "
+		    "0 and 100\n");
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	pthread_barrier_init(&half, NULL, 2);
 	if (pthread_create(&t, NULL, worker_thread, &b) != 0) {

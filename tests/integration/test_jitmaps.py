@@ -97,6 +97,26 @@ def test_map_copied_named_and_read_elsewhere():
             unnamed = sum(1 for l in script.splitlines()
                           if "(/tmp/perf-%d.map)" % pid in l)
             assert n > 100 and n == unnamed, (n, unnamed)
+            # the pprof output names it from the copy too
+            go = shutil.which("go")
+            if go is not None:
+                prof = os.path.join(d.dir, "jit.pb.gz")
+                subprocess.run([FLAME, "-q", "-P", prof, "--comm", "jitload",
+                                path], check=True)
+                top = subprocess.run(
+                    [go, "tool", "pprof", "-top", "-sample_index=samples",
+                     "-nodefraction=0", "-nodecount=100000", prof],
+                    capture_output=True, text=True, check=True,
+                    env=dict(os.environ, GOCACHE=os.path.join(d.dir, "gc")))
+                # cum: the samples with the function anywhere
+                cum = {l.split()[-1]: int(l.split()[3]) for l in
+                       top.stdout.splitlines() if len(l.split()) >= 6 and
+                       l.split()[0].isdigit()}
+                assert cum.get("jit_hot", 0) + cum.get("jit_cold", 0) == n, \
+                    (cum, n)
+            else:
+                print("go is not installed: the pprof output's JIT names "
+                      "not checked")
             total = sum(int(l.rsplit(" ", 1)[1]) for l in out.splitlines()
                         if l.startswith("jitload;"))
             # the copy is what named it: without it, the map's name
