@@ -165,7 +165,8 @@ pprof_keys_get(struct pprof_keys *k, const void *key, size_t len, int *isnew)
 		k->buf = nb;
 		k->cap = ncap;
 	}
-	memcpy(k->buf + k->len, kb, len);
+	if (len > 0)	/* "" is the first key: buf may be NULL yet */
+		memcpy(k->buf + k->len, kb, len);
 	k->len += len;
 	k->off[k->n + 1] = k->len;
 	k->slot[j] = (uint32_t)k->n + 1;

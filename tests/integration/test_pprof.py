@@ -85,12 +85,17 @@ def parse_raw(text):
 
 def stacks_of(samples, locs):
     """{root-first names joined by ';': count}, inlined names expanded
-    (outermost first, as fold names a frame)."""
+    (outermost first), a run of [unknown] frames one, as fold has them."""
     c = collections.Counter()
     for s in samples:
         names = []
         for lid in s["locs"]:
-            names += locs[lid]["names"] or ["?"]
+            new = locs[lid]["names"] or ["?"]
+            # fold draws a run of [unknown] frames as one; the profile
+            # keeps each address
+            if new == ["[unknown]"] and names[-1:] == ["[unknown]"]:
+                continue
+            names += new
         c[";".join(reversed(names))] += s["count"]
     return c
 
@@ -104,7 +109,7 @@ def test_synthetic_profile_read_by_go_tool_pprof():
     subprocess.run([UNIT, path], check=True)
     with gzip.open(path) as f:
         assert f.read(2) == b"\x0a\x04"     # field 1, 4 bytes: a ValueType
-    raw = go_pprof("-raw", path)
+    raw = go_pprof("-raw", "-symbolize=none", path)
     header, samples, locs, maps = parse_raw(raw)
     assert "PeriodType: cpu nanoseconds" in header
     assert "Period: 1001001" in header
@@ -156,13 +161,21 @@ def test_raw_stacks_and_top_equal_the_folded_output():
     pid = str(test_flame._cache["one pid"])
     want = folded(flame("-q", "--pid", pid, "--roots", "none", "-f", "-",
                         path).stdout)
-    header, samples, locs, maps = parse_raw(go_pprof("-raw", out))
+    # -symbolize=none: the names as written (pprof would demangle C++)
+    header, samples, locs, maps = parse_raw(go_pprof("-raw",
+                                                     "-symbolize=none", out))
     got = stacks_of(samples, locs)
     assert got == want, (sorted((got - want).items())[:5],
                          sorted((want - got).items())[:5])
     m = manifest(path)
+    # the comms the folded output roots the process's stacks in (a
+    # sanitizer's own thread may have none of its own)
+    comms = {k.split(";")[0] for k in folded(flame(
+        "-q", "--pid", pid, "-f", "-", path).stdout)}
+    assert sum(s["count"] for s in samples if s["labels"]["comm"] ==
+               "flametarget") > 0.9 * sum(want.values())
     for s in samples:
-        assert s["labels"]["comm"] == "flametarget", s
+        assert s["labels"]["comm"] in comms, (s, comms)
         assert s["labels"]["pid"] == pid and \
             s["labels"]["event"] == "cpu-clock" and \
             s["labels"]["host"] == m["host"], s
@@ -176,8 +189,8 @@ def test_raw_stacks_and_top_equal_the_folded_output():
     t = [l for l in header if l.startswith("Time: ")][0]
     assert t.startswith("Time: " + m["first_sample_utc_approx"][:10]), t
     # -top: flat samples per function, nothing dropped
-    top = go_pprof("-top", "-sample_index=samples", "-nodefraction=0",
-                   "-nodecount=1000000", out)
+    top = go_pprof("-top", "-symbolize=none", "-sample_index=samples",
+                   "-nodefraction=0", "-nodecount=1000000", out)
     flat = {}
     for l in top.splitlines():
         f = l.split()
@@ -212,7 +225,8 @@ def test_per_host_names_and_filters():
           os.path.join(_work, "%h.pb.gz"), fleet)
     for host, src in (("alpha", a), ("beta", b)):
         _, samples, locs, _ = parse_raw(go_pprof(
-            "-raw", os.path.join(_work, "%s.pb.gz" % host)))
+            "-raw", "-symbolize=none",
+            os.path.join(_work, "%s.pb.gz" % host)))
         assert {s["labels"]["host"] for s in samples} == {host}
         want = folded(flame("-q", "--pid", pid, "--roots", "none", "-f",
                             "-", src).stdout)
