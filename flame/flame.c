@@ -484,8 +484,11 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	struct view_info	 via, vib;
 	struct svg_opts		 so;
 	struct stackset		*va = NULL, *vb = NULL, *dp = NULL;
-	char			 sa[384], sb[384], title[1024], sub[1024];
+	struct stackset		*ba = NULL, *bb = NULL, *drawn = NULL;
+	char			 sa[384], sb[384], title[1024], sub[1100];
 	char			 d[4][40];
+	uint64_t		 cuta = 0, cutb = 0;
+	size_t			 off;
 	FILE			*f;
 	int			 rv = -1, day, i;
 
@@ -528,6 +531,18 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	    "blue: a smaller one, dashed: one side only \xc2\xb7 width: the "
 	    "mean of both shares \xc2\xb7 A %" PRIu64 " samples, B %" PRIu64
 	    " samples", via.samples, vib.samples);
+	/* drawn to --max-depth as a plain graph is, each side alike */
+	if (o->max_depth != 0 && ((ba = view_bound(va, o->max_depth,
+	    &cuta)) == NULL || (bb = view_bound(vb, o->max_depth, &cutb)) ==
+	    NULL || (drawn = diff_build(ba, bb)) == NULL)) {
+		warnx("out of memory");
+		rv = -1;
+		goto out;
+	}
+	off = strlen(sub);
+	if (cuta + cutb > 0)
+		snprintf(sub + off, sizeof(sub) - off, " \xc2\xb7 stacks over "
+		    "%u frames cut", o->max_depth);
 	memset(&so, 0, sizeof(so));
 	so.title = title;
 	so.subtitle = sub;
@@ -536,11 +551,15 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	so.diff = 1;
 	if ((f = flame_open(o->svg)) == NULL)
 		rv = -1;
-	else if ((rv = flame_close(f, o->svg, svg_write(f, dp, &so))) == 0 &&
+	else if ((rv = flame_close(f, o->svg, svg_write(f, drawn ? drawn : dp,
+	    &so))) == 0 &&
 	    o->progress != 0 && strcmp(o->svg, "-") != 0)
 		fprintf(stderr, "perfspill-flame: wrote %s (A %" PRIu64 ", B %"
 		    PRIu64 " samples)\n", o->svg, via.samples, vib.samples);
 out:
+	stackset_free(drawn);
+	stackset_free(bb);
+	stackset_free(ba);
 	stackset_free(dp);
 	stackset_free(vb);
 	stackset_free(va);

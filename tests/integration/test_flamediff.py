@@ -129,6 +129,33 @@ def test_base_options_refused_where_they_mean_nothing():
     assert p.returncode == 2 and "--base-from" in p.stderr, p.stderr
 
 
+def test_max_depth_bounds_both_sides():
+    """--max-depth draws a differential graph as it draws a plain one:
+    each side's stacks cut alike ([...] between the roots and the leaf),
+    the subtitle says so, and the leaves keep their counts."""
+    fa, fb = recordings()
+    svg = os.path.join(_work, "diff-bound.svg")
+    flame("-q", *ours(), "--max-depth", "4", "--base", fa, "-o", svg, fb)
+    doc = xml.dom.minidom.parse(svg)
+    sub = [t for t in doc.getElementsByTagName("text")
+           if t.getAttribute("id") == "subtitle"][0].firstChild.data
+    assert "stacks over 4 frames cut" in sub, sub
+    frames = {}
+    for g in doc.getElementsByTagName("g"):
+        if "f" in g.getAttribute("class").split():
+            name = g.getElementsByTagName("title")[0].firstChild.data
+            name = name[:name.rindex(" (A ")]
+            frames.setdefault(name, []).append(
+                (int(g.getAttribute("data-a")), int(g.getAttribute("data-b")),
+                 int(g.getAttribute("data-d"))))
+    assert "[...]" in frames, list(frames)
+    p = pairs(flame("-q", *ours(), "--base", fa, "-f", "-", fb).stdout)
+    for leaf in ("leaf_seventy", "leaf_thirty"):
+        assert max(d for _, _, d in frames[leaf]) <= 4
+        assert sum(a for a, _, _ in frames[leaf]) == sum(
+            c[0] for s_, c in p.items() if s_.endswith(";" + leaf))
+
+
 def rgb(s):
     return tuple(int(x) for x in s[s.index("(") + 1:-1].split(","))
 
