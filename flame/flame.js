@@ -6,7 +6,10 @@
 // A graph taller than the window opens scrolled to its root, the widest
 // frames, with the title, buttons, legend and details line kept in view.
 // Every frame is a <g class="f"> with its first sample (data-s), its
-// samples (data-n) and its depth (data-d).
+// samples (data-n) and its depth (data-d); in a differential graph
+// data-n is its width (the mean of its shares), data-a and data-b its
+// samples in A and B, data-c the change of its share in points, and the
+// hover line (its title) says all of them.
 "use strict";
 var flame = {};
 
