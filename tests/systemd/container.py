@@ -28,7 +28,9 @@ SUITE = "bookworm"
 # what dpkg -i of the package needs (its shlibs), and curl for the
 # on_finish upload; no procps: the units must do without it
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "curl", "libevent-2.1-7",
-            "libjson-c5", "libzstd1", "libsystemd0"]
+            "libjson-c5", "libzstd1", "libsystemd0",
+            # perfspill-flame: elfutils symbolizes, zlib writes pprof
+            "libdw1", "libelf1", "libdebuginfod1", "zlib1g"]
 ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
        "LANG": "C.UTF-8"}
 
