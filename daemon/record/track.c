@@ -8,10 +8,10 @@
 #include "sbuf.h"
 #include "track.h"
 
-/* Not LOST: a loss belongs to the file of its time (track.h). */
+/* LOST too, its count zeroed (track.h) */
 #define TRACK_ROTATE_TYPES	(1u << PERF_RECORD_MMAP | \
 	1u << PERF_RECORD_MMAP2 | 1u << PERF_RECORD_COMM | \
-	1u << PERF_RECORD_FORK)
+	1u << PERF_RECORD_FORK | 1u << PERF_RECORD_LOST)
 
 /* Copy len bytes at pos of the circular area into dst. */
 static void
@@ -30,7 +30,22 @@ int
 track_copy(struct sbuf *out, const uint8_t *data, size_t size, uint64_t from,
     uint64_t to)
 {
-	return track_copy_types(out, data, size, from, to, TRACK_ROTATE_TYPES);
+	struct perf_event_header	 h;
+	const uint64_t			 none = 0;
+	size_t				 pos = out->len;
+
+	if (track_copy_types(out, data, size, from, to,
+	    TRACK_ROTATE_TYPES) == -1)
+		return -1;
+	/* what was copied is whole records, one after the other */
+	for (; pos + sizeof(h) <= out->len; pos += h.size) {
+		memcpy(&h, out->data + pos, sizeof(h));
+		if (h.type == PERF_RECORD_LOST &&
+		    h.size >= sizeof(h) + 2 * sizeof(none))	/* id, lost */
+			memcpy(out->data + pos + sizeof(h) + sizeof(none),
+			    &none, sizeof(none));
+	}
+	return 0;
 }
 
 int

@@ -1,6 +1,6 @@
 /*
- * track: the task records (MMAP, MMAP2, COMM, FORK) a rotation carries
- * over. The new file's preamble
+ * track: the task records (MMAP, MMAP2, COMM, FORK, and LOST, which may
+ * stand for a FORK) a rotation carries over. The new file's preamble
  * walks /proc while the loop still drains the rings into the old file: a
  * task born during the walk is named only in the old file's ring data,
  * so those records are copied out as they are drained and written again
@@ -8,9 +8,12 @@
  * second COMM or MMAP of a task as the same fact once more, but a second
  * FORK replaces the task with a copy of its parent: a FORK is dropped
  * when the preamble names its task already (its parent may be gone).
- * A LOST record is not carried: it stays in the file of its time only,
- * so that a sum of LOST over a rotated series (what a fleet's loss
- * figures are) counts each loss once and equals status' count.
+ * A LOST record goes to both files, its count zeroed in the new one: a
+ * task whose FORK the kernel dropped during the walk is unnamed in both,
+ * and each file must say that it lost records; the count stays in the
+ * file of its time only, so that a sum of LOST over a rotated series
+ * (what a fleet's loss figures are) counts each loss once and equals
+ * status' count.
  */
 #ifndef PERFSPILL_TRACK_H
 #define PERFSPILL_TRACK_H

@@ -35,7 +35,7 @@ test_plain(void)
 {
 	uint8_t		 buf[320];
 	struct sbuf	 out;
-	uint64_t	 end = 0;
+	uint64_t	 end = 0, v;
 	struct perf_event_header h;
 
 	sbuf_init(&out);
@@ -47,14 +47,21 @@ test_plain(void)
 	end = put(buf, sizeof(buf), end, PERF_RECORD_MMAP2, 56);
 	CHECK_EQ(track_copy(&out, buf, (size_t)end, 0, end), 0);
 	CHECK_EQ(out.len, 32 + 48 + 56);
-	/* a LOST record stays in its own file: a sum over files counts it
-	 * once */
+	/* a LOST record may stand for a FORK: it goes too, its count zeroed
+	 * (the loss is counted in the old file only) */
 	out.len = 0;
-	end = put(buf, sizeof(buf), end, PERF_RECORD_LOST, 32);
-	CHECK_EQ(track_copy(&out, buf, (size_t)end, end - 32, end), 0);
-	CHECK_EQ(out.len, 0);
 	CHECK_EQ(track_copy(&out, buf, (size_t)end, 0, end), 0);
-	CHECK_EQ(out.len, 32 + 48 + 56);
+	end = put(buf, sizeof(buf), end, PERF_RECORD_LOST, 32);
+	memset(buf + end - 24, 0x5a, 16);	/* id, lost */
+	CHECK_EQ(track_copy(&out, buf, (size_t)end, end - 32, end), 0);
+	CHECK_EQ(out.len, 32 + 48 + 56 + 32);
+	memcpy(&h, out.data + 136, sizeof(h));
+	CHECK_EQ(h.type, PERF_RECORD_LOST);
+	CHECK_EQ(out.data[136 + 8], 0x5a);	/* the id kept */
+	memcpy(&v, out.data + 136 + 16, sizeof(v));
+	CHECK_EQ(v, 0);
+	CHECK_EQ(buf[end - 16], 0x5a);		/* the ring's copy untouched */
+	out.len = 32 + 48 + 56;
 	end -= 32;
 	memcpy(&h, out.data, sizeof(h));
 	CHECK_EQ(h.type, PERF_RECORD_COMM);
