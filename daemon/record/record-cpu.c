@@ -84,8 +84,8 @@ record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 
 /*
  * A direct file's drains go into the pool (record-pool.h): blocks of
- * twice a ring's worth (at least 1 MiB), two per cblock, written in
- * slices of 1 MiB. A buffered file's go into each ring's own
+ * twice a ring's worth (at least 1 MiB), two per cblock, growing to four
+ * times that under a burst, written in slices of 1 MiB. A buffered file's go into each ring's own
  * cblocks, as perf's --aio: made only once such a file is current
  * (O_DIRECT refused, a live cblocks change while a buffered file is
  * current), so that a direct recording holds no memory per CPU but
@@ -100,13 +100,21 @@ record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 	if (n == 0)
 		return 0;
 	if (tracefile_direct_on(tf)) {
-		if (record_pool_made(&rec->pool))
-			return record_pool_resize(&rec->pool,
-			    record_pool_count(n));
-		cap = record_pool_block((rec->zc ? rec->zcap : ring) +
-		    RECORD_ROUND_LEN);
-		return record_pool_init(&rec->pool, &rec->q, cap,
-		    record_pool_write(cap), record_pool_count(n));
+		if (record_pool_made(&rec->pool)) {
+			if (record_pool_resize(&rec->pool,
+			    record_pool_count(n)) == -1)
+				return -1;
+		} else {
+			cap = record_pool_block((rec->zc ? rec->zcap : ring) +
+			    RECORD_ROUND_LEN);
+			if (record_pool_init(&rec->pool, &rec->q, cap,
+			    record_pool_write(cap), record_pool_count(n)) == -1)
+				return -1;
+		}
+		/* a burst grows it up to what record_memory counted */
+		record_pool_set_bound(&rec->pool, record_pool_bound(n,
+		    rec->pool.cap));
+		return 0;
 	}
 	rec->ring_cblocks = 1;
 	for (i = 0; i < rec->nr_cpus; i++)

@@ -198,12 +198,75 @@ void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);
 void	record_cpus_free(struct record *);
 
-/* record-drain.c */
+/* record-drain.c: rings to chunks */
 /* One pass over every ring holding at least min bytes into the current
  * file. last: a file's last drain (rotation, stop, CPU offline): every
  * ring is read, waiting for a cblock where all are in flight. */
 void	record_drain(struct record *, uint64_t min, int last,
 	    struct record_pass *);
+
+/* What one pass found in a ring: the chunk a sink takes. */
+struct record_take {
+	uint64_t		 head, tail;
+	struct ring_span	 sp;
+	int64_t			 n;		/* bytes */
+	struct ring_counts	 before;	/* the ring's counts until now */
+	size_t			 bogus;		/* build-id flags to repair */
+	uint8_t			*room;		/* the sink's buffer for it */
+	struct cblock		*cb;		/* ...a cblock's */
+	int			 spill;		/* ...none: the page cache */
+};
+
+/* What one pass did, ring by ring, for its end. */
+struct record_sweep {
+	size_t		 nstaged;	/* cblocks staged (buffered file) */
+	size_t		 npushed;	/* rings put into the file */
+	size_t		 nflight;	/* rings taken by a flight window */
+	size_t		 left;		/* non-empty rings not read */
+	uint64_t	 drained;	/* bytes put into the file */
+};
+
+/* The ring's data as records for the file (our own samples left out,
+ * build-id flags repaired, compressed with -z) at dst, room for avail
+ * bytes; the ring is released. The bytes put at dst (0: only our own
+ * samples), mark what they hold. */
+size_t	record_chunk(struct record *, struct record_cpu *,
+	    struct tracefile *, const struct record_take *, uint8_t *dst,
+	    size_t avail, struct tracefile_mark *);
+/* The serial sink's chunk: the ring's data written from where it lies
+ * (or a copy without our own samples), compressed into zbuf with -z. */
+size_t	record_chunk_serial(struct record *, struct record_cpu *,
+	    struct tracefile *, const struct record_take *);
+
+/*
+ * record-sink.c: where a drain's chunks go, chosen once per file (perf's
+ * perf_mmap__push with record__pushfn / record__aio_pushfn): serial
+ * pwrite, a ring's own AIO cblocks, the direct pool (spilling through
+ * the page cache at its bound), a flight window, or dropped while
+ * paused. room: a buffer for the chunk before the ring is read (-1:
+ * leave the ring, none free; NULL: the sink needs none); reads_ring:
+ * the sink reads the ring in place, so the drain counts it there.
+ */
+struct record_sink {
+	const char	*name;
+	int		 reads_ring;
+	int		(*room)(struct record *, struct record_cpu *,
+			    struct tracefile *, struct record_take *, int last);
+	void		(*push)(struct record *, struct record_cpu *,
+			    struct tracefile *, struct record_take *,
+			    struct record_sweep *);
+	/* the pass's FINISHED_ROUND (it read every ring) */
+	void		(*round)(struct record *, struct tracefile *,
+			    struct record_sweep *);
+	/* the pass's writes queued */
+	void		(*flush)(struct record *, struct tracefile *,
+			    struct record_sweep *, int last);
+};
+
+/* The sink for the current file: what the file is (none: paused, or a
+ * flight window; direct or buffered) and the mode decide it, so every
+ * pass into one file takes the same one. */
+const struct record_sink *record_sink(struct record *);
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t);
 void	record_pad_tail(struct record *);

@@ -253,6 +253,15 @@ record_add_pool(struct record *rec, json_object *o)
 	proto_add_u64(p, "write_bytes", pool->write);
 	proto_add_u64(p, "blocks_filled", pool->finished);
 	proto_add_u64(p, "busy", pool->busy);
+	/* elastic: the base it keeps, the bound a burst grows it to (what
+	 * the start's memory budget counted), the most it held */
+	proto_add_u64(p, "base_blocks", pool->want);
+	proto_add_u64(p, "max_blocks", pool->max);
+	proto_add_u64(p, "peak_blocks", pool->peak);
+	proto_add_u64(p, "grown", pool->grown);
+	proto_add_u64(p, "shrunk", pool->shrunk);
+	proto_add_u64(p, "spills", pool->spills);
+	proto_add_u64(p, "spill_bytes", pool->spill_bytes);
 	record_add_aio(p, &pool->stats);
 	json_object_object_add(o, "pool", p);
 }

@@ -629,6 +629,8 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (rec->state == RECORD_RUNNING)
 		record_pass(rec, 0);
 	record_reap(rec);
+	/* a burst that is over gives its blocks back */
+	record_pool_shrink(&rec->pool);
 	record_housekeeping(rec);
 	record_hotplug(rec);
 }

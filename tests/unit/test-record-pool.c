@@ -388,7 +388,7 @@ test_sizes(void)
 	CHECK_EQ(record_pool_count(0), 2);
 	CHECK_EQ(record_pool_count(1), 2);
 	CHECK_EQ(record_pool_count(4), 8);
-	CHECK_EQ(record_pool_count(8), RECORD_POOL_MAX);
+	CHECK_EQ(record_pool_count(8), RECORD_POOL_BASE_MAX);
 }
 
 int

@@ -122,6 +122,9 @@ void	 cblock_wait(struct cblock_queue *, struct cblock *cbs, size_t n);
 /* Block until one request of q is no longer busy (reaped): 0, or -1
  * when none is glibc's to wait for (none busy, or all deferred). */
 int	 cblock_wait_any(struct cblock_queue *);
+/* Block until no padded tail of tf is in flight (a small request, rare:
+ * before a spill rewrites its block). 0, or -1 when one is deferred. */
+int	 cblock_wait_pads(struct cblock_queue *, const struct tracefile *);
 /* Block until glibc holds no request of q: before the buffers are freed
  * at exit. Deferred requests are not glibc's; they stay busy. */
 void	 cblock_wait_all(struct cblock_queue *);

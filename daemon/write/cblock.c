@@ -413,3 +413,28 @@ cblock_wait_all(struct cblock_queue *q)
 			return;
 	}
 }
+
+int
+cblock_wait_pads(struct cblock_queue *q, const struct tracefile *tf)
+{
+	const struct aiocb	*list[64];
+	struct cblock		*cb;
+	size_t			 k;
+
+	for (;;) {
+		cblock_reap(q);
+		k = 0;
+		TAILQ_FOREACH(cb, &q->busy, entry) {
+			if (!cb->pad || cb->tf != tf)
+				continue;
+			if (cb->deferred)
+				return -1;
+			if (k < 64)
+				list[k++] = &cb->aio;
+		}
+		if (k == 0)
+			return 0;
+		if (cblock_suspend(list, k) == -1)
+			return -1;
+	}
+}
