@@ -95,25 +95,25 @@ int
 record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 {
 	size_t	 ring = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-	size_t	 i, cap;
+	size_t	 i, cap, base, bound;
 
 	if (n == 0)
 		return 0;
 	if (tracefile_direct_on(tf)) {
+		cap = record_pool_block((rec->zc ? rec->zcap : ring) +
+		    RECORD_ROUND_LEN);
+		/* the base, and the bound a burst grows it to: what
+		 * record_memory counted (a test's bound may be lower) */
+		bound = record_pool_bound(n, cap);
+		if ((base = record_pool_count(n)) > bound)
+			base = bound;
 		if (record_pool_made(&rec->pool)) {
-			if (record_pool_resize(&rec->pool,
-			    record_pool_count(n)) == -1)
+			if (record_pool_resize(&rec->pool, base) == -1)
 				return -1;
-		} else {
-			cap = record_pool_block((rec->zc ? rec->zcap : ring) +
-			    RECORD_ROUND_LEN);
-			if (record_pool_init(&rec->pool, &rec->q, cap,
-			    record_pool_write(cap), record_pool_count(n)) == -1)
-				return -1;
-		}
-		/* a burst grows it up to what record_memory counted */
-		record_pool_set_bound(&rec->pool, record_pool_bound(n,
-		    rec->pool.cap));
+		} else if (record_pool_init(&rec->pool, &rec->q, cap,
+		    record_pool_write(cap), base) == -1)
+			return -1;
+		record_pool_set_bound(&rec->pool, bound);
 		return 0;
 	}
 	rec->ring_cblocks = 1;
@@ -152,19 +152,18 @@ record_cpu_free_buffers(struct record_cpu *c)
 }
 
 /*
- * Open c's events, disabled, map its ring, watch it in the loop (cb) and
- * give it the cblocks of the write mode. 0, or -1 with err filled and
- * nothing of it left open.
+ * Open c's events, disabled, map its ring, have the drain thread watch it
+ * and give it the cblocks of the write mode. 0, or -1 with err filled
+ * and nothing of it left open.
  */
 int
-record_cpu_open(struct record *rec, struct record_cpu *c, event_callback_fn cb,
+record_cpu_open(struct record *rec, struct record_cpu *c,
     struct config_error *err)
 {
 	if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
 	    err) == -1)
 		return -1;
-	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST, cb, c);
-	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
+	if (record_thread_watch(rec, c) == -1 ||
 	    (rec->mode == RECORD_AIO && rec->ring_cblocks &&
 	    record_cpu_buffers(rec, c, rec->cfg.cblocks) == -1)) {
 		record_cpu_close(rec, c);
@@ -180,9 +179,7 @@ record_cpu_open(struct record *rec, struct record_cpu *c, event_callback_fn cb,
 void
 record_cpu_close(struct record *rec, struct record_cpu *c)
 {
-	if (c->ev != NULL)
-		event_free(c->ev);
-	c->ev = NULL;
+	record_thread_unwatch(rec, c);
 	if (c->fds != NULL)
 		cpuring_close(c->fds, rec->nr_fds, &c->ring);
 }

@@ -10,6 +10,8 @@
 #define PERFSPILL_RECORD_INT_H
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 #include <linux/perf_event.h>
@@ -49,7 +51,7 @@ struct record_cpu {
 	int			 offline;	/* closed: the CPU went offline */
 	int			 open_failed;	/* ...or could not be opened */
 	struct ring		 ring;
-	struct event		*ev;
+	int			 watched;	/* by the drain thread */
 	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
 	size_t			 nr_cbs;	/* allocated; only cfg.cblocks are used */
 	struct cblock_stats	 aio;
@@ -82,7 +84,42 @@ enum record_mode {
 #define RECORD_RETRY_MIN_US	1000
 #define RECORD_RETRY_MAX_US	8000
 
+/*
+ * What a pass saw, for the session to act on (record.c decides:
+ * the job files report and never pause, rotate or finish themselves).
+ */
+struct record_pass {
+	int			 err;	/* the current file's writes failed */
+	int			 full;	/* ...it reached rotate_size */
+	size_t			 busy;	/* rings left: every cblock in flight */
+};
+
+struct record;
+typedef void (*record_passed_fn)(struct record *, const struct record_pass *);
+
+/* The drain thread (record-thread.c). */
+struct record_thread {
+	pthread_t		 th;
+	int			 running;
+	int			 epfd;		/* the rings and wakefd */
+	int			 wakefd;	/* eventfd: stop */
+	int			 loopfd;	/* eventfd: pending is set */
+	struct event		*loop_ev;
+	atomic_int		 stop;
+	struct record_pass	 pending;	/* for the loop (passed) */
+	record_passed_fn	 passed;
+	int			 retry_ms;	/* rings left: again after */
+	uint64_t		 prio;		/* SCHED_FIFO, or 0 */
+	int			 refused;	/* errno: the default's FIFO */
+	uint64_t		 wakeups;	/* passes run */
+	uint64_t		 passes;	/* ...while recording */
+	uint64_t		 busy;		/* ...that left a ring */
+	atomic_ulong		 contended;	/* the loop held the lock */
+};
+
 struct record {
+	pthread_mutex_t		 lock;		/* record-thread.c */
+	struct record_thread	 thread;
 	struct event_base	*base;
 	int			 dirfd;
 	char			 host[64];
@@ -123,7 +160,6 @@ struct record {
 	size_t			 pid_off;	/* ...found here; 0: keep them */
 	size_t			 time_off;	/* of a sample's time; 0: none */
 	uint8_t			*xbuf;		/* a drain without our samples */
-	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
 	uint64_t		 round_bytes;	/* written since the last round */
 	uint64_t		 round_max;	/* ...before a wakeup takes all */
@@ -170,21 +206,12 @@ struct record {
 	uint64_t		 snap_suppressed;/* triggers within the interval */
 };
 
-/*
- * What a drain pass saw, for the session to act on (record.c decides:
- * the job files report and never pause, rotate or finish themselves).
- */
-struct record_pass {
-	int			 err;	/* the current file's writes failed */
-	int			 full;	/* ...it reached rotate_size */
-	size_t			 busy;	/* rings left: every cblock in flight */
-};
 
 /* record-cpu.c: one CPU's events, ring and cblocks, side by side */
 int	record_cpus_alloc(struct record *, const int *cpus, size_t n);
 struct record_cpu *record_cpu_slot(struct record *, int cpu);
 int	record_cpu_open(struct record *, struct record_cpu *,
-	    event_callback_fn, struct config_error *);
+	    struct config_error *);
 int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
 /* What tf's writes need in the AIO mode with n cblocks: the pool for a
  * direct file, a ring's cblocks on every open CPU for a buffered one.
@@ -197,6 +224,22 @@ void	record_cpu_close(struct record *, struct record_cpu *);
 void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);
 void	record_cpus_free(struct record *);
+
+/* record-thread.c: the drain's thread and the recording's lock */
+int	record_lock_init(struct record *);
+void	record_lock(struct record *);
+void	record_unlock(struct record *);
+void	record_thread_init(struct record *);
+/* Run the drain on its thread (SCHED_FIFO cfg.realtime, or the normal
+ * scheduler); passed runs in the loop with a pass that failed a write or
+ * filled the file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
+int	record_thread_start(struct record *, record_passed_fn passed);
+/* Join it (the lock may be held). */
+void	record_thread_stop(struct record *);
+void	record_thread_free(struct record *);
+/* A ring the thread drains from now, or no longer (before it closes). */
+int	record_thread_watch(struct record *, struct record_cpu *);
+void	record_thread_unwatch(struct record *, struct record_cpu *);
 
 /* record-drain.c: rings to chunks */
 /* One pass over every ring holding at least min bytes into the current

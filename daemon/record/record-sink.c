@@ -37,7 +37,7 @@ record_window_push(struct record *rec, struct record_cpu *c,
 }
 
 static void
-record_window_end(struct record *rec, struct tracefile *tf,
+record_window_sink_round(struct record *rec, struct tracefile *tf,
     struct record_sweep *w)
 {
 	record_window_round(rec);
@@ -222,7 +222,7 @@ record_pool_sink_flush(struct record *rec, struct tracefile *tf,
 
 static const struct record_sink record_sinks[] = {
 	{ "drop", 1, NULL, record_drop_push, NULL, NULL },
-	{ "window", 1, NULL, record_window_push, record_window_end, NULL },
+	{ "window", 1, NULL, record_window_push, record_window_sink_round, NULL },
 	{ "serial", 1, NULL, record_serial_push, record_serial_round, NULL },
 	{ "aio", 0, record_aio_room, record_aio_push, record_aio_round,
 	    record_aio_flush },

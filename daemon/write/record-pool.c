@@ -129,8 +129,9 @@ record_pool_resize(struct record_pool *pool, size_t n)
 	while (pool->nr < n)
 		if (record_pool_make(pool) == -1)
 			return -1;
+	/* the blocks past n go at the next trim: a bound set next keeps
+	 * those a burst made */
 	pool->want = pool->max = n;
-	record_pool_trim(pool);
 	return 0;
 }
 
@@ -139,7 +140,12 @@ record_pool_set_bound(struct record_pool *pool, size_t max)
 {
 	if (max > RECORD_POOL_MAX)
 		max = RECORD_POOL_MAX;
-	pool->max = max < pool->want ? pool->want : max;
+	if (max < 1)
+		max = 1;
+	/* below the base only in tests (record_pool_bound) */
+	if (pool->want > max)
+		pool->want = max;
+	pool->max = max;
 	record_pool_trim(pool);
 }
 

@@ -108,9 +108,10 @@ size_t	 record_pool_bound(uint64_t cblocks, size_t cap);
 int	 record_pool_init(struct record_pool *, struct cblock_queue *,
 	    size_t cap, size_t write, size_t n);
 /* Use n blocks from now, as base and bound: more are made (0 or -1),
- * those past n are freed once free. */
+ * those past n are freed once free, at the next trim (or bound set). */
 int	 record_pool_resize(struct record_pool *, size_t n);
-/* A burst may make blocks up to max (not below the base). */
+/* A burst may make blocks up to max (a max below the base lowers the
+ * base: tests). */
 void	 record_pool_set_bound(struct record_pool *, size_t max);
 /* Give back the free blocks past the base that no drain opened since
  * the last call (the tick's). */
