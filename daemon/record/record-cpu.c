@@ -13,6 +13,8 @@
 
 /* Room for every CPU that may come online: cpus never moves, since a
  * busy cblock's AIO request points into it. */
+static struct record_cpu *record_cpu_make(struct record *, int);
+
 int
 record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 {
@@ -27,8 +29,10 @@ record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 	rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus));
 	if (rec->staged == NULL || rec->cpus == NULL)
 		return -1;
+	/* a CPU listed twice (record.c's test hook of many rings) gets a
+	 * ring each time */
 	for (i = 0; i < n; i++)
-		if (record_cpu_slot(rec, cpus[i]) == NULL)
+		if (record_cpu_make(rec, cpus[i]) == NULL)
 			return -1;
 	return 0;
 }
@@ -38,12 +42,21 @@ record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 struct record_cpu *
 record_cpu_slot(struct record *rec, int cpu)
 {
-	struct record_cpu	*c;
-	size_t			 i;
+	size_t	 i;
 
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].cpu == cpu)
 			return &rec->cpus[i];
+	return record_cpu_make(rec, cpu);
+}
+
+/* A new slot for cpu, closed (offline). */
+static struct record_cpu *
+record_cpu_make(struct record *rec, int cpu)
+{
+	struct record_cpu	*c;
+	size_t			 i;
+
 	if (rec->nr_cpus == rec->cap_cpus)
 		return NULL;
 	c = &rec->cpus[rec->nr_cpus];

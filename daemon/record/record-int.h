@@ -106,6 +106,7 @@ struct record_thread {
 	int			 loopfd;	/* eventfd: pending is set */
 	struct event		*loop_ev;
 	atomic_int		 stop;
+	atomic_int		 sweep;		/* the next pass reads every ring */
 	struct record_pass	 pending;	/* for the loop (passed) */
 	record_passed_fn	 passed;
 	int			 retry_ms;	/* rings left: again after */
@@ -234,6 +235,9 @@ void	record_thread_init(struct record *);
  * scheduler); passed runs in the loop with a pass that failed a write or
  * filled the file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
 int	record_thread_start(struct record *, record_passed_fn passed);
+/* Have the thread's next pass read every ring (the tick's): 0, or -1
+ * when no thread runs (the caller drains). */
+int	record_thread_sweep(struct record *);
 /* Join it (the lock may be held). */
 void	record_thread_stop(struct record *);
 void	record_thread_free(struct record *);

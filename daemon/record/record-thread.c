@@ -82,9 +82,11 @@ record_thread_pass(struct record *rec)
 		return -1;
 	t->passes++;
 	/* rings below the minimum chunk wait, unless the open round has
-	 * grown to the size of all the rings (record.c, record_wakeup) */
-	record_drain(rec, rec->round_bytes >= rec->round_max ? 0 :
-	    rec->min_chunk, 0, &pass);
+	 * grown to the size of all the rings (record.c, record_wakeup) or
+	 * the loop's tick asked for every ring (record_thread_sweep) */
+	record_drain(rec, atomic_exchange(&t->sweep, 0) ||
+	    rec->round_bytes >= rec->round_max ? 0 : rec->min_chunk, 0,
+	    &pass);
 	if (pass.err != 0 || pass.full) {
 		if (t->pending.err == 0)
 			t->pending.err = pass.err;
@@ -239,17 +241,33 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	return 0;
 }
 
+/* Set flag and wake the thread: 0, or -1 when none runs. */
+static int
+record_thread_wake(struct record_thread *t, atomic_int *flag)
+{
+	uint64_t	 one = 1;
+
+	if (!t->running)
+		return -1;
+	atomic_store(flag, 1);
+	(void)write(t->wakefd, &one, sizeof(one));
+	return 0;
+}
+
+int
+record_thread_sweep(struct record *rec)
+{
+	return record_thread_wake(&rec->thread, &rec->thread.sweep);
+}
+
 void
 record_thread_stop(struct record *rec)
 {
 	struct record_thread	*t = &rec->thread;
-	uint64_t		 one = 1;
 
-	if (!t->running)
-		return;
 	/* it never waits for the lock: joining under it is safe */
-	atomic_store(&t->stop, 1);
-	(void)write(t->wakefd, &one, sizeof(one));
+	if (record_thread_wake(t, &t->stop) == -1)
+		return;
 	pthread_join(t->th, NULL);
 	t->running = 0;
 	cblock_queue_prio(&rec->q, 0);
