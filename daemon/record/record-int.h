@@ -107,6 +107,7 @@ struct record_thread {
 	struct event		*loop_ev;
 	atomic_int		 stop;
 	atomic_int		 sweep;		/* the next pass reads every ring */
+	atomic_int		 pad;		/* ...and pads the direct tail */
 	struct record_pass	 pending;	/* for the loop (passed) */
 	record_passed_fn	 passed;
 	int			 retry_ms;	/* rings left: again after */
@@ -238,6 +239,9 @@ int	record_thread_start(struct record *, record_passed_fn passed);
 /* Have the thread's next pass read every ring (the tick's): 0, or -1
  * when no thread runs (the caller drains). */
 int	record_thread_sweep(struct record *);
+/* The same, and the direct stream's tail padded to disk after it (the
+ * padder's): 0, or -1 when no thread runs. */
+int	record_thread_pad(struct record *);
 /* Join it (the lock may be held). */
 void	record_thread_stop(struct record *);
 void	record_thread_free(struct record *);

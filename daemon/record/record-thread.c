@@ -76,17 +76,24 @@ record_thread_pass(struct record *rec)
 	struct record_thread	*t = &rec->thread;
 	struct record_pass	 pass;
 	uint64_t		 one = 1;
-	int			 ms;
+	int			 ms, pad, all;
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
 	t->passes++;
 	/* rings below the minimum chunk wait, unless the open round has
 	 * grown to the size of all the rings (record.c, record_wakeup) or
-	 * the loop's tick asked for every ring (record_thread_sweep) */
-	record_drain(rec, atomic_exchange(&t->sweep, 0) ||
-	    rec->round_bytes >= rec->round_max ? 0 : rec->min_chunk, 0,
-	    &pass);
+	 * the loop's tick or padder asked for every ring */
+	pad = atomic_exchange(&t->pad, 0);
+	all = atomic_exchange(&t->sweep, 0) || pad;
+	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
+	    rec->min_chunk, 0, &pass);
+	/* what every ring held is in the stream now: its tail goes to
+	 * disk, so that a crash costs no more than direct_tail_ms of it
+	 * (a pad before this pass would leave the pass's data in memory
+	 * for another period) */
+	if (pad)
+		record_pad_tail(rec);
 	if (pass.err != 0 || pass.full) {
 		if (t->pending.err == 0)
 			t->pending.err = pass.err;
@@ -258,6 +265,12 @@ int
 record_thread_sweep(struct record *rec)
 {
 	return record_thread_wake(&rec->thread, &rec->thread.sweep);
+}
+
+int
+record_thread_pad(struct record *rec)
+{
+	return record_thread_wake(&rec->thread, &rec->thread.pad);
 }
 
 void

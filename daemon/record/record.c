@@ -718,7 +718,8 @@ record_padder_cb(evutil_socket_t fd, short what, void *arg)
 	struct record	*rec = arg;
 
 	record_lock(rec);
-	if (rec->state == RECORD_RUNNING)
+	/* on the drain thread, after a pass over every ring */
+	if (rec->state == RECORD_RUNNING && record_thread_pad(rec) == -1)
 		record_pad_tail(rec);
 	record_unlock(rec);
 }
