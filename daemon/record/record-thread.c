@@ -221,6 +221,8 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	t->passed = passed;
 	t->retry_ms = 1;
 	atomic_store(&t->stop, 0);
+	atomic_store(&t->sweep, 0);
+	atomic_store(&t->pad, 0);
 	memset(&sp, 0, sizeof(sp));
 	sp.sched_priority = (int)rec->cfg.realtime;
 	/* explicit: not the loop's (nor whatever started the daemon) */
