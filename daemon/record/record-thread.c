@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -123,7 +124,12 @@ record_thread_main(void *arg)
 	struct timespec		 ts = { 0, RECORD_THREAD_BACKOFF_NS };
 	uint64_t		 v;
 	int			 n, i, nhung, timeout = -1, again = 0;
+	sigset_t		 all;
 
+	/* the daemon's signals are the loop's (SIGUSR2, SIGHUP, SIGTERM:
+	 * libevent's handlers), not a real-time thread's to run */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	/* its requests are made at its own priority (cblock.h) */
 	cblock_thread_prio((int)t->prio);
 	while (!atomic_load(&t->stop)) {
