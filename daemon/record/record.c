@@ -718,8 +718,10 @@ record_padder_cb(evutil_socket_t fd, short what, void *arg)
 	struct record	*rec = arg;
 
 	record_lock(rec);
-	/* on the drain thread, after a pass over every ring */
-	if (rec->state == RECORD_RUNNING && record_thread_pad(rec) == -1)
+	/* on the drain thread, after a pass over every ring; only a direct
+	 * file has a tail to pad (a flight recording has no file) */
+	if (rec->state == RECORD_RUNNING && rec->cur != NULL &&
+	    tracefile_direct_on(rec->cur) && record_thread_pad(rec) == -1)
 		record_pad_tail(rec);
 	record_unlock(rec);
 }
