@@ -142,9 +142,9 @@ static const struct config_key config_keys[] = {
 	    .help = "snapshot on these, a JSON array: '[{\"kind\":\"psi\",\n"
 	    "\"resource\":\"cpu\",\"stall_ms\":150,\"window_ms\":2000}]'" },
 	{ KEY("realtime", T_UINT, CONFIG_NEXT_START, realtime),
-	    .min = 0, .max = 99, .def = "0",
+	    .min = 0, .max = 99, .def = "1",
 	    .opt = 'r', .metavar = "PRIO",
-	    .help = "drain at SCHED_FIFO priority PRIO (1-99), 0 off" },
+	    .help = "drain thread at SCHED_FIFO priority PRIO (1-99), 0 off" },
 	{ KEY("writeback", T_BOOL, CONFIG_NEXT_START, writeback),
 	    .min = 0, .max = 1, .def = "false",
 	    .help = "start each write's writeback at once and drop written pages\n"

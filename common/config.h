@@ -61,7 +61,7 @@ struct config {
 	int		compression;	/* 0 off, 1..22 zstd level */
 	int		exclude_self;	/* keep perfspilld's own samples out */
 	int		kernel_build_id;/* attr.build_id: see perfspilld.json(5) */
-	uint64_t	realtime;	/* SCHED_FIFO priority while recording */
+	uint64_t	realtime;	/* the drain thread's SCHED_FIFO priority */
 	int		writeback;	/* sync_file_range each write, drop it
 					 * once written: a congested disk */
 	uint64_t	mmap_flush;	/* least bytes a wakeup drains; 0: ring/4 */
@@ -213,5 +213,10 @@ struct config_keyinfo {
 int	config_key_at(size_t i, struct config_keyinfo *info);
 /* 0 and *info filled for the key named name, -1 for an unknown name. */
 int	config_key_info(const char *name, struct config_keyinfo *info);
+
+/* realtime's default: where CAP_SYS_NICE is missing, a start with it
+ * drains on the normal scheduler instead of failing (a priority asked
+ * for is refused) */
+#define CONFIG_REALTIME_DEFAULT	1
 
 #endif

@@ -118,6 +118,8 @@ def one(mode, build, extra, env, storm, threads, calls, outroot):
          "cached_mb": (c1 - c0) / 1024.0, "wall": wall, "path": path,
          "buffers": buffers, "pool": pool is not None,
          "pool_busy": pool["busy"] if pool else None,
+         "pool_peak": pool.get("peak_blocks") if pool else None,
+         "pool_spills": pool.get("spills") if pool else None,
          "requests": pool["aio_submitted"] if pool else None,
          "resident_mb": resident / 1e6}
     shutil.rmtree(d, ignore_errors=True)

@@ -124,10 +124,16 @@ metrics_sessions(struct sbuf *out, const struct metrics *m)
 		    "(PERF_RECORD_LOST_SAMPLES)."),
 		C(bytes_written, "Bytes of the session's files written."),
 		C(files_finished, "The session's trace files finished."),
+		C(spills, "Drains written through the page cache: the direct "
+		    "path's pool was at its bound."),
 #undef C
 		{ "memory_bytes", "gauge", "Memory the session holds: rings, "
 		    "buffers, compression, as its start counted it.",
 		    offsetof(struct metrics_session, memory) },
+		{ "buffer_bytes", "gauge", "The drain's buffers the session "
+		    "holds now: the direct path's pool grows under a burst, "
+		    "up to what memory_bytes counts.",
+		    offsetof(struct metrics_session, buffers) },
 		{ "direct_io", "gauge", "1 while the session's current file "
 		    "is written past the page cache (O_DIRECT).",
 		    offsetof(struct metrics_session, direct) },

@@ -23,6 +23,8 @@ struct metrics_session {
 	uint64_t	 bytes_written;
 	uint64_t	 files_finished;
 	uint64_t	 memory;	/* what it holds (record_memory) */
+	uint64_t	 buffers;	/* ...of it the drain's buffers now */
+	uint64_t	 spills;	/* chunks spilled through the page cache */
 	uint64_t	 direct;	/* 1: its file goes past the page cache */
 	int		 recording;
 };

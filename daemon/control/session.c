@@ -632,6 +632,7 @@ session_metrics(struct session_table *t, struct metrics *out)
 		ms[n].recording = m.recording;
 		ms[n].memory = s->holds ? s->mem.total : 0;
 		ms[n].direct = (uint64_t)record_write_direct(s->rec);
+		record_buffer_use(s->rec, &ms[n].buffers, &ms[n].spills);
 		n++;
 	}
 	out->sessions = ms;

@@ -236,6 +236,12 @@ void	 tracefile_direct_keep(struct tracefile *, const uint8_t *p, size_t n);
  * kept, the aligned length and its descriptor returned. */
 size_t	 tracefile_direct_cut(struct tracefile *, uint8_t *, size_t total,
 	    uint64_t off, int *fd);
+/* len bytes of records at p appended to the stream through the page
+ * cache (no pool block free at its bound): the tail and p's aligned part
+ * written by the buffered descriptor now, the rest kept as the tail.
+ * 0, or -1 (tf is cut there). */
+int	 tracefile_direct_spill(struct tracefile *, const uint8_t *p,
+	    size_t len, const struct tracefile_mark *);
 /* A direct request on fd failed with err: EINVAL means the file system
  * takes no direct writes after all. Returns the descriptor to write it
  * again on (the buffered one), or -1 when err is a real failure. */

@@ -13,6 +13,8 @@
 
 /* Room for every CPU that may come online: cpus never moves, since a
  * busy cblock's AIO request points into it. */
+static struct record_cpu *record_cpu_make(struct record *, int);
+
 int
 record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 {
@@ -27,8 +29,10 @@ record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 	rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus));
 	if (rec->staged == NULL || rec->cpus == NULL)
 		return -1;
+	/* a CPU listed twice (record.c's test hook of many rings) gets a
+	 * ring each time */
 	for (i = 0; i < n; i++)
-		if (record_cpu_slot(rec, cpus[i]) == NULL)
+		if (record_cpu_make(rec, cpus[i]) == NULL)
 			return -1;
 	return 0;
 }
@@ -38,12 +42,21 @@ record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 struct record_cpu *
 record_cpu_slot(struct record *rec, int cpu)
 {
-	struct record_cpu	*c;
-	size_t			 i;
+	size_t	 i;
 
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].cpu == cpu)
 			return &rec->cpus[i];
+	return record_cpu_make(rec, cpu);
+}
+
+/* A new slot for cpu, closed (offline). */
+static struct record_cpu *
+record_cpu_make(struct record *rec, int cpu)
+{
+	struct record_cpu	*c;
+	size_t			 i;
+
 	if (rec->nr_cpus == rec->cap_cpus)
 		return NULL;
 	c = &rec->cpus[rec->nr_cpus];
@@ -84,8 +97,8 @@ record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 
 /*
  * A direct file's drains go into the pool (record-pool.h): blocks of
- * twice a ring's worth (at least 1 MiB), two per cblock, written in
- * slices of 1 MiB. A buffered file's go into each ring's own
+ * twice a ring's worth (at least 1 MiB), two per cblock, growing to four
+ * times that under a burst, written in slices of 1 MiB. A buffered file's go into each ring's own
  * cblocks, as perf's --aio: made only once such a file is current
  * (O_DIRECT refused, a live cblocks change while a buffered file is
  * current), so that a direct recording holds no memory per CPU but
@@ -95,18 +108,26 @@ int
 record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 {
 	size_t	 ring = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-	size_t	 i, cap;
+	size_t	 i, cap, base, bound;
 
 	if (n == 0)
 		return 0;
 	if (tracefile_direct_on(tf)) {
-		if (record_pool_made(&rec->pool))
-			return record_pool_resize(&rec->pool,
-			    record_pool_count(n));
 		cap = record_pool_block((rec->zc ? rec->zcap : ring) +
 		    RECORD_ROUND_LEN);
-		return record_pool_init(&rec->pool, &rec->q, cap,
-		    record_pool_write(cap), record_pool_count(n));
+		/* the base, and the bound a burst grows it to: what
+		 * record_memory counted (a test's bound may be lower) */
+		bound = record_pool_bound(n, cap);
+		if ((base = record_pool_count(n)) > bound)
+			base = bound;
+		if (record_pool_made(&rec->pool)) {
+			if (record_pool_resize(&rec->pool, base) == -1)
+				return -1;
+		} else if (record_pool_init(&rec->pool, &rec->q, cap,
+		    record_pool_write(cap), base) == -1)
+			return -1;
+		record_pool_set_bound(&rec->pool, bound);
+		return 0;
 	}
 	rec->ring_cblocks = 1;
 	for (i = 0; i < rec->nr_cpus; i++)
@@ -144,19 +165,18 @@ record_cpu_free_buffers(struct record_cpu *c)
 }
 
 /*
- * Open c's events, disabled, map its ring, watch it in the loop (cb) and
- * give it the cblocks of the write mode. 0, or -1 with err filled and
- * nothing of it left open.
+ * Open c's events, disabled, map its ring, have the drain thread watch it
+ * and give it the cblocks of the write mode. 0, or -1 with err filled
+ * and nothing of it left open.
  */
 int
-record_cpu_open(struct record *rec, struct record_cpu *c, event_callback_fn cb,
+record_cpu_open(struct record *rec, struct record_cpu *c,
     struct config_error *err)
 {
 	if (cpuring_open(&rec->spec, c->cpu, c->fds, c->ids, &c->ring,
 	    err) == -1)
 		return -1;
-	c->ev = event_new(rec->base, c->fds[0], EV_READ | EV_PERSIST, cb, c);
-	if (c->ev == NULL || event_add(c->ev, NULL) == -1 ||
+	if (record_thread_watch(rec, c) == -1 ||
 	    (rec->mode == RECORD_AIO && rec->ring_cblocks &&
 	    record_cpu_buffers(rec, c, rec->cfg.cblocks) == -1)) {
 		record_cpu_close(rec, c);
@@ -172,9 +192,7 @@ record_cpu_open(struct record *rec, struct record_cpu *c, event_callback_fn cb,
 void
 record_cpu_close(struct record *rec, struct record_cpu *c)
 {
-	if (c->ev != NULL)
-		event_free(c->ev);
-	c->ev = NULL;
+	record_thread_unwatch(rec, c);
 	if (c->fds != NULL)
 		cpuring_close(c->fds, rec->nr_fds, &c->ring);
 }

@@ -10,6 +10,8 @@
 #define PERFSPILL_RECORD_INT_H
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 #include <linux/perf_event.h>
@@ -49,7 +51,7 @@ struct record_cpu {
 	int			 offline;	/* closed: the CPU went offline */
 	int			 open_failed;	/* ...or could not be opened */
 	struct ring		 ring;
-	struct event		*ev;
+	int			 watched;	/* by the drain thread */
 	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
 	size_t			 nr_cbs;	/* allocated; only cfg.cblocks are used */
 	struct cblock_stats	 aio;
@@ -82,7 +84,44 @@ enum record_mode {
 #define RECORD_RETRY_MIN_US	1000
 #define RECORD_RETRY_MAX_US	8000
 
+/*
+ * What a pass saw, for the session to act on (record.c decides:
+ * the job files report and never pause, rotate or finish themselves).
+ */
+struct record_pass {
+	int			 err;	/* the current file's writes failed */
+	int			 full;	/* ...it reached rotate_size */
+	size_t			 busy;	/* rings left: every cblock in flight */
+};
+
+struct record;
+typedef void (*record_passed_fn)(struct record *, const struct record_pass *);
+
+/* The drain thread (record-thread.c). */
+struct record_thread {
+	pthread_t		 th;
+	int			 running;
+	int			 epfd;		/* the rings and wakefd */
+	int			 wakefd;	/* eventfd: stop */
+	int			 loopfd;	/* eventfd: pending is set */
+	struct event		*loop_ev;
+	atomic_int		 stop;
+	atomic_int		 sweep;		/* the next pass reads every ring */
+	atomic_int		 pad;		/* ...and pads the direct tail */
+	struct record_pass	 pending;	/* for the loop (passed) */
+	record_passed_fn	 passed;
+	int			 retry_ms;	/* rings left: again after */
+	uint64_t		 prio;		/* SCHED_FIFO, or 0 */
+	int			 refused;	/* errno: the default's FIFO */
+	uint64_t		 wakeups;	/* passes run */
+	uint64_t		 passes;	/* ...while recording */
+	uint64_t		 busy;		/* ...that left a ring */
+	atomic_ulong		 contended;	/* the loop held the lock */
+};
+
 struct record {
+	pthread_mutex_t		 lock;		/* record-thread.c */
+	struct record_thread	 thread;
 	struct event_base	*base;
 	int			 dirfd;
 	char			 host[64];
@@ -123,7 +162,6 @@ struct record {
 	size_t			 pid_off;	/* ...found here; 0: keep them */
 	size_t			 time_off;	/* of a sample's time; 0: none */
 	uint8_t			*xbuf;		/* a drain without our samples */
-	uint64_t		 sched_prio;	/* the loop's SCHED_FIFO, or 0 */
 	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
 	uint64_t		 round_bytes;	/* written since the last round */
 	uint64_t		 round_max;	/* ...before a wakeup takes all */
@@ -170,21 +208,12 @@ struct record {
 	uint64_t		 snap_suppressed;/* triggers within the interval */
 };
 
-/*
- * What a drain pass saw, for the session to act on (record.c decides:
- * the job files report and never pause, rotate or finish themselves).
- */
-struct record_pass {
-	int			 err;	/* the current file's writes failed */
-	int			 full;	/* ...it reached rotate_size */
-	size_t			 busy;	/* rings left: every cblock in flight */
-};
 
 /* record-cpu.c: one CPU's events, ring and cblocks, side by side */
 int	record_cpus_alloc(struct record *, const int *cpus, size_t n);
 struct record_cpu *record_cpu_slot(struct record *, int cpu);
 int	record_cpu_open(struct record *, struct record_cpu *,
-	    event_callback_fn, struct config_error *);
+	    struct config_error *);
 int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
 /* What tf's writes need in the AIO mode with n cblocks: the pool for a
  * direct file, a ring's cblocks on every open CPU for a buffered one.
@@ -198,12 +227,97 @@ void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);
 void	record_cpus_free(struct record *);
 
-/* record-drain.c */
+/* record-thread.c: the drain's thread and the recording's lock */
+int	record_lock_init(struct record *);
+void	record_lock(struct record *);
+void	record_unlock(struct record *);
+void	record_thread_init(struct record *);
+/* Run the drain on its thread (SCHED_FIFO cfg.realtime, or the normal
+ * scheduler); passed runs in the loop with a pass that failed a write or
+ * filled the file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
+int	record_thread_start(struct record *, record_passed_fn passed);
+/* Have the thread's next pass read every ring (the tick's): 0, or -1
+ * when no thread runs (the caller drains). */
+int	record_thread_sweep(struct record *);
+/* The same, and the direct stream's tail padded to disk after it (the
+ * padder's): 0, or -1 when no thread runs. */
+int	record_thread_pad(struct record *);
+/* Join it (the lock may be held). */
+void	record_thread_stop(struct record *);
+void	record_thread_free(struct record *);
+/* A ring the thread drains from now, or no longer (before it closes). */
+int	record_thread_watch(struct record *, struct record_cpu *);
+void	record_thread_unwatch(struct record *, struct record_cpu *);
+
+/* record-drain.c: rings to chunks */
 /* One pass over every ring holding at least min bytes into the current
  * file. last: a file's last drain (rotation, stop, CPU offline): every
  * ring is read, waiting for a cblock where all are in flight. */
 void	record_drain(struct record *, uint64_t min, int last,
 	    struct record_pass *);
+
+/* What one pass found in a ring: the chunk a sink takes. */
+struct record_take {
+	uint64_t		 head, tail;
+	struct ring_span	 sp;
+	int64_t			 n;		/* bytes */
+	struct ring_counts	 before;	/* the ring's counts until now */
+	size_t			 bogus;		/* build-id flags to repair */
+	uint8_t			*room;		/* the sink's buffer for it */
+	struct cblock		*cb;		/* ...a cblock's */
+	int			 spill;		/* ...none: the page cache */
+};
+
+/* What one pass did, ring by ring, for its end. */
+struct record_sweep {
+	size_t		 nstaged;	/* cblocks staged (buffered file) */
+	size_t		 npushed;	/* rings put into the file */
+	size_t		 nflight;	/* rings taken by a flight window */
+	size_t		 left;		/* non-empty rings not read */
+	uint64_t	 drained;	/* bytes put into the file */
+};
+
+/* The ring's data as records for the file (our own samples left out,
+ * build-id flags repaired, compressed with -z) at dst, room for avail
+ * bytes; the ring is released. The bytes put at dst (0: only our own
+ * samples), mark what they hold. */
+size_t	record_chunk(struct record *, struct record_cpu *,
+	    struct tracefile *, const struct record_take *, uint8_t *dst,
+	    size_t avail, struct tracefile_mark *);
+/* The serial sink's chunk: the ring's data written from where it lies
+ * (or a copy without our own samples), compressed into zbuf with -z. */
+size_t	record_chunk_serial(struct record *, struct record_cpu *,
+	    struct tracefile *, const struct record_take *);
+
+/*
+ * record-sink.c: where a drain's chunks go, chosen once per file (perf's
+ * perf_mmap__push with record__pushfn / record__aio_pushfn): serial
+ * pwrite, a ring's own AIO cblocks, the direct pool (spilling through
+ * the page cache at its bound), a flight window, or dropped while
+ * paused. room: a buffer for the chunk before the ring is read (-1:
+ * leave the ring, none free; NULL: the sink needs none); reads_ring:
+ * the sink reads the ring in place, so the drain counts it there.
+ */
+struct record_sink {
+	const char	*name;
+	int		 reads_ring;
+	int		(*room)(struct record *, struct record_cpu *,
+			    struct tracefile *, struct record_take *, int last);
+	void		(*push)(struct record *, struct record_cpu *,
+			    struct tracefile *, struct record_take *,
+			    struct record_sweep *);
+	/* the pass's FINISHED_ROUND (it read every ring) */
+	void		(*round)(struct record *, struct tracefile *,
+			    struct record_sweep *);
+	/* the pass's writes queued */
+	void		(*flush)(struct record *, struct tracefile *,
+			    struct record_sweep *, int last);
+};
+
+/* The sink for the current file: what the file is (none: paused, or a
+ * flight window; direct or buffered) and the mode decide it, so every
+ * pass into one file takes the same one. */
+const struct record_sink *record_sink(struct record *);
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t);
 void	record_pad_tail(struct record *);

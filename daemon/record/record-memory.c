@@ -12,9 +12,14 @@
  *   per CPU   ring     (1 + mmap_pages) x P     the kernel's ring
  *             cblocks  cblocks x B              the buffered path's AIO
  *                                               buffers
- *   once      pool     2 x cblocks blocks of    the direct path's blocks
- *                      max(1 MiB, 2 B) + 4 KiB  every ring shares
- *                      (record_pool_block)
+ *   once      pool     K blocks of              the direct path's blocks
+ *                      max(1 MiB, 2 B) + 4 KiB  every ring shares, at the
+ *                      (record_pool_block)      bound a burst grows them
+ *                                               to: K = 4 x 2 x cblocks,
+ *                                               at most 64 MiB past the
+ *                                               base of 2 x cblocks, which
+ *                                               is held throughout
+ *                                               (record_pool_bound)
  *             drain    R                        the copy without our samples
  *             compress (-z only) bound(R)       serial mode's output
  *                      + 2 x zstd stream        the drain's, a rotation's
@@ -40,6 +45,7 @@ record_memory(const struct config *cfg, size_t ncpus,
 {
 	uint64_t	 page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t	 ring = cfg->mmap_pages * page, chunk, all;
+	size_t		 blk;
 
 	chunk = (cfg->compression > 0 ? compress_bound(ring) : ring) +
 	    RECORD_ROUND_LEN;
@@ -47,9 +53,9 @@ record_memory(const struct config *cfg, size_t ncpus,
 	m->ring = ring + page;
 	m->cblocks = cfg->cblocks * chunk;
 	m->per_cpu = m->ring + m->cblocks;
+	blk = record_pool_block((size_t)chunk);
 	m->pool = cfg->cblocks == 0 ? 0 :
-	    record_pool_count(cfg->cblocks) *
-	    (uint64_t)record_pool_block((size_t)chunk);
+	    record_pool_bound(cfg->cblocks, blk) * (uint64_t)blk;
 	all = m->cblocks * ncpus;
 	/* the direct path makes the pool, and per-CPU cblocks too once a
 	 * file of the recording is buffered (O_DIRECT refused at a write,

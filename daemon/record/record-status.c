@@ -85,8 +85,8 @@ record_pause_bits(const struct record *rec)
 	return 1u << why;
 }
 
-void
-record_metrics(struct record *rec, struct metrics *m)
+static void
+record_metrics_locked(struct record *rec, struct metrics *m)
 {
 	struct record_sums	 s;
 
@@ -107,6 +107,14 @@ record_metrics(struct record *rec, struct metrics *m)
 	m->self_excluded += s.self;
 	m->aio_inflight = s.inflight;
 	m->files_finished += rec->files_done;
+}
+
+void
+record_metrics(struct record *rec, struct metrics *m)
+{
+	record_lock(rec);
+	record_metrics_locked(rec, m);
+	record_unlock(rec);
 }
 
 /* The output directory's finished files (every session's) and its free
@@ -190,6 +198,15 @@ record_write_direct(const struct record *rec)
 	    tracefile_direct_refused(rec->cur) == 0;
 }
 
+void
+record_buffer_use(struct record *rec, uint64_t *bytes, uint64_t *spills)
+{
+	record_lock(rec);
+	*bytes = rec->state == RECORD_IDLE ? 0 : record_buffer_bytes(rec);
+	*spills = rec->pool.spills;
+	record_unlock(rec);
+}
+
 /*
  * How the current file's data reaches the disk: "direct" (past the page
  * cache) or "buffered", and why not direct.
@@ -253,12 +270,43 @@ record_add_pool(struct record *rec, json_object *o)
 	proto_add_u64(p, "write_bytes", pool->write);
 	proto_add_u64(p, "blocks_filled", pool->finished);
 	proto_add_u64(p, "busy", pool->busy);
+	/* elastic: the base it keeps, the bound a burst grows it to (what
+	 * the start's memory budget counted), the most it held */
+	proto_add_u64(p, "base_blocks", pool->want);
+	proto_add_u64(p, "max_blocks", pool->max);
+	proto_add_u64(p, "peak_blocks", pool->peak);
+	proto_add_u64(p, "grown", pool->grown);
+	proto_add_u64(p, "shrunk", pool->shrunk);
+	proto_add_u64(p, "spills", pool->spills);
+	proto_add_u64(p, "spill_bytes", pool->spill_bytes);
 	record_add_aio(p, &pool->stats);
 	json_object_object_add(o, "pool", p);
 }
 
-json_object *
-record_status(struct record *rec)
+/* The drain thread: how it runs and what it did. */
+static void
+record_add_drain(struct record *rec, json_object *o)
+{
+	const struct record_thread	*t = &rec->thread;
+	json_object			*p;
+
+	if (!t->running)
+		return;
+	p = json_object_new_object();
+	json_object_object_add(p, "policy", json_object_new_string(t->prio ?
+	    "fifo" : "other"));
+	proto_add_u64(p, "priority", t->prio);
+	if (t->refused != 0)
+		json_object_object_add(p, "realtime_refused",
+		    json_object_new_string(strerror(t->refused)));
+	proto_add_u64(p, "passes", t->passes);
+	proto_add_u64(p, "passes_left_rings", t->busy);
+	proto_add_u64(p, "lock_waits", atomic_load(&t->contended));
+	json_object_object_add(o, "drain", p);
+}
+
+static json_object *
+record_status_locked(struct record *rec)
 {
 	static const char	*names[] = { "idle", "recording", "stopping" };
 	json_object		*o = json_object_new_object(), *cpus, *c, *f;
@@ -293,6 +341,7 @@ record_status(struct record *rec)
 	 * kernel's rings): docs/file-format.md has the formula */
 	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
 	record_add_pool(rec, o);
+	record_add_drain(rec, o);
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
 	    (int64_t)rec->started));
@@ -335,13 +384,24 @@ record_status(struct record *rec)
 }
 
 json_object *
+record_status(struct record *rec)
+{
+	json_object	*rc;
+
+	record_lock(rec);
+	rc = record_status_locked(rec);
+	record_unlock(rec);
+	return rc;
+}
+
+json_object *
 record_last_totals(struct record *rec)
 {
 	return rec->last_totals ? json_object_get(rec->last_totals) : NULL;
 }
 
-void
-record_summary(struct record *rec, char *buf, size_t len)
+static void
+record_summary_locked(struct record *rec, char *buf, size_t len)
 {
 	struct record_sums	 s;
 	time_t			 up;
@@ -358,4 +418,12 @@ record_summary(struct record *rec, char *buf, size_t len)
 	    up > 0 ? (double)s.samples / (double)up : 0.0,
 	    s.lost + s.lost_samples, (double)s.bytes / 1048576.0,
 	    s.dropped > rec->bytes_cut ? ", dropping" : "");
+}
+
+void
+record_summary(struct record *rec, char *buf, size_t len)
+{
+	record_lock(rec);
+	record_summary_locked(rec, buf, len);
+	record_unlock(rec);
 }

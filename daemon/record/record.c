@@ -32,8 +32,7 @@
 #include "trigger.h"
 #include "flight.h"
 
-static void	record_ring_cb(evutil_socket_t, short, void *);
-static int	record_sched(struct record *, uint64_t);
+static void	record_passed(struct record *, const struct record_pass *);
 static void	record_hotplug(struct record *);
 static void	record_reap(struct record *);
 static void	record_pause(struct record *, const char *);
@@ -52,6 +51,12 @@ record_create(struct event_base *base, int dirfd)
 		free(rec);
 		return NULL;
 	}
+	if (record_lock_init(rec) != 0) {
+		buildid_destroy(rec->bids);
+		free(rec);
+		return NULL;
+	}
+	record_thread_init(rec);
 	rec->base = base;
 	rec->dirfd = dirfd;
 	rec->lockfd = -1;
@@ -123,10 +128,37 @@ record_online_path(void)
 	return p != NULL && *p != '\0' ? p : "/sys/devices/system/cpu/online";
 }
 
+/*
+ * PERFSPILL_TEST_RINGS_PER_CPU=N lists each online CPU N times: N rings
+ * on each, every one of which receives every event of its CPU (a
+ * tracepoint's sample goes to each event open on the CPU). A test hook
+ * to measure the drain's cost per ring and what one drain thread carries
+ * with as many rings as a large machine has (2 CPUs x 96 = 192), on a
+ * small one. The memory budget counts them as CPUs.
+ */
 static int
 record_online_cpus(int **out, size_t *nr)
 {
-	return cpuring_read_list(record_online_path(), out, nr);
+	const char	*e = getenv("PERFSPILL_TEST_RINGS_PER_CPU");
+	long		 k;
+	size_t		 i, j;
+	int		*m;
+
+	if (cpuring_read_list(record_online_path(), out, nr) == -1)
+		return -1;
+	if (e == NULL || (k = strtol(e, NULL, 10)) <= 1 || k > 1024)
+		return 0;
+	if ((m = reallocarray(NULL, *nr, (size_t)k * sizeof(int))) == NULL) {
+		free(*out);
+		return -1;
+	}
+	for (i = 0; i < *nr; i++)
+		for (j = 0; j < (size_t)k; j++)
+			m[i * (size_t)k + j] = (*out)[i];
+	free(*out);
+	*out = m;
+	*nr *= (size_t)k;
+	return 0;
 }
 
 int
@@ -211,8 +243,8 @@ record_switch(struct record *rec, struct record_prep *p)
 	return -1;
 }
 
-int
-record_rotate(struct record *rec, const char *why, int wait)
+static int
+record_rotate_locked(struct record *rec, const char *why, int wait)
 {
 	struct record_prep	*p;
 	int			 rc;
@@ -235,17 +267,30 @@ record_rotate(struct record *rec, const char *why, int wait)
 	return rc;
 }
 
+int
+record_rotate(struct record *rec, const char *why, int wait)
+{
+	int	 rc;
+
+	record_lock(rec);
+	rc = record_rotate_locked(rec, why, wait);
+	record_unlock(rec);
+	return rc;
+}
+
 static void
 record_prep_ready(evutil_socket_t fd, short what, void *arg)
 {
 	struct record		*rec = arg;
 	struct record_prep	*p = record_prep_join(rec);
 
+	record_lock(rec);
 	/* paused or stopped meanwhile: the preamble is not wanted now */
 	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
 		record_switch(rec, p);
 	record_keep_end(rec);
 	record_prep_free(p);
+	record_unlock(rec);
 }
 
 /*
@@ -264,6 +309,7 @@ record_snapshot_ready(evutil_socket_t fd, short what, void *arg)
 	struct record		*rec = arg;
 	struct record_prep	*p = record_prep_join(rec);
 
+	record_lock(rec);
 	if (p == NULL) {
 		/* no thread: build it here */
 		if ((p = record_prep_create(rec, "snapshot")) != NULL)
@@ -273,6 +319,7 @@ record_snapshot_ready(evutil_socket_t fd, short what, void *arg)
 		log_warnx("snapshot failed: its file is given up");
 	record_prep_free(p);
 	record_reap(rec);
+	record_unlock(rec);
 }
 
 static int
@@ -332,8 +379,8 @@ record_snapshot_take(struct record *rec, const char *why, const char **name,
  * triggers keep their own trigger_interval; a stop's last window is the
  * recording's end, not a burst.
  */
-int
-record_snapshot(struct record *rec, const char *why, const char **name,
+static int
+record_snapshot_locked(struct record *rec, const char *why, const char **name,
     struct config_error *err)
 {
 	struct timespec	 now;
@@ -354,13 +401,24 @@ record_snapshot(struct record *rec, const char *why, const char **name,
 	return record_snapshot_take(rec, why, name, err);
 }
 
+int
+record_snapshot(struct record *rec, const char *why, const char **name,
+    struct config_error *err)
+{
+	int	 rc;
+
+	record_lock(rec);
+	rc = record_snapshot_locked(rec, why, name, err);
+	record_unlock(rec);
+	return rc;
+}
+
 /* A trigger fired: a snapshot, unless one was taken less than
  * trigger_interval ago (the kernel may signal once a window for as long
  * as the pressure lasts). */
 static void
-record_trigger_fired(const char *why, void *arg)
+record_trigger_fired_locked(const char *why, struct record *rec)
 {
-	struct record		*rec = arg;
 	struct config_error	 err;
 	struct timespec		 now;
 
@@ -376,6 +434,16 @@ record_trigger_fired(const char *why, void *arg)
 		log_warnx("%s fired, but no snapshot: %s", why, err.msg);
 	else
 		log_info("%s fired: snapshot", why);
+}
+
+static void
+record_trigger_fired(const char *why, void *arg)
+{
+	struct record	*rec = arg;
+
+	record_lock(rec);
+	record_trigger_fired_locked(why, rec);
+	record_unlock(rec);
 }
 
 /*
@@ -498,14 +566,6 @@ record_wakeup(struct record *rec)
 	    rec->min_chunk);
 }
 
-static void
-record_ring_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct record_cpu	*c = arg;
-
-	record_wakeup(c->rec);
-}
-
 /* A pass found every cblock of a ring in flight: the ring's data is
  * still there, and a completion may have freed one since. */
 static void
@@ -513,8 +573,10 @@ record_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
+	record_lock(rec);
 	if (rec->state == RECORD_RUNNING)
 		record_wakeup(rec);
+	record_unlock(rec);
 }
 
 /*
@@ -626,17 +688,28 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
-	if (rec->state == RECORD_RUNNING)
+	record_lock(rec);
+	/* every ring, at least once a tick: by the drain thread, so that
+	 * the loop does not hold the recording's lock for a whole pass at
+	 * the normal scheduler while the rings fill */
+	if (rec->state == RECORD_RUNNING && record_thread_sweep(rec) == -1)
 		record_pass(rec, 0);
 	record_reap(rec);
+	/* a burst that is over gives its blocks back */
+	record_pool_shrink(&rec->pool);
 	record_housekeeping(rec);
 	record_hotplug(rec);
+	record_unlock(rec);
 }
 
 static void
 record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
-	record_reap(arg);
+	struct record	*rec = arg;
+
+	record_lock(rec);
+	record_reap(rec);
+	record_unlock(rec);
 }
 
 static void
@@ -644,8 +717,13 @@ record_padder_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
-	if (rec->state == RECORD_RUNNING)
+	record_lock(rec);
+	/* on the drain thread, after a pass over every ring; only a direct
+	 * file has a tail to pad (a flight recording has no file) */
+	if (rec->state == RECORD_RUNNING && rec->cur != NULL &&
+	    tracefile_direct_on(rec->cur) && record_thread_pad(rec) == -1)
 		record_pad_tail(rec);
+	record_unlock(rec);
 }
 
 /* The events, the settings that only a start checks, the tracking. */
@@ -811,7 +889,7 @@ record_open_cpus(struct record *rec, struct config_error *err)
 	rec->round_max = (uint64_t)rec->cfg.mmap_pages *
 	    (uint64_t)sysconf(_SC_PAGESIZE) * rec->nr_cpus;
 	for (i = 0; i < rec->nr_cpus; i++)
-		if (record_cpu_open(rec, &rec->cpus[i], record_ring_cb,
+		if (record_cpu_open(rec, &rec->cpus[i],
 		    err) == -1)
 			return -1;
 	return 0;
@@ -921,7 +999,7 @@ record_free_buffers(struct record *rec)
 static void
 record_unstart(struct record *rec)
 {
-	record_sched(rec, 0);
+	record_thread_stop(rec);
 	record_end_flight(rec);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
@@ -933,19 +1011,41 @@ record_unstart(struct record *rec)
 	record_free_buffers(rec);
 }
 
-int
-record_start(struct record *rec, const struct config *cfg,
+static int
+record_start_locked(struct record *rec, const struct config *cfg,
     struct config_error *err)
 {
 	if (record_check_start(rec, cfg, err) == -1)
 		return -1;
 	record_reset(rec, cfg);
 	record_retry_unfinished(rec);
-	if (record_sched(rec, cfg->realtime) == -1) {
-		config_fail(err, PROTO_E_SYSTEM, "realtime",
-		    "cannot run the drain at SCHED_FIFO priority %" PRIu64
-		    ": %s (needs CAP_SYS_NICE; under systemd also "
-		    "RestrictRealtime=no)", cfg->realtime, strerror(errno));
+	/* before the rings open: they are the thread's to watch. The
+	 * default priority is a wish: without CAP_SYS_NICE the drain runs
+	 * on the normal scheduler, and status says why */
+	rec->thread.refused = 0;
+	if (record_thread_start(rec, record_passed) == -1 &&
+	    cfg->realtime == CONFIG_REALTIME_DEFAULT &&
+	    (errno == EPERM || errno == EINVAL)) {
+		rec->thread.refused = errno;
+		log_warnx("cannot run the drain thread at SCHED_FIFO %" PRIu64
+		    ": %s (needs CAP_SYS_NICE or LimitRTPRIO); it drains "
+		    "on the normal "
+		    "scheduler, and a saturated machine may then lose events",
+		    cfg->realtime, strerror(errno));
+		rec->cfg.realtime = 0;
+	}
+	if (!rec->thread.running &&
+	    record_thread_start(rec, record_passed) == -1) {
+		if (cfg->realtime)
+			config_fail(err, PROTO_E_SYSTEM, "realtime",
+			    "cannot run the drain thread at SCHED_FIFO "
+			    "priority %" PRIu64 ": %s (needs CAP_SYS_NICE or "
+			    "an RLIMIT_RTPRIO that high; under systemd "
+			    "LimitRTPRIO= and RestrictRealtime=no)",
+			    cfg->realtime, strerror(errno));
+		else
+			config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start "
+			    "the drain thread: %s", strerror(errno));
 		goto error;
 	}
 	if (synth_kernel_range("/proc", &rec->ktext, &rec->ketext) == -1 ||
@@ -973,27 +1073,16 @@ error:
 	return -1;
 }
 
-/*
- * The loop's scheduling while recording. At a high event rate a ring
- * fills in milliseconds; the kernel wakes the loop at the watermark, but
- * under CFS the woken loop may wait behind the very threads that fill the
- * ring, and the ring overflows. SCHED_FIFO runs it at once (perf record
- * -r does the same). glibc's AIO threads, created by this thread, inherit
- * it. Priority 0: back to SCHED_OTHER.
- */
-static int
-record_sched(struct record *rec, uint64_t prio)
+int
+record_start(struct record *rec, const struct config *cfg,
+    struct config_error *err)
 {
-	struct sched_param	 sp;
+	int	 rc;
 
-	if (prio == rec->sched_prio)
-		return 0;
-	memset(&sp, 0, sizeof(sp));
-	sp.sched_priority = (int)prio;
-	if (sched_setscheduler(0, prio ? SCHED_FIFO : SCHED_OTHER, &sp) == -1)
-		return -1;
-	rec->sched_prio = prio;
-	return 0;
+	record_lock(rec);
+	rc = record_start_locked(rec, cfg, err);
+	record_unlock(rec);
+	return rc;
 }
 
 /* Every file of a stop is finished: the recording is over. */
@@ -1012,7 +1101,6 @@ record_finish_stop(struct record *rec)
 	record_pool_finish(&rec->pool);
 	rec->ring_cblocks = 0;
 	record_close_cgroups(rec);
-	record_sched(rec, 0);
 	record_end_flight(rec);
 	record_retry_unfinished(rec);
 	if (rec->nr_unfinished > 0 && rec->problem[0] == '\0')
@@ -1057,8 +1145,9 @@ record_reap(struct record *rec)
 		event_add(rec->reaper, &tv);
 }
 
-int
-record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
+static int
+record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
+    void *arg)
 {
 	struct record_pass	 pass;
 	size_t			 i;
@@ -1088,6 +1177,8 @@ record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
 	/* its preamble takes the CPUs' ids before they close, and is built
 	 * on the thread; the stop ends once the file is whole */
 	record_stop_window(rec, discard);
+	/* the rings are drained for the last time: their thread ends */
+	record_thread_stop(rec);
 	record_cpus_close(rec);
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
@@ -1095,6 +1186,17 @@ record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
 	record_retire_file(rec);
 	record_reap(rec);
 	return 0;
+}
+
+int
+record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
+{
+	int	 rc;
+
+	record_lock(rec);
+	rc = record_stop_locked(rec, discard, cb, arg);
+	record_unlock(rec);
+	return rc;
 }
 
 void
@@ -1117,8 +1219,8 @@ record_file_name(const struct record *rec)
 	return rec->cur != NULL ? rec->cur->name : NULL;
 }
 
-void
-record_update(struct record *rec, const struct config *cfg)
+static void
+record_update_locked(struct record *rec, const struct config *cfg)
 {
 	uint64_t	 was = rec->cfg.cblocks;
 
@@ -1144,12 +1246,21 @@ record_update(struct record *rec, const struct config *cfg)
 }
 
 void
+record_update(struct record *rec, const struct config *cfg)
+{
+	record_lock(rec);
+	record_update_locked(rec, cfg);
+	record_unlock(rec);
+}
+
+void
 record_destroy(struct record *rec)
 {
 	struct tracefile	*tf;
 
 	if (rec == NULL)
 		return;
+	record_thread_free(rec);
 	record_prep_cancel(rec);
 	record_end_flight(rec);
 	/* wait out everything in flight: its buffers are about to go */
@@ -1177,6 +1288,7 @@ record_destroy(struct record *rec)
 	free(rec->zbuf);
 	free(rec->xbuf);
 	buildid_destroy(rec->bids);
+	pthread_mutex_destroy(&rec->lock);
 	free(rec);
 }
 
@@ -1253,7 +1365,7 @@ record_hotplug(struct record *rec)
 			continue;
 		}
 		memset(&err, 0, sizeof(err));
-		if (record_cpu_open(rec, c, record_ring_cb, &err) == -1) {
+		if (record_cpu_open(rec, c, &err) == -1) {
 			log_warnx("cpu %d came online, but it cannot be "
 			    "recorded: %s", c->cpu, err.msg);
 			c->open_failed = 1;

@@ -99,6 +99,9 @@ int	record_is_flight(const struct record *);
 /* 1 while the file being written goes past the page cache (O_DIRECT),
  * else 0: status' write_path, for metrics. */
 int	record_write_direct(const struct record *);
+/* The drain's buffers held now (bytes), and the drains spilled through
+ * the page cache at the pool's bound (this recording). */
+void	record_buffer_use(struct record *, uint64_t *bytes, uint64_t *spills);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),

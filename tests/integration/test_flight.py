@@ -178,7 +178,16 @@ def test_a_refused_sigusr2_logs_why():
                 "being written"
             for _ in range(20):
                 n = len(d.finished_files())
+                taken = d.read_log().count("SIGUSR2: session default: "
+                                           "snapshot, writing")
+                # two signals sent back to back are one to the kernel
+                # when the second comes before the first is delivered
+                # (a loop slow to wake on a loaded machine): the second
+                # goes once the first snapshot has begun
                 d.proc.send_signal(signal.SIGUSR2)
+                harness.wait_for(lambda: d.read_log().count(
+                    "SIGUSR2: session default: snapshot, writing") > taken,
+                    what="the first snapshot begun")
                 d.proc.send_signal(signal.SIGUSR2)
                 harness.wait_for(lambda: len(d.finished_files()) > n,
                                  what="a SIGUSR2 snapshot")

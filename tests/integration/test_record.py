@@ -336,40 +336,75 @@ def thread_name(pid, tid):
         return None
 
 
+def drain_threads(pid):
+    """The tids of the threads named "drain"."""
+    return [t for t in sched_policies(pid) if thread_name(pid, t) == "drain"]
+
+
 def test_realtime_drain_while_recording_only():
-    """realtime N runs the loop (and the AIO threads it starts) at
-    SCHED_FIFO N while recording, the normal scheduler before and after;
-    without CAP_SYS_NICE the start fails with a clear error and the daemon
-    stays up."""
+    """realtime N runs the drain thread (and the AIO threads it starts)
+    at SCHED_FIFO N while recording; the loop, which keeps the control
+    socket, stays on the normal scheduler, and the thread is gone after
+    the stop. Its priority is visible to anyone (/proc/PID/task/*/stat,
+    chrt -p). Without CAP_SYS_NICE the start fails with a clear error and
+    the daemon stays up."""
     with Daemon() as d:
         pid = d.proc.pid
         assert sched_policies(pid)[pid] == 0
+        assert drain_threads(pid) == []
         rc, rep = d.ctl("start", "--realtime", "100", check=False)
         assert rc == 1 and rep["error"]["code"] == "bad-value", rep
-        d.ctl("start", "-r", "1", "-F", "997", "--cblocks", "2")
+        d.ctl("start", "-F", "997", "--cblocks", "2")   # -r 1: default
         pol = sched_policies(pid)
-        assert pol[pid] == 1, pol
+        assert pol[pid] == 0, pol
+        tids = drain_threads(pid)
+        assert len(tids) == 1 and pol[tids[0]] == 1, (tids, pol)
+        chrt = subprocess.run(["chrt", "-p", str(tids[0])],
+                              capture_output=True, text=True, check=True)
+        assert "SCHED_FIFO" in chrt.stdout, chrt.stdout
+        assert "priority: 1" in chrt.stdout, chrt.stdout
         sp = spinner(1.5)
         assert sp.stdout.readline().strip() == b"ready"
         sp.wait()
-        # the AIO threads (idle ones live on for a second) were started
-        # by the loop: FIFO too; the build-id reader is not, on purpose
-        pol = {t: p for t, p in sched_policies(pid).items()
-               if thread_name(pid, t) != "buildid"}
-        assert len(pol) > 1 and all(p == 1 for p in pol.values()), pol
+        # the build-id reader and the loop are not FIFO, on purpose
+        pol = sched_policies(pid)
+        assert all(p == 0 for t, p in pol.items()
+                   if thread_name(pid, t) == "buildid" or t == pid), pol
+        st = d.status()
+        assert st["drain"]["policy"] == "fifo", st["drain"]
+        assert st["drain"]["priority"] == 1, st["drain"]
         rc, rep = d.ctl("stop")
         assert sched_policies(pid)[pid] == 0
+        assert drain_threads(pid) == []
         perf_valid(rep["data"]["path"])
+        # realtime 0: the drain thread runs on the normal scheduler
+        d.ctl("start", "-r", "0")
+        tids = drain_threads(pid)
+        assert len(tids) == 1, tids
+        assert sched_policies(pid)[tids[0]] == 0
+        assert d.status()["drain"]["policy"] == "other"
+        d.ctl("stop")
     with Daemon(wrapper=["setpriv", "--bounding-set=-sys_nice",
                          "--inh-caps=-sys_nice", "--"]) as d:
-        rc, rep = d.ctl("start", "-r", "1", check=False)
+        # a priority asked for is refused...
+        rc, rep = d.ctl("start", "-r", "2", check=False)
         assert rc == 1, rep
         assert rep["error"]["code"] == "system-error", rep
         assert rep["error"].get("key") == "realtime", rep
         assert "CAP_SYS_NICE" in rep["error"]["message"], rep
         assert d.status()["state"] == "idle"
-        # and without realtime it records
+        # ...the default (1) drains on the normal scheduler, and says so
         d.ctl("start")
+        st = d.status()
+        assert st["drain"]["policy"] == "other", st["drain"]
+        assert "not permitted" in st["drain"]["realtime_refused"], st
+        tids = drain_threads(d.proc.pid)
+        assert len(tids) == 1 and \
+            sched_policies(d.proc.pid)[tids[0]] == 0, tids
+        rc, rep = d.ctl("stop")
+        perf_valid(rep["data"]["path"])
+        d.ctl("start", "-r", "0")
+        assert "realtime_refused" not in d.status()["drain"]
         rc, rep = d.ctl("stop")
         perf_valid(rep["data"]["path"])
 

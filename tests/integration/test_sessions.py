@@ -202,9 +202,10 @@ def test_memory_budget_refuses_with_the_figures():
     """max_memory bounds what every session holds together: a start that
     would go over it is refused, naming what it would hold, what the
     others hold and the budget, and nothing of it is allocated."""
-    with Daemon(config={"max_memory": "12M"}) as d:
-        # 7.5 MiB at 4K pages: 2 rings, the pool's 4 blocks and the
-        # per-CPU cblocks a buffered file would make, the copy
+    with Daemon(config={"max_memory": "32M"}) as d:
+        # 19.6 MiB at 4K pages: 2 rings, the pool at its bound (16
+        # blocks) and the per-CPU cblocks a buffered file would make,
+        # the copy
         d.ctl("start", "-m", "128", "--cblocks", "2")
         held = d.status()["memory"]["held"]
         assert held == session_entry(d.status(), "default")["memory"]["total"]
@@ -214,13 +215,13 @@ def test_memory_budget_refuses_with_the_figures():
         err = rep["error"]
         assert err["code"] == "limit", err
         msg = err["message"]
-        assert "would hold" in msg and "memory budget is 12.0 MiB" in msg, msg
+        assert "would hold" in msg and "memory budget is 32.0 MiB" in msg, msg
         assert "max_memory" in msg, msg
         assert re.search(r"sessions recording hold \d", msg), msg
         st = d.status()
         assert session_entry(st, "big") is None
         assert st["memory"]["held"] == held
-        assert st["memory"]["budget"] == 12 << 20
+        assert st["memory"]["budget"] == 32 << 20
         # a small one fits beside it
         d.ctl("start", "--session", "small", "-m", "8", "--cblocks", "1")
         # and so does the default's cblocks change only within the budget
@@ -507,17 +508,17 @@ def test_a_reload_over_the_memory_budget_is_refused_whole():
     a config file whose cblocks would make the recording in progress hold
     more than max_memory is refused whole, the settings in force kept,
     with a log line and the figures in the reply."""
-    cfg = {"max_memory": "12M", "record_on_start": True, "freq": 99,
+    cfg = {"max_memory": "32M", "record_on_start": True, "freq": 99,
            "mmap_pages": 128, "cblocks": 2, "max_files": 50}
     with Daemon(config=cfg) as d:
         held = d.status()["memory"]["held"]
-        assert held <= 12 << 20, held
+        assert held <= 32 << 20, held
         with open(d.config, "w") as f:
             json.dump(dict(cfg, cblocks=8, max_files=7), f)
         rc, rep = d.ctl("reload", check=False)
         assert rc == 1 and rep["error"]["code"] == "limit", rep
         msg = rep["error"]["message"]
-        assert "memory budget is 12.0 MiB" in msg and "max_memory" in msg, \
+        assert "memory budget is 32.0 MiB" in msg and "max_memory" in msg, \
             msg
         st = d.status()
         assert st["config"]["cblocks"] == 2 and \
@@ -533,7 +534,7 @@ def test_a_reload_over_the_memory_budget_is_refused_whole():
             what="SIGHUP's refusal in the log")
         refusals = [l for l in d.read_log().splitlines()
                     if "reload refused" in l]
-        assert "memory budget is 12.0 MiB" in refusals[-1], refusals
+        assert "memory budget is 32.0 MiB" in refusals[-1], refusals
         st = d.status()
         assert st["settings"]["cblocks"] == 2 and \
             st["config"]["max_files"] == 50, st["config"]

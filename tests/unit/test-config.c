@@ -101,7 +101,7 @@ test_defaults(void)
 	CHECK_EQ(c.kernel_build_id, 0);
 	CHECK_EQ(c.all_cgroups, 0);
 	CHECK_EQ(c.nr_cgroups, 0);
-	CHECK_U64(c.realtime, 0);
+	CHECK_U64(c.realtime, CONFIG_REALTIME_DEFAULT);
 	CHECK_EQ(c.writeback, 0);
 	CHECK_U64(c.max_files, 168);
 	CHECK_U64(c.max_size, UINT64_C(4) << 30);

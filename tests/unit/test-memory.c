@@ -19,8 +19,9 @@ main(void)
 	uint64_t		 page = (uint64_t)sysconf(_SC_PAGESIZE);
 
 	/* the defaults: 128 pages, 2 cblocks, no compression, 2 CPUs, the
-	 * direct path: the pool (4 blocks of 1 MiB + 8 KiB), and per-CPU
-	 * cblocks should a file of the recording be buffered */
+	 * direct path: the pool at its bound (4 blocks of 1 MiB + 8 KiB
+	 * held, 16 under a burst), and per-CPU cblocks should a file of the
+	 * recording be buffered */
 	config_defaults(&cfg);
 	record_memory(&cfg, 2, &m);
 	CHECK_U64(m.ring, 129 * page);
@@ -31,25 +32,42 @@ main(void)
 	CHECK_U64(m.buffers, m.pool + 2 * m.cblocks);
 	CHECK_U64(m.total, 2 * m.ring + m.buffers + m.drain);
 	CHECK_EQ(m.ncpus, 2);
-	if (page == 4096) {	/* 7.5 MiB, what status shows */
-		CHECK_U64(m.pool, 4 * (1024 * 1024 + 8192));
-		CHECK_U64(m.total, 7905312);
+	if (page == 4096) {	/* 19.6 MiB, what status shows */
+		CHECK_U64(m.pool, 16 * (1024 * 1024 + 8192));
+		CHECK_U64(m.total, 20586528);
 	}
 	/* the pool does not grow with the CPUs; per-CPU cblocks do */
 	record_memory(&cfg, 192, &m);
-	CHECK_U64(m.pool, 4 * (uint64_t)record_pool_block(128 * page + 8));
+	CHECK_U64(m.pool, 16 * (uint64_t)record_pool_block(128 * page + 8));
 	CHECK_U64(m.buffers, m.pool + 192 * m.cblocks);
 	if (page == 4096) {
-		/* a small ring: blocks of the least size, 1 MiB */
+		/* the defaults at 2, 192 and 384 CPUs (docs/protocol.md):
+		 * 19.6 MiB, 305.4 MiB, 594.1 MiB; rings and the per-CPU
+		 * cblocks a buffered file would make grow, the pool not */
+		record_memory(&cfg, 2, &m);
+		CHECK_U64(m.total, 20586528);
+		record_memory(&cfg, 192, &m);
+		CHECK_U64(m.total, 320211968);
+		record_memory(&cfg, 384, &m);
+		CHECK_U64(m.total, 622991360);
+		/* a small ring: blocks of the least size, 1 MiB; 8 held,
+		 * 32 under a burst */
 		cfg.mmap_pages = 16;
 		cfg.cblocks = 4;
 		record_memory(&cfg, 64, &m);
-		CHECK_U64(m.pool, 8 * (1024 * 1024 + 8192));
-		/* a large one: blocks of two rings */
+		CHECK_U64(m.pool, 32 * (1024 * 1024 + 8192));
+		/* a large one: blocks of two rings, 2 held, 8 at most (48 MiB
+		 * past the base, within the 64 the bound allows) */
 		cfg.mmap_pages = 1024;
 		cfg.cblocks = 1;
 		record_memory(&cfg, 64, &m);
-		CHECK_U64(m.pool, 2 * (8 * 1024 * 1024 + 8192));
+		CHECK_U64(m.pool, 8 * (8 * 1024 * 1024 + 8192));
+		/* larger still: no more than 64 MiB past the base, so a
+		 * block of 64 MiB does not grow at all */
+		cfg.mmap_pages = 8192;
+		record_memory(&cfg, 2, &m);
+		CHECK_U64(m.pool, 2 * (uint64_t)record_pool_block(
+		    8192 * page + 8));
 		config_defaults(&cfg);
 	}
 	/* the buffered path holds its cblocks only */

@@ -72,8 +72,9 @@ static void
 test_metrics_format(void)
 {
 	static const struct metrics_session ms[] = {
-		{ "default", 12000, 7, 0, 1000000, 3, 3678240, 1, 1 },
-		{ "deep", 914, 0, 0, 48576, 1, 1900000, 0, 1 },
+		{ "default", 12000, 7, 0, 1000000, 3, 3678240, 1056768, 2, 1,
+		    1 },
+		{ "deep", 914, 0, 0, 48576, 1, 1900000, 0, 0, 0, 1 },
 	};
 	struct metrics	 m;
 	char		*t, *line, *save;
@@ -130,6 +131,12 @@ test_metrics_format(void)
 	    "perfspill_build_info{version=\"0.1.0\"} 1"));
 	/* the sessions' own series, labelled; the totals above are theirs */
 	CHECK(test_metrics_has_line(t, "perfspill_memory_bytes 5578240"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_buffer_bytes{session=\"default\"} 1056768"));
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_session_spills_total{session=\"default\"} 2"));
+	CHECK(test_metrics_has_line(t,
+	    "# TYPE perfspill_session_spills_total counter"));
 	CHECK(test_metrics_has_line(t,
 	    "perfspill_memory_budget_bytes 1006632960"));
 	CHECK(test_metrics_has_line(t,

@@ -388,7 +388,109 @@ test_sizes(void)
 	CHECK_EQ(record_pool_count(0), 2);
 	CHECK_EQ(record_pool_count(1), 2);
 	CHECK_EQ(record_pool_count(4), 8);
-	CHECK_EQ(record_pool_count(8), RECORD_POOL_MAX);
+	CHECK_EQ(record_pool_count(8), RECORD_POOL_BASE_MAX);
+}
+
+/*
+ * The elastic pool: a slow disk (nothing completes) makes the pool grow
+ * past its base up to its bound, then refuse; the spill then writes the
+ * chunk through the page cache from where the direct requests end, so
+ * that no two writes overlap and the file is the stream byte for byte;
+ * the blocks past the base go back once a look finds them unused.
+ */
+static void
+test_elastic(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct record_pool	 pool;
+	struct tracefile_mark	 mark = { 1, 0, 0 };
+	struct tracefile	*tf = open_file(dirfd);
+	struct stat		 st;
+	static uint8_t		 chunk[5000];
+	uint8_t			*got;
+	uint64_t		 a;
+	size_t			 i;
+	int			 fd;
+
+	want_len = 0;
+	npending = nqueued = 0;
+	cblock_queue_init(&q);
+	CHECK_EQ(record_pool_init(&pool, &q, 8192, 4096, 2), 0);
+	record_pool_set_bound(&pool, 4);
+	CHECK_EQ(pool.want, 2);
+	CHECK_EQ(pool.max, 4);
+	/* each drain of 5000 finishes the block before it; none lands */
+	for (i = 0; i < 4; i++)
+		CHECK(put(&pool, tf, 5000, 0) != NULL);
+	CHECK_EQ(pool.nr, 4);
+	CHECK_EQ(pool.grown, 2);
+	CHECK_EQ(pool.peak, 4);
+	CHECK_EQ(record_pool_bytes(&pool), 4 * 8192);
+	/* at the bound: no room */
+	CHECK(record_pool_room(&pool, tf, 5008, 0) == NULL);
+	CHECK_EQ(pool.nr, 4);
+
+	/* the spill: from the tail's aligned offset, after every request */
+	CHECK_EQ(record_pool_spill_ready(&pool, tf), 0);
+	CHECK(pool.open == NULL);
+	a = want_len - want_len % ALIGN;
+	CHECK_EQ(tf->direct.tail_len, want_len % ALIGN);
+	for (i = 0; i < nqueued; i++)
+		CHECK(queued[i].off + queued[i].len <= a);
+	fill(chunk, sizeof(chunk));
+	CHECK_EQ(record_pool_spill(&pool, tf, chunk, sizeof(chunk), &mark),
+	    0);
+	CHECK_EQ(pool.spills, 1);
+	CHECK_EQ(pool.spill_bytes, sizeof(chunk));
+	CHECK_EQ(tf->reserved, want_len);
+	CHECK_EQ(tf->direct.tail_len, want_len % ALIGN);
+	CHECK(memcmp(tf->direct.tail, want + want_len - want_len % ALIGN,
+	    tf->direct.tail_len) == 0);
+	/* a small spill only grows the tail */
+	fill(chunk, 10);
+	CHECK_EQ(record_pool_spill(&pool, tf, chunk, 10, NULL), 0);
+	CHECK_EQ(tf->direct.tail_len, want_len % ALIGN);
+
+	/* the disk catches up; the stream goes on in the pool, its lead
+	 * the spill's tail */
+	disk_run(npending);
+	reap(&q);
+	CHECK(put(&pool, tf, 3000, 0) != NULL);
+	CHECK(pool.open == &pool.blocks[0]);
+	CHECK_EQ(pool.blocks[0].off, (want_len - 3000) -
+	    (want_len - 3000) % ALIGN);
+	record_pool_detach(&pool, tf);
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(tracefile_direct_end(tf), 0);
+	CHECK_EQ(tf->frontier, tf->reserved);
+	CHECK_EQ(tf->inflight, 0);
+	CHECK_EQ(tf->bad_off, UINT64_MAX);
+	CHECK_EQ(tf->kept.samples, 6);
+	if ((fd = openat(dirfd, tf->partial, O_RDONLY)) == -1 ||
+	    fstat(fd, &st) == -1 || (got = malloc(want_len)) == NULL)
+		abort();
+	CHECK_EQ((uint64_t)st.st_size, want_len);
+	CHECK_EQ(pread(fd, got, want_len, 0), (ssize_t)want_len);
+	CHECK(memcmp(got, want, want_len) == 0);
+	free(got);
+	close(fd);
+
+	/* the burst is over: the first look clears what was used, the next
+	 * gives the blocks past the base back, the base stays */
+	record_pool_shrink(&pool);
+	CHECK_EQ(pool.nr, 4);
+	record_pool_shrink(&pool);
+	CHECK_EQ(pool.nr, 2);
+	CHECK_EQ(pool.shrunk, 2);
+	CHECK_EQ(record_pool_bytes(&pool), 2 * 8192);
+	/* a bound below the base lowers it (tests' spill) */
+	record_pool_set_bound(&pool, 1);
+	CHECK_EQ(pool.want, 1);
+	CHECK_EQ(pool.nr, 1);
+	record_pool_finish(&pool);
+	unlinkat(dirfd, tf->partial, 0);
+	tracefile_free(tf);
 }
 
 int
@@ -404,6 +506,7 @@ main(void)
 	}
 	test_blocks(dirfd);
 	test_stream(dirfd);
+	test_elastic(dirfd);
 	test_sizes();
 	close(dirfd);
 	rmdir(dir);

@@ -67,6 +67,7 @@ struct cblock_queue {
 	struct cblock_list	 busy;
 	size_t			 nr_busy;
 	int			 writeback;	/* see cblock_queue_writeback */
+	int			 prio;		/* see cblock_queue_prio */
 };
 
 /* A drain buffer of len bytes, its pages already faulted in. */
@@ -103,6 +104,19 @@ void	 cblock_queue_init(struct cblock_queue *);
  * default): the kernel's own writeback decides.
  */
 void	 cblock_queue_writeback(struct cblock_queue *, int on);
+/*
+ * glibc queues a descriptor's requests by the submitting thread's
+ * scheduling priority, not by arrival: a request of a SCHED_FIFO thread
+ * overtakes an earlier one of a normal thread, and a padded tail
+ * (tracefile_direct_pad) landing after the request that rewrites its
+ * block put zeros into the file. So every request of q is made at one
+ * priority: prio, the drain thread's SCHED_FIFO (0: none). A thread that
+ * runs at it says so (cblock_thread_prio); any other is raised to it for
+ * the aio_write and put back (two system calls: the loop's few requests,
+ * a preamble, a pad, a last drain).
+ */
+void	 cblock_queue_prio(struct cblock_queue *, int prio);
+void	 cblock_thread_prio(int prio);
 /* Queue cb's len bytes at file offset off of tf, on fd (tf's buffered
  * descriptor or one of its direct ones). 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). A request
@@ -122,6 +136,9 @@ void	 cblock_wait(struct cblock_queue *, struct cblock *cbs, size_t n);
 /* Block until one request of q is no longer busy (reaped): 0, or -1
  * when none is glibc's to wait for (none busy, or all deferred). */
 int	 cblock_wait_any(struct cblock_queue *);
+/* Block until no padded tail of tf is in flight (a small request, rare:
+ * before a spill rewrites its block). 0, or -1 when one is deferred. */
+int	 cblock_wait_pads(struct cblock_queue *, const struct tracefile *);
 /* Block until glibc holds no request of q: before the buffers are freed
  * at exit. Deferred requests are not glibc's; they stay busy. */
 void	 cblock_wait_all(struct cblock_queue *);

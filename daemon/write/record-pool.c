@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "log.h"
 #include "record-pool.h"
@@ -38,7 +39,71 @@ record_pool_count(uint64_t cblocks)
 
 	if (n < 2)
 		n = 2;
-	return n > RECORD_POOL_MAX ? RECORD_POOL_MAX : (size_t)n;
+	return n > RECORD_POOL_BASE_MAX ? RECORD_POOL_BASE_MAX : (size_t)n;
+}
+
+size_t
+record_pool_bound(uint64_t cblocks, size_t cap)
+{
+	const char	*e = getenv("PERFSPILL_TEST_POOL_BOUND");
+	size_t		 n = record_pool_count(cblocks), m;
+	long		 v;
+
+	/* tests lower the bound to reach the spill with a small storm */
+	if (e != NULL && (v = strtol(e, NULL, 10)) >= 1 && (size_t)v <= n)
+		return (size_t)v;
+	/* RECORD_POOL_GROW x the base, and no more than
+	 * RECORD_POOL_GROW_BYTES past it (large rings make large blocks:
+	 * their base holds a burst already) */
+	m = n * RECORD_POOL_GROW;
+	if ((m - n) * cap > RECORD_POOL_GROW_BYTES)
+		m = n + RECORD_POOL_GROW_BYTES / cap;
+	return m;
+}
+
+/*
+ * A block's memory: its own mapping, faulted in now (a first touch by a
+ * drain costs page faults while the rings fill), given back to the
+ * kernel when the pool shrinks (a freed heap block of this size would
+ * stay in glibc's heap).
+ */
+static uint8_t *
+record_pool_alloc(size_t len)
+{
+	void	*p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+record_pool_release(struct record_pool *pool, struct record_block *b)
+{
+	if (b->buf != NULL)
+		munmap(b->buf, pool->cap);
+	b->buf = NULL;
+}
+
+static int
+record_pool_free_block(const struct record_block *b)
+{
+	return !b->open && b->slices == 0;
+}
+
+/* Make block nr. 0 or -1. */
+static int
+record_pool_make(struct record_pool *pool)
+{
+	struct record_block	*b = &pool->blocks[pool->nr];
+
+	memset(b, 0, sizeof(*b));
+	if ((b->buf = record_pool_alloc(pool->cap)) == NULL)
+		return -1;
+	pool->nr++;
+	if (pool->nr > pool->peak)
+		pool->peak = pool->nr;
+	return 0;
 }
 
 int
@@ -59,36 +124,60 @@ record_pool_init(struct record_pool *pool, struct cblock_queue *q, size_t cap,
 int
 record_pool_resize(struct record_pool *pool, size_t n)
 {
-	struct record_block	*b;
-
 	if (n > RECORD_POOL_MAX)
 		n = RECORD_POOL_MAX;
-	while (pool->nr < n) {
-		b = &pool->blocks[pool->nr];
-		memset(b, 0, sizeof(*b));
-		if ((b->buf = cblock_buffer(pool->cap)) == NULL)
+	while (pool->nr < n)
+		if (record_pool_make(pool) == -1)
 			return -1;
-		pool->nr++;
-	}
-	pool->want = n;
-	record_pool_trim(pool);
+	/* the blocks past n go at the next trim: a bound set next keeps
+	 * those a burst made */
+	pool->want = pool->max = n;
 	return 0;
 }
 
-static int
-record_pool_free_block(const struct record_block *b)
+void
+record_pool_set_bound(struct record_pool *pool, size_t max)
 {
-	return !b->open && b->slices == 0;
+	if (max > RECORD_POOL_MAX)
+		max = RECORD_POOL_MAX;
+	if (max < 1)
+		max = 1;
+	/* below the base only in tests (record_pool_bound) */
+	if (pool->want > max)
+		pool->want = max;
+	pool->max = max;
+	record_pool_trim(pool);
+}
+
+void
+record_pool_shrink(struct record_pool *pool)
+{
+	struct record_block	*b;
+	size_t			 i;
+
+	/* from the end only (slices point into the blocks, which never
+	 * move), the free blocks past the base no drain opened since the
+	 * last look: the burst is over */
+	while (pool->nr > pool->want) {
+		b = &pool->blocks[pool->nr - 1];
+		if (!record_pool_free_block(b) || b->used)
+			break;
+		record_pool_release(pool, b);
+		pool->nr--;
+		pool->shrunk++;
+	}
+	for (i = 0; i < pool->nr; i++)
+		pool->blocks[i].used = 0;
 }
 
 void
 record_pool_trim(struct record_pool *pool)
 {
 	/* from the end only: slices point into the blocks, which never move */
-	while (pool->nr > pool->want &&
+	while (pool->nr > pool->max &&
 	    record_pool_free_block(&pool->blocks[pool->nr - 1])) {
-		free(pool->blocks[pool->nr - 1].buf);
-		pool->blocks[--pool->nr].buf = NULL;
+		record_pool_release(pool, &pool->blocks[pool->nr - 1]);
+		pool->nr--;
 	}
 }
 
@@ -98,8 +187,8 @@ record_pool_finish(struct record_pool *pool)
 	size_t	 i;
 
 	for (i = 0; i < pool->nr; i++)
-		free(pool->blocks[i].buf);
-	pool->nr = pool->want = 0;
+		record_pool_release(pool, &pool->blocks[i]);
+	pool->nr = pool->want = pool->max = 0;
 	pool->open = NULL;
 	pool->tf = NULL;
 }
@@ -117,17 +206,22 @@ record_pool_bytes(const struct record_pool *pool)
 }
 
 /* A free block to open, the first one: the blocks in use stay few and
- * warm in the cache. NULL when every one is open or in flight. */
+ * warm in the cache, and those past the base free for the shrink. None
+ * free: a new one while the bound allows (a burst, or a disk slow for a
+ * while). NULL when every one is open or in flight at the bound. */
 static struct record_block *
 record_pool_pick(struct record_pool *pool)
 {
 	size_t	 i;
 
 	record_pool_trim(pool);
-	for (i = 0; i < pool->want && i < pool->nr; i++)
+	for (i = 0; i < pool->max && i < pool->nr; i++)
 		if (record_pool_free_block(&pool->blocks[i]))
 			return &pool->blocks[i];
-	return NULL;
+	if (pool->nr >= pool->max || record_pool_make(pool) == -1)
+		return NULL;
+	pool->grown++;
+	return &pool->blocks[pool->nr - 1];
 }
 
 /* Queue [sent, end) of the open block as one request; sent moves on
@@ -213,6 +307,7 @@ record_pool_open(struct record_pool *pool, struct tracefile *tf,
 		b->off = tf->reserved - b->fill;
 	}
 	b->open = 1;
+	b->used = 1;
 	pool->open = b;
 	pool->tf = tf;
 }
@@ -250,4 +345,35 @@ record_pool_put(struct record_pool *pool, struct tracefile *tf, size_t len,
 
 	(void)tracefile_reserve(tf, len, mark);
 	b->fill += len;
+}
+
+int
+record_pool_spill_ready(struct record_pool *pool, struct tracefile *tf)
+{
+	/* the open block's aligned part goes as a slice (it needs no
+	 * block), its last bytes become the file's tail */
+	record_pool_detach(pool, tf);
+	/* a padded tail in flight rewrites its block with zeros after the
+	 * tail: it must land before the spill writes that block */
+	if (tf->direct.flush_off != UINT64_MAX &&
+	    cblock_wait_pads(pool->q, tf) == -1) {
+		pool->busy++;
+		return -1;
+	}
+	return 0;
+}
+
+int
+record_pool_spill(struct record_pool *pool, struct tracefile *tf,
+    const uint8_t *p, size_t len, const struct tracefile_mark *mark)
+{
+	pool->spills++;
+	pool->spill_bytes += len;
+	if (pool->open != NULL && pool->tf == tf)
+		record_pool_detach(pool, tf);
+	if (tracefile_direct_spill(tf, p, len, mark) == -1) {
+		log_warn("%s: spill through the page cache", tf->partial);
+		return -1;
+	}
+	return 0;
 }

@@ -2,6 +2,8 @@
  * cblock: AIO control blocks, their selection and completion (see cblock.h).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,7 @@ cblock_queue_init(struct cblock_queue *q)
 	TAILQ_INIT(&q->busy);
 	q->nr_busy = 0;
 	q->writeback = 0;
+	q->prio = 0;
 }
 
 void
@@ -169,6 +172,43 @@ cblock_writeback(struct cblock *cb)
 	cb->wb_len = cb->len;
 }
 
+/* The calling thread's SCHED_FIFO priority, as it declared it. */
+static _Thread_local int cblock_self_prio;
+
+void
+cblock_queue_prio(struct cblock_queue *q, int prio)
+{
+	q->prio = prio;
+}
+
+void
+cblock_thread_prio(int prio)
+{
+	cblock_self_prio = prio;
+}
+
+/* aio_write at q's priority (cblock_queue_prio). */
+static int
+cblock_aio_submit(struct cblock_queue *q, struct aiocb *aio)
+{
+	struct sched_param	 sp, was;
+	int			 pol, rc, e;
+
+	if (q->prio == cblock_self_prio)
+		return aio_write(aio);
+	if (pthread_getschedparam(pthread_self(), &pol, &was) != 0)
+		return aio_write(aio);
+	memset(&sp, 0, sizeof(sp));
+	sp.sched_priority = q->prio;
+	(void)pthread_setschedparam(pthread_self(), q->prio ? SCHED_FIFO :
+	    SCHED_OTHER, &sp);
+	rc = aio_write(aio);
+	e = errno;
+	(void)pthread_setschedparam(pthread_self(), pol, &was);
+	errno = e;
+	return rc;
+}
+
 static int
 cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 {
@@ -200,7 +240,7 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	 * is reserved, so the order of the queue does not matter.
 	 */
 	cb->deferred = 0;
-	if (aio_write(&cb->aio) == -1) {
+	if (cblock_aio_submit(q, &cb->aio) == -1) {
 		if (errno != EAGAIN)
 			return -1;
 		cb->deferred = 1;
@@ -411,5 +451,30 @@ cblock_wait_all(struct cblock_queue *q)
 		if ((k = cblock_glibc(q, list, 64)) == 0 ||
 		    cblock_suspend(list, k) == -1)
 			return;
+	}
+}
+
+int
+cblock_wait_pads(struct cblock_queue *q, const struct tracefile *tf)
+{
+	const struct aiocb	*list[64];
+	struct cblock		*cb;
+	size_t			 k;
+
+	for (;;) {
+		cblock_reap(q);
+		k = 0;
+		TAILQ_FOREACH(cb, &q->busy, entry) {
+			if (!cb->pad || cb->tf != tf)
+				continue;
+			if (cb->deferred)
+				return -1;
+			if (k < 64)
+				list[k++] = &cb->aio;
+		}
+		if (k == 0)
+			return 0;
+		if (cblock_suspend(list, k) == -1)
+			return -1;
 	}
 }

@@ -36,7 +36,18 @@ struct config;
 
 /* Blocks per cblock: one filling while the one before is written. */
 #define RECORD_POOL_PER_CBLOCK	2
-#define RECORD_POOL_MAX		(2 * 8)
+#define RECORD_POOL_BASE_MAX	(2 * 8)
+/*
+ * Under a burst (or a disk slow for a while) the pool grows to this many
+ * times its base, and gives the blocks past the base back once no drain
+ * has opened them for a tick: a full storm on 2 CPUs is ~100 MB/s, and
+ * 4 x 8 blocks of a MiB hold a third of a second of it. Past the bound
+ * the drain spills through the page cache (record-sink.c). The bound is
+ * what record_memory counts.
+ */
+#define RECORD_POOL_GROW	4
+#define RECORD_POOL_GROW_BYTES	(64 * 1024 * 1024)
+#define RECORD_POOL_MAX		(RECORD_POOL_BASE_MAX * RECORD_POOL_GROW)
 /*
  * The least block, and the largest slice: a direct request of 1 MiB
  * costs the writer about what the page cache's copy of it does, and
@@ -56,12 +67,15 @@ struct record_block {
 	size_t			 sent;	/* of them queued: aligned */
 	unsigned int		 slices; /* requests in flight into buf */
 	int			 open;
+	int			 used;	/* opened since the last shrink */
 };
 
 struct record_pool {
 	struct record_block	 blocks[RECORD_POOL_MAX];
 	size_t			 nr;	/* made */
-	size_t			 want;	/* used: those past it go once free */
+	size_t			 want;	/* the base: kept while recording */
+	size_t			 max;	/* the bound: a burst grows to it */
+	size_t			 peak;	/* most blocks made at once */
 	size_t			 cap;	/* bytes of each */
 	size_t			 write;	/* a slice once this much is unsent */
 	struct record_block	*open;
@@ -70,6 +84,9 @@ struct record_pool {
 	struct cblock_stats	 stats;
 	uint64_t		 finished; /* blocks filled (a lead carried) */
 	uint64_t		 busy;	/* rooms refused: no block free */
+	uint64_t		 grown, shrunk;	/* blocks made past the base,
+						 * given back */
+	uint64_t		 spills, spill_bytes; /* through the page cache */
 };
 
 /* The size of a block for rings of ring bytes whose drain takes at
@@ -78,19 +95,30 @@ size_t	 record_pool_block(size_t chunk);
 /* The slice size for blocks of cap bytes: 1 MiB, or what a block holds
  * past its lead room when that is less. */
 size_t	 record_pool_write(size_t cap);
-/* Blocks for cblocks (at least 2: one open, one being written). */
+/* Blocks for cblocks (at least 2: one open, one being written): the
+ * base. */
 size_t	 record_pool_count(uint64_t cblocks);
+/* The most blocks of cap bytes the pool of cblocks grows to
+ * (RECORD_POOL_GROW x the base, at most RECORD_POOL_GROW_BYTES more;
+ * lower in tests: PERFSPILL_TEST_POOL_BOUND blocks, not below 1). */
+size_t	 record_pool_bound(uint64_t cblocks, size_t cap);
 
 /* n blocks of cap bytes (their pages faulted in), slices of at least
  * write bytes, queued on q. 0 or -1 (nothing kept). */
 int	 record_pool_init(struct record_pool *, struct cblock_queue *,
 	    size_t cap, size_t write, size_t n);
-/* Use n blocks from now: more are made (0 or -1), those past n are
- * freed once free. */
+/* Use n blocks from now, as base and bound: more are made (0 or -1),
+ * those past n are freed once free, at the next trim (or bound set). */
 int	 record_pool_resize(struct record_pool *, size_t n);
+/* A burst may make blocks up to max (a max below the base lowers the
+ * base: tests). */
+void	 record_pool_set_bound(struct record_pool *, size_t max);
+/* Give back the free blocks past the base that no drain opened since
+ * the last call (the tick's). */
+void	 record_pool_shrink(struct record_pool *);
 /* Only once none of its slices is in flight. */
 void	 record_pool_finish(struct record_pool *);
-/* Free the blocks past want that are free. */
+/* Free the blocks past the bound that are free. */
 void	 record_pool_trim(struct record_pool *);
 /* 1 when pool holds blocks. */
 int	 record_pool_made(const struct record_pool *);
@@ -122,5 +150,16 @@ void	 record_pool_flush(struct record_pool *, struct tracefile *);
  * its last bytes made tf's tail (before a pad, a write of tf's own, its
  * close). */
 void	 record_pool_detach(struct record_pool *, struct tracefile *);
+
+/*
+ * The spill, when no block can be had at the bound: tf's open block let
+ * go and any padded tail of tf in flight landed (-1: one is not yet
+ * glibc's to wait for; leave the ring), then len bytes of records at p
+ * appended to the stream through the page cache (tracefile_direct_spill).
+ * 0, or -1 (the write failed: tf is cut there).
+ */
+int	 record_pool_spill_ready(struct record_pool *, struct tracefile *);
+int	 record_pool_spill(struct record_pool *, struct tracefile *,
+	    const uint8_t *p, size_t len, const struct tracefile_mark *);
 
 #endif

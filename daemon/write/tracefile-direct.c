@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "tracefile.h"
 
@@ -250,4 +251,64 @@ tracefile_direct_refuse(struct tracefile *tf, int fd, int err)
 		d->flush_off = UINT64_MAX;
 	}
 	return tf->fd;
+}
+
+/*
+ * The spill: the pool is at its bound and every block in flight, so the
+ * records go through the page cache instead of leaving a ring to
+ * overflow. The stream's tail and the aligned part of p are written now
+ * by the buffered descriptor, from the tail's aligned offset: the ranges
+ * of the direct requests before it end there, and the next one begins
+ * at the spill's last aligned offset with what is left over (the new
+ * tail) as its lead, so no two writes overlap. A padded tail in the
+ * spilled block must have landed first (record_pool_spill_ready).
+ */
+int
+tracefile_direct_spill(struct tracefile *tf, const uint8_t *p, size_t len,
+    const struct tracefile_mark *mark)
+{
+	struct tracefile_direct	*d = &tf->direct;
+	struct iovec		 iov[2];
+	uint64_t		 start;
+	size_t			 total, w;
+	int			 rc;
+
+	start = tracefile_reserve(tf, len, mark) - d->tail_len;
+	total = d->tail_len + len;
+	w = total - total % d->align;
+	if (w == 0) {
+		memcpy(d->tail + d->tail_len, p, len);
+		d->tail_len += len;
+		return 0;
+	}
+	iov[0].iov_base = d->tail;
+	iov[0].iov_len = d->tail_len;
+	iov[1].iov_base = (void *)(uintptr_t)p;
+	iov[1].iov_len = w - d->tail_len;
+	rc = tracefile_pwritev(tf, start, iov, 2);
+	if (d->flush_off != UINT64_MAX && d->flush_off < start + w)
+		d->flush_off = UINT64_MAX;	/* that block is written now */
+	tracefile_direct_keep(tf, p + (w - d->tail_len), total - w);
+	return rc;
+}
+
+size_t
+tracefile_direct_block(struct tracefile *tf, uint8_t *buf, size_t lead,
+    size_t len, const struct tracefile_mark *mark, uint64_t *off, int *fd)
+{
+	*off = tracefile_reserve(tf, len, mark) - lead;
+	return tracefile_direct_cut(tf, buf, lead + len, *off, fd);
+}
+
+/* The direct stream's tail, through the buffered descriptor: the last
+ * bytes of a file whose requests have all completed. 0 or -1 (errno). */
+int
+tracefile_direct_end(struct tracefile *tf)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (d->tail_len == 0)
+		return 0;
+	return tracefile_pwrite(tf, tf->reserved - d->tail_len, d->tail,
+	    d->tail_len);
 }

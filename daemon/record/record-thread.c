@@ -1,0 +1,339 @@
+/*
+ * record-thread: the drain's own thread, and the lock it shares with the
+ * loop.
+ *
+ * Why: at a high event rate a ring fills in milliseconds (a 512 KiB ring
+ * holds ~10 ms of a syscall storm), and a drain woken late loses what
+ * overflows. The loop cannot be both on time and the daemon's: under CFS
+ * it waits behind the very threads that fill the rings, and at
+ * SCHED_FIFO everything it does (a status, a rotation's take-over, a
+ * file's finish) would run at that priority. So the rings are watched
+ * by a thread of their own (epoll on each ring's descriptor), at
+ * SCHED_FIFO `realtime` when set, whose only work is a drain pass: each
+ * ring read at most once per wakeup, up to the head it had (bounded by
+ * the rings' size), into the file's sink, which never waits for the disk
+ * (record-sink.c). The loop keeps the control socket, the timers,
+ * rotation, pauses and the closing files (simpleperf's high-priority
+ * reader thread is the model).
+ *
+ * Locking: one recursive mutex per recording (rec->lock) guards all of
+ * struct record. The loop takes it at every entry into the record code
+ * (record.h's functions, record's timers and events); the thread only
+ * tries it (trylock), and looks again 100 us later when the loop holds
+ * it, so that the loop may stop and join the thread while holding it.
+ * The thread decides nothing: a pass that failed a write or filled the
+ * file is handed to the loop (loopfd), which pauses or rotates.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include "log.h"
+#include "record-int.h"
+
+#define RECORD_THREAD_EVENTS	64
+/* the loop holds the lock: look again after this long */
+#define RECORD_THREAD_BACKOFF_NS	100000
+
+int
+record_lock_init(struct record *rec)
+{
+	pthread_mutexattr_t	 a;
+	int			 rc;
+
+	if ((rc = pthread_mutexattr_init(&a)) != 0)
+		return rc;
+	if ((rc = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE)) ==
+	    0)
+		rc = pthread_mutex_init(&rec->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
+void
+record_lock(struct record *rec)
+{
+	pthread_mutex_lock(&rec->lock);
+}
+
+void
+record_unlock(struct record *rec)
+{
+	pthread_mutex_unlock(&rec->lock);
+}
+
+/* A pass of the thread, under the lock: the epoll timeout after it (ms;
+ * -1: until a ring wakes it). */
+static int
+record_thread_pass(struct record *rec)
+{
+	struct record_thread	*t = &rec->thread;
+	struct record_pass	 pass;
+	uint64_t		 one = 1;
+	int			 ms, pad, all;
+
+	if (rec->state != RECORD_RUNNING)
+		return -1;
+	t->passes++;
+	/* rings below the minimum chunk wait, unless the open round has
+	 * grown to the size of all the rings (record.c, record_wakeup) or
+	 * the loop's tick or padder asked for every ring */
+	pad = atomic_exchange(&t->pad, 0);
+	all = atomic_exchange(&t->sweep, 0) || pad;
+	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
+	    rec->min_chunk, 0, &pass);
+	/* what every ring held is in the stream now: its tail goes to
+	 * disk, so that a crash costs no more than direct_tail_ms of it
+	 * (a pad before this pass would leave the pass's data in memory
+	 * for another period) */
+	if (pad)
+		record_pad_tail(rec);
+	if (pass.err != 0 || pass.full) {
+		if (t->pending.err == 0)
+			t->pending.err = pass.err;
+		t->pending.full |= pass.full;
+		(void)write(t->loopfd, &one, sizeof(one));
+	}
+	if (pass.busy == 0) {
+		t->retry_ms = 1;
+		return -1;
+	}
+	/* rings left for want of a buffer: again after 1 ms, then 2, 4, 8
+	 * while they stay so (record-int.h, RECORD_RETRY_*) */
+	t->busy++;
+	ms = t->retry_ms;
+	if (t->retry_ms < RECORD_RETRY_MAX_US / 1000)
+		t->retry_ms *= 2;
+	return ms;
+}
+
+static void *
+record_thread_main(void *arg)
+{
+	struct record		*rec = arg;
+	struct record_thread	*t = &rec->thread;
+	struct epoll_event	 ev[RECORD_THREAD_EVENTS];
+	struct record_cpu	*hung[RECORD_THREAD_EVENTS];
+	struct timespec		 ts = { 0, RECORD_THREAD_BACKOFF_NS };
+	uint64_t		 v;
+	int			 n, i, nhung, timeout = -1, again = 0;
+	sigset_t		 all;
+
+	/* the daemon's signals are the loop's (SIGUSR2, SIGHUP, SIGTERM:
+	 * libevent's handlers), not a real-time thread's to run */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* its requests are made at its own priority (cblock.h) */
+	cblock_thread_prio((int)t->prio);
+	while (!atomic_load(&t->stop)) {
+		n = epoll_wait(t->epfd, ev, RECORD_THREAD_EVENTS,
+		    again ? 0 : timeout);
+		if (atomic_load(&t->stop))
+			break;
+		if (n == -1 && errno != EINTR)
+			break;
+		for (i = nhung = 0; i < n; i++) {
+			if (ev[i].data.ptr == NULL) {
+				(void)read(t->wakefd, &v, sizeof(v));
+				continue;
+			}
+			/* a ring whose CPU went away: the tick closes it;
+			 * until then it must not wake a real-time thread
+			 * over and over (unwatched under the lock: the loop
+			 * may be closing it) */
+			if (ev[i].events & (EPOLLHUP | EPOLLERR))
+				hung[nhung++] = ev[i].data.ptr;
+		}
+		if (n == 0 && !again && timeout == -1)
+			continue;
+		if (pthread_mutex_trylock(&rec->lock) != 0) {
+			atomic_fetch_add(&t->contended, 1);
+			nanosleep(&ts, NULL);
+			again = 1;
+			continue;
+		}
+		again = 0;
+		for (i = 0; i < nhung; i++)
+			record_thread_unwatch(rec, hung[i]);
+		t->wakeups++;
+		timeout = record_thread_pass(rec);
+		pthread_mutex_unlock(&rec->lock);
+	}
+	return NULL;
+}
+
+/* A pass's outcome, in the loop. */
+static void
+record_thread_loop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct record		*rec = arg;
+	struct record_thread	*t = &rec->thread;
+	struct record_pass	 pass;
+	uint64_t		 v;
+
+	(void)read(fd, &v, sizeof(v));
+	record_lock(rec);
+	pass = t->pending;
+	memset(&t->pending, 0, sizeof(t->pending));
+	if (rec->state == RECORD_RUNNING && t->passed != NULL)
+		t->passed(rec, &pass);
+	record_unlock(rec);
+}
+
+void
+record_thread_init(struct record *rec)
+{
+	struct record_thread	*t = &rec->thread;
+
+	memset(t, 0, sizeof(*t));
+	t->epfd = t->wakefd = t->loopfd = -1;
+}
+
+int
+record_thread_start(struct record *rec, record_passed_fn passed)
+{
+	struct record_thread	*t = &rec->thread;
+	struct epoll_event	 e;
+	pthread_attr_t		 attr;
+	struct sched_param	 sp;
+	int			 rc;
+
+	if (t->epfd == -1) {
+		if ((t->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
+		    (t->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
+		    -1 ||
+		    (t->loopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
+		    -1)
+			return -1;
+		memset(&e, 0, sizeof(e));
+		e.events = EPOLLIN;
+		e.data.ptr = NULL;
+		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->wakefd, &e) == -1)
+			return -1;
+		if ((t->loop_ev = event_new(rec->base, t->loopfd,
+		    EV_READ | EV_PERSIST, record_thread_loop_cb, rec)) ==
+		    NULL || event_add(t->loop_ev, NULL) == -1) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	t->passed = passed;
+	t->retry_ms = 1;
+	atomic_store(&t->stop, 0);
+	atomic_store(&t->sweep, 0);
+	atomic_store(&t->pad, 0);
+	memset(&sp, 0, sizeof(sp));
+	sp.sched_priority = (int)rec->cfg.realtime;
+	/* explicit: not the loop's (nor whatever started the daemon) */
+	t->prio = rec->cfg.realtime;
+	if ((rc = pthread_attr_init(&attr)) != 0) {
+		errno = rc;
+		return -1;
+	}
+	if ((rc = pthread_attr_setinheritsched(&attr,
+	    PTHREAD_EXPLICIT_SCHED)) == 0 &&
+	    (rc = pthread_attr_setschedpolicy(&attr, rec->cfg.realtime ?
+	    SCHED_FIFO : SCHED_OTHER)) == 0 &&
+	    (rc = pthread_attr_setschedparam(&attr, &sp)) == 0)
+		rc = pthread_create(&t->th, &attr, record_thread_main, rec);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	pthread_setname_np(t->th, "drain");
+	t->running = 1;
+	/* every request of the recording at the thread's priority: glibc
+	 * orders a descriptor's queue by it (cblock.h) */
+	cblock_queue_prio(&rec->q, (int)rec->cfg.realtime);
+	return 0;
+}
+
+/* Set flag and wake the thread: 0, or -1 when none runs. */
+static int
+record_thread_wake(struct record_thread *t, atomic_int *flag)
+{
+	uint64_t	 one = 1;
+
+	if (!t->running)
+		return -1;
+	atomic_store(flag, 1);
+	(void)write(t->wakefd, &one, sizeof(one));
+	return 0;
+}
+
+int
+record_thread_sweep(struct record *rec)
+{
+	return record_thread_wake(&rec->thread, &rec->thread.sweep);
+}
+
+int
+record_thread_pad(struct record *rec)
+{
+	return record_thread_wake(&rec->thread, &rec->thread.pad);
+}
+
+void
+record_thread_stop(struct record *rec)
+{
+	struct record_thread	*t = &rec->thread;
+
+	/* it never waits for the lock: joining under it is safe */
+	if (record_thread_wake(t, &t->stop) == -1)
+		return;
+	pthread_join(t->th, NULL);
+	t->running = 0;
+	cblock_queue_prio(&rec->q, 0);
+}
+
+void
+record_thread_free(struct record *rec)
+{
+	struct record_thread	*t = &rec->thread;
+
+	record_thread_stop(rec);
+	if (t->loop_ev != NULL)
+		event_free(t->loop_ev);
+	if (t->epfd != -1)
+		close(t->epfd);
+	if (t->wakefd != -1)
+		close(t->wakefd);
+	if (t->loopfd != -1)
+		close(t->loopfd);
+	record_thread_init(rec);
+}
+
+int
+record_thread_watch(struct record *rec, struct record_cpu *c)
+{
+	struct epoll_event	 e;
+
+	if (rec->thread.epfd == -1) {
+		errno = EBADF;
+		return -1;
+	}
+	memset(&e, 0, sizeof(e));
+	e.events = EPOLLIN;
+	e.data.ptr = c;
+	if (epoll_ctl(rec->thread.epfd, EPOLL_CTL_ADD, c->fds[0], &e) == -1)
+		return -1;
+	c->watched = 1;
+	return 0;
+}
+
+void
+record_thread_unwatch(struct record *rec, struct record_cpu *c)
+{
+	if (c->watched && c->fds != NULL)
+		(void)epoll_ctl(rec->thread.epfd, EPOLL_CTL_DEL, c->fds[0],
+		    NULL);
+	c->watched = 0;
+}
