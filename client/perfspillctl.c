@@ -553,6 +553,14 @@ print_status_write_path(FILE *out, json_object *d)
 		fprintf(out, " (%" PRIu64 " x %s pool)", ju64(p, "blocks"),
 		    size_format(ju64(p, "block_bytes"), b2, sizeof(b2)));
 	fputc('\n', out);
+	/* the pool grows under a burst up to its bound, then spills through
+	 * the page cache rather than let a ring overflow: how near it came */
+	if (p != NULL && jget(p, "max_blocks") != NULL)
+		fprintf(out, "pool:       %" PRIu64 " blocks, up to %" PRIu64
+		    " (peak %" PRIu64 "); spilled %s in %" PRIu64 " writes\n",
+		    ju64(p, "blocks"), ju64(p, "max_blocks"),
+		    ju64(p, "peak_blocks"), size_format(ju64(p, "spill_bytes"),
+		    b1, sizeof(b1)), ju64(p, "spills"));
 }
 
 /* The output directory: the files kept (every session's, those of

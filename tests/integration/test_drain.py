@@ -139,6 +139,16 @@ def test_spill_at_the_bound_keeps_the_file_whole():
             'perfspill_session_spills_total{session="default"}')]
         # read after status: the drain thread may have spilled since
         assert line and int(line[0].split()[-1]) >= pool["spills"], line
+        # and the text status an operator reads says how near the bound
+        # the pool came and that it spilled
+        out = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock, "status"],
+                             capture_output=True, text=True,
+                             check=True).stdout
+        pl = [l for l in out.splitlines() if l.startswith("pool:")]
+        m = re.match(r"pool: +1 blocks, up to 1 \(peak 1\); spilled \S+ "
+                     r"\S+ in (\d+) writes$", pl[0] if pl else "")
+        assert m and int(m.group(1)) >= pool["spills"], out
+        assert all(len(l) <= 80 for l in out.splitlines()[:8]), out
         rc, rep = d.ctl("stop")
         check_file_counts(d, rep)
 
