@@ -226,8 +226,9 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	 * result is negative, so every change of cblock cost a failed
 	 * sched_setscheduler (about one write in three with 4 cblocks,
 	 * bench/history/2026-12-03/notes.md). Order on disk never depended
-	 * on it: each request carries its own offset. At 0 the AIO threads follow the loop's
-	 * policy. No signal either: the loop reaps on every pass.
+	 * on it: each request carries its own offset. At 0 the AIO threads
+	 * follow the loop's policy. No signal either: the loop reaps on
+	 * every pass.
 	 */
 	cb->aio.aio_reqprio = 0;
 	cb->aio.aio_sigevent.sigev_notify = SIGEV_NONE;
