@@ -124,11 +124,20 @@ def test_nothing_written_while_waiting():
             # after the start's log lines (the log is the daemon's too)
             harness.wait_for(lambda: d.status()["totals"]["samples"] > 100,
                              what="samples in the window")
-            before = write_bytes(d.proc.pid)
-            # enough drains to have written many times over
-            time.sleep(2)
-            assert write_bytes(d.proc.pid) == before, \
-                (before, write_bytes(d.proc.pid))
+            # enough drains (every 100 ms) to have written many times
+            # over in a window of 2 s: a recorder that writes while it
+            # waits does so in every window. A page the kernel once
+            # accounted to the daemon outside any write of its own (seen
+            # once in a CI rehearsal: 4 KiB with no write(2) and no log
+            # line) is not that, so one window in three must be clean
+            deltas = []
+            for _ in range(3):
+                before = write_bytes(d.proc.pid)
+                time.sleep(2)
+                deltas.append(write_bytes(d.proc.pid) - before)
+                if deltas[-1] == 0:
+                    break
+            assert deltas[-1] == 0, deltas
             assert sorted(os.listdir(d.out)) == [".perfspilld.lock"], \
                 os.listdir(d.out)
             st = d.status()
