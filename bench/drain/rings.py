@@ -28,13 +28,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+sys.path.insert(0, os.path.join(ROOT, "bench", "pool"))
+import ab  # noqa: E402  (its perfspillctl runner)
+
+
 def ctl(build, sock, *args):
-    p = subprocess.run([os.path.join(build, "perfspillctl"), "-s", sock,
-                        "--json"] + list(args), capture_output=True,
-                       text=True, timeout=300)
-    if p.returncode != 0:
-        sys.exit("perfspillctl %s: %s %s" % (args, p.stdout, p.stderr))
-    return json.loads(p.stdout.strip().splitlines()[-1])["data"]
+    return ab.ctl(build, sock, *args)["data"]
 
 
 def task_ticks(pid, name):
