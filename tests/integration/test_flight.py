@@ -197,9 +197,17 @@ def test_a_refused_sigusr2_logs_why():
                 harness.wait_for(lambda: d.read_log().count(
                     "SIGUSR2: session default: snapshot, writing") > taken,
                     what="the first snapshot begun")
-                d.proc.send_signal(signal.SIGUSR2)
-                harness.wait_for(lambda: len(d.finished_files()) > n,
-                                 what="a SIGUSR2 snapshot")
+                # a small snapshot is written in a few milliseconds: keep
+                # signalling until it is finished, so that one signal
+                # comes while it is written (one sent after it starts
+                # the next snapshot, which the next round waits for)
+                while len(d.finished_files()) <= n:
+                    d.proc.send_signal(signal.SIGUSR2)
+                    time.sleep(0.001)
+                harness.wait_for(lambda: "SIGUSR2: session default: "
+                                 "snapshot, writing" not in
+                                 d.read_log().rsplit("finished", 1)[-1],
+                                 what="no snapshot being written")
                 # the second signal's line, if it was refused, is written
                 # before the first snapshot's file is finished
                 if busy in d.read_log():
