@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import harness
@@ -170,6 +171,7 @@ def test_a_refused_sigusr2_logs_why():
     is being written (two signals at once; tried until the second comes
     while the first is built), never that nothing records."""
     load = harness.spinner(120)
+    crowd = None
     try:
         with Daemon(flight()) as d:
             harness.wait_for(lambda: d.status()["flight"]["bytes"] > 0,
@@ -185,6 +187,16 @@ def test_a_refused_sigusr2_logs_why():
             d.ctl("configure", "snapshot_interval=0")
             busy = "SIGUSR2: session default: no snapshot: a snapshot is " \
                 "being written"
+            # many tasks make each snapshot's /proc walk long enough for
+            # a signal to come during it
+            crowd = subprocess.Popen(
+                [sys.executable, "-c", "import threading, time\n"
+                 "for _ in range(3000):\n"
+                 "    threading.Thread(target=time.sleep, args=(600,),"
+                 " daemon=True).start()\n"
+                 "print('ready', flush=True)\ntime.sleep(600)\n"],
+                stdout=subprocess.PIPE)
+            assert crowd.stdout.readline().strip() == b"ready"
             for _ in range(20):
                 n = len(d.finished_files())
                 taken = d.read_log().count("SIGUSR2: session default: "
@@ -197,10 +209,11 @@ def test_a_refused_sigusr2_logs_why():
                 harness.wait_for(lambda: d.read_log().count(
                     "SIGUSR2: session default: snapshot, writing") > taken,
                     what="the first snapshot begun")
-                # a small snapshot is written in a few milliseconds: keep
-                # signalling until it is finished, so that one signal
-                # comes while it is written (one sent after it starts
-                # the next snapshot, which the next round waits for)
+                # a small snapshot is written in a few milliseconds (the
+                # crowd's tasks lengthen its /proc walk): keep signalling
+                # until it is finished, so that one signal comes while it
+                # is written (one sent after it starts the next snapshot,
+                # which the next round waits for)
                 while len(d.finished_files()) <= n:
                     d.proc.send_signal(signal.SIGUSR2)
                     time.sleep(0.001)
@@ -223,6 +236,9 @@ def test_a_refused_sigusr2_logs_why():
     finally:
         load.kill()
         load.wait()
+        if crowd is not None:
+            crowd.kill()
+            crowd.wait()
 
 
 def test_the_daemons_end_writes_the_window():
