@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ struct pr_ev {
 
 /* A thread: its comm now. */
 struct pr_thread {
-	uint32_t	 tid;
+	uint32_t	 tid;		/* these two first: struct pr_slot */
 	int		 used;
 	char		*comm;
 };
@@ -63,7 +64,7 @@ struct pr_maps {
 };
 
 struct pr_proc {
-	uint32_t		 pid;
+	uint32_t		 pid;	/* these two first: struct pr_slot */
 	int			 used;
 	uint32_t		 gen;	/* changes with every change of maps */
 	struct pr_maps		*maps;	/* NULL: none */
@@ -453,90 +454,89 @@ perfread_close(struct perfread *r)
 	free(r);
 }
 
-/* Open-addressing tables of threads and processes, doubled at half. */
-static struct pr_thread *
-pr_thread(struct perfread *r, uint32_t tid, int create)
-{
-	struct pr_thread	*old, *t;
-	size_t			 i, j, osize;
+/*
+ * Open-addressing tables of threads and processes, doubled at half: one
+ * search for both, whose elements begin with the same two members (a
+ * u32 key, a used flag: struct pr_slot), read and written by memcpy.
+ */
+struct pr_slot {
+	uint32_t	 key;
+	int		 used;
+};
+_Static_assert(offsetof(struct pr_thread, tid) == offsetof(struct pr_slot,
+    key) && offsetof(struct pr_thread, used) == offsetof(struct pr_slot,
+    used), "pr_thread begins as pr_slot");
+_Static_assert(offsetof(struct pr_proc, pid) == offsetof(struct pr_slot,
+    key) && offsetof(struct pr_proc, used) == offsetof(struct pr_slot,
+    used), "pr_proc begins as pr_slot");
 
-	if (create && (r->nthreads + 1) * 2 > r->threads_size) {
-		old = r->threads;
-		osize = r->threads_size;
-		r->threads_size = osize ? osize * 2 : 256;
-		if ((r->threads = calloc(r->threads_size, sizeof(*t))) ==
+static void *
+pr_slot(void *tabp, size_t *size, size_t *n, size_t stride, size_t first,
+    uint32_t key, int create)
+{
+	unsigned char	**tab = tabp, *old, *e;
+	struct pr_slot	 h;
+	size_t		 i, j, osize;
+
+	if (create && (*n + 1) * 2 > *size) {
+		old = *tab;
+		osize = *size;
+		if ((*tab = calloc(osize ? osize * 2 : first, stride)) ==
 		    NULL) {
-			r->threads = old;
-			r->threads_size = osize;
+			*tab = old;
 			return NULL;
 		}
+		*size = osize ? osize * 2 : first;
 		for (i = 0; i < osize; i++) {
-			if (!old[i].used)
+			memcpy(&h, old + i * stride, sizeof(h));
+			if (!h.used)
 				continue;
-			j = pr_hash64(old[i].tid) & (r->threads_size - 1);
-			while (r->threads[j].used)
-				j = (j + 1) & (r->threads_size - 1);
-			r->threads[j] = old[i];
+			j = pr_hash64(h.key) & (*size - 1);
+			for (;;) {
+				memcpy(&h, *tab + j * stride, sizeof(h));
+				if (!h.used)
+					break;
+				j = (j + 1) & (*size - 1);
+			}
+			memcpy(*tab + j * stride, old + i * stride, stride);
 		}
 		free(old);
 	}
-	if (r->threads_size == 0)
+	if (*size == 0)
 		return NULL;
-	j = pr_hash64(tid) & (r->threads_size - 1);
-	while (r->threads[j].used && r->threads[j].tid != tid)
-		j = (j + 1) & (r->threads_size - 1);
-	t = &r->threads[j];
-	if (!t->used) {
+	j = pr_hash64(key) & (*size - 1);
+	for (;;) {
+		e = *tab + j * stride;
+		memcpy(&h, e, sizeof(h));
+		if (!h.used || h.key == key)
+			break;
+		j = (j + 1) & (*size - 1);
+	}
+	if (!h.used) {
 		if (!create)
 			return NULL;
-		t->used = 1;
-		t->tid = tid;
-		r->nthreads++;
+		h.key = key;
+		h.used = 1;
+		memcpy(e, &h, sizeof(h));
+		(*n)++;
 	}
-	return t;
+	return e;
+}
+
+static struct pr_thread *
+pr_thread(struct perfread *r, uint32_t tid, int create)
+{
+	return pr_slot(&r->threads, &r->threads_size, &r->nthreads,
+	    sizeof(struct pr_thread), 256, tid, create);
 }
 
 static struct pr_proc *
 pr_proc(struct perfread *r, uint32_t pid, int create)
 {
-	struct pr_proc	*old, *p;
-	size_t		 i, j, osize;
-
 	if (pid == PROFILE_NONE)
 		return &r->kernel;
-	if (create && (r->nprocs + 1) * 2 > r->procs_size) {
-		old = r->procs;
-		osize = r->procs_size;
-		r->procs_size = osize ? osize * 2 : 64;
-		if ((r->procs = calloc(r->procs_size, sizeof(*p))) == NULL) {
-			r->procs = old;
-			r->procs_size = osize;
-			return NULL;
-		}
-		for (i = 0; i < osize; i++) {
-			if (!old[i].used)
-				continue;
-			j = pr_hash64(old[i].pid) & (r->procs_size - 1);
-			while (r->procs[j].used)
-				j = (j + 1) & (r->procs_size - 1);
-			r->procs[j] = old[i];
-		}
-		free(old);
-	}
-	if (r->procs_size == 0)
-		return NULL;
-	j = pr_hash64(pid) & (r->procs_size - 1);
-	while (r->procs[j].used && r->procs[j].pid != pid)
-		j = (j + 1) & (r->procs_size - 1);
-	p = &r->procs[j];
-	if (!p->used) {
-		if (!create)
-			return NULL;
-		p->used = 1;
-		p->pid = pid;
-		r->nprocs++;
-	}
-	return p;
+	return pr_slot(&r->procs, &r->procs_size, &r->nprocs,
+	    sizeof(struct pr_proc), 64, pid, create);
 }
 
 static int
