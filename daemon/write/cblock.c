@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cblock.h"
@@ -134,8 +135,31 @@ cblock_queue_init(struct cblock_queue *q)
 {
 	TAILQ_INIT(&q->busy);
 	q->nr_busy = 0;
+	const char	*e = getenv("PERFSPILL_TEST_WRITE_HOLD_MS");
+	long		 v;
+
 	q->writeback = 0;
 	q->prio = 0;
+	q->hold_ms = 0;
+	if (e != NULL && (v = strtol(e, NULL, 10)) > 0 && v <= 10000)
+		q->hold_ms = v;
+	q->hold_while = getenv("PERFSPILL_TEST_WRITE_HOLD_WHILE");
+}
+
+/* 1 while the hold hook keeps cb's finished request busy. */
+static int
+cblock_held(const struct cblock_queue *q, const struct cblock *cb)
+{
+	struct timespec	 now;
+	long long	 ms;
+
+	if (q->hold_ms == 0 ||
+	    (q->hold_while != NULL && access(q->hold_while, F_OK) == -1))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(now.tv_sec - cb->sent.tv_sec) * 1000 +
+	    (now.tv_nsec - cb->sent.tv_nsec) / 1000000;
+	return ms < q->hold_ms;
 }
 
 void
@@ -241,6 +265,8 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	 * is reserved, so the order of the queue does not matter.
 	 */
 	cb->deferred = 0;
+	if (q->hold_ms != 0)
+		clock_gettime(CLOCK_MONOTONIC, &cb->sent);
 	if (cblock_aio_submit(q, &cb->aio) == -1) {
 		if (errno != EAGAIN)
 			return -1;
@@ -347,6 +373,8 @@ cblock_reap(struct cblock_queue *q)
 			step = CBLOCK_FAILED;
 		} else {
 			e = aio_error(&cb->aio);
+			if (e != EINPROGRESS && cblock_held(q, cb))
+				e = EINPROGRESS;
 			ret = e == EINPROGRESS ? 0 : aio_return(&cb->aio);
 			step = cblock_step(cb, e, ret);
 		}
@@ -386,13 +414,23 @@ cblock_reap(struct cblock_queue *q)
 	return q->nr_busy;
 }
 
-/* Sleep until one of list completes. 0, or -1 when waiting cannot work. */
+/*
+ * Sleep until one of list completes. 0, or -1 when waiting cannot work.
+ * Under the hold hook a finished request still counts as busy, and
+ * aio_suspend returns at once for it: a millisecond's sleep keeps the
+ * waiter from spinning (at SCHED_FIFO, on the drain thread).
+ */
 static int
-cblock_suspend(const struct aiocb *const *list, size_t k)
+cblock_suspend(const struct cblock_queue *q, const struct aiocb *const *list,
+    size_t k)
 {
+	const struct timespec	 ms = { 0, 1000000 };
+
 	if (aio_suspend(list, (int)k, NULL) == -1 && errno != EINTR &&
 	    errno != EAGAIN)
 		return -1;
+	if (q->hold_ms != 0)
+		nanosleep(&ms, NULL);
 	return 0;
 }
 
@@ -410,7 +448,7 @@ cblock_wait(struct cblock_queue *q, struct cblock *cbs, size_t n)
 			if (!cbs[i].deferred)
 				list[k++] = &cbs[i].aio;
 		}
-		if (k == 0 || cblock_suspend(list, k) == -1)
+		if (k == 0 || cblock_suspend(q, list, k) == -1)
 			return;
 	}
 }
@@ -436,7 +474,7 @@ cblock_wait_any(struct cblock_queue *q)
 
 	while (cblock_reap(q) >= n) {
 		if (n == 0 || (k = cblock_glibc(q, list, 64)) == 0 ||
-		    cblock_suspend(list, k) == -1)
+		    cblock_suspend(q, list, k) == -1)
 			return -1;
 	}
 	return 0;
@@ -450,7 +488,7 @@ cblock_wait_all(struct cblock_queue *q)
 
 	while (cblock_reap(q) > 0) {
 		if ((k = cblock_glibc(q, list, 64)) == 0 ||
-		    cblock_suspend(list, k) == -1)
+		    cblock_suspend(q, list, k) == -1)
 			return;
 	}
 }
@@ -475,7 +513,7 @@ cblock_wait_pads(struct cblock_queue *q, const struct tracefile *tf)
 		}
 		if (k == 0)
 			return 0;
-		if (cblock_suspend(list, k) == -1)
+		if (cblock_suspend(q, list, k) == -1)
 			return -1;
 	}
 }

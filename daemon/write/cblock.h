@@ -52,6 +52,7 @@ struct cblock {
 	int			 fd;	/* the descriptor it writes on */
 	int			 err;	/* errno of a failed write */
 	int			 deferred; /* refused for now: not glibc's */
+	struct timespec		 sent;	/* handed to glibc (the hold hook) */
 	struct tracefile	*tf;
 	struct tracefile	*wb_tf;	/* the request before, in writeback */
 	uint64_t		 wb_off;
@@ -68,6 +69,8 @@ struct cblock_queue {
 	size_t			 nr_busy;
 	int			 writeback;	/* see cblock_queue_writeback */
 	int			 prio;		/* see cblock_queue_prio */
+	long			 hold_ms;	/* see cblock_queue_init */
+	const char		*hold_while;
 };
 
 /* A drain buffer of len bytes, its pages already faulted in. */
@@ -94,7 +97,16 @@ enum cblock_step {
 };
 enum cblock_step cblock_step(struct cblock *, int aio_err, ssize_t ret);
 
-/* Requests signal nothing (SIGEV_NONE): cblock_reap polls them. */
+/*
+ * Requests signal nothing (SIGEV_NONE): cblock_reap polls them. Tests
+ * make the disk slow on purpose: PERFSPILL_TEST_WRITE_HOLD_MS=N, read
+ * here, keeps every finished request busy until N ms after it was
+ * handed to glibc, as a disk that takes N ms a write would; with
+ * PERFSPILL_TEST_WRITE_HOLD_WHILE=PATH only while PATH exists, so that
+ * a test slows the disk for its storm alone. A test of what happens
+ * when the disk falls behind (the pool grows, blocks spill) then does
+ * not depend on how fast this machine's disk is.
+ */
 void	 cblock_queue_init(struct cblock_queue *);
 /*
  * On: each completed request's range is handed to writeback at once
