@@ -82,7 +82,8 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 	want.src_mtime = f->mtime;
 	want.src_head = f->head;
 	snprintf(want.host, sizeof(want.host), "%s", f->host);
-	if (o->companion && !o->refold &&
+	/* a companion counts samples: off-CPU time is read from the file */
+	if (o->companion && !o->refold && !o->off_cpu &&
 	    companion_read(f->path, one, &want, &cf) == 0) {
 		if (o->verbose)
 			fprintf(stderr, "perfspill-flame: %s: %" PRIu64
@@ -91,7 +92,8 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		progress_file(f->path, 0, "companion of");
 		run->companions++;
 	} else {
-		if (errno != ENOENT && o->companion && !o->refold)
+		if (errno != ENOENT && o->companion && !o->refold &&
+		    !o->off_cpu)
 			warnx("%s%s: %s; folding the file again", f->path,
 			    COMPANION_SUFFIX, errno == ESTALE ? "made from "
 			    "another version of the file" : errno == EPERM ?
@@ -104,6 +106,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		}
 		memset(&fo, 0, sizeof(fo));
 		fo.tmax = UINT64_MAX;
+		fo.off_cpu = o->off_cpu;
 		fo.host = stackset_intern(one, f->host, strlen(f->host),
 		    STACK_LABEL);
 		fo.progress = progress_samples;
@@ -114,7 +117,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 			rv = 1;
 			goto out;
 		}
-		if (o->companion) {
+		if (o->companion && !o->off_cpu) {
 			cf = want;
 			cf.samples = st.kept;
 			cf.first = f->first != 0 ? f->first : st.first;
@@ -170,6 +173,7 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 		return -1;
 	}
 	fo.host = stackset_intern(one, f->host, strlen(f->host), STACK_LABEL);
+	fo.off_cpu = o->off_cpu;
 	fo.progress = progress_samples;
 	progress_file(f->path, f->samples, "reading part of");
 	if (fold_file(one, f->path, &fo, o->verbose, &st, err,
@@ -257,6 +261,13 @@ flame_nothing(const struct opts *o, const struct flame_run *run,
 
 	f[0] = '\0';
 	flame_filters(f, sizeof(f), o, ", ");
+	if (o->off_cpu && run->read == 0) {
+		warnx("%s%sno off-CPU time in the %zu trace files read: none "
+		    "has a sleep and its wake-up on sched:sched_switch "
+		    "(perfspillctl start --off-cpu records them)", host ? host :
+		    "", host ? ": " : "", run->files);
+		return;
+	}
 	if (run->read == 0 || f[0] == '\0') {
 		/* the manifests promised samples the range then cut away */
 		warnx("%s%snone of the %zu trace files read has samples in the "
@@ -279,6 +290,7 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
     const struct flame_run *run, const struct opts *o)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
+	char	 amount[64], t[40];
 	size_t	 off;
 
 	flame_names(sessions, sizeof(sessions), run->sessions,
@@ -290,11 +302,17 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
+	if (o->off_cpu)
+		snprintf(amount, sizeof(amount), "off-CPU time %s",
+		    opts_ns(vi->samples, t, sizeof(t)));
+	else
+		snprintf(amount, sizeof(amount), "%" PRIu64 " samples",
+		    vi->samples);
 	snprintf(buf, len, "%s %s \xc2\xb7 %s %s \xc2\xb7 %s to %s UTC \xc2\xb7 "
-	    "%s \xc2\xb7 %" PRIu64 " samples", run->nsessions == 1 ? "session" :
+	    "%s \xc2\xb7 %s", run->nsessions == 1 ? "session" :
 	    "sessions", sessions, vi->nhosts == 1 ? "host" : "hosts", hosts,
 	    a, strncmp(a, b, 10) == 0 ? b + 11 : b,
-	    vi->nevents ? events : "no events", vi->samples);
+	    vi->nevents ? events : "no events", amount);
 	flame_filters(buf, len, o, " \xc2\xb7 ");
 	off = strlen(buf);
 	if (run->skipped > 0)
@@ -438,6 +456,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		so.width = o->width;
 		so.inverted = o->inverted;
 		so.diff = 0;
+		so.time = o->off_cpu;
 		if ((f = flame_open(host ? name : o->svg)) == NULL)
 			rv = -1;
 		else if ((rv = flame_close(f, host ? name : o->svg,
@@ -486,7 +505,7 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	struct stackset		*va = NULL, *vb = NULL, *dp = NULL;
 	struct stackset		*ba = NULL, *bb = NULL, *drawn = NULL;
 	char			 sa[384], sb[384], title[1024], sub[1100];
-	char			 d[4][40];
+	char			 d[4][40], ta[40], tb[40];
 	uint64_t		 cuta = 0, cutb = 0;
 	size_t			 off;
 	FILE			*f;
@@ -527,10 +546,17 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	else
 		snprintf(title, sizeof(title), "Differential: A (%s) against "
 		    "B (%s)%s%s UTC", sa, sb, day ? ", " : "", day ? d[0] : "");
+	if (o->off_cpu) {
+		opts_ns(via.samples, ta, sizeof(ta));
+		opts_ns(vib.samples, tb, sizeof(tb));
+	} else {
+		snprintf(ta, sizeof(ta), "%" PRIu64 " samples", via.samples);
+		snprintf(tb, sizeof(tb), "%" PRIu64 " samples", vib.samples);
+	}
 	snprintf(sub, sizeof(sub), "red: a larger share of B than of A, "
 	    "blue: a smaller one, dashed: one side only \xc2\xb7 width: the "
-	    "mean of both shares \xc2\xb7 A %" PRIu64 " samples, B %" PRIu64
-	    " samples", via.samples, vib.samples);
+	    "mean of both shares \xc2\xb7 %sA %s, B %s", o->off_cpu ?
+	    "off-CPU time: " : "", ta, tb);
 	/* drawn to --max-depth as a plain graph is, each side alike */
 	if (o->max_depth != 0 && ((ba = view_bound(va, o->max_depth,
 	    &cuta)) == NULL || (bb = view_bound(vb, o->max_depth, &cutb)) ==
@@ -549,6 +575,7 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	so.width = o->width;
 	so.inverted = o->inverted;
 	so.diff = 1;
+	so.time = o->off_cpu;
 	if ((f = flame_open(o->svg)) == NULL)
 		rv = -1;
 	else if ((rv = flame_close(f, o->svg, svg_write(f, drawn ? drawn : dp,
@@ -648,8 +675,8 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 	if (chosen == 0 && others == l->n) {
 		flame_names(names, sizeof(names), found, nfound);
 		flame_names(want, sizeof(want), o->nsessions ? o->sessions :
-		    (const char *[]){ "default" }, o->nsessions ? o->nsessions :
-		    1);
+		    (const char *[]){ o->off_cpu ? OPTS_OFF_CPU_SESSION :
+		    "default" }, o->nsessions ? o->nsessions : 1);
 		warnx("none of the %zu trace files is of session %s: they are "
 		    "of %s (--session NAME, or --session all)", l->n, want,
 		    names);

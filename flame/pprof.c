@@ -522,7 +522,8 @@ pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
 
 	s_samples = pprof_str(pp, "samples");
 	s_count = pprof_str(pp, "count");
-	s_cpu = pprof_str(pp, "cpu");
+	s_cpu = pprof_str(pp, pp->info.time_type != NULL ?
+	    pp->info.time_type : "cpu");
 	s_ns = pprof_str(pp, "nanoseconds");
 	if (pp->info.comment != NULL)
 		s_comment = pprof_str(pp, pp->info.comment);

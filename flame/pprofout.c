@@ -161,7 +161,7 @@ pprofout_sample(void *arg, const struct profile_sample *s)
 		lab[nl].key = "cgroup";
 		lab[nl++].str = cg;
 	}
-	nanos = pprofout_clock(s->event) ? s->period : 0;
+	nanos = o->off_cpu || pprofout_clock(s->event) ? s->period : 0;
 	if (pprof_sample(po->pp, po->locs, n, 1, (int64_t)nanos, lab, nl) ==
 	    -1)
 		goto nomem;
@@ -211,6 +211,7 @@ pprofout_file(struct pprofout *po, const struct pick_file *f,
 	memset(&ro, 0, sizeof(ro));
 	ro.tmin = po->tmin;
 	ro.tmax = po->tmax;
+	ro.off_cpu = o->off_cpu;
 	progress_file(f->path, f->samples, "reading for pprof");
 	errno = 0;
 	if (fold_read(f->path, &ro, pprofout_sample, po, o->verbose, &ps,
@@ -241,6 +242,7 @@ pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 	memset(&po, 0, sizeof(po));
 	memset(&info, 0, sizeof(info));
 	info.comment = "perfspill-flame " PERFSPILL_VERSION;
+	info.time_type = o->off_cpu ? "off_cpu" : NULL;
 	if ((po.pp = pprof_create(&info)) == NULL ||
 	    (po.lc = calloc(PPROFOUT_LOCS, sizeof(*po.lc))) == NULL) {
 		warnx("out of memory");
@@ -267,7 +269,8 @@ pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 	 * cost a copy, the info is plain numbers */
 	info.time_nanos = (int64_t)po.first;
 	info.duration_nanos = (int64_t)(po.last - po.first);
-	info.period = po.kept > 0 ? (int64_t)(po.nanos / po.kept) : 0;
+	info.period = po.kept > 0 && !o->off_cpu ? (int64_t)(po.nanos /
+	    po.kept) : 0;
 	pprof_set_info(po.pp, &info);
 	if (strcmp(path, "-") == 0)
 		f = stdout;
