@@ -25,6 +25,7 @@
 #include "diff.h"
 #include "fold.h"
 #include "opts.h"
+#include "otlpout.h"
 #include "pick.h"
 #include "pprofout.h"
 #include "progress.h"
@@ -746,6 +747,30 @@ flame_pprof(const struct flame_side *sd, const struct opts *o,
 	return 0;
 }
 
+/* The OTLP request of sd's files (host's only, unless NULL). */
+static int
+flame_otlp(const struct flame_side *sd, const struct opts *o,
+    const char *host)
+{
+	struct otlpout_stats	 st;
+	char			 name[PATH_MAX];
+
+	if (host != NULL && flame_host_name(name, sizeof(name), o->otlp,
+	    host) == -1)
+		return -1;
+	if (otlpout_write(&sd->l, sd->cover, o, host, host ? name : o->otlp,
+	    &st) == -1)
+		return -1;
+	if (st.samples == 0)
+		warnx("%s%sno samples match the filters", host ? host : "",
+		    host ? ": " : "");
+	if (o->progress != 0 && strcmp(o->otlp, "-") != 0)
+		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
+		    "%" PRIu64 " bytes)\n", host ? name : o->otlp, st.samples,
+		    st.bytes);
+	return 0;
+}
+
 /* The options of the base side of a differential graph: o's, with the
  * base's files, range and hosts. */
 static void
@@ -773,7 +798,7 @@ main(int argc, char **argv)
 
 	opts_parse(&o, argc, argv);
 	memset(&a, 0, sizeof(a));
-	/* pprof alone reads the files itself: no stacks to fold */
+	/* pprof and OTLP alone read the files themselves: nothing to fold */
 	if (flame_gather(&b, &o, o.svg != NULL || o.folded != NULL ||
 	    o.companion_only) == -1)
 		goto out;
@@ -792,7 +817,8 @@ main(int argc, char **argv)
 	if (!o.per_host) {
 		rv = ((o.svg != NULL || o.folded != NULL) &&
 		    flame_output(b.all, &o, &b.run, NULL) != 0) ||
-		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1);
+		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1) ||
+		    (o.otlp != NULL && flame_otlp(&b, &o, NULL) == -1);
 		goto out;
 	}
 	/* a host whose samples the filters all leave out gets no file;
@@ -813,6 +839,9 @@ main(int argc, char **argv)
 			rv = 1;
 		if (o.pprof != NULL && r == 0 &&
 		    flame_pprof(&b, &o, b.l.f[i].host) == -1)
+			rv = 1;
+		if (o.otlp != NULL && r == 0 &&
+		    flame_otlp(&b, &o, b.l.f[i].host) == -1)
 			rv = 1;
 		written += r == 0;
 	}

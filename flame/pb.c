@@ -43,6 +43,16 @@ pb_varint(struct pb_buf *b, uint64_t v)
 	pb_put(b, out, n);
 }
 
+size_t
+pb_varint_len(uint64_t v)
+{
+	size_t	 n = 1;
+
+	for (; v >= 0x80; v >>= 7)
+		n++;
+	return n;
+}
+
 void
 pb_uint(struct pb_buf *b, unsigned int field, uint64_t v)
 {
@@ -95,22 +105,4 @@ pb_packed(struct pb_buf *b, unsigned int field, const uint64_t *v, size_t n,
 	for (i = 0; i < n; i++)
 		pb_varint(scratch, v[i]);
 	pb_message(b, field, scratch);
-}
-
-void
-pb_packed_fixed64(struct pb_buf *b, unsigned int field, const uint64_t *v,
-    size_t n)
-{
-	uint8_t	 le[8];
-	size_t	 i, j;
-
-	if (n == 0)
-		return;
-	pb_varint(b, (uint64_t)field << 3 | PB_LEN);
-	pb_varint(b, 8 * (uint64_t)n);
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < 8; j++)
-			le[j] = (uint8_t)(v[i] >> (8 * j));
-		pb_put(b, le, 8);
-	}
 }

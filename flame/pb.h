@@ -26,6 +26,8 @@ struct pb_buf {
 
 void	pb_put(struct pb_buf *, const void *, size_t);
 void	pb_varint(struct pb_buf *, uint64_t);
+/* The bytes v takes as a varint: a packed field's length is their sum. */
+size_t	pb_varint_len(uint64_t v);
 /* A varint field; zero is the default and left out. */
 void	pb_uint(struct pb_buf *, unsigned int field, uint64_t);
 /* A fixed64 field; zero left out. */
@@ -37,8 +39,5 @@ void	pb_message(struct pb_buf *, unsigned int field, struct pb_buf *sub);
 /* Packed repeated varints (none: left out), built in scratch. */
 void	pb_packed(struct pb_buf *, unsigned int field, const uint64_t *,
 	    size_t, struct pb_buf *scratch);
-/* Packed repeated fixed64s (none: left out). */
-void	pb_packed_fixed64(struct pb_buf *, unsigned int field,
-	    const uint64_t *, size_t);
 
 #endif
