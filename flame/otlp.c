@@ -382,7 +382,7 @@ otlp_location_find(const struct otlp *ot, uint32_t mapping, uint64_t addr)
 }
 
 uint32_t
-otlp_stack(struct otlp *ot, const uint32_t *locs, size_t n)
+otlp_stack(struct otlp *ot, const uint64_t *locs, size_t n)
 {
 	struct pb_buf	*b = &ot->scratch;
 	size_t		 i, len = 0;

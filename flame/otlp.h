@@ -68,7 +68,7 @@ uint32_t	 otlp_location(struct otlp *, uint32_t mapping, uint64_t addr,
 uint32_t	 otlp_location_find(const struct otlp *, uint32_t mapping,
 		    uint64_t addr);
 /* The stack of locs[0..n), the leaf first. */
-uint32_t	 otlp_stack(struct otlp *, const uint32_t *locs, size_t n);
+uint32_t	 otlp_stack(struct otlp *, const uint64_t *locs, size_t n);
 /* Adds a sample of value at ts (wall ns) with the stack and attributes
  * (indices) to profile; 0, or -1 without memory. */
 int		 otlp_sample(struct otlp *, uint32_t profile, uint32_t stack,

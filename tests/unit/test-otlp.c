@@ -38,7 +38,7 @@ synthetic(void)
 	struct otlp_attr		 pid7b = { "process.pid", NULL, 7 };
 	struct otlp			*ot = otlp_create("test", "1");
 	uint32_t			 m, m2, l1, l2, l0, s1, s2, a0, a7;
-	uint32_t			 locs[3];
+	uint64_t			 locs[3];
 	int64_t				 r0, r1, p0, p1, p2;
 
 	if (ot == NULL)
