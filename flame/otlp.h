@@ -52,7 +52,8 @@ void		 otlp_free(struct otlp *);
 int64_t		 otlp_resource(struct otlp *, const char *key,
 		    const struct otlp_attr *, size_t nattrs);
 /* The profile of resource known by name (an event, kept as its
- * attribute perf.event), of type t the first time; its index, or -1. */
+ * attribute perf.event), of type t the first time (its strings must live
+ * as long as ot: static ones); its index, or -1. */
 int64_t		 otlp_profile(struct otlp *, uint32_t resource,
 		    const char *name, const struct otlp_type *t);
 /* The dictionary's indices (0: out of memory, or none): */
