@@ -6,7 +6,7 @@ the comm each one's process.executable.name gives, and the number of
 their timestamps equal the folded output's stacks and counts one for
 one (off-CPU time: the sum of their values), for a recording of
 tests/flametarget, one of the whole machine, one with cgroups, and one
-of the off-CPU session. ship-otlp.sh, the daemon's on_finish, posts it
+of the off-CPU session, and per host in a fleet store. ship-otlp.sh, the daemon's on_finish, posts it
 gzipped to a local receiver's /v1development/profiles; a refusal is a
 failed run that perfspilld tries again."""
 import codecs
@@ -83,10 +83,11 @@ def squeeze(names):
     return out
 
 
-def stacks(req, values=False):
+def stacks(req, values=False, host=False):
     """{"comm;root;...;leaf": count} of every profile of the request (the
-    number of timestamps, or with values the sum of the values), with the
-    resources' and the samples' attributes checked on the way."""
+    number of timestamps, or with values the sum of the values; with
+    host, "host;comm;..."), with the resources' and the samples'
+    attributes checked on the way."""
     d = req["dictionary"][0]
     st = d["string_table"]
     # each table's index 0 is its zero value
@@ -128,7 +129,8 @@ def stacks(req, values=False):
                     t0 = one(pr, "time_unix_nano")
                     assert all(t0 <= t <= t0 + one(pr, "duration_nano")
                                for t in ts), (t0, ts)
-                    key = ";".join([a["process.executable.name"]] + names)
+                    key = ";".join(([ra["host.name"]] if host else []) +
+                                   [a["process.executable.name"]] + names)
                     out[key] += sum(vs) if values else len(ts)
     return out
 
@@ -181,6 +183,31 @@ def test_flametarget_stacks_and_counts():
         assert st[one(a, "key_strindex")] == \
             "process.executable.build_id.gnu" and \
             a["value"][0]["string_value"][0] == bids[target], a
+
+
+def test_one_resource_per_host():
+    """A fleet store of two hosts' files: one resource each, named by
+    the manifests, and the stacks of each the folded output's under
+    --roots host,comm; --per-host writes one request per host."""
+    path = test_flame.recording()
+    fleet = test_flame.ship("otlp-fleet", [("alpha", path), ("beta", path)])
+    req = decode(request(fleet))
+    names = [a["value"][0]["string_value"][0]
+             for rp in req["resource_profiles"]
+             for a in rp["resource"][0]["attributes"]
+             if one(a, "key", "") == "host.name"]
+    assert sorted(names) == ["alpha", "beta"], names
+    assert_same(stacks(req, host=True),
+                folded(flame("-q", "--roots", "host,comm", "-f", "-",
+                             fleet).stdout))
+    out = os.path.join(_work, "per-%h.bin")
+    flame("-q", "--per-host", "--otlp", out, fleet)
+    for h in ("alpha", "beta"):
+        with open(out.replace("%h", h), "rb") as f:
+            r = decode(f.read())
+        assert len(r["resource_profiles"]) == 1
+        assert_same(stacks(r), folded(flame("-q", "--host", h, "-f", "-",
+                                            fleet).stdout))
 
 
 def test_machine_and_ranges():
