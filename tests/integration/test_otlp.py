@@ -5,10 +5,11 @@ Every request the tests make is decoded; the stacks of its samples, with
 the comm each one's process.executable.name gives, and the number of
 their timestamps equal the folded output's stacks and counts one for
 one (off-CPU time: the sum of their values), for a recording of
-tests/flametarget, one of the whole machine, one with cgroups, and one
-of the off-CPU session, and per host in a fleet store. ship-otlp.sh, the daemon's on_finish, posts it
-gzipped to a local receiver's /v1development/profiles; a refusal is a
-failed run that perfspilld tries again."""
+tests/flametarget, one of the whole machine, one with cgroups, one of
+the off-CPU session, and per host in a fleet store. ship-otlp.sh, the
+daemon's on_finish, posts it gzipped to a local receiver's
+/v1development/profiles; a refusal is a failed run that perfspilld tries
+again."""
 import codecs
 import collections
 import gzip
