@@ -55,6 +55,8 @@ struct ctl_opt {
 #define CTL_OPT_SESSION	0x300	/* start --session, --duration */
 #define CTL_OPT_DURATION 0x301
 #define CTL_OPT_PERSIST	0x302	/* start --persist */
+#define CTL_OPT_OFF_CPU	0x303	/* start --off-cpu */
+#define CTL_OFF_CPU_SESSION "offcpu"	/* --off-cpu's, unless named */
 
 static size_t
 ctl_opts(struct ctl_opt *out, size_t max)
@@ -838,11 +840,11 @@ static int
 ctl_start_args(int argc, char **argv, json_object *args)
 {
 	struct ctl_opt	 o[CTL_MAX_OPTS];
-	struct option	 lo[3 * CTL_MAX_OPTS + 6];
+	struct option	 lo[3 * CTL_MAX_OPTS + 7];
 	char		 shorts[3 * CTL_MAX_OPTS + 2], kv[256];
 	char		 noname[CTL_MAX_OPTS][CONFIG_NAME_LEN + 3];
 	size_t		 i, n = ctl_opts(o, CTL_MAX_OPTS), nl = 0, ns = 0;
-	int		 ch, k, persist = 0;
+	int		 ch, k, persist = 0, off_cpu = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct config_keyinfo *p = &o[i].key;
@@ -872,6 +874,8 @@ ctl_start_args(int argc, char **argv, json_object *args)
 	    CTL_OPT_DURATION };
 	lo[nl++] = (struct option){ "persist", no_argument, NULL,
 	    CTL_OPT_PERSIST };
+	lo[nl++] = (struct option){ "off-cpu", no_argument, NULL,
+	    CTL_OPT_OFF_CPU };
 	lo[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
 	lo[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns++] = 'h';
@@ -892,6 +896,23 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		}
 		if (ch == CTL_OPT_PERSIST) {
 			persist = 1;
+			continue;
+		}
+		if (ch == CTL_OPT_OFF_CPU) {
+			/* what perfspill-flame --off-cpu reads: every switch
+			 * with its stack, in the sleeping task (perf record
+			 * -e sched:sched_switch -c 1 -g) */
+			if (ctl_add_kv(args, "events=sched:sched_switch") ==
+			    -1 || ctl_add_kv(args, "period=1") == -1)
+				return -1;
+			json_object_object_add(args, "callgraph",
+			    json_object_new_boolean(1));
+			/* a switch the daemon leaves the CPU in is the
+			 * switch-in of the task after it: without it that
+			 * task's time off would be lost */
+			json_object_object_add(args, "exclude_self",
+			    json_object_new_boolean(0));
+			off_cpu = 1;
 			continue;
 		}
 		if (ch == CTL_OPT_DURATION) {
@@ -926,6 +947,15 @@ ctl_start_args(int argc, char **argv, json_object *args)
 		    "'%s'\n", argv[optind]);
 		return -1;
 	}
+	/* a session beside the always-on recording, never in place of it */
+	if (off_cpu && persist) {
+		fprintf(stderr, "perfspillctl: start: --off-cpu records a "
+		    "session of its own: not with --persist\n");
+		return -1;
+	}
+	if (off_cpu && !json_object_object_get_ex(args, "session", NULL))
+		json_object_object_add(args, "session",
+		    json_object_new_string(CTL_OFF_CPU_SESSION));
 	json_object_object_add(args, "persist",
 	    json_object_new_boolean(persist));
 	return 0;

@@ -24,7 +24,8 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "a positive number) and shows rates since the last refresh; on a\n"
 	    "terminal it redraws the screen.\n" },
 	{ COMMAND_START, "start", 1, COMMAND_ARGS_SETTINGS,
-	    "[--session NAME [--duration T] | --persist] [OPTIONS]",
+	    "[--session NAME [--duration T] | --persist] [--off-cpu] "
+	    "[OPTIONS]",
 	    "start recording (options below)",
 	    "Start recording with the configured settings. Options apply to\n"
 	    "this recording only, as perf record's do; --persist also keeps\n"
@@ -35,7 +36,10 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "It ends by itself after --duration T (e.g. 30s, 5m; default\n"
 	    "session_duration, 10m). At most max_sessions run at once, and\n"
 	    "every start must fit in the memory budget (perfspilld.json(5)):\n"
-	    "  perfspillctl start --session deep --duration 30s -F 999 -g\n" },
+	    "  perfspillctl start --session deep --duration 30s -F 999 -g\n"
+	    "--off-cpu records every sched:sched_switch with its stack (-e\n"
+	    "sched:sched_switch -c 1 -g) in session offcpu unless --session\n"
+	    "names another: what perfspill-flame --off-cpu reads.\n" },
 	{ COMMAND_STOP, "stop", 1, COMMAND_ARGS_STOP,
 	    "[--session NAME] [--discard]",
 	    "stop; returns when the last file is whole",

@@ -25,6 +25,7 @@
 #include "diff.h"
 #include "fold.h"
 #include "opts.h"
+#include "otlpout.h"
 #include "pick.h"
 #include "pprofout.h"
 #include "progress.h"
@@ -82,7 +83,8 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 	want.src_mtime = f->mtime;
 	want.src_head = f->head;
 	snprintf(want.host, sizeof(want.host), "%s", f->host);
-	if (o->companion && !o->refold &&
+	/* a companion counts samples: off-CPU time is read from the file */
+	if (o->companion && !o->refold && !o->off_cpu &&
 	    companion_read(f->path, one, &want, &cf) == 0) {
 		if (o->verbose)
 			fprintf(stderr, "perfspill-flame: %s: %" PRIu64
@@ -91,7 +93,8 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		progress_file(f->path, 0, "companion of");
 		run->companions++;
 	} else {
-		if (errno != ENOENT && o->companion && !o->refold)
+		if (errno != ENOENT && o->companion && !o->refold &&
+		    !o->off_cpu)
 			warnx("%s%s: %s; folding the file again", f->path,
 			    COMPANION_SUFFIX, errno == ESTALE ? "made from "
 			    "another version of the file" : errno == EPERM ?
@@ -104,6 +107,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		}
 		memset(&fo, 0, sizeof(fo));
 		fo.tmax = UINT64_MAX;
+		fo.off_cpu = o->off_cpu;
 		fo.host = stackset_intern(one, f->host, strlen(f->host),
 		    STACK_LABEL);
 		fo.progress = progress_samples;
@@ -114,7 +118,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 			rv = 1;
 			goto out;
 		}
-		if (o->companion) {
+		if (o->companion && !o->off_cpu) {
 			cf = want;
 			cf.samples = st.kept;
 			cf.first = f->first != 0 ? f->first : st.first;
@@ -170,6 +174,7 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 		return -1;
 	}
 	fo.host = stackset_intern(one, f->host, strlen(f->host), STACK_LABEL);
+	fo.off_cpu = o->off_cpu;
 	fo.progress = progress_samples;
 	progress_file(f->path, f->samples, "reading part of");
 	if (fold_file(one, f->path, &fo, o->verbose, &st, err,
@@ -257,6 +262,13 @@ flame_nothing(const struct opts *o, const struct flame_run *run,
 
 	f[0] = '\0';
 	flame_filters(f, sizeof(f), o, ", ");
+	if (o->off_cpu && run->read == 0) {
+		warnx("%s%sno off-CPU time in the %zu trace files read: none "
+		    "has a sleep and its wake-up on sched:sched_switch "
+		    "(perfspillctl start --off-cpu records them)", host ? host :
+		    "", host ? ": " : "", run->files);
+		return;
+	}
 	if (run->read == 0 || f[0] == '\0') {
 		/* the manifests promised samples the range then cut away */
 		warnx("%s%snone of the %zu trace files read has samples in the "
@@ -279,6 +291,7 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
     const struct flame_run *run, const struct opts *o)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
+	char	 amount[64], t[40];
 	size_t	 off;
 
 	flame_names(sessions, sizeof(sessions), run->sessions,
@@ -290,11 +303,17 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
+	if (o->off_cpu)
+		snprintf(amount, sizeof(amount), "off-CPU time %s",
+		    opts_ns(vi->samples, t, sizeof(t)));
+	else
+		snprintf(amount, sizeof(amount), "%" PRIu64 " samples",
+		    vi->samples);
 	snprintf(buf, len, "%s %s \xc2\xb7 %s %s \xc2\xb7 %s to %s UTC \xc2\xb7 "
-	    "%s \xc2\xb7 %" PRIu64 " samples", run->nsessions == 1 ? "session" :
+	    "%s \xc2\xb7 %s", run->nsessions == 1 ? "session" :
 	    "sessions", sessions, vi->nhosts == 1 ? "host" : "hosts", hosts,
 	    a, strncmp(a, b, 10) == 0 ? b + 11 : b,
-	    vi->nevents ? events : "no events", vi->samples);
+	    vi->nevents ? events : "no events", amount);
 	flame_filters(buf, len, o, " \xc2\xb7 ");
 	off = strlen(buf);
 	if (run->skipped > 0)
@@ -438,6 +457,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		so.width = o->width;
 		so.inverted = o->inverted;
 		so.diff = 0;
+		so.time = o->off_cpu;
 		if ((f = flame_open(host ? name : o->svg)) == NULL)
 			rv = -1;
 		else if ((rv = flame_close(f, host ? name : o->svg,
@@ -486,7 +506,7 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	struct stackset		*va = NULL, *vb = NULL, *dp = NULL;
 	struct stackset		*ba = NULL, *bb = NULL, *drawn = NULL;
 	char			 sa[384], sb[384], title[1024], sub[1100];
-	char			 d[4][40];
+	char			 d[4][40], ta[40], tb[40];
 	uint64_t		 cuta = 0, cutb = 0;
 	size_t			 off;
 	FILE			*f;
@@ -527,10 +547,17 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	else
 		snprintf(title, sizeof(title), "Differential: A (%s) against "
 		    "B (%s)%s%s UTC", sa, sb, day ? ", " : "", day ? d[0] : "");
+	if (o->off_cpu) {
+		opts_ns(via.samples, ta, sizeof(ta));
+		opts_ns(vib.samples, tb, sizeof(tb));
+	} else {
+		snprintf(ta, sizeof(ta), "%" PRIu64 " samples", via.samples);
+		snprintf(tb, sizeof(tb), "%" PRIu64 " samples", vib.samples);
+	}
 	snprintf(sub, sizeof(sub), "red: a larger share of B than of A, "
 	    "blue: a smaller one, dashed: one side only \xc2\xb7 width: the "
-	    "mean of both shares \xc2\xb7 A %" PRIu64 " samples, B %" PRIu64
-	    " samples", via.samples, vib.samples);
+	    "mean of both shares \xc2\xb7 %sA %s, B %s", o->off_cpu ?
+	    "off-CPU time: " : "", ta, tb);
 	/* drawn to --max-depth as a plain graph is, each side alike */
 	if (o->max_depth != 0 && ((ba = view_bound(va, o->max_depth,
 	    &cuta)) == NULL || (bb = view_bound(vb, o->max_depth, &cutb)) ==
@@ -549,6 +576,7 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	so.width = o->width;
 	so.inverted = o->inverted;
 	so.diff = 1;
+	so.time = o->off_cpu;
 	if ((f = flame_open(o->svg)) == NULL)
 		rv = -1;
 	else if ((rv = flame_close(f, o->svg, svg_write(f, drawn ? drawn : dp,
@@ -648,8 +676,8 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 	if (chosen == 0 && others == l->n) {
 		flame_names(names, sizeof(names), found, nfound);
 		flame_names(want, sizeof(want), o->nsessions ? o->sessions :
-		    (const char *[]){ "default" }, o->nsessions ? o->nsessions :
-		    1);
+		    (const char *[]){ o->off_cpu ? OPTS_OFF_CPU_SESSION :
+		    "default" }, o->nsessions ? o->nsessions : 1);
 		warnx("none of the %zu trace files is of session %s: they are "
 		    "of %s (--session NAME, or --session all)", l->n, want,
 		    names);
@@ -719,6 +747,30 @@ flame_pprof(const struct flame_side *sd, const struct opts *o,
 	return 0;
 }
 
+/* The OTLP request of sd's files (host's only, unless NULL). */
+static int
+flame_otlp(const struct flame_side *sd, const struct opts *o,
+    const char *host)
+{
+	struct otlpout_stats	 st;
+	char			 name[PATH_MAX];
+
+	if (host != NULL && flame_host_name(name, sizeof(name), o->otlp,
+	    host) == -1)
+		return -1;
+	if (otlpout_write(&sd->l, sd->cover, o, host, host ? name : o->otlp,
+	    &st) == -1)
+		return -1;
+	if (st.samples == 0)
+		warnx("%s%sno samples match the filters", host ? host : "",
+		    host ? ": " : "");
+	if (o->progress != 0 && strcmp(o->otlp, "-") != 0)
+		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
+		    "%" PRIu64 " bytes)\n", host ? name : o->otlp, st.samples,
+		    st.bytes);
+	return 0;
+}
+
 /* The options of the base side of a differential graph: o's, with the
  * base's files, range and hosts. */
 static void
@@ -746,7 +798,7 @@ main(int argc, char **argv)
 
 	opts_parse(&o, argc, argv);
 	memset(&a, 0, sizeof(a));
-	/* pprof alone reads the files itself: no stacks to fold */
+	/* pprof and OTLP alone read the files themselves: nothing to fold */
 	if (flame_gather(&b, &o, o.svg != NULL || o.folded != NULL ||
 	    o.companion_only) == -1)
 		goto out;
@@ -765,7 +817,8 @@ main(int argc, char **argv)
 	if (!o.per_host) {
 		rv = ((o.svg != NULL || o.folded != NULL) &&
 		    flame_output(b.all, &o, &b.run, NULL) != 0) ||
-		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1);
+		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1) ||
+		    (o.otlp != NULL && flame_otlp(&b, &o, NULL) == -1);
 		goto out;
 	}
 	/* a host whose samples the filters all leave out gets no file;
@@ -786,6 +839,9 @@ main(int argc, char **argv)
 			rv = 1;
 		if (o.pprof != NULL && r == 0 &&
 		    flame_pprof(&b, &o, b.l.f[i].host) == -1)
+			rv = 1;
+		if (o.otlp != NULL && r == 0 &&
+		    flame_otlp(&b, &o, b.l.f[i].host) == -1)
 			rv = 1;
 		written += r == 0;
 	}

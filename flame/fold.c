@@ -9,6 +9,7 @@
 
 #include "fold.h"
 #include "jitsym.h"
+#include "offcpu.h"
 #include "perfread.h"
 #include "symbolize.h"
 
@@ -262,7 +263,8 @@ fold_sample(void *arg, const struct profile_sample *s)
 		if ((f->frames[n - 1 - i] = fold_frame(f, &s->frames[i])) ==
 		    STACKSET_NONE)
 			goto nomem;
-	if (stackset_add(f->ss, &key, f->frames, n, 1) == -1)
+	if (stackset_add(f->ss, &key, f->frames, n, f->o.off_cpu ? s->period :
+	    1) == -1)
 		goto nomem;
 	return 0;
 nomem:
@@ -279,6 +281,8 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
 	struct perfread			*r;
 	struct symbolize		*sy = NULL;
 	struct jitsym			*jit = NULL;
+	struct offcpu			*oc = NULL;
+	struct perfread_opts		 all;
 	int				 rv = -1;
 
 	if ((r = perfread_open(path, err, errlen)) == NULL)
@@ -294,12 +298,25 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
 	if ((jit = jitsym_load(path)) == NULL && errno != ENOENT)
 		warn("%s%s: not used", path, JITSYM_SUFFIX);
 	symbolize_use_copies(sy, jit);
+	if (ro->off_cpu) {
+		/* a switch-in is another task's sample, maybe outside the
+		 * range: offcpu filters the timed switch-outs itself */
+		if ((oc = offcpu_create(pi, ro, fn, arg, err, errlen)) == NULL)
+			goto out;
+		memset(&all, 0, sizeof(all));
+		all.tmax = UINT64_MAX;
+		all.no_symbols = ro->no_symbols;
+		ro = &all;
+		fn = offcpu_sample;
+		arg = oc;
+	}
 	if (perfread_walk(r, ro, sy, fn, arg, ps, err, errlen) == -1)
 		goto out;
 	if (head_hash != NULL)
 		*head_hash = pi->head_hash;
 	rv = 0;
 out:
+	offcpu_free(oc);
 	symbolize_destroy(sy);
 	jitsym_free(jit);
 	perfread_close(r);
@@ -325,6 +342,7 @@ fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
 	ro.tmax = o->tmax;
 	ro.pids = o->pids;
 	ro.npids = o->npids;
+	ro.off_cpu = o->off_cpu;
 	if (fold_read(path, &ro, fold_sample, f, verbose, &ps, &head, err,
 	    errlen) == -1) {
 		fold_free(f);

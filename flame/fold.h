@@ -26,6 +26,7 @@ struct fold_opts {
 	uint32_t		 host;		/* string id in the stackset */
 	const uint32_t		*pids;		/* only these (npids 0: all) */
 	size_t			 npids;
+	int			 off_cpu;	/* weigh by off-CPU ns (offcpu.h) */
 	/* every few thousand samples kept */
 	void			(*progress)(void *, uint64_t);
 	void			*progress_arg;
@@ -59,7 +60,8 @@ size_t		 fold_nosym_name(char *buf, size_t len,
 
 /* Reads the trace file at path into fn (a perfread_fn), its frames named
  * (the JIT maps copied beside it first): what fold_file and the pprof
- * output share. 0, or -1 with a message in err (errno ENOMEM: out of
+ * output share. With ro->off_cpu fn gets the timed switch-outs of the
+ * file's sched_switch samples instead (offcpu.h), their period the ns. 0, or -1 with a message in err (errno ENOMEM: out of
  * memory; else a file that cannot be read). head_hash may be NULL. */
 int		 fold_read(const char *path, const struct perfread_opts *,
 		    perfread_fn, void *, int verbose, struct profile_stats *,

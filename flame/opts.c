@@ -50,6 +50,12 @@ static const char opts_help[] =
 "  -f, --folded FILE      folded stacks, one line per stack (- for stdout)\n"
 "  -P, --pprof FILE       the profile as pprof's profile.proto, gzipped\n"
 "                         (go tool pprof, Pyroscope, Parca, speedscope)\n"
+"      --otlp FILE        the profiles as an OpenTelemetry OTLP\n"
+"                         ExportProfilesServiceRequest (protobuf)\n"
+"      --off-cpu          off-CPU time instead of samples: each task's\n"
+"                         sched_switch stack weighed by the time until it\n"
+"                         runs again (perfspillctl start --off-cpu; reads\n"
+"                         session offcpu unless --session is given)\n"
 "      --title TEXT       the graph's title (default: what it shows)\n"
 "      --roots LIST       what stacks are grouped under, outermost first,\n"
 "                         of host,cgroup,comm,pid,event (default comm;\n"
@@ -130,6 +136,8 @@ enum {
 	OPT_BASE_FROM,
 	OPT_BASE_TO,
 	OPT_BASE_HOST,
+	OPT_OFF_CPU,
+	OPT_OTLP,
 };
 
 static const struct option opts_long[] = {
@@ -139,6 +147,8 @@ static const struct option opts_long[] = {
 	{ "output",		required_argument,	NULL, 'o' },
 	{ "folded",		required_argument,	NULL, 'f' },
 	{ "pprof",		required_argument,	NULL, 'P' },
+	{ "otlp",		required_argument,	NULL, OPT_OTLP },
+	{ "off-cpu",		no_argument,		NULL, OPT_OFF_CPU },
 	{ "base",		required_argument,	NULL, OPT_BASE },
 	{ "base-from",		required_argument,	NULL, OPT_BASE_FROM },
 	{ "base-to",		required_argument,	NULL, OPT_BASE_TO },
@@ -193,6 +203,20 @@ opts_now(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+char *
+opts_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 10000000000ULL)
+		snprintf(buf, len, "%.1f s", (double)ns / 1e9);
+	else if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000ULL)
+		snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f us", (double)ns / 1e3);
+	return buf;
 }
 
 int
@@ -433,6 +457,12 @@ opts_parse(struct opts *o, int argc, char **argv)
 		case 'P':
 			o->pprof = optarg;
 			break;
+		case OPT_OTLP:
+			o->otlp = optarg;
+			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = 1;
+			break;
 		case OPT_BASE:
 			opts_push(o->base_inputs, &o->nbase_inputs, optarg,
 			    "--base");
@@ -600,6 +630,12 @@ opts_parse(struct opts *o, int argc, char **argv)
 	if (o->diff && (o->per_host || o->pprof != NULL || o->companion_only))
 		opts_bad("%s", "a differential graph is one SVG and/or folded "
 		    "pairs: not with --per-host, --pprof or --companion");
+	if (o->diff && o->otlp != NULL)
+		opts_bad("%s", "a differential graph is not an OTLP profile");
+	if (o->off_cpu && o->companion_only)
+		opts_bad("%s", "--off-cpu reads the files each time: companions "
+		    "hold sample counts");
+
 	if (o->kernel_only && o->user_only)
 		opts_bad("%s", "--kernel-only and --user-only leave nothing");
 	if (o->companion_only && !o->companion)
@@ -613,7 +649,7 @@ opts_parse(struct opts *o, int argc, char **argv)
 	if (o->companion_only && o->ranged)
 		opts_bad("%s", "--companion folds whole files: no time range");
 	if (o->svg == NULL && o->folded == NULL && o->pprof == NULL &&
-	    !o->companion_only)
+	    o->otlp == NULL && !o->companion_only)
 		o->svg = "flame.svg";
 	if (o->svg != NULL && o->folded != NULL &&
 	    strcmp(o->svg, "-") == 0 && strcmp(o->folded, "-") == 0)
@@ -621,11 +657,13 @@ opts_parse(struct opts *o, int argc, char **argv)
 		    "to stdout");
 	if ((o->svg != NULL && strcmp(o->svg, "-") == 0) +
 	    (o->folded != NULL && strcmp(o->folded, "-") == 0) +
-	    (o->pprof != NULL && strcmp(o->pprof, "-") == 0) > 1)
+	    (o->pprof != NULL && strcmp(o->pprof, "-") == 0) +
+	    (o->otlp != NULL && strcmp(o->otlp, "-") == 0) > 1)
 		opts_bad("%s", "only one output can go to stdout");
 	if (o->per_host && ((o->svg != NULL && strcmp(o->svg, "-") == 0) ||
 	    (o->folded != NULL && strcmp(o->folded, "-") == 0) ||
-	    (o->pprof != NULL && strcmp(o->pprof, "-") == 0)))
+	    (o->pprof != NULL && strcmp(o->pprof, "-") == 0) ||
+	    (o->otlp != NULL && strcmp(o->otlp, "-") == 0)))
 		opts_bad("%s", "--per-host writes one file per host: give "
 		    "names, not -");
 	if (o->ninputs == 0)

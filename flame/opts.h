@@ -13,6 +13,7 @@
 #define OPTS_EXIT_USAGE	2
 #define OPTS_MAX_DEPTH	64	/* --max-depth's default */
 #define OPTS_COMM_LEN	15	/* the kernel keeps this much of a comm */
+#define OPTS_OFF_CPU_SESSION "offcpu"	/* perfspillctl start --off-cpu's */
 
 /* What the frames under the graph's root are grouped by, outermost first. */
 enum opts_root {
@@ -31,6 +32,8 @@ struct opts {
 	const char	*svg;		/* NULL: none */
 	const char	*folded;	/* NULL: none; "-": stdout */
 	const char	*pprof;		/* NULL: none (profile.proto, gzip) */
+	const char	*otlp;		/* NULL: none (OTLP profiles request) */
+	int		 off_cpu;	/* weigh by off-CPU time (offcpu.h) */
 	const char	*title;
 	/* filters: a sample is kept when it matches any of each list given */
 	const char	*comms[OPTS_MAX_LIST];
@@ -79,6 +82,8 @@ void	opts_parse(struct opts *, int, char **);
 int	opts_time(const char *, int64_t now, int64_t *);
 /* "90s", "15m", "3h", "2d" (or plain seconds) to ns. 0 or -1. */
 int	opts_duration(const char *, int64_t *);
+/* A time of ns as people read it ("31.250 ms", "2.500 s"), into buf. */
+char	*opts_ns(uint64_t ns, char *buf, size_t len);
 /* Wall ns now. */
 int64_t	opts_now(void);
 /* UTC "YYYY-MM-DDTHH:MM:SS[.fff]Z" of wall ns, into buf. */

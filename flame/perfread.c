@@ -44,6 +44,7 @@ struct pr_ev {
 	uint32_t		 size;
 	uint32_t		 attr;
 	size_t			 cc_off;	/* the callchain's, in the record */
+	size_t			 raw_off;	/* the raw data's */
 	struct perfcheck_sample	 smp;		/* a sample's fields */
 };
 
@@ -379,6 +380,8 @@ perfread_open(const char *path, char *err, size_t errlen)
 	}
 	if ((p = pr_feat(r, PERFDATA_FEAT_HOSTNAME, &len)) != NULL)
 		pr_lenstr(p, len, r->info.host, sizeof(r->info.host), &used);
+	r->info.tracing = pr_feat(r, PERFDATA_FEAT_TRACING_DATA,
+	    &r->info.tracing_len);
 	if ((p = pr_feat(r, PERFDATA_FEAT_SAMPLE_TIME, &len)) != NULL &&
 	    len >= sizeof(t)) {
 		memcpy(t, p, sizeof(t));
@@ -936,6 +939,8 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
 	}
 	ps.cgroup_id = s->cgroup;
 	ps.cgroup = s->cgroup != 0 ? pr_cgroup_path(r, s->cgroup) : NULL;
+	ps.raw = s->raw;
+	ps.raw_size = s->raw_size;
 	kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 	    PERF_RECORD_MISC_KERNEL;
 	if (s->callchain == NULL) {
@@ -1033,6 +1038,8 @@ pr_flush(struct perfread *r, uint64_t limit)
 		smp = e->smp;
 		if (e->cc_off != SIZE_MAX)
 			smp.callchain = rec + e->cc_off;
+		if (e->raw_off != SIZE_MAX)
+			smp.raw = rec + e->raw_off;
 		if (pr_record(r, rec, e->size, e->attr, &smp) == -1)
 			return -1;
 	}
@@ -1106,12 +1113,14 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	e->off = r->alen;
 	e->size = (uint32_t)size;
 	e->attr = (uint32_t)attr;
-	e->cc_off = SIZE_MAX;
+	e->cc_off = e->raw_off = SIZE_MAX;
 	if (h.type == PERF_RECORD_SAMPLE) {
 		smp = perfcheck_sample_fields(r->pc);
 		e->smp = *smp;
 		if (smp->callchain != NULL)
 			e->cc_off = (size_t)(smp->callchain - rec);
+		if (smp->raw != NULL)
+			e->raw_off = (size_t)(smp->raw - rec);
 	}
 	if (in_map == NULL) {
 		memcpy(r->arena + r->alen, rec, size);

@@ -30,6 +30,8 @@ struct perfread_opts {
 	const uint32_t	*pids;		/* only these (npids 0: all) */
 	size_t		 npids;
 	int		 no_symbols;	/* addresses and mappings only */
+	int		 off_cpu;	/* fold_read's: the walk passes off-CPU
+					 * time (offcpu.h), not samples */
 };
 
 /* Opens path (a finished trace file) and reads its head; NULL with a

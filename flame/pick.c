@@ -315,8 +315,10 @@ pick_session(const struct pick_file *f, const struct opts *o)
 
 	if (o->all_sessions)
 		return 1;
+	/* --off-cpu's default is the session start --off-cpu records */
 	if (o->nsessions == 0)
-		return f->named || strcmp(f->session, "default") == 0;
+		return f->named || strcmp(f->session, o->off_cpu ?
+		    OPTS_OFF_CPU_SESSION : "default") == 0;
 	for (i = 0; i < o->nsessions; i++)
 		if (strcmp(o->sessions[i], f->session) == 0)
 			return 1;

@@ -1,9 +1,6 @@
 /*
- * pprof: profile.proto written by hand (see pprof.h).
- *
- * The wire format: each field is a key (field number << 3 | wire type)
- * and a value: a varint (type 0), or a length and bytes (type 2) for a
- * string, an embedded message or a packed run of varints. Field numbers
+ * pprof: profile.proto written by hand (see pprof.h), with pb.c's wire
+ * format and idtab.c's tables. Field numbers
  * are profile.proto's (pprof's proto/profile.proto, Apache-2.0; the
  * numbers are the format, not code).
  */
@@ -12,6 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "idtab.h"
+#include "pb.h"
 #include "pprof.h"
 
 /* Profile */
@@ -57,228 +56,20 @@
 #define PP_F_NAME	2
 #define PP_F_SYSNAME	3
 
-#define PP_VARINT	0
-#define PP_LEN		2
-
-/* Byte keys to dense ids 0, 1, ... (open addressing over a hash). */
-struct pprof_keys {
-	uint8_t		*buf;		/* the keys, back to back */
-	size_t		 len, cap;
-	size_t		*off;		/* key i: buf[off[i]..off[i + 1]) */
-	size_t		 n, ncap;
-	uint32_t	*slot;		/* id + 1; 0: empty */
-	size_t		 nslot;		/* a power of two */
-};
-
-struct pprof_buf {
-	uint8_t		*p;
-	size_t		 len, cap;
-	int		 failed;	/* out of memory: the rest is not kept */
-};
-
 struct pprof {
 	struct pprof_info	 info;
-	struct pprof_keys	 strings;	/* id: the string table's index */
-	struct pprof_keys	 maps;		/* caller's key; id + 1 */
-	struct pprof_keys	 funcs;		/* name's string; id + 1 */
-	struct pprof_keys	 locs;		/* mapping, addr; id + 1 */
-	struct pprof_keys	 samples;	/* locations and labels */
-	struct pprof_buf	 mapmsg;	/* Mapping messages, as they come */
-	struct pprof_buf	 locmsg;	/* Location messages */
+	struct idtab		 strings;	/* id: the string table's index */
+	struct idtab		 maps;		/* caller's key; id + 1 */
+	struct idtab		 funcs;		/* name's string; id + 1 */
+	struct idtab		 locs;		/* mapping, addr; id + 1 */
+	struct idtab		 samples;	/* locations and labels */
+	struct pb_buf		 mapmsg;	/* Mapping messages, as they come */
+	struct pb_buf		 locmsg;	/* Location messages */
 	int64_t			*values;	/* count, nanos of each sample */
 	size_t			 nvalues;
 	uint64_t		 total;
 	int			 failed;
 };
-
-/* A word at a time: the keys are mostly u64s (locations, samples). */
-static uint64_t
-pprof_hash(const uint8_t *p, size_t n)
-{
-	uint64_t	 h = 0x9e3779b97f4a7c15ULL ^ n, w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, sizeof(w));
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	while (n-- > 0)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	h ^= h >> 29;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 32);
-}
-
-static int
-pprof_keys_grow(struct pprof_keys *k)
-{
-	uint32_t	*slot;
-	size_t		 nslot = k->nslot ? k->nslot * 2 : 1024, i, j;
-
-	if ((slot = calloc(nslot, sizeof(*slot))) == NULL)
-		return -1;
-	for (i = 0; i < k->n; i++) {
-		j = pprof_hash(k->buf + k->off[i], k->off[i + 1] - k->off[i]) &
-		    (nslot - 1);
-		while (slot[j] != 0)
-			j = (j + 1) & (nslot - 1);
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(k->slot);
-	k->slot = slot;
-	k->nslot = nslot;
-	return 0;
-}
-
-/* key's id; *isnew when it was added now. -1 without memory. */
-static int64_t
-pprof_keys_get(struct pprof_keys *k, const void *key, size_t len, int *isnew)
-{
-	const uint8_t	*kb = key;
-	uint8_t		*nb;
-	size_t		*no, j, id, ncap;
-
-	*isnew = 0;
-	if ((k->n + 1) * 2 > k->nslot && pprof_keys_grow(k) == -1)
-		return -1;
-	for (j = pprof_hash(kb, len) & (k->nslot - 1); k->slot[j] != 0;
-	    j = (j + 1) & (k->nslot - 1)) {
-		id = k->slot[j] - 1;
-		if (k->off[id + 1] - k->off[id] == len &&
-		    memcmp(k->buf + k->off[id], kb, len) == 0)
-			return (int64_t)id;
-	}
-	if (k->n + 2 > k->ncap) {
-		ncap = k->ncap ? k->ncap * 2 : 1024;
-		if ((no = reallocarray(k->off, ncap, sizeof(*no))) == NULL)
-			return -1;
-		k->off = no;
-		k->ncap = ncap;
-		k->off[0] = 0;
-	}
-	if (k->len + len > k->cap) {
-		ncap = k->cap ? k->cap * 2 : 65536;
-		while (ncap < k->len + len)
-			ncap *= 2;
-		if ((nb = realloc(k->buf, ncap)) == NULL)
-			return -1;
-		k->buf = nb;
-		k->cap = ncap;
-	}
-	if (len > 0)	/* "" is the first key: buf may be NULL yet */
-		memcpy(k->buf + k->len, kb, len);
-	k->len += len;
-	k->off[k->n + 1] = k->len;
-	k->slot[j] = (uint32_t)k->n + 1;
-	*isnew = 1;
-	return (int64_t)k->n++;
-}
-
-/* key's id, or -1 when it has none. */
-static int64_t
-pprof_keys_find(const struct pprof_keys *k, const void *key, size_t len)
-{
-	size_t	 j, id;
-
-	if (k->nslot == 0)
-		return -1;
-	for (j = pprof_hash(key, len) & (k->nslot - 1); k->slot[j] != 0;
-	    j = (j + 1) & (k->nslot - 1)) {
-		id = k->slot[j] - 1;
-		if (k->off[id + 1] - k->off[id] == len &&
-		    memcmp(k->buf + k->off[id], key, len) == 0)
-			return (int64_t)id;
-	}
-	return -1;
-}
-
-static void
-pprof_keys_free(struct pprof_keys *k)
-{
-	free(k->buf);
-	free(k->off);
-	free(k->slot);
-}
-
-static void
-pprof_put(struct pprof_buf *b, const void *p, size_t n)
-{
-	uint8_t	*np;
-	size_t	 ncap;
-
-	if (b->failed)
-		return;
-	if (b->len + n > b->cap) {
-		ncap = b->cap ? b->cap * 2 : 4096;
-		while (ncap < b->len + n)
-			ncap *= 2;
-		if ((np = realloc(b->p, ncap)) == NULL) {
-			b->failed = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static void
-pprof_varint(struct pprof_buf *b, uint64_t v)
-{
-	uint8_t	 out[10];
-	size_t	 n = 0;
-
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	pprof_put(b, out, n);
-}
-
-/* A varint field; zero is the default and left out. */
-static void
-pprof_uint(struct pprof_buf *b, unsigned int field, uint64_t v)
-{
-	if (v == 0)
-		return;
-	pprof_varint(b, (uint64_t)field << 3 | PP_VARINT);
-	pprof_varint(b, v);
-}
-
-static void
-pprof_bytes(struct pprof_buf *b, unsigned int field, const void *p,
-    size_t n)
-{
-	pprof_varint(b, (uint64_t)field << 3 | PP_LEN);
-	pprof_varint(b, n);
-	pprof_put(b, p, n);
-}
-
-/* A message field: the bytes of sub, then sub emptied for reuse. */
-static void
-pprof_message(struct pprof_buf *b, unsigned int field, struct pprof_buf *sub)
-{
-	if (sub->failed)
-		b->failed = 1;
-	pprof_bytes(b, field, sub->p, sub->len);
-	sub->len = 0;
-}
-
-/* A packed repeated varint field. */
-static void
-pprof_packed(struct pprof_buf *b, unsigned int field, const uint64_t *v,
-    size_t n, struct pprof_buf *scratch)
-{
-	size_t	 i;
-
-	if (n == 0)
-		return;
-	for (i = 0; i < n; i++)
-		pprof_varint(scratch, v[i]);
-	pprof_message(b, field, scratch);
-}
 
 /* The string table's index of s. */
 static uint64_t
@@ -289,7 +80,7 @@ pprof_str(struct pprof *pp, const char *s)
 
 	if (s == NULL)
 		s = "";
-	if ((id = pprof_keys_get(&pp->strings, s, strlen(s), &isnew)) == -1) {
+	if ((id = idtab_get(&pp->strings, s, strlen(s), &isnew)) == -1) {
 		pp->failed = 1;
 		return 0;
 	}
@@ -328,11 +119,11 @@ pprof_free(struct pprof *pp)
 {
 	if (pp == NULL)
 		return;
-	pprof_keys_free(&pp->strings);
-	pprof_keys_free(&pp->maps);
-	pprof_keys_free(&pp->funcs);
-	pprof_keys_free(&pp->locs);
-	pprof_keys_free(&pp->samples);
+	idtab_free(&pp->strings);
+	idtab_free(&pp->maps);
+	idtab_free(&pp->funcs);
+	idtab_free(&pp->locs);
+	idtab_free(&pp->samples);
 	free(pp->mapmsg.p);
 	free(pp->locmsg.p);
 	free(pp->values);
@@ -343,26 +134,26 @@ pprof_free(struct pprof *pp)
 uint64_t
 pprof_mapping(struct pprof *pp, uint64_t key, const struct pprof_map *m)
 {
-	struct pprof_buf	 sub = { 0 };
+	struct pb_buf	 sub = { 0 };
 	int64_t			 id;
 	int			 isnew;
 
-	if ((id = pprof_keys_get(&pp->maps, &key, sizeof(key), &isnew)) ==
+	if ((id = idtab_get(&pp->maps, &key, sizeof(key), &isnew)) ==
 	    -1) {
 		pp->failed = 1;
 		return 0;
 	}
 	if (!isnew)
 		return (uint64_t)id + 1;
-	pprof_uint(&sub, PP_M_ID, (uint64_t)id + 1);
-	pprof_uint(&sub, PP_M_START, m->start);
-	pprof_uint(&sub, PP_M_LIMIT, m->limit);
-	pprof_uint(&sub, PP_M_OFFSET, m->offset);
-	pprof_uint(&sub, PP_M_FILE, pprof_str(pp, m->file));
-	pprof_uint(&sub, PP_M_BUILD_ID, pprof_str(pp, m->build_id));
+	pb_uint(&sub, PP_M_ID, (uint64_t)id + 1);
+	pb_uint(&sub, PP_M_START, m->start);
+	pb_uint(&sub, PP_M_LIMIT, m->limit);
+	pb_uint(&sub, PP_M_OFFSET, m->offset);
+	pb_uint(&sub, PP_M_FILE, pprof_str(pp, m->file));
+	pb_uint(&sub, PP_M_BUILD_ID, pprof_str(pp, m->build_id));
 	/* names come with the profile: no symbolization is needed */
-	pprof_uint(&sub, PP_M_HAS_FUNCS, 1);
-	pprof_message(&pp->mapmsg, PP_MAPPING, &sub);
+	pb_uint(&sub, PP_M_HAS_FUNCS, 1);
+	pb_message(&pp->mapmsg, PP_MAPPING, &sub);
 	free(sub.p);
 	if (pp->mapmsg.failed)
 		pp->failed = 1;
@@ -377,7 +168,7 @@ pprof_function(struct pprof *pp, const char *name)
 	int64_t		 id;
 	int		 isnew;
 
-	if ((id = pprof_keys_get(&pp->funcs, &s, sizeof(s), &isnew)) == -1) {
+	if ((id = idtab_get(&pp->funcs, &s, sizeof(s), &isnew)) == -1) {
 		pp->failed = 1;
 		return 0;
 	}
@@ -388,27 +179,27 @@ uint64_t
 pprof_location(struct pprof *pp, uint64_t mapping, uint64_t addr,
     const char *const *names, size_t nnames)
 {
-	struct pprof_buf	 sub = { 0 }, line = { 0 };
+	struct pb_buf	 sub = { 0 }, line = { 0 };
 	uint64_t		 key[2] = { mapping, addr };
 	int64_t			 id;
 	size_t			 i;
 	int			 isnew;
 
-	if ((id = pprof_keys_get(&pp->locs, key, sizeof(key), &isnew)) ==
+	if ((id = idtab_get(&pp->locs, key, sizeof(key), &isnew)) ==
 	    -1) {
 		pp->failed = 1;
 		return 0;
 	}
 	if (!isnew)
 		return (uint64_t)id + 1;
-	pprof_uint(&sub, PP_LOC_ID, (uint64_t)id + 1);
-	pprof_uint(&sub, PP_LOC_MAPPING, mapping);
-	pprof_uint(&sub, PP_LOC_ADDRESS, addr);
+	pb_uint(&sub, PP_LOC_ID, (uint64_t)id + 1);
+	pb_uint(&sub, PP_LOC_MAPPING, mapping);
+	pb_uint(&sub, PP_LOC_ADDRESS, addr);
 	for (i = 0; i < nnames; i++) {
-		pprof_uint(&line, PP_LINE_FUNC, pprof_function(pp, names[i]));
-		pprof_message(&sub, PP_LOC_LINE, &line);
+		pb_uint(&line, PP_LINE_FUNC, pprof_function(pp, names[i]));
+		pb_message(&sub, PP_LOC_LINE, &line);
 	}
-	pprof_message(&pp->locmsg, PP_LOCATION, &sub);
+	pb_message(&pp->locmsg, PP_LOCATION, &sub);
 	free(sub.p);
 	free(line.p);
 	if (pp->locmsg.failed)
@@ -421,7 +212,7 @@ pprof_location_find(const struct pprof *pp, uint64_t mapping, uint64_t addr)
 {
 	uint64_t	 key[2] = { mapping, addr };
 
-	return (uint64_t)(pprof_keys_find(&pp->locs, key, sizeof(key)) + 1);
+	return (uint64_t)(idtab_find(&pp->locs, key, sizeof(key)) + 1);
 }
 
 int
@@ -449,7 +240,7 @@ pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, int64_t count,
 		key[k++] = labels[i].str != NULL ? 0 :
 		    (uint64_t)labels[i].num;
 	}
-	if (pp->failed || (id = pprof_keys_get(&pp->samples, key,
+	if (pp->failed || (id = idtab_get(&pp->samples, key,
 	    k * sizeof(key[0]), &isnew)) == -1) {
 		pp->failed = 1;
 		return -1;
@@ -481,40 +272,40 @@ pprof_samples(const struct pprof *pp)
 
 /* A sample's key back into its message. */
 static void
-pprof_sample_msg(struct pprof_buf *b, const uint64_t *key, const int64_t *v,
-    struct pprof_buf *sub, struct pprof_buf *scratch)
+pprof_sample_msg(struct pb_buf *b, const uint64_t *key, const int64_t *v,
+    struct pb_buf *sub, struct pb_buf *scratch)
 {
-	struct pprof_buf	 label = { 0 };
+	struct pb_buf	 label = { 0 };
 	uint64_t		 n = key[0], nl, vals[2], i;
 
-	pprof_packed(sub, PP_S_LOCATION, key + 1, (size_t)n, scratch);
+	pb_packed(sub, PP_S_LOCATION, key + 1, (size_t)n, scratch);
 	vals[0] = (uint64_t)v[0];
 	vals[1] = (uint64_t)v[1];
-	pprof_packed(sub, PP_S_VALUE, vals, 2, scratch);
+	pb_packed(sub, PP_S_VALUE, vals, 2, scratch);
 	nl = key[1 + n];
 	for (i = 0; i < nl; i++) {
-		pprof_uint(&label, PP_L_KEY, key[2 + n + 3 * i]);
-		pprof_uint(&label, PP_L_STR, key[3 + n + 3 * i]);
-		pprof_uint(&label, PP_L_NUM, key[4 + n + 3 * i]);
-		pprof_message(sub, PP_S_LABEL, &label);
+		pb_uint(&label, PP_L_KEY, key[2 + n + 3 * i]);
+		pb_uint(&label, PP_L_STR, key[3 + n + 3 * i]);
+		pb_uint(&label, PP_L_NUM, key[4 + n + 3 * i]);
+		pb_message(sub, PP_S_LABEL, &label);
 	}
 	free(label.p);
-	pprof_message(b, PP_SAMPLE, sub);
+	pb_message(b, PP_SAMPLE, sub);
 }
 
 static void
-pprof_value_type(struct pprof_buf *b, unsigned int field, uint64_t type,
-    uint64_t unit, struct pprof_buf *sub)
+pprof_value_type(struct pb_buf *b, unsigned int field, uint64_t type,
+    uint64_t unit, struct pb_buf *sub)
 {
-	pprof_uint(sub, PP_VT_TYPE, type);
-	pprof_uint(sub, PP_VT_UNIT, unit);
-	pprof_message(b, field, sub);
+	pb_uint(sub, PP_VT_TYPE, type);
+	pb_uint(sub, PP_VT_UNIT, unit);
+	pb_message(b, field, sub);
 }
 
 int
 pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
 {
-	struct pprof_buf	 b = { 0 }, sub = { 0 }, scratch = { 0 };
+	struct pb_buf	 b = { 0 }, sub = { 0 }, scratch = { 0 };
 	uint64_t		 key[1];
 	size_t			 i;
 	const void		*k;
@@ -522,7 +313,8 @@ pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
 
 	s_samples = pprof_str(pp, "samples");
 	s_count = pprof_str(pp, "count");
-	s_cpu = pprof_str(pp, "cpu");
+	s_cpu = pprof_str(pp, pp->info.time_type != NULL ?
+	    pp->info.time_type : "cpu");
 	s_ns = pprof_str(pp, "nanoseconds");
 	if (pp->info.comment != NULL)
 		s_comment = pprof_str(pp, pp->info.comment);
@@ -537,25 +329,25 @@ pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
 		k = pp->samples.buf + pp->samples.off[i];
 		pprof_sample_msg(&b, k, pp->values + 2 * i, &sub, &scratch);
 	}
-	pprof_put(&b, pp->mapmsg.p, pp->mapmsg.len);
-	pprof_put(&b, pp->locmsg.p, pp->locmsg.len);
+	pb_put(&b, pp->mapmsg.p, pp->mapmsg.len);
+	pb_put(&b, pp->locmsg.p, pp->locmsg.len);
 	for (i = 0; i < pp->funcs.n; i++) {
 		memcpy(key, pp->funcs.buf + pp->funcs.off[i], sizeof(key));
-		pprof_uint(&sub, PP_F_ID, i + 1);
-		pprof_uint(&sub, PP_F_NAME, key[0]);
-		pprof_uint(&sub, PP_F_SYSNAME, key[0]);
-		pprof_message(&b, PP_FUNCTION, &sub);
+		pb_uint(&sub, PP_F_ID, i + 1);
+		pb_uint(&sub, PP_F_NAME, key[0]);
+		pb_uint(&sub, PP_F_SYSNAME, key[0]);
+		pb_message(&b, PP_FUNCTION, &sub);
 	}
 	for (i = 0; i < pp->strings.n; i++)
-		pprof_bytes(&b, PP_STRING, pp->strings.buf +
+		pb_bytes(&b, PP_STRING, pp->strings.buf +
 		    pp->strings.off[i], pp->strings.off[i + 1] -
 		    pp->strings.off[i]);
-	pprof_uint(&b, PP_TIME, (uint64_t)pp->info.time_nanos);
-	pprof_uint(&b, PP_DURATION, (uint64_t)pp->info.duration_nanos);
+	pb_uint(&b, PP_TIME, (uint64_t)pp->info.time_nanos);
+	pb_uint(&b, PP_DURATION, (uint64_t)pp->info.duration_nanos);
 	pprof_value_type(&b, PP_PERIOD_TYPE, s_cpu, s_ns, &sub);
-	pprof_uint(&b, PP_PERIOD, (uint64_t)pp->info.period);
+	pb_uint(&b, PP_PERIOD, (uint64_t)pp->info.period);
 	if (s_comment != 0)
-		pprof_uint(&b, PP_COMMENT, s_comment);
+		pb_uint(&b, PP_COMMENT, s_comment);
 	free(sub.p);
 	free(scratch.p);
 	if (b.failed || sub.failed || scratch.failed) {

@@ -26,6 +26,8 @@ struct pprof_info {
 	int64_t		 duration_nanos;
 	int64_t		 period;	/* ns between samples; 0: unknown */
 	const char	*comment;	/* NULL: none */
+	const char	*time_type;	/* the ns value's type: NULL "cpu",
+					 * "off_cpu"; a static string */
 };
 
 /* A region of an address space mapped from a file. */

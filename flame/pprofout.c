@@ -8,222 +8,93 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fold.h"
+#include "outread.h"
 #include "paths.h"
-#include "perfread.h"
 #include "pprof.h"
 #include "pprofout.h"
-#include "progress.h"
-#include "view.h"
-
-#define PPROFOUT_NAME_MAX	1024
-#define PPROFOUT_MAPS		4096	/* mappings remembered per file */
-#define PPROFOUT_LOCS		65536	/* locations remembered, by place */
 
 struct pprofout {
 	struct pprof		*pp;
 	const struct opts	*o;
-	const char		*host;		/* the file's */
-	uint64_t		 file;		/* its index: mapping keys */
-	uint64_t		 tmin, tmax;
 	uint64_t		 first, last;	/* wall ns of those kept */
 	uint64_t		 kept, nanos;
-	int64_t			 wall_off;
-	uint64_t		 locs[PROFILE_MAX_FRAMES];
-	/* the profile's id of the file's mappings, by address (perfread's
-	 * mappings live until the file is closed); a miss only costs the
-	 * interning again */
-	struct {
-		const struct profile_mapping	*m;
-		uint64_t			 id;
-	}			 maps[PPROFOUT_MAPS];
-	/* the locations of places seen: a sample's frames are mostly those
-	 * of samples before it (direct-mapped; a miss asks the profile) */
-	struct {
-		uint64_t	 mid, addr, loc;
-	}			*lc;
-	/* the last comm and event made safe: a thread's run of samples */
-	const char		*comm_of, *event_of;
-	char			 comm[PPROFOUT_NAME_MAX], ev[PPROFOUT_NAME_MAX];
 };
 
-/* A name as fold stores it (the filters compare with those). */
-static const char *
-pprofout_name(char *buf, size_t len, const char *s)
+static uint64_t
+pprofout_mapping(void *arg, uint64_t key, const struct profile_mapping *m,
+    const char *build_id)
 {
-	fold_name(buf, len, s, strlen(s));
-	return buf;
-}
+	struct pprofout		*po = arg;
+	struct pprof_map	 pm;
 
-/* Time that samples of this event stand for: the period of a clock. */
-static int
-pprofout_clock(const char *event)
-{
-	return strncmp(event, "cpu-clock", 9) == 0 ||
-	    strncmp(event, "task-clock", 10) == 0;
+	pm.start = m->start;
+	pm.limit = m->end;
+	pm.offset = m->pgoff;
+	pm.file = m->file;
+	pm.build_id = build_id;
+	return pprof_mapping(po->pp, key, &pm);
 }
 
 static uint64_t
-pprofout_frame(struct pprofout *po, const struct profile_frame *fr)
+pprofout_location_find(void *arg, uint64_t mapping, uint64_t addr)
 {
-	const struct profile_mapping	*m = fr->map;
-	struct pprof_map		 pm;
-	char				 name[PPROFOUT_NAME_MAX];
-	char				 bid[2 * PROFILE_BUILD_ID_MAX + 1];
-	const char			*names[1] = { name };
-	uint64_t			 mid = 0, loc;
-	size_t				 i, h;
+	struct pprofout	*po = arg;
 
-	h = ((uintptr_t)m >> 4) % PPROFOUT_MAPS;
-	if (m != NULL && po->maps[h].m == m)
-		mid = po->maps[h].id;
-	else if (m != NULL) {
-		for (i = 0; i < m->build_id_len && i < PROFILE_BUILD_ID_MAX;
-		    i++)
-			snprintf(bid + 2 * i, 3, "%02x", m->build_id[i]);
-		bid[2 * i] = '\0';
-		pm.start = m->start;
-		pm.limit = m->end;
-		pm.offset = m->pgoff;
-		pm.file = m->file;
-		pm.build_id = bid;
-		if ((mid = pprof_mapping(po->pp, po->file << 32 | m->id,
-		    &pm)) == 0)
-			return 0;
-		po->maps[h].m = m;
-		po->maps[h].id = mid;
-	}
-	h = (size_t)(((fr->addr ^ mid * 0x9e3779b97f4a7c15ULL) *
-	    0xff51afd7ed558ccdULL) >> 48) % PPROFOUT_LOCS;
-	if (po->lc[h].loc != 0 && po->lc[h].addr == fr->addr &&
-	    po->lc[h].mid == mid)
-		return po->lc[h].loc;
-	/* named once: the first time its place is seen */
-	if ((loc = pprof_location_find(po->pp, mid, fr->addr)) != 0)
-		goto out;
-	if (fr->sym != NULL)
-		fold_name(name, sizeof(name), fr->sym, strlen(fr->sym));
-	else
-		fold_nosym_name(name, sizeof(name), fr);
-	if ((loc = pprof_location(po->pp, mid, fr->addr, names, 1)) == 0)
-		return 0;
-out:
-	po->lc[h].mid = mid;
-	po->lc[h].addr = fr->addr;
-	po->lc[h].loc = loc;
-	return loc;
+	return pprof_location_find(po->pp, mapping, addr);
+}
+
+static uint64_t
+pprofout_location(void *arg, uint64_t mapping, uint64_t addr,
+    const char *name, int kernel)
+{
+	struct pprofout	*po = arg;
+
+	return pprof_location(po->pp, mapping, addr, &name, 1);
 }
 
 static int
-pprofout_sample(void *arg, const struct profile_sample *s)
+pprofout_sample(void *arg, const struct profile_sample *s,
+    const struct outread_names *nm, const uint64_t *locs, size_t n)
 {
 	struct pprofout		*po = arg;
-	const struct opts	*o = po->o;
 	struct pprof_label	 lab[5];
-	const char		*comm = po->comm, *ev = po->ev;
-	char			 cg[PPROFOUT_NAME_MAX];
-	uint32_t		 i, n = 0, nl = 0;
+	uint32_t		 nl = 0;
 	uint64_t		 nanos;
-	int64_t			 wall;
 
-	if (s->time < po->tmin || s->time >= po->tmax)
-		return 0;
-	if (s->comm != po->comm_of) {
-		pprofout_name(po->comm, sizeof(po->comm), s->comm);
-		po->comm_of = s->comm;
-	}
-	if (s->event != po->event_of) {
-		pprofout_name(po->ev, sizeof(po->ev), s->event);
-		po->event_of = s->event;
-	}
-	if (s->cgroup != NULL)
-		pprofout_name(cg, sizeof(cg), s->cgroup);
-	if (!view_match(o, NULL, po->host, comm, ev, s->cgroup != NULL ? cg :
-	    NULL, s->pid))
-		return 0;
-	for (i = 0; i < s->nframes && i < PROFILE_MAX_FRAMES; i++) {
-		if ((o->kernel_only && !s->frames[i].kernel) ||
-		    (o->user_only && s->frames[i].kernel))
-			continue;
-		if ((po->locs[n++] = pprofout_frame(po, &s->frames[i])) == 0)
-			goto nomem;
-	}
 	lab[nl].key = "host";
-	lab[nl++].str = po->host;
+	lab[nl++].str = nm->host;
 	lab[nl].key = "comm";
-	lab[nl++].str = comm;
+	lab[nl++].str = nm->comm;
 	lab[nl].key = "pid";
 	lab[nl].str = NULL;
 	lab[nl++].num = s->pid;
 	lab[nl].key = "event";
-	lab[nl++].str = ev;
-	if (s->cgroup != NULL) {
+	lab[nl++].str = nm->event;
+	if (nm->cgroup != NULL) {
 		lab[nl].key = "cgroup";
-		lab[nl++].str = cg;
+		lab[nl++].str = nm->cgroup;
 	}
-	nanos = pprofout_clock(s->event) ? s->period : 0;
-	if (pprof_sample(po->pp, po->locs, n, 1, (int64_t)nanos, lab, nl) ==
-	    -1)
-		goto nomem;
+	nanos = po->o->off_cpu || outread_clock(s->event) ? s->period : 0;
+	if (pprof_sample(po->pp, locs, n, 1, (int64_t)nanos, lab, nl) == -1)
+		return -1;
 	po->kept++;
 	po->nanos += nanos;
-	wall = (int64_t)s->time + po->wall_off;
-	if (wall > 0) {
-		if (po->first == 0 || (uint64_t)wall < po->first)
-			po->first = (uint64_t)wall;
-		if ((uint64_t)wall > po->last)
-			po->last = (uint64_t)wall;
-	}
-	if (po->kept % 4096 == 0)
-		progress_samples(NULL, po->kept);
-	return 0;
-nomem:
-	errno = ENOMEM;
-	return -1;
-}
-
-/* One file's samples into po; 0, 1 when it was skipped (named), -1. */
-static int
-pprofout_file(struct pprofout *po, const struct pick_file *f,
-    enum pick_cover cover)
-{
-	struct perfread_opts	 ro;
-	struct profile_stats	 ps;
-	const struct opts	*o = po->o;
-	char			 err[256];
-	int64_t			 a, b;
-
-	po->tmin = 0;
-	po->tmax = UINT64_MAX;
-	if (cover == PICK_PART && o->from != INT64_MIN) {
-		a = o->from - f->wall_off;
-		po->tmin = a < 0 ? 0 : (uint64_t)a;
-	}
-	if (cover == PICK_PART && o->to != INT64_MAX) {
-		b = o->to - f->wall_off;
-		po->tmax = b < 0 ? 0 : (uint64_t)b;
-	}
-	po->host = f->host;
-	po->wall_off = f->wall_off;
-	/* the last file's pointers are freed with it */
-	memset(po->maps, 0, sizeof(po->maps));
-	po->comm_of = po->event_of = NULL;
-	memset(&ro, 0, sizeof(ro));
-	ro.tmin = po->tmin;
-	ro.tmax = po->tmax;
-	progress_file(f->path, f->samples, "reading for pprof");
-	errno = 0;
-	if (fold_read(f->path, &ro, pprofout_sample, po, o->verbose, &ps,
-	    NULL, err, sizeof(err)) == -1) {
-		if (errno == ENOMEM) {
-			warnx("out of memory");
-			return -1;
-		}
-		warnx("%s: skipped: %s", f->path, err);
-		return 1;
+	if (nm->wall > 0) {
+		if (po->first == 0 || (uint64_t)nm->wall < po->first)
+			po->first = (uint64_t)nm->wall;
+		if ((uint64_t)nm->wall > po->last)
+			po->last = (uint64_t)nm->wall;
 	}
 	return 0;
 }
+
+static const struct outread_ops pprofout_ops = {
+	.what = "pprof",
+	.sample = pprofout_sample,
+	.mapping = pprofout_mapping,
+	.location_find = pprofout_location_find,
+	.location = pprofout_location,
+};
 
 int
 pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
@@ -232,7 +103,6 @@ pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 {
 	struct pprof_info	 info;
 	struct pprofout		 po;
-	size_t			 i, n = 0;
 	long			 at;
 	FILE			*f;
 	int			 rv = -1;
@@ -241,33 +111,20 @@ pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 	memset(&po, 0, sizeof(po));
 	memset(&info, 0, sizeof(info));
 	info.comment = "perfspill-flame " PERFSPILL_VERSION;
-	if ((po.pp = pprof_create(&info)) == NULL ||
-	    (po.lc = calloc(PPROFOUT_LOCS, sizeof(*po.lc))) == NULL) {
+	info.time_type = o->off_cpu ? "off_cpu" : NULL;
+	if ((po.pp = pprof_create(&info)) == NULL) {
 		warnx("out of memory");
-		pprof_free(po.pp);
 		return -1;
 	}
 	po.o = o;
-	for (i = 0; i < l->n; i++)
-		n += cover[i] != PICK_NONE && (host == NULL ||
-		    strcmp(l->f[i].host, host) == 0);
-	progress_init(o->progress, n);
-	for (i = 0; i < l->n; i++) {
-		if (cover[i] == PICK_NONE || (host != NULL &&
-		    strcmp(l->f[i].host, host) != 0))
-			continue;
-		po.file = i;
-		if (pprofout_file(&po, &l->f[i], cover[i]) == -1) {
-			progress_done();
-			goto out;
-		}
-	}
-	progress_done();
+	if (outread_files(l, cover, o, host, &pprofout_ops, &po) == -1)
+		goto out;
 	/* the facts are known only now: a second profile object would
 	 * cost a copy, the info is plain numbers */
 	info.time_nanos = (int64_t)po.first;
 	info.duration_nanos = (int64_t)(po.last - po.first);
-	info.period = po.kept > 0 ? (int64_t)(po.nanos / po.kept) : 0;
+	info.period = po.kept > 0 && !o->off_cpu ? (int64_t)(po.nanos /
+	    po.kept) : 0;
 	pprof_set_info(po.pp, &info);
 	if (strcmp(path, "-") == 0)
 		f = stdout;
@@ -290,7 +147,6 @@ pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 	st->bytes = at > 0 ? (uint64_t)at : 0;
 	rv = 0;
 out:
-	free(po.lc);
 	pprof_free(po.pp);
 	return rv;
 }

@@ -63,6 +63,9 @@ struct profile_sample {
 						 * NULL: not recorded/unknown */
 	uint32_t		 nframes;
 	const struct profile_frame *frames;	/* leaf first */
+	const uint8_t		*raw;		/* PERF_SAMPLE_RAW's bytes
+						 * (unaligned); NULL: none */
+	uint32_t		 raw_size;
 };
 
 /* The file's facts, from its header and feature sections. */
@@ -77,6 +80,9 @@ struct profile_info {
 	uint8_t		 kernel_build_id_len;	/* 0: not in the file */
 	uint64_t	 head_hash;	/* of the header, attrs and features:
 					 * what a companion is checked by */
+	const uint8_t	*tracing;	/* the tracing data feature (the
+					 * tracepoints' formats); NULL: none */
+	uint64_t	 tracing_len;
 };
 
 /* What a walk of the data came to. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "opts.h"
 #include "svg.h"
 #include "svg-js.h"
 #include "view.h"
@@ -295,15 +296,28 @@ svg_diff_color(char *buf, size_t len, const struct svg_ctx *c,
 		snprintf(buf, len, "rgb(%u,%u,255)", 255 - v, 255 - v);
 }
 
+/* "N samples", or the time of N ns when the counts are times. */
+static const char *
+svg_amount(const struct svg_ctx *c, uint64_t n, char *buf, size_t len)
+{
+	if (c->o->time)
+		return opts_ns(n, buf, len);
+	snprintf(buf, len, "%" PRIu64 " samples", n);
+	return buf;
+}
+
 /* " (A N samples P%, B M samples Q%, +R points[, only in B])" */
 static void
 svg_diff_title(FILE *f, const struct svg_ctx *c, const struct svg_node *nd)
 {
-	fprintf(f, " (A %" PRIu64 " samples %.2f%%, B %" PRIu64 " samples "
-	    "%.2f%%, %+.2f points%s)", nd->a, c->ta ? 100.0 * (double)nd->a /
-	    (double)c->ta : 0.0, nd->b, c->tb ? 100.0 * (double)nd->b /
-	    (double)c->tb : 0.0, 100.0 * svg_change(c, nd), nd->a == 0 ?
-	    ", only in B" : nd->b == 0 ? ", only in A" : "");
+	char	 a[40], b[40];
+
+	fprintf(f, " (A %s %.2f%%, B %s %.2f%%, %+.2f points%s)",
+	    svg_amount(c, nd->a, a, sizeof(a)), c->ta ? 100.0 *
+	    (double)nd->a / (double)c->ta : 0.0,
+	    svg_amount(c, nd->b, b, sizeof(b)), c->tb ? 100.0 *
+	    (double)nd->b / (double)c->tb : 0.0, 100.0 * svg_change(c, nd),
+	    nd->a == 0 ? ", only in B" : nd->b == 0 ? ", only in A" : "");
 }
 
 static void
@@ -322,7 +336,7 @@ svg_frame(FILE *f, const struct stackset *v, const struct svg_node *nd,
 	    1) * SVG_FRAME_H;
 	const char	*only = !c->o->diff ? "" : nd->a == 0 ? " only-b" :
 	    nd->b == 0 ? " only-a" : "";
-	char		 color[32];
+	char		 color[32], amount[40];
 	size_t		 fit;
 	int		 cut;
 
@@ -341,8 +355,9 @@ svg_frame(FILE *f, const struct stackset *v, const struct svg_node *nd,
 	if (c->o->diff)
 		svg_diff_title(f, c, nd);
 	else
-		fprintf(f, " (%" PRIu64 " samples, %.2f%%)", nd->count,
-		    100.0 * (double)nd->count / (double)c->total);
+		fprintf(f, " (%s, %.2f%%)", svg_amount(c, nd->count, amount,
+		    sizeof(amount)), 100.0 * (double)nd->count /
+		    (double)c->total);
 	/* a frame of one side only: outlined, dashed */
 	fprintf(f, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 	    "height=\"%d\" fill=\"%s\" rx=\"2\"%s/><text x=\"%.1f\" "

@@ -23,6 +23,7 @@ struct svg_opts {
 	 * the mean of its shares of A and B, red as its share grew, blue as
 	 * it shrank, dashed when on one side only; its title gives both */
 	int		 diff;
+	int		 time;		/* counts are ns (--off-cpu) */
 };
 
 /* Writes the view's stacks (a stackset without keys) as a flame graph;

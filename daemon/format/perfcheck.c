@@ -385,6 +385,8 @@ perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a,
 			if (common != a->config)
 				return "tracepoint data of another event";
 		}
+		smp->raw = c->r + c->p;
+		smp->raw_size = raw;
 		c->p += raw;
 	}
 	if (t & PERF_SAMPLE_BRANCH_STACK) {

@@ -79,6 +79,9 @@ struct perfcheck_sample {
 						 * (after a COMPRESSED record);
 						 * NULL: none */
 	uint64_t	 nr;			/* its entries */
+	const uint8_t	*raw;			/* PERF_SAMPLE_RAW's bytes, maybe
+						 * unaligned; NULL: none */
+	uint32_t	 raw_size;
 };
 const struct perfcheck_sample *perfcheck_sample_fields(
 		    const struct perfcheck *);

@@ -4,7 +4,9 @@
  * the companion written and read back, filters and roots, folded output,
  * the times the command line takes, and the SVG's escaping; runs of
  * frames without symbols made one, the graph's depth bound, the options
- * perf users read their own way (-i), and which session a file is of.
+ * perf users read their own way (-i), and which session a file is of;
+ * off-CPU time from sched_switch samples, and the format it reads them
+ * by, cut at every length.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "check.h"
 #include "companion.h"
 #include "fold.h"
+#include "offcpu.h"
 #include "opts.h"
 #include "pick.h"
 #include "stackset.h"
@@ -590,6 +593,171 @@ test_session(void)
 	CHECK(pick_session(&f, &o));
 }
 
+/* A tracing data feature as perf lays it out, holding sched_switch's
+ * format (this kernel's offsets) among another event's. */
+static size_t
+tracing_blob(uint8_t *b, size_t cap)
+{
+	static const char magic[] = "\027\010\104tracing0.6";
+	static const char other[] = "name: sched_wakeup\nID: 9\nformat:\n"
+	    "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n";
+	static const char sw[] = "name: sched_switch\nID: 316\nformat:\n"
+	    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\t"
+	    "signed:0;\n"
+	    "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	    "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	    "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	    "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	    "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	    "\nprint fmt: \"prev_comm=%s\"\n";
+	size_t		 n = 0;
+	uint64_t	 sz;
+	uint32_t	 u;
+
+#define PUT(p, len) do { memcpy(b + n, (p), (len)); n += (len); } while (0)
+	if (cap < 2048)
+		return 0;
+	PUT(magic, sizeof(magic));		/* with the version's NUL */
+	PUT("\0\10", 2);			/* little-endian, long 8 */
+	u = 4096;
+	PUT(&u, 4);
+	PUT("header_page", 12);
+	sz = 3;
+	PUT(&sz, 8);
+	PUT("abc", 3);
+	PUT("header_event", 13);
+	sz = 0;
+	PUT(&sz, 8);
+	u = 0;					/* no ftrace formats */
+	PUT(&u, 4);
+	u = 1;					/* one system, two events */
+	PUT(&u, 4);
+	PUT("sched", 6);
+	u = 2;
+	PUT(&u, 4);
+	sz = sizeof(other) - 1;
+	PUT(&sz, 8);
+	PUT(other, sizeof(other) - 1);
+	sz = sizeof(sw) - 1;
+	PUT(&sz, 8);
+	PUT(sw, sizeof(sw) - 1);
+#undef PUT
+	return n;
+}
+
+struct offcpu_got {
+	uint64_t	 ns[4];		/* by the first frame's addr */
+	unsigned	 n;
+};
+
+static int
+offcpu_got(void *arg, const struct profile_sample *s)
+{
+	struct offcpu_got	*g = arg;
+
+	g->n++;
+	if (s->nframes > 0 && s->frames[0].addr < 4)
+		g->ns[s->frames[0].addr] += s->period;
+	return 0;
+}
+
+/* A sched_switch sample of prev (in state) for next at time t, with a
+ * one-frame stack at addr. */
+static void
+offcpu_feed(struct offcpu *oc, uint64_t t, uint32_t prev, uint64_t state,
+    uint32_t next, uint64_t addr)
+{
+	static const char	*ev = "sched:sched_switch";
+	struct profile_sample	 s;
+	struct profile_frame	 fr;
+	uint8_t			 raw[68];
+
+	memset(raw, 0, sizeof(raw));
+	memcpy(raw + 24, &prev, 4);
+	memcpy(raw + 32, &state, 8);
+	memcpy(raw + 56, &next, 4);
+	memset(&fr, 0, sizeof(fr));
+	fr.addr = addr;
+	memset(&s, 0, sizeof(s));
+	s.time = t;
+	s.pid = s.tid = prev;
+	s.event = ev;
+	s.comm = "task";
+	s.nframes = 1;
+	s.frames = &fr;
+	s.raw = raw;
+	s.raw_size = sizeof(raw);
+	CHECK(offcpu_sample(oc, &s) == 0);
+}
+
+static void
+test_offcpu(void)
+{
+	static const char *const	 evs[] = { "sched:sched_switch" };
+	static uint8_t			 blob[4096];
+	struct offcpu_fields		 f;
+	struct profile_info		 pi;
+	struct perfread_opts		 o;
+	struct offcpu_stats		 st;
+	struct offcpu_got		 g;
+	struct offcpu			*oc;
+	char				 err[256];
+	size_t				 n = tracing_blob(blob, sizeof(blob)), i;
+	uint8_t				*cut;
+
+	CHECK(offcpu_format(blob, n, &f) == 0);
+	CHECK_EQ(f.prev_pid, 24);
+	CHECK_EQ(f.prev_state, 32);
+	CHECK_EQ(f.prev_state_size, 8);
+	CHECK_EQ(f.next_pid, 56);
+	/* cut anywhere before the last field: no format, no read past it
+	 * (each cut is a buffer of its own, for ASan) */
+	for (i = 0; i < n - 60; i++) {
+		if ((cut = malloc(i + 1)) == NULL)
+			continue;
+		memcpy(cut, blob, i);
+		CHECK(offcpu_format(cut, i, &f) == -1);
+		free(cut);
+	}
+
+	memset(&pi, 0, sizeof(pi));
+	pi.nattrs = 1;
+	pi.events = evs;
+	pi.tracing = blob;
+	pi.tracing_len = n;
+	memset(&o, 0, sizeof(o));
+	o.tmax = UINT64_MAX;
+	memset(&g, 0, sizeof(g));
+	oc = offcpu_create(&pi, &o, offcpu_got, &g, err, sizeof(err));
+	CHECK(oc != NULL);
+	if (oc == NULL)
+		return;
+	/* 100 sleeps at 1000 in frame 1; 200 is preempted at 1500 (not
+	 * counted), sleeps at 2000 in frame 2; 100 runs at 4000 (another
+	 * CPU), 200 at 2500; 300 sleeps in frame 3 and never comes back */
+	offcpu_feed(oc, 1000, 100, 1, 200, 1);
+	offcpu_feed(oc, 1500, 200, 0x100, 0, 0);
+	offcpu_feed(oc, 2000, 200, 2, 0, 2);
+	offcpu_feed(oc, 2500, 0, 0, 200, 0);
+	offcpu_feed(oc, 3000, 300, 1, 0, 3);
+	offcpu_feed(oc, 4000, 0, 0, 100, 0);
+	offcpu_end(oc, &st);
+	CHECK_EQ(g.n, 2);
+	CHECK_EQ(g.ns[1], 3000);
+	CHECK_EQ(g.ns[2], 500);
+	CHECK_EQ(g.ns[3], 0);
+	CHECK_EQ(st.switches, 6);
+	CHECK_EQ(st.paired, 2);
+	CHECK_EQ(st.open, 1);
+	offcpu_free(oc);
+
+	/* a file with the event but no format cannot be read */
+	pi.tracing = NULL;
+	CHECK(offcpu_create(&pi, &o, offcpu_got, &g, err, sizeof(err)) ==
+	    NULL);
+}
+
 int
 main(void)
 {
@@ -604,5 +772,6 @@ main(void)
 	test_bound();
 	test_opts();
 	test_session();
+	test_offcpu();
 	return check_exit();
 }

@@ -29,7 +29,7 @@ synthetic(void)
 	static const char *const	 mn[] = { "main" };
 	static const char *const	 memcpy_[] = { "memcpy" };
 	struct pprof_info		 info = { 1764856800000000000LL,
-	    2000000000LL, 1001001, "synthetic" };
+	    2000000000LL, 1001001, "synthetic", NULL };
 	struct pprof_label		 lab[3] = {
 		{ "comm", "app", 0 }, { "pid", NULL, 4242 },
 		{ "host", "h1", 0 } };
@@ -61,7 +61,7 @@ test_interning(void)
 {
 	static const struct pprof_map	 m = { 0x1000, 0x2000, 0, "/a", "" };
 	static const char *const	 f[] = { "f" }, *const g[] = { "g" };
-	struct pprof_info		 info = { 0, 0, 0, NULL };
+	struct pprof_info		 info = { 0, 0, 0, NULL, NULL };
 	struct pprof_label		 lab = { "pid", NULL, 1 };
 	struct pprof			*pp = pprof_create(&info);
 	uint64_t			 a, b, l1, l2;
