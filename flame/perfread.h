@@ -30,6 +30,7 @@ struct perfread_opts {
 	const uint32_t	*pids;		/* only these (npids 0: all) */
 	size_t		 npids;
 	int		 no_symbols;	/* addresses and mappings only */
+	int		 names;		/* SYMBOLIZE_* of fold_read's symbolizer */
 };
 
 /* Opens path (a finished trace file) and reads its head; NULL with a
