@@ -14,7 +14,7 @@
 
 #include "companion.h"
 
-#define COMPANION_MAGIC		"perfspill-folded 2"
+#define COMPANION_MAGIC		"perfspill-folded 3"
 /* far more than the stacks of any data file it may stand for */
 #define COMPANION_MAX_SIZE	(1ULL << 30)
 

@@ -27,6 +27,7 @@ struct fold_opts {
 	const uint32_t		*pids;		/* only these (npids 0: all) */
 	size_t			 npids;
 	int			 off_cpu;	/* weigh by off-CPU ns (offcpu.h) */
+	int			 names;		/* SYMBOLIZE_* */
 	/* every few thousand samples kept */
 	void			(*progress)(void *, uint64_t);
 	void			*progress_arg;

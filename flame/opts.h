@@ -69,6 +69,8 @@ struct opts {
 	int		 base_ranged;
 	const char	*base_hosts[OPTS_MAX_LIST];
 	size_t		 nbase_hosts;
+	int		 no_demangle;	/* C++ and Rust names as in the file */
+	int		 inline_frames;	/* --inline: inlined functions' frames */
 	int		 progress;	/* -1: on a terminal */
 	int		 verbose;
 };
@@ -84,6 +86,8 @@ int	opts_time(const char *, int64_t now, int64_t *);
 int	opts_duration(const char *, int64_t *);
 /* A time of ns as people read it ("31.250 ms", "2.500 s"), into buf. */
 char	*opts_ns(uint64_t ns, char *buf, size_t len);
+/* The SYMBOLIZE_* flags (symbolize.h) the options ask for. */
+int	opts_names(const struct opts *);
 /* Wall ns now. */
 int64_t	opts_now(void);
 /* UTC "YYYY-MM-DDTHH:MM:SS[.fff]Z" of wall ns, into buf. */

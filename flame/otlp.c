@@ -341,7 +341,7 @@ otlp_function(struct otlp *ot, const char *name)
 
 uint32_t
 otlp_location(struct otlp *ot, uint32_t mapping, uint64_t addr,
-    const char *name, int kernel)
+    const char *const *names, size_t n, int kernel)
 {
 	struct otlp_attr	 type = { "profile.frame.type", kernel ?
 				     "kernel" : "native", 0 };
@@ -349,6 +349,7 @@ otlp_location(struct otlp *ot, uint32_t mapping, uint64_t addr,
 	uint64_t		 key[2] = { mapping, addr };
 	uint32_t		 fn, a;
 	int64_t			 id;
+	size_t			 i;
 	int			 isnew;
 
 	if ((id = idtab_get(&ot->locs, key, sizeof(key), &isnew)) == -1) {
@@ -357,12 +358,17 @@ otlp_location(struct otlp *ot, uint32_t mapping, uint64_t addr,
 	}
 	if (!isnew)
 		return (uint32_t)id;
-	fn = otlp_function(ot, name);
 	a = otlp_attribute(ot, &type);
 	pb_uint(&loc, OT_L_MAPPING, mapping);
 	pb_uint(&loc, OT_L_ADDRESS, addr);
-	pb_uint(&line, OT_LN_FUNCTION, fn);
-	pb_message(&loc, OT_L_LINES, &line);
+	/* a line each, the innermost first: the functions inlined at addr
+	 * (--inline), then the one they are inlined into */
+	for (i = 0; i < n; i++) {
+		fn = otlp_function(ot, names[i]);
+		line.len = 0;
+		pb_uint(&line, OT_LN_FUNCTION, fn);
+		pb_message(&loc, OT_L_LINES, &line);
+	}
 	pb_packed(&loc, OT_L_ATTRIBUTES, (uint64_t[]){ a }, 1, &line);
 	pb_message(&ot->locmsg, OT_D_LOCATION, &loc);
 	free(loc.p);

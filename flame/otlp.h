@@ -59,11 +59,13 @@ int64_t		 otlp_profile(struct otlp *, uint32_t resource,
 /* The dictionary's indices (0: out of memory, or none): */
 uint32_t	 otlp_mapping(struct otlp *, const struct otlp_map *);
 uint32_t	 otlp_attribute(struct otlp *, const struct otlp_attr *);
-/* The location at addr in mapping, named name (a frame of the kernel's
- * when kernel is set); a location is known by its mapping and address,
- * the name of its first adding stays. */
+/* The location at addr in mapping, a line for each of names[0..n) (the
+ * innermost first: functions inlined there, then the one they are
+ * inlined into), a frame of the kernel's when kernel is set; a location
+ * is known by its mapping and address, the names of its first adding
+ * stay. */
 uint32_t	 otlp_location(struct otlp *, uint32_t mapping, uint64_t addr,
-		    const char *name, int kernel);
+		    const char *const *names, size_t n, int kernel);
 /* The location at addr in mapping if there is one yet, or 0: a caller
  * that names frames at some cost asks first. */
 uint32_t	 otlp_location_find(const struct otlp *, uint32_t mapping,

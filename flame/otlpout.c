@@ -17,6 +17,7 @@
 
 #define OTLPOUT_EVENTS		64	/* events remembered per file */
 #define OTLPOUT_ID_LEN		64	/* a container id's hex digits */
+#define OTLPOUT_COMM_MAX	1024	/* a comm as outread names it */
 
 struct otlpout {
 	struct otlp		*ot;
@@ -28,8 +29,10 @@ struct otlpout {
 		uint32_t	 profile;
 	}			 evs[OTLPOUT_EVENTS];
 	size_t			 nevs;
-	/* the last sample's attributes: a thread's run of samples */
-	const char		*comm_of, *cgroup_of;
+	/* the last sample's attributes: a thread's run of samples (its comm
+	 * by text: a comm changes in place at an exec) */
+	char			 comm[OTLPOUT_COMM_MAX];
+	const char		*cgroup_of;
 	uint32_t		 pid, tid, a_pid, a_tid, a_comm, a_cg, a_cid;
 };
 
@@ -111,11 +114,12 @@ otlpout_location_find(void *arg, uint64_t mapping, uint64_t addr)
 
 static uint64_t
 otlpout_location(void *arg, uint64_t mapping, uint64_t addr,
-    const char *name, int kernel)
+    const char *const *names, size_t n, int kernel)
 {
 	struct otlpout	*po = arg;
 
-	return otlp_location(po->ot, (uint32_t)mapping, addr, name, kernel);
+	return otlp_location(po->ot, (uint32_t)mapping, addr, names, n,
+	    kernel);
 }
 
 /* The attribute key = a string, or = num (s NULL). */
@@ -143,10 +147,10 @@ otlpout_attrs(struct otlpout *po, const struct profile_sample *s,
 		po->a_tid = otlpout_attr(po, "thread.id", NULL, s->tid);
 		po->tid = s->tid;
 	}
-	if (po->a_comm == 0 || s->comm != po->comm_of) {
+	if (po->a_comm == 0 || strcmp(nm->comm, po->comm) != 0) {
 		po->a_comm = otlpout_attr(po, "process.executable.name",
 		    nm->comm, 0);
-		po->comm_of = s->comm;
+		snprintf(po->comm, sizeof(po->comm), "%s", nm->comm);
 	}
 	if (s->cgroup != NULL && (po->a_cg == 0 || s->cgroup !=
 	    po->cgroup_of)) {
@@ -231,7 +235,9 @@ otlpout_file(void *arg, const struct pick_file *f)
 		return -1;
 	po->resource = (uint32_t)r;
 	po->nevs = 0;
-	po->comm_of = po->cgroup_of = NULL;
+	po->comm[0] = '\0';
+	po->a_comm = 0;
+	po->cgroup_of = NULL;
 	po->a_pid = po->a_tid = po->a_comm = po->a_cg = po->a_cid = 0;
 	return 0;
 }

@@ -16,6 +16,8 @@
 #define OUTREAD_NAME_MAX	1024
 #define OUTREAD_MAPS		4096	/* mappings remembered per file */
 #define OUTREAD_LOCS		65536	/* locations remembered, by place */
+#define OUTREAD_INLINE_MAX	32	/* lines of a location: deeper inlining
+					 * keeps the outermost */
 
 struct outread {
 	const struct outread_ops *ops;
@@ -38,8 +40,11 @@ struct outread {
 	struct {
 		uint64_t	 mid, addr, loc;
 	}			*lc;
-	/* the last comm and event made safe: a thread's run of samples */
+	/* the last comm and event made safe: a thread's run of samples. A
+	 * thread's comm changes in place at an exec (same pointer, other
+	 * name): the comm is known by its text as well */
 	const char		*comm_of, *event_of;
+	char			 comm_raw[OUTREAD_NAME_MAX];
 	char			 comm[OUTREAD_NAME_MAX], ev[OUTREAD_NAME_MAX];
 };
 
@@ -50,13 +55,17 @@ outread_clock(const char *event)
 	    strncmp(event, "task-clock", 10) == 0;
 }
 
+/* The location of fr and the nf - 1 frames inlined into fr[nf - 1] at
+ * its address before it (--inline): one location, a line each, the
+ * innermost first, as pprof and OTLP keep inlined functions. */
 static uint64_t
-outread_frame(struct outread *rd, const struct profile_frame *fr)
+outread_frame(struct outread *rd, const struct profile_frame *fr, size_t nf)
 {
-	const struct profile_mapping	*m = fr->map;
-	char				 name[OUTREAD_NAME_MAX];
+	const struct profile_mapping	*m = fr[nf - 1].map;
+	char				 name[OUTREAD_INLINE_MAX][OUTREAD_NAME_MAX];
 	char				 bid[2 * PROFILE_BUILD_ID_MAX + 1];
-	uint64_t			 mid = 0, loc;
+	const char			*names[OUTREAD_INLINE_MAX];
+	uint64_t			 mid = 0, loc, addr = fr[nf - 1].addr;
 	size_t				 i, h;
 
 	h = ((uintptr_t)m >> 4) % OUTREAD_MAPS;
@@ -73,24 +82,32 @@ outread_frame(struct outread *rd, const struct profile_frame *fr)
 		rd->maps[h].m = m;
 		rd->maps[h].id = mid;
 	}
-	h = (size_t)(((fr->addr ^ mid * 0x9e3779b97f4a7c15ULL) *
+	h = (size_t)(((addr ^ mid * 0x9e3779b97f4a7c15ULL) *
 	    0xff51afd7ed558ccdULL) >> 48) % OUTREAD_LOCS;
-	if (rd->lc[h].loc != 0 && rd->lc[h].addr == fr->addr &&
+	if (rd->lc[h].loc != 0 && rd->lc[h].addr == addr &&
 	    rd->lc[h].mid == mid)
 		return rd->lc[h].loc;
 	/* named once: the first time its place is seen */
-	if ((loc = rd->ops->location_find(rd->arg, mid, fr->addr)) != 0)
+	if ((loc = rd->ops->location_find(rd->arg, mid, addr)) != 0)
 		goto out;
-	if (fr->sym != NULL)
-		fold_name(name, sizeof(name), fr->sym, strlen(fr->sym));
-	else
-		fold_nosym_name(name, sizeof(name), fr);
-	if ((loc = rd->ops->location(rd->arg, mid, fr->addr, name,
-	    fr->kernel)) == 0)
+	if (nf > OUTREAD_INLINE_MAX) {
+		fr += nf - OUTREAD_INLINE_MAX;
+		nf = OUTREAD_INLINE_MAX;
+	}
+	for (i = 0; i < nf; i++) {
+		if (fr[i].sym != NULL)
+			fold_name(name[i], sizeof(name[i]), fr[i].sym,
+			    strlen(fr[i].sym));
+		else
+			fold_nosym_name(name[i], sizeof(name[i]), &fr[i]);
+		names[i] = name[i];
+	}
+	if ((loc = rd->ops->location(rd->arg, mid, addr, names, nf,
+	    fr[nf - 1].kernel)) == 0)
 		return 0;
 out:
 	rd->lc[h].mid = mid;
-	rd->lc[h].addr = fr->addr;
+	rd->lc[h].addr = addr;
 	rd->lc[h].loc = loc;
 	return loc;
 }
@@ -102,11 +119,12 @@ outread_sample(void *arg, const struct profile_sample *s)
 	const struct opts	*o = rd->o;
 	struct outread_names	 nm;
 	char			 cg[OUTREAD_NAME_MAX];
-	uint32_t		 i, n = 0;
+	uint32_t		 i, k, n = 0;
 
-	if (s->comm != rd->comm_of) {
+	if (s->comm != rd->comm_of || strcmp(s->comm, rd->comm_raw) != 0) {
 		fold_name(rd->comm, sizeof(rd->comm), s->comm,
 		    strlen(s->comm));
+		snprintf(rd->comm_raw, sizeof(rd->comm_raw), "%s", s->comm);
 		rd->comm_of = s->comm;
 	}
 	if (s->event != rd->event_of) {
@@ -118,11 +136,16 @@ outread_sample(void *arg, const struct profile_sample *s)
 	if (!view_match(o, NULL, rd->host, rd->comm, rd->ev, s->cgroup !=
 	    NULL ? cg : NULL, s->pid))
 		return 0;
-	for (i = 0; i < s->nframes && i < PROFILE_MAX_FRAMES; i++) {
+	for (i = 0; i < s->nframes && i < PROFILE_MAX_FRAMES; i += k) {
+		/* a frame and the frames inlined into it: one location */
+		for (k = 1; s->frames[i + k - 1].inlined && i + k <
+		    s->nframes && i + k < PROFILE_MAX_FRAMES; k++)
+			;
 		if ((o->kernel_only && !s->frames[i].kernel) ||
 		    (o->user_only && s->frames[i].kernel))
 			continue;
-		if ((rd->locs[n++] = outread_frame(rd, &s->frames[i])) == 0)
+		if ((rd->locs[n++] = outread_frame(rd, &s->frames[i], k)) ==
+		    0)
 			goto nomem;
 	}
 	/* kernel or user frames only: a sample with none of them ran
@@ -166,6 +189,7 @@ outread_file(struct outread *rd, const struct pick_file *f,
 		ro.tmax = b < 0 ? 0 : (uint64_t)b;
 	}
 	ro.off_cpu = o->off_cpu;
+	ro.names = opts_names(o);
 	rd->host = f->host;
 	rd->wall_off = f->wall_off;
 	/* the last file's pointers are freed with it */

@@ -45,9 +45,11 @@ struct outread_ops {
 			    const char *build_id);
 	uint64_t	 (*location_find)(void *, uint64_t mapping,
 			    uint64_t addr);
-	/* a new location, named as the folded output names the frame */
+	/* a new location, named as the folded output names the frame:
+	 * names[0..n), the innermost first, the functions inlined there
+	 * (--inline) and the one they are inlined into, last */
 	uint64_t	 (*location)(void *, uint64_t mapping, uint64_t addr,
-			    const char *name, int kernel);
+			    const char *const *names, size_t n, int kernel);
 };
 
 /* Reads l's files that cover marks (of host only when it is not NULL)

@@ -32,6 +32,7 @@ struct perfread_opts {
 	int		 no_symbols;	/* addresses and mappings only */
 	int		 off_cpu;	/* fold_read's: the walk passes off-CPU
 					 * time (offcpu.h), not samples */
+	int		 names;		/* SYMBOLIZE_* of fold_read's symbolizer */
 };
 
 /* Opens path (a finished trace file) and reads its head; NULL with a

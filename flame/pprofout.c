@@ -45,11 +45,11 @@ pprofout_location_find(void *arg, uint64_t mapping, uint64_t addr)
 
 static uint64_t
 pprofout_location(void *arg, uint64_t mapping, uint64_t addr,
-    const char *name, int kernel)
+    const char *const *names, size_t n, int kernel)
 {
 	struct pprofout	*po = arg;
 
-	return pprof_location(po->pp, mapping, addr, &name, 1);
+	return pprof_location(po->pp, mapping, addr, names, n);
 }
 
 static int

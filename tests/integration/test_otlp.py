@@ -104,10 +104,12 @@ def stacks(req, values=False, host=False):
         return st[one(a, "key_strindex")], v.get(
             "string_value", v.get("int_value", [None]))[0]
 
-    def name(li):
+    def names_of(li):
+        """A location's functions, the outermost first: a line each, the
+        innermost first in the request (inlined ones, --inline)."""
         loc = d["location_table"][li]
-        fn = d["function_table"][one(loc["lines"][0], "function_index")]
-        return st[one(fn, "name_strindex")]
+        return [st[one(d["function_table"][one(ln, "function_index")],
+                       "name_strindex")] for ln in reversed(loc["lines"])]
 
     out = collections.Counter()
     for rp in req.get("resource_profiles", []):
@@ -123,7 +125,8 @@ def stacks(req, values=False, host=False):
                         isinstance(a["thread.id"], int), a
                     locs = d["stack_table"][one(s, "stack_index")].get(
                         "location_indices", [])
-                    names = squeeze([name(li) for li in reversed(locs)])
+                    names = squeeze([n for li in reversed(locs)
+                                     for n in names_of(li)])
                     ts = s["timestamps_unix_nano"]
                     vs = s["values"]
                     assert len(ts) == len(vs) and ts, s

@@ -56,9 +56,12 @@ synthetic(void)
 	m2 = otlp_mapping(ot, &app2);
 	CHECK(m != 0);
 	CHECK_EQ(m2, m);		/* equal by value: one entry */
-	l1 = otlp_location(ot, m, 0x400100, "main", 0);
-	l2 = otlp_location(ot, m, 0x400200, "leaf", 0);
-	l0 = otlp_location(ot, 0, 0, "[unknown]", 0);
+	l1 = otlp_location(ot, m, 0x400100, (const char *[]){ "main" },
+	    1, 0);
+	l2 = otlp_location(ot, m, 0x400200, (const char *[]){ "leaf" },
+	    1, 0);
+	l0 = otlp_location(ot, 0, 0, (const char *[]){ "[unknown]" },
+	    1, 0);
 	CHECK(l1 != 0 && l2 != 0 && l0 != 0 && l0 != l1 && l1 != l2);
 	CHECK_EQ(otlp_location_find(ot, m, 0x400100), l1);
 	CHECK_EQ(otlp_location_find(ot, 0, 0), l0);
