@@ -29,7 +29,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "pool"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 import ab  # noqa: E402  (its perfspillctl runner)
+from perfbench.sample import stat_ticks  # noqa: E402
 
 
 def ctl(build, sock, *args):
@@ -43,9 +45,7 @@ def task_ticks(pid, name):
             with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
                 if f.read().strip() != name:
                     continue
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                p = f.read().rsplit(")", 1)[1].split()
-            t += int(p[11]) + int(p[12])
+            t += stat_ticks("/proc/%d/task/%s/stat" % (pid, tid)) or 0
         except FileNotFoundError:
             pass
     return t

@@ -39,20 +39,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-
-def cached_kb():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("Cached:"):
-                return int(line.split()[1])
-    return 0
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from perfbench.sample import (  # noqa: E402  (bench/ on the path first)
+    meminfo_bytes, resident_bytes, stat_ticks)
 
 
 def ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        s = f.read()
-    p = s[s.rindex(")") + 2:].split()
-    return int(p[11]) + int(p[12])     # utime, stime (fields 14, 15)
+    return stat_ticks("/proc/%d/stat" % pid)
 
 
 def ctl(build, sock, *args):
@@ -84,7 +77,7 @@ def one(mode, build, extra, env, storm, threads, calls, outroot):
     subprocess.run(["sync"])
     with open("/proc/sys/vm/drop_caches", "w") as f:
         f.write("3\n")
-    c0 = cached_kb()
+    c0 = meminfo_bytes("Cached")
     t0 = ticks(proc.pid)
     cb = [] if any(x.startswith("--cblocks") for x in extra) else \
         ["--cblocks", "4"]
@@ -99,23 +92,18 @@ def one(mode, build, extra, env, storm, threads, calls, outroot):
     st = ctl(build, sock, "status")["data"]
     rep = ctl(build, sock, "stop")["data"]
     t1 = ticks(proc.pid)
-    c1 = cached_kb()
+    c1 = meminfo_bytes("Cached")
     pool = st.get("pool")
-    resident = 0
-    for f in os.listdir(out):
-        if f.endswith(".data"):
-            p = subprocess.run(["fincore", "--bytes", "--noheadings",
-                                "--raw", "--output", "RES",
-                                os.path.join(out, f)],
-                               capture_output=True, text=True)
-            resident += int(p.stdout.split()[0]) if p.stdout.strip() else 0
+    files = [os.path.join(out, f) for f in os.listdir(out)
+             if f.endswith(".data")]
+    resident = (resident_bytes(files) or 0) if files else 0
     proc.send_signal(signal.SIGTERM)
     proc.wait(60)
     tot = rep["totals"]
     r = {"mode": mode, "cpu_ticks": t1 - t0,
          "lost": tot["lost"] + tot["lost_samples"],
          "samples": tot["samples"], "bytes": tot["bytes_written"],
-         "cached_mb": (c1 - c0) / 1024.0, "wall": wall, "path": path,
+         "cached_mb": (c1 - c0) / 1048576.0, "wall": wall, "path": path,
          "buffers": buffers, "pool": pool is not None,
          "pool_busy": pool["busy"] if pool else None,
          "pool_peak": pool.get("peak_blocks") if pool else None,
