@@ -66,6 +66,8 @@ struct opts {
 	int		 base_ranged;
 	const char	*base_hosts[OPTS_MAX_LIST];
 	size_t		 nbase_hosts;
+	const char	*socket;	/* perfspilld's; NULL: the default */
+	int		 no_flush;	/* do not ask it to flush */
 	int		 progress;	/* -1: on a terminal */
 	int		 verbose;
 };

@@ -77,6 +77,8 @@ struct profile_info {
 	uint8_t		 kernel_build_id_len;	/* 0: not in the file */
 	uint64_t	 head_hash;	/* of the header, attrs and features:
 					 * what a companion is checked by */
+	int		 live;		/* being written (a .partial): read
+					 * up to its last whole round */
 };
 
 /* What a walk of the data came to. */
@@ -86,6 +88,9 @@ struct profile_stats {
 	uint64_t	 first, last;	/* of those, perf clock ns */
 	uint64_t	 records;
 	uint64_t	 lost;		/* the kernel's LOST counts */
+	uint64_t	 end;		/* perf clock ns the data read reaches:
+					 * the last sample's, or a file being
+					 * written's newest in its last round */
 };
 
 #endif

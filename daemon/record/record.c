@@ -1136,6 +1136,7 @@ record_reap(struct record *rec)
 	struct timeval	 tv = { 0, 5000 };
 	size_t		 closing = record_reap_files(rec);
 
+	record_flush_poll(rec);
 	/* a stop's snapshot being built on its thread: its file comes */
 	if (rec->state == RECORD_STOPPING && closing == 0 &&
 	    rec->q.nr_busy == 0 && rec->prep == NULL &&
@@ -1154,6 +1155,8 @@ record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
+	/* the stop finishes the file: what a flush waits for is in it */
+	record_flush_answer_all(rec);
 	/* a snapshot being built is written: its window is taken already */
 	if (record_window_busy(rec))
 		record_snapshot_ready(-1, 0, rec);
