@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "companion.h"
 #include "diff.h"
@@ -180,8 +181,12 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	fo.host = stackset_intern(one, f->host, strlen(f->host), STACK_LABEL);
 	fo.progress = progress_samples;
 	progress_file(f->path, f->samples, "reading part of");
+	/* a file being written that was finished meanwhile (its open
+	 * failed: nothing was added) is read under its final name */
 	if (fold_file(one, f->path, &fo, o->verbose, &st, err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) == -1 && !(f->live && access(f->path, F_OK) == -1 &&
+	    errno == ENOENT && pick_finished(f) == 0 && fold_file(one, f->path,
+	    &fo, o->verbose, &st, err, sizeof(err)) == 0)) {
 		flame_skip(run, f->path, err);
 		rv = 1;
 		goto out;

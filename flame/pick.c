@@ -305,9 +305,7 @@ pick_live(struct pick_file *f)
 	return 0;
 }
 
-/* A .partial gone since it was found: its final name, if it has one
- * now. 0, or -1 (f unchanged). */
-static int
+int
 pick_finished(struct pick_file *f)
 {
 	struct stat	 st;
@@ -322,6 +320,7 @@ pick_finished(struct pick_file *f)
 	}
 	free(f->path);
 	f->path = final;
+	f->live = 0;
 	f->size = (uint64_t)st.st_size;
 	f->mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 	    st.st_mtim.tv_nsec;

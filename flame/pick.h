@@ -49,6 +49,10 @@ enum pick_cover {
  * and the perfspill-*.data.partial files being written there; 0, or -1
  * with a message printed. */
 int		 pick_add(struct pick_list *, const char *path);
+/* A file being written that was finished (renamed) since it was found:
+ * f becomes its final name, read as a finished file. 0, or -1 when it
+ * has none (f unchanged). */
+int		 pick_finished(struct pick_file *);
 /* Learns the file's facts; 0, or -1 with a message printed. */
 int		 pick_facts(struct pick_file *, int verbose);
 /* How much of the file [from, to) (wall ns) covers. */

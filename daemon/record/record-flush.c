@@ -24,35 +24,20 @@
 /* Polling completions while a flush waits for its writes. */
 #define RECORD_FLUSH_POLL_US	2000
 
-int
-record_flush(struct record *rec, record_flushed_cb cb, void *arg)
+uint64_t
+record_flush_add(struct record *rec, record_flushed_cb cb, void *arg)
 {
 	struct record_flush	*fl = &rec->flush;
-	int			 rc = 0;
 
-	record_lock(rec);
-	if (rec->state != RECORD_RUNNING || rec->cur == NULL ||
-	    rec->paused[0] != '\0' || rec->flight != NULL) {
-		rc = 1;
-		goto out;
-	}
-	if (fl->nr == RECORD_FLUSH_WAITERS) {
-		rc = -1;
-		goto out;
-	}
+	if (fl->nr == RECORD_FLUSH_WAITERS)
+		return 0;
 	fl->w[fl->nr].cb = cb;
 	fl->w[fl->nr].arg = arg;
 	/* flushes asked before the thread's pass share it */
 	if (fl->asked == fl->passed)
 		fl->asked++;
 	fl->w[fl->nr++].ticket = fl->asked;
-	if (record_thread_flush(rec, fl->asked) == -1) {
-		fl->nr--;
-		rc = 1;
-	}
-out:
-	record_unlock(rec);
-	return rc;
+	return fl->asked;
 }
 
 void
@@ -143,17 +128,15 @@ record_flush_answer_all(struct record *rec)
 }
 
 void
-record_flush_cancel(struct record *rec, void *arg)
+record_flush_forget(struct record *rec, void *arg)
 {
 	struct record_flush	*fl = &rec->flush;
 	size_t			 i = 0;
 
-	record_lock(rec);
 	while (i < fl->nr) {
 		if (fl->w[i].arg == arg)
 			fl->w[i] = fl->w[--fl->nr];
 		else
 			i++;
 	}
-	record_unlock(rec);
 }

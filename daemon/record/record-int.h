@@ -444,9 +444,13 @@ int	record_find_dir(struct record *);
 /* Bytes free in the output directory, or -1. */
 int	record_free_bytes(struct record *, uint64_t *);
 
-/* record-flush.c: the drain thread's flush pass is over (under the
- * lock); in the loop, answer the flushes that landed (how many wait
- * still), or every one (the recording stops: its files are finished) */
+/* record-flush.c, under the lock (record.c takes it): a waiter added,
+ * its ticket for the drain thread (0: too many wait), or forgotten; the
+ * drain thread's flush pass is over; in the loop, answer the flushes
+ * that landed (how many wait still), or every one (the recording stops:
+ * its files are finished) */
+uint64_t record_flush_add(struct record *, record_flushed_cb, void *);
+void	record_flush_forget(struct record *, void *arg);
 void	record_flush_passed(struct record *, uint64_t ticket);
 size_t	record_flush_poll(struct record *);
 void	record_flush_answer_all(struct record *);

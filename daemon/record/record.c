@@ -702,6 +702,35 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	record_unlock(rec);
 }
 
+int
+record_flush(struct record *rec, record_flushed_cb cb, void *arg)
+{
+	uint64_t	 ticket;
+	int		 rc = 0;
+
+	record_lock(rec);
+	if (rec->state != RECORD_RUNNING || rec->cur == NULL ||
+	    rec->paused[0] != '\0' || rec->flight != NULL)
+		rc = 1;
+	else if ((ticket = record_flush_add(rec, cb, arg)) == 0)
+		rc = -1;
+	else if (record_thread_flush(rec, ticket) == -1) {
+		/* no drain thread: not recording after all */
+		record_flush_forget(rec, arg);
+		rc = 1;
+	}
+	record_unlock(rec);
+	return rc;
+}
+
+void
+record_flush_cancel(struct record *rec, void *arg)
+{
+	record_lock(rec);
+	record_flush_forget(rec, arg);
+	record_unlock(rec);
+}
+
 static void
 record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
