@@ -731,7 +731,7 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 			run->skipped++;
 		}
 	pick_sort(l);
-	if (fold)
+	if (!o->companion_only)
 		flame_flush(l, o, run);
 	if ((sd->cover = calloc(l->n, sizeof(*sd->cover))) == NULL ||
 	    (sd->all = stackset_create()) == NULL) {
@@ -793,9 +793,10 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 	}
 	progress_init(o->progress, chosen);
 	for (i = 0; fold && i < l->n; i++) {
-		if (sd->cover[i] == PICK_NONE)
-			continue;
 		/* a file being written is read, never kept as a companion */
+		if (sd->cover[i] == PICK_NONE ||
+		    (o->companion_only && l->f[i].live))
+			continue;
 		if ((sd->cover[i] == PICK_WHOLE && !l->f[i].live ?
 		    flame_whole(sd->all,
 		    &l->f[i], o, run) : flame_part(sd->all, &l->f[i], o,
