@@ -596,13 +596,6 @@ def test_a_burst_of_snapshots_leaves_the_history():
         d.ctl("stop")
 
 
-def ctl_text(d, *args):
-    """perfspillctl ARGS as a person reads it (no --json)."""
-    p = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock] + list(args),
-                       capture_output=True, text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
-
-
 def test_status_by_session_and_the_lost_headline():
     """status --session NAME shows that session's recording; the text's
     lost line adds up every session's losses and names the sessions that
@@ -622,8 +615,9 @@ def test_status_by_session_and_the_lost_headline():
         assert rep["data"]["session"] == "burst", rep["data"].get("session")
         mine = rep["data"]["totals"]
         byname = {s["name"]: s["totals"] for s in rep["data"]["sessions"]}
-        rc, text, err = ctl_text(d, "status")
-        assert rc == 0, err
+        p = ctl_text(d, "status")
+        assert p.returncode == 0, p.stderr
+        text = p.stdout
         lost = [l for l in text.splitlines() if l.startswith("lost:")]
         assert len(lost) == 1, text
         # the JSON a moment before: the counts only grow, the names stay
@@ -642,11 +636,13 @@ def test_status_by_session_and_the_lost_headline():
         assert after.strip().startswith("default: "), after
         print("burst lost %d events, %d samples; headline: %s" % (
             mine["lost"], mine["lost_samples"], lost[0]))
-        rc, text, err = ctl_text(d, "status", "--session", "burst")
-        assert rc == 0 and text.startswith("session:    burst\n"), text
+        p = ctl_text(d, "status", "--session", "burst")
+        text = p.stdout
+        assert p.returncode == 0 and text.startswith("session:    burst\n"), \
+            text
         assert re.search(r"^ +burst: \d+ events", text, re.M), text
-        rc, text, err = ctl_text(d, "status", "--session", "nope")
-        assert rc == 1 and "no session nope" in err, (rc, err)
+        p = ctl_text(d, "status", "--session", "nope")
+        assert p.returncode == 1 and "no session nope" in p.stderr, p
         d.ctl("stop", "--session", "burst")
         d.ctl("stop")
 
