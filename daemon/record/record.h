@@ -112,12 +112,12 @@ void	record_buffer_use(struct record *, uint64_t *bytes, uint64_t *spills);
 typedef void (*record_flushed_cb)(struct record *, const char *file,
     uint64_t bytes, void *arg);
 /*
- * Have the drain thread put what the rings, the pool's open block and
- * the direct stream's tail hold into the current file, as its padder
- * does, and call cb once that is on disk: no rotation, no rename, no
- * other write than those the recording makes anyway. 0 queued; 1 when
- * the recording writes no file now (cb is not called); -1 when too many
- * flushes wait already.
+ * In the loop: have the drain thread put what the rings, the pool's open
+ * block and the direct stream's tail hold into the current file, as its
+ * padder does, and call cb (in the loop) once that is on disk: no
+ * rotation, no rename, no other write than those the recording makes
+ * anyway. 0 queued; 1 when the recording writes no file now (cb is not
+ * called); -1 when too many flushes wait already.
  */
 int	record_flush(struct record *, record_flushed_cb, void *arg);
 /* Forget the flushes that would answer arg (its client went). */

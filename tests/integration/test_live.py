@@ -10,7 +10,10 @@ raw_syscalls:sys_enter with callchains.
 """
 import os
 import re
+import shutil
+import struct
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -243,6 +246,68 @@ def test_many_flushes_at_once():
             s[0]["flushed"] for s in out), out
         assert d.status()["state"] == "recording"
         d.ctl("stop")
+
+
+def records(buf, off, end):
+    """(offset, type, size) of the records of buf[off:end] by their
+    headers, to the first that the end cuts."""
+    out = []
+    while off + 8 <= end:
+        typ, _, size = struct.unpack_from("<IHH", buf, off)
+        if size < 8 or off + size > end:
+            break
+        out.append((off, typ, size))
+        off += size
+    return out
+
+
+def test_a_partial_is_read_to_its_last_whole_round():
+    """A finished file made a .partial again (its header's data size 0,
+    as while it is written) and cut at many places: inside a record, on
+    a record's end, with zeros after the cut (writes not landed) and with
+    a record header whose body is zeros (a torn copy). perfspill-flame
+    reads exactly the samples before the last FINISHED_ROUND ahead of the
+    cut: never one of the open round, never a torn one."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+        harness.spinner(1.0).wait()
+        _, rep = d.ctl("stop")
+        with open(rep["data"]["path"], "rb") as f:
+            buf = f.read()
+    data_off, data_size = struct.unpack_from("<QQ", buf, 40)
+    recs = records(buf, data_off, data_off + data_size)
+    rounds = [o + s for o, t, s in recs if t == 68]
+    assert len(rounds) >= 3, len(rounds)
+    tmp = tempfile.mkdtemp(prefix="perfspill-live-")
+    try:
+        cuts = set()
+        for r in rounds[1:3] + rounds[-1:]:
+            # (r - 1 with zeros would be the round itself: its last byte
+            # is a zero)
+            cuts |= {r, r + 8, r + 13, r + 200, r - 2}
+        cuts.add(recs[-1][0] + recs[-1][2] - 3)
+        for cut in sorted(cuts):
+            for tail in ("none", "zeros", "torn"):
+                head = bytearray(buf[:cut])
+                struct.pack_into("<Q", head, 48, 0)
+                if tail == "zeros":
+                    head += bytes(4096)
+                elif tail == "torn":
+                    # a sample's header whose body has not been copied
+                    head += struct.pack("<IHH", 9, 2, 64) + bytes(56)
+                name = os.path.join(tmp, "perfspill-h-20261206T000000Z-"
+                                    "000000.data.partial")
+                with open(name, "wb") as f:
+                    f.write(head)
+                want = sum(1 for o, t, s in recs if t == 9 and o + s <= max(
+                    [r for r in rounds if r <= cut] or [0]))
+                p = flame("--no-flush", "-q", "--no-companion", "-f", "-",
+                          name, check=False)
+                got = sum(folded(p.stdout).values()) if p.returncode == 0 \
+                    else 0
+                assert got == want, (cut, tail, got, want, p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 harness.main(globals())
