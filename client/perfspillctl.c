@@ -532,6 +532,44 @@ print_status_sessions(FILE *out, json_object *d)
 	fprintf(out, "budget:     %s\n", jstr(m, "budget_from"));
 }
 
+/*
+ * The lost line: with one session its losses; with more, the total over
+ * every session and the sessions that lost first (a burst session's
+ * losses are what an operator must not miss), then the shown session's.
+ */
+static void
+print_status_lost(FILE *out, json_object *d, json_object *t)
+{
+	json_object	*a = jget(d, "sessions"), *s, *st;
+	uint64_t	 ev = 0, smp = 0, e;
+	size_t		 i, n = a != NULL ? json_object_array_length(a) : 0;
+	char		 who[256], b[32];
+	int		 off = 0;
+
+	who[0] = '\0';
+	for (i = 0; i < n; i++) {
+		s = json_object_array_get_idx(a, i);
+		st = jget(s, "totals");
+		ev += ju64(st, "lost");
+		smp += ju64(st, "lost_samples");
+		if ((e = ju64(st, "lost") + ju64(st, "lost_samples")) == 0 ||
+		    off >= (int)sizeof(who))
+			continue;
+		off += snprintf(who + off, sizeof(who) - (size_t)off,
+		    "%s%s %" PRIu64, off ? ", " : "", jstr(s, "name"), e);
+	}
+	if (n > 1)
+		fprintf(out, "lost:       %" PRIu64 " events, %" PRIu64
+		    " samples in %zu sessions%s%s%s\n            %s: ", ev,
+		    smp, n, who[0] ? " (" : "", who, who[0] ? ")" : "",
+		    *jstr(d, "session") ? jstr(d, "session") : "default");
+	else
+		fprintf(out, "lost:       ");
+	fprintf(out, "%" PRIu64 " events, %" PRIu64 " samples; %s dropped\n",
+	    ju64(t, "lost"), ju64(t, "lost_samples"),
+	    size_format(ju64(t, "bytes_dropped"), b, sizeof(b)));
+}
+
 /* How the data reaches the disk, and the drain's buffers held now. */
 static void
 print_status_write_path(FILE *out, json_object *d)
@@ -602,10 +640,12 @@ print_status(FILE *out, json_object *d, json_object *prev, double dt,
 {
 	json_object	*t = jget(d, "totals"), *cpus = jget(d, "cpus"), *c;
 	json_object	*f = jget(d, "file"), *pt = jget(prev, "totals");
-	char		 b1[32], b2[32], b3[32];
+	char		 b1[32], b2[32];
 	size_t		 i, n;
 	double		 up = (double)ju64(d, "uptime"), rate, brate;
 
+	if (*jstr(d, "session") && strcmp(jstr(d, "session"), "default") != 0)
+		fprintf(out, "session:    %s\n", jstr(d, "session"));
 	fprintf(out, "state:      %s%s%s\n", jstr(d, "state"),
 	    *jstr(d, "paused") ? ", paused: " : "", jstr(d, "paused"));
 	if (t != NULL) {
@@ -621,10 +661,7 @@ print_status(FILE *out, json_object *d, json_object *prev, double dt,
 		fprintf(out, "rate:       %.0f samples/s, %s/s (%s)\n", rate,
 		    size_format((uint64_t)brate, b1, sizeof(b1)), pt != NULL &&
 		    dt > 0 ? "since the last refresh" : "the recording's mean");
-		fprintf(out, "lost:       %" PRIu64 " events, %" PRIu64
-		    " samples; %s dropped\n", ju64(t, "lost"),
-		    ju64(t, "lost_samples"), size_format(ju64(t,
-		    "bytes_dropped"), b3, sizeof(b3)));
+		print_status_lost(out, d, t);
 		print_status_write_path(out, d);
 		if (f != NULL)
 			fprintf(out, "file:       %s\n            %s, %" PRIu64
@@ -692,6 +729,27 @@ print_keys(const char *label, json_object *a)
 }
 
 /* Print a reply; returns the exit code. */
+/* flush's reply: each session's file and where its data ends on disk. */
+static void
+print_flush(json_object *d)
+{
+	json_object	*a = jget(d, "sessions"), *e;
+	size_t		 i, n = a != NULL ? json_object_array_length(a) : 0;
+
+	if (n == 0)
+		printf("no session records\n");
+	for (i = 0; i < n; i++) {
+		e = json_object_array_get_idx(a, i);
+		if (json_object_get_boolean(jget(e, "flushed")))
+			printf("session %s: on disk in %s up to byte %" PRIu64
+			    "\n", jstr(e, "session"), jstr(e, "file"),
+			    ju64(e, "data_end"));
+		else
+			printf("session %s: not flushed: %s\n", jstr(e,
+			    "session"), jstr(e, "why"));
+	}
+}
+
 static int
 ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
     json_object *prev, double dt)
@@ -755,6 +813,9 @@ ctl_print(struct ctl *ctl, const struct command *c, json_object *rep,
 		print_keys(json_object_get_boolean(jget(d, "recording")) ?
 		    "at the next start (not this recording):" :
 		    "at the next start:", jget(d, "next_start"));
+		break;
+	case COMMAND_FLUSH:
+		print_flush(d);
 		break;
 	case COMMAND_ROTATE:
 		if (json_object_get_boolean(jget(d, "finished_whole")))
@@ -992,9 +1053,10 @@ ctl_session_args(const struct command *c, int argc, char **argv,
 	return 0;
 }
 
-/* status [--watch [SECS]] [-w [SECS]] [--watch=SECS]; *watch 0: once. */
+/* status [--session NAME] [--watch [SECS]] [-w [SECS]] [--watch=SECS];
+ * *watch 0: once. */
 static int
-ctl_status_args(int argc, char **argv, double *watch)
+ctl_status_args(int argc, char **argv, double *watch, json_object *args)
 {
 	const char	*v;
 	char		*end;
@@ -1011,6 +1073,14 @@ ctl_status_args(int argc, char **argv, double *watch)
 			if (i + 1 < argc && (argv[i + 1][0] != '-' ||
 			    (argv[i + 1][1] >= '0' && argv[i + 1][1] <= '9')))
 				v = argv[++i];
+		} else if (strcmp(argv[i], "--session") == 0 && i + 1 < argc) {
+			json_object_object_add(args, "session",
+			    json_object_new_string(argv[++i]));
+			continue;
+		} else if (strncmp(argv[i], "--session=", 10) == 0) {
+			json_object_object_add(args, "session",
+			    json_object_new_string(argv[i] + 10));
+			continue;
 		} else {
 			fprintf(stderr, "perfspillctl: status: unknown option "
 			    "'%s'\n", argv[i]);
@@ -1075,7 +1145,7 @@ ctl_watch_frame(const char *text, size_t len)
  * the settings (print_status).
  */
 static int
-ctl_watch(struct ctl *ctl, double secs)
+ctl_watch(struct ctl *ctl, double secs, json_object *args)
 {
 	json_object		*rep, *prev = NULL;
 	struct timespec		 t0, t1;
@@ -1087,7 +1157,8 @@ ctl_watch(struct ctl *ctl, double secs)
 	ctl->watching = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		if ((rep = ctl_call(ctl, "status", NULL)) == NULL)
+		if ((rep = ctl_call(ctl, "status", json_object_get(args))) ==
+		    NULL)
 			return EXIT_CONNECT;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		dt = (double)(t1.tv_sec - t0.tv_sec) +
@@ -1240,12 +1311,13 @@ main(int argc, char *argv[])
 				goto out;
 		break;
 	case COMMAND_STATUS:
-		if (ctl_status_args(argc, argv, &watch) == -1)
+		if (ctl_status_args(argc, argv, &watch, args) == -1)
 			goto out;
 		break;
 	case COMMAND_STOP:
 	case COMMAND_ROTATE:
 	case COMMAND_SNAPSHOT:
+	case COMMAND_FLUSH:
 		if (ctl_session_args(c, argc, argv, args) == -1)
 			goto out;
 		break;
@@ -1262,7 +1334,7 @@ main(int argc, char *argv[])
 		goto out;
 	}
 	if (watch > 0) {
-		rc = ctl_watch(&ctl, watch);
+		rc = ctl_watch(&ctl, watch, args);
 		goto out;
 	}
 	if (c->id == COMMAND_SHUTDOWN) {

@@ -13,8 +13,8 @@ const struct command command_table[COMMAND__COUNT] = {
 	{ COMMAND_VERSION, "version", 0, COMMAND_ARGS_NONE, "",
 	    "the daemon's version and protocol",
 	    "The daemon's version and protocol.\n" },
-	{ COMMAND_STATUS, "status", 0, COMMAND_ARGS_NONE,
-	    "[-w|--watch [SECS]]",
+	{ COMMAND_STATUS, "status", 0, COMMAND_ARGS_SESSION,
+	    "[--session NAME] [-w|--watch [SECS]]",
 	    "state, settings, per-CPU counters, files",
 	    "State, the configured settings and those of the recording in\n"
 	    "progress, totals and per-CPU counters (bytes, samples, lost, AIO\n"
@@ -22,7 +22,9 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "finished files and free disk; every session with its memory and\n"
 	    "the memory budget. -w or --watch refreshes every SECS (default 1,\n"
 	    "a positive number) and shows rates since the last refresh; on a\n"
-	    "terminal it redraws the screen.\n" },
+	    "terminal it redraws the screen. --session NAME shows that\n"
+	    "session's recording in place of the default one's. The lost line\n"
+	    "adds up every session's losses and names the sessions that lost.\n" },
 	{ COMMAND_START, "start", 1, COMMAND_ARGS_SETTINGS,
 	    "[--session NAME [--duration T] | --persist] [--off-cpu] "
 	    "[OPTIONS]",
@@ -92,6 +94,18 @@ const struct command command_table[COMMAND__COUNT] = {
 	    "snapshot_interval of the last. SIGUSR2 takes one of every flight\n"
 	    "session (and rotates the others). See perfspilld.json(5): mode,\n"
 	    "window, window_bytes, snapshot_interval, triggers.\n" },
+	/* open to readers (the socket's group), as status is: it shows no
+	 * data, changes no setting and no file, and costs the recording a
+	 * pass it makes anyway every drain_ms (flushes asked together
+	 * share one) */
+	{ COMMAND_FLUSH, "flush", 0, COMMAND_ARGS_SESSION, "[--session NAME]",
+	    "put what the daemon holds into the file being written",
+	    "Put what every session (or --session NAME) holds and has not\n"
+	    "written yet (its rings, buffers, the direct stream's tail) into\n"
+	    "its current .partial file, on disk, and print each file and where\n"
+	    "its data ends. No file is cut or renamed: perfspill-flame sends\n"
+	    "this before it reads the files being written. Open to the\n"
+	    "socket's group, as status is.\n" },
 };
 
 const struct command *

@@ -20,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "companion.h"
 #include "diff.h"
 #include "fold.h"
+#include "live.h"
 #include "opts.h"
 #include "otlpout.h"
 #include "pick.h"
@@ -41,6 +43,13 @@ struct flame_run {
 	size_t		 nsessions;
 	uint64_t	 read;		/* samples read, before the filters */
 	size_t		 skipped;	/* files that could not be read */
+	/* files being written: how many were read, where their data ends
+	 * and when that was read (wall ns), and whether the daemon put
+	 * what it held on disk first (flush_why: why not) */
+	size_t		 live;
+	int64_t		 live_end, live_at;
+	int		 flushed;
+	char		 flush_why[256];
 };
 
 static void
@@ -179,8 +188,12 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	fo.off_cpu = o->off_cpu;
 	fo.progress = progress_samples;
 	progress_file(f->path, f->samples, "reading part of");
+	/* a file being written that was finished meanwhile (its open
+	 * failed: nothing was added) is read under its final name */
 	if (fold_file(one, f->path, &fo, o->verbose, &st, err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) == -1 && !(f->live && access(f->path, F_OK) == -1 &&
+	    errno == ENOENT && pick_finished(f) == 0 && fold_file(one, f->path,
+	    &fo, o->verbose, &st, err, sizeof(err)) == 0)) {
 		flame_skip(run, f->path, err);
 		rv = 1;
 		goto out;
@@ -195,6 +208,13 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	if (st.kept > 0)
 		flame_span(run, (int64_t)st.first + f->wall_off,
 		    (int64_t)st.last + f->wall_off);
+	if (f->live) {
+		/* where the data being written ends, as read just now */
+		if (st.end != 0 && (run->live == 0 ||
+		    (int64_t)st.end + f->wall_off > run->live_end))
+			run->live_end = (int64_t)st.end + f->wall_off;
+		run->live++;
+	}
 	rv = 0;
 out:
 	stackset_free(one);
@@ -254,6 +274,32 @@ flame_filters(char *buf, size_t len, const struct opts *o, const char *sep)
 		snprintf(buf + off, len - off, "%suser frames", sep);
 }
 
+/*
+ * Where the data of the files being written ends: "recording: to
+ * 12:03:41, 0.8 s before now", and when the daemon was not asked to put
+ * what it holds on disk, that it was not.
+ */
+static void
+flame_live(char *buf, size_t len, const struct flame_run *run,
+    const char *sep)
+{
+	char	 t[40];
+
+	if (run->live == 0 || len == 0)
+		return;
+	if (run->live_end == 0) {
+		snprintf(buf, len, "%srecording: nothing whole written yet%s",
+		    sep, run->flushed ? "" : " (not flushed)");
+		return;
+	}
+	opts_utc(run->live_end, t, sizeof(t), 0);
+	t[19] = '\0';		/* HH:MM:SS of "YYYY-MM-DDTHH:MM:SSZ" */
+	snprintf(buf, len, "%srecording: to %s, %.1f s before now%s", sep,
+	    t + 11, run->live_at > run->live_end ?
+	    (double)(run->live_at - run->live_end) / 1e9 : 0.0,
+	    run->flushed ? "" : " (not flushed)");
+}
+
 /* Says that the filters keep nothing, as an empty range is said. */
 static void
 flame_nothing(const struct opts *o, const struct flame_run *run,
@@ -273,8 +319,9 @@ flame_nothing(const struct opts *o, const struct flame_run *run,
 	}
 	if (run->read == 0 || f[0] == '\0') {
 		/* the manifests promised samples the range then cut away */
+		flame_live(f, sizeof(f), run, "; ");
 		warnx("%s%snone of the %zu trace files read has samples in the "
-		    "range", host ? host : "", host ? ": " : "", run->files);
+		    "range%s", host ? host : "", host ? ": " : "", run->files, f);
 		return;
 	}
 	warnx("%s%snone of the %" PRIu64 " samples of the %zu trace files "
@@ -317,6 +364,8 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	    a, strncmp(a, b, 10) == 0 ? b + 11 : b,
 	    vi->nevents ? events : "no events", amount);
 	flame_filters(buf, len, o, " \xc2\xb7 ");
+	off = strlen(buf);
+	flame_live(buf + off, len - off, run, " \xc2\xb7 ");
 	off = strlen(buf);
 	if (run->skipped > 0)
 		snprintf(buf + off, len - off, " \xc2\xb7 %zu file%s skipped "
@@ -613,6 +662,74 @@ flame_side_free(struct flame_side *sd)
 	pick_free(&sd->l);
 }
 
+/*
+ * What the files of o's sessions hold, for a range that found nothing:
+ * "; they hold samples from A to B", and whether one was being written
+ * (read up to its last whole round: no rotation is needed to see it).
+ */
+static void
+flame_held(const struct pick_list *l, const struct opts *o, char *buf,
+    size_t len)
+{
+	int64_t	 a = 0, b = 0, x, y;
+	size_t	 i, live = 0, n = 0;
+	char	 ta[40], tb[40];
+
+	for (i = 0; i < l->n; i++) {
+		if (!pick_session(&l->f[i], o))
+			continue;
+		live += l->f[i].live;
+		if (l->f[i].live || (l->f[i].first == 0 && l->f[i].last == 0))
+			continue;
+		x = (int64_t)l->f[i].first + l->f[i].wall_off;
+		y = (int64_t)l->f[i].last + l->f[i].wall_off;
+		if (n++ == 0 || x < a)
+			a = x;
+		if (n == 1 || y > b)
+			b = y;
+	}
+	snprintf(buf, len, "%s%s%s%s%s", n > 0 ? "; the finished ones hold "
+	    "samples from " : "", n > 0 ? opts_utc(a, ta, sizeof(ta), 0) : "",
+	    n > 0 ? " to " : "", n > 0 ? opts_utc(b, tb, sizeof(tb), 0) : "",
+	    live > 0 ? "; the file being written holds none there either" :
+	    "; none is being written (perfspilld records nothing into this "
+	    "directory now)");
+}
+
+/*
+ * Files being written among l: perfspilld is asked first to put on disk
+ * what it holds (flush), so that the graph reaches as near now as the
+ * daemon can take it. Without an answer the graph holds what the files
+ * hold, and its subtitle says where that ends.
+ */
+static void
+flame_flush(const struct pick_list *l, const struct opts *o,
+    struct flame_run *run)
+{
+	size_t	 i;
+
+	for (i = 0; i < l->n && !l->f[i].live; i++)
+		;
+	if (i == l->n)
+		return;
+	/* "before now": before the files are read, after the flush */
+	run->live_at = opts_now();
+	if (o->no_flush) {
+		snprintf(run->flush_why, sizeof(run->flush_why), "not asked "
+		    "(--no-flush)");
+		return;
+	}
+	if (live_flush(o->socket, run->flush_why,
+	    sizeof(run->flush_why)) == 0) {
+		run->live_at = opts_now();
+		run->flushed = 1;
+		return;
+	}
+	warnx("%s: the files being written are read as they are; what "
+	    "perfspilld holds and has not written is not in the graph",
+	    run->flush_why);
+}
+
 /* Picks o's files for o's sessions and range and, when fold is set,
  * folds them into sd; 0, or -1 with a message printed. */
 static int
@@ -644,6 +761,8 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 			run->skipped++;
 		}
 	pick_sort(l);
+	if (!o->companion_only)
+		flame_flush(l, o, run);
 	if ((sd->cover = calloc(l->n, sizeof(*sd->cover))) == NULL ||
 	    (sd->all = stackset_create()) == NULL) {
 		warnx("out of memory");
@@ -690,22 +809,26 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 		return -1;
 	}
 	if (chosen == 0) {
+		flame_held(l, o, names, sizeof(names));
 		if (o->ranged)
 			warnx("none of the %zu trace files has samples from %s "
-			    "to %s", l->n - others, o->from == INT64_MIN ?
+			    "to %s%s", l->n - others, o->from == INT64_MIN ?
 			    "the start" : opts_utc(o->from, a, sizeof(a), 0),
 			    o->to == INT64_MAX ? "now" :
-			    opts_utc(o->to, b, sizeof(b), 0));
+			    opts_utc(o->to, b, sizeof(b), 0), names);
 		else
-			warnx("none of the %zu trace files has samples",
-			    l->n - others);
+			warnx("none of the %zu trace files has samples%s",
+			    l->n - others, names);
 		return -1;
 	}
 	progress_init(o->progress, chosen);
 	for (i = 0; fold && i < l->n; i++) {
-		if (sd->cover[i] == PICK_NONE)
+		/* a file being written is read, never kept as a companion */
+		if (sd->cover[i] == PICK_NONE ||
+		    (o->companion_only && l->f[i].live))
 			continue;
-		if ((sd->cover[i] == PICK_WHOLE ? flame_whole(sd->all,
+		if ((sd->cover[i] == PICK_WHOLE && !l->f[i].live ?
+		    flame_whole(sd->all,
 		    &l->f[i], o, run) : flame_part(sd->all, &l->f[i], o,
 		    run)) < 0) {
 			progress_done();

@@ -352,6 +352,7 @@ fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
 	fold_end(f, st);
 	st->read = ps.read;
 	st->lost = ps.lost;
+	st->end = ps.end;
 	st->head_hash = head;
 	fold_free(f);
 	return 0;

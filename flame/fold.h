@@ -39,6 +39,8 @@ struct fold_stats {
 	uint64_t		 first, last;	/* perf clock ns of those kept */
 	uint64_t		 lost;		/* the kernel's LOST counts */
 	uint64_t		 head_hash;	/* perfread's, for a companion */
+	uint64_t		 end;		/* perfread's: where its data
+						 * ends, perf clock ns */
 };
 
 struct fold;

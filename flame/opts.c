@@ -86,6 +86,14 @@ static const char opts_help[] =
 
 /* in two: C99 compilers need take no string over 4095 bytes */
 static const char opts_help_filters[] =
+"The files being written (perfspill-*.data.partial) are read too, up to\n"
+"their last whole round; first perfspilld is asked to put on disk what it\n"
+"holds (the control command flush: no file is cut). The subtitle says\n"
+"where their data ends.\n"
+"      --socket PATH      perfspilld's control socket (default\n"
+"                         $PERFSPILL_SOCKET or " PERFSPILL_SOCKET ")\n"
+"      --no-flush         do not ask the daemon\n"
+"\n"
 "Filters (a sample is kept when it matches one of each list given; each\n"
 "option may be repeated):\n"
 "      --comm NAME        the command name, as the kernel keeps it: its\n"
@@ -148,6 +156,8 @@ enum {
 	OPT_OTLP,
 	OPT_NO_DEMANGLE,
 	OPT_INLINE,
+	OPT_SOCKET,
+	OPT_NO_FLUSH,
 };
 
 static const struct option opts_long[] = {
@@ -185,6 +195,8 @@ static const struct option opts_long[] = {
 	{ "no-companion",	no_argument,		NULL, OPT_NO_COMPANION },
 	{ "refold",		no_argument,		NULL, OPT_REFOLD },
 	{ "companion",		no_argument,		NULL, OPT_COMPANION },
+	{ "socket",		required_argument,	NULL, OPT_SOCKET },
+	{ "no-flush",		no_argument,		NULL, OPT_NO_FLUSH },
 	{ "quiet",		no_argument,		NULL, 'q' },
 	{ "verbose",		no_argument,		NULL, 'v' },
 	{ "help",		no_argument,		NULL, 'h' },
@@ -582,6 +594,12 @@ opts_parse(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_INLINE:
 			o->inline_frames = 1;
+			break;
+		case OPT_SOCKET:
+			o->socket = optarg;
+			break;
+		case OPT_NO_FLUSH:
+			o->no_flush = 1;
 			break;
 		case 'q':
 			o->progress = 0;

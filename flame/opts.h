@@ -71,6 +71,8 @@ struct opts {
 	size_t		 nbase_hosts;
 	int		 no_demangle;	/* C++ and Rust names as in the file */
 	int		 inline_frames;	/* --inline: inlined functions' frames */
+	const char	*socket;	/* perfspilld's; NULL: the default */
+	int		 no_flush;	/* do not ask it to flush */
 	int		 progress;	/* -1: on a terminal */
 	int		 verbose;
 };

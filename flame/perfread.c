@@ -130,6 +130,9 @@ struct perfread {
 	uint8_t			*arena;
 	size_t			 alen, acap;
 	uint64_t		 seq, round_max, prev_max;
+	/* a file being written: the records before its last FINISHED_ROUND
+	 * (seq below round_seq) are those read; its newest time */
+	uint64_t		 round_seq, round_end;
 	struct profile_frame	 fbuf[PROFILE_MAX_FRAMES];
 };
 
@@ -317,6 +320,29 @@ pr_bid_of(const struct perfread *r, const char *file)
 	return NULL;
 }
 
+/*
+ * A file being written (a .partial: its header still says data size 0,
+ * perfdata.h) is read as salvage reads one: its head names the features
+ * written with it (host, events, CPUs, compression), and its data runs
+ * to the end of what the file holds now. The walk ends at the first
+ * record that is not whole yet; what it passes on ends at the last
+ * FINISHED_ROUND before that (perfread_walk). The file only grows while
+ * it is written, until its finish cuts what follows the data: the walk
+ * never reads past the data, so the map stays valid.
+ */
+static int
+perfread_open_live(struct perfread *r)
+{
+	struct perfdata_layout	 l;
+
+	if (perfdata_parse(r->map, r->size, &l) == -1)
+		return -1;
+	memcpy(r->feat, l.feat, sizeof(r->feat));
+	r->hdr.data.size = r->size - r->hdr.data.offset;
+	r->info.live = 1;
+	return 0;
+}
+
 struct perfread *
 perfread_open(const char *path, char *err, size_t errlen)
 {
@@ -360,16 +386,18 @@ perfread_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "not a perf.data file (its magic)");
 		goto error;
 	}
-	if (r->hdr.data.size == 0 || r->hdr.data.offset > r->size ||
+	if (r->hdr.data.size == 0 && perfread_open_live(r) == 0)
+		;	/* being written: its head's features */
+	else if (r->hdr.data.size == 0 || r->hdr.data.offset > r->size ||
 	    r->hdr.data.size > r->size - r->hdr.data.offset) {
 		snprintf(err, errlen, "not a finished trace file (its data "
 		    "section)");
 		goto error;
-	}
-	for (id = 0; id < PERFDATA_FEAT_MAX; id++)
-		if (perfdata_feat_find(r->map, r->size, &r->hdr, id,
-		    &r->feat[id]) == -1)
-			memset(&r->feat[id], 0, sizeof(r->feat[id]));
+	} else
+		for (id = 0; id < PERFDATA_FEAT_MAX; id++)
+			if (perfdata_feat_find(r->map, r->size, &r->hdr, id,
+			    &r->feat[id]) == -1)
+				memset(&r->feat[id], 0, sizeof(r->feat[id]));
 	if ((r->pc = perfcheck_create(r->map, r->size, &r->hdr, r->feat)) ==
 	    NULL) {
 		snprintf(err, errlen, "%s", errno == ENOMEM ? "out of memory" :
@@ -1098,6 +1126,8 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 		if (pr_flush(r, r->prev_max) == -1)
 			goto fail;
 		r->prev_max = r->round_max;
+		r->round_seq = r->seq;
+		r->round_end = r->round_max;
 		return 0;
 	}
 	if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_MMAP &&
@@ -1158,6 +1188,18 @@ fail:
 	return -1;
 }
 
+/* A file being written: the records of its open round are left out. */
+static void
+pr_drop_open_round(struct perfread *r)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < r->nevs; i++)
+		if (r->evs[i].seq < r->round_seq)
+			r->evs[n++] = r->evs[i];
+	r->nevs = n;
+}
+
 int
 perfread_walk(struct perfread *r, const struct perfread_opts *o,
     struct symbolize *sy, perfread_fn fn, void *arg,
@@ -1177,9 +1219,18 @@ perfread_walk(struct perfread *r, const struct perfread_opts *o,
 	r->nomem = r->stop = 0;
 	r->nevs = r->alen = 0;
 	r->seq = r->round_max = r->prev_max = 0;
+	r->round_seq = r->round_end = 0;
 	perfcheck_visit(r->pc, pr_visit, r);
 	stop = perfcheck_walk(r->pc, r->map, end, r->hdr.data.offset, &cs);
 	perfcheck_visit(r->pc, NULL, NULL);
+	if (r->info.live && !r->nomem && !r->stop) {
+		/* the rounds that are whole: a record after the last
+		 * FINISHED_ROUND may be one the writer has not finished */
+		pr_drop_open_round(r);
+		stop = end;
+		st->end = r->round_end;
+	} else
+		st->end = st->last;
 	/* the rest, when the whole data was read */
 	if (stop == end && !r->nomem && !r->stop &&
 	    pr_flush(r, UINT64_MAX) == -1) {

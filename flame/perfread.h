@@ -35,8 +35,10 @@ struct perfread_opts {
 	int		 names;		/* SYMBOLIZE_* of fold_read's symbolizer */
 };
 
-/* Opens path (a finished trace file) and reads its head; NULL with a
- * message in err (errlen bytes) when it is not one perf reads. */
+/* Opens path (a finished trace file, or one being written: a .partial
+ * whose header is not final yet, read up to its last whole round as
+ * info's live says) and reads its head; NULL with a message in err
+ * (errlen bytes) when it is not one perf reads. */
 struct perfread	*perfread_open(const char *path, char *err, size_t errlen);
 const struct profile_info *perfread_info(const struct perfread *);
 /* Every sample of the file, in file order, to fn; sy names the frames

@@ -62,6 +62,16 @@ pick_is_data(const char *name)
 	return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".data") == 0;
 }
 
+/* A trace file perfspilld is writing now: perfspill-*.data.partial. */
+static int
+pick_is_live(const char *name)
+{
+	size_t	 n = strlen(name);
+
+	return strncmp(name, "perfspill-", 10) == 0 && n > 23 &&
+	    strcmp(name + n - 13, ".data.partial") == 0;
+}
+
 static int
 pick_dir(struct pick_list *l, const char *path, int depth)
 {
@@ -89,7 +99,8 @@ pick_dir(struct pick_list *l, const char *path, int depth)
 			continue;
 		if (S_ISDIR(st.st_mode) && depth < PICK_MAX_DEPTH)
 			rv = pick_dir(l, sub, depth + 1);
-		else if (pick_is_data(de->d_name) &&
+		else if ((pick_is_data(de->d_name) ||
+		    pick_is_live(de->d_name)) &&
 		    stat(sub, &st) == 0 && S_ISREG(st.st_mode))
 			rv = pick_push(l, sub, &st, 0);
 	}
@@ -253,11 +264,81 @@ pick_head(struct pick_file *f)
 	return 0;
 }
 
+/*
+ * A file being written has no manifest, companion or sample times yet:
+ * it is placed from the time its name gives (when it was opened) to now,
+ * and its samples on the wall clock by this host's clocks now, as the
+ * daemon's manifests place them (perf's clock counts like
+ * CLOCK_MONOTONIC). Its data is read for what a range keeps.
+ */
+static int
+pick_live(struct pick_file *f)
+{
+	struct perfread	*r;
+	struct timespec	 mono, real;
+	char		 host[256], err[256];
+	int64_t		 wall, now;
+
+	if ((r = perfread_open(f->path, err, sizeof(err))) == NULL) {
+		warnx("%s: %s", f->path, err);
+		return -1;
+	}
+	snprintf(f->host, sizeof(f->host), "%s", perfread_info(r)->host);
+	f->cgroups = perfread_info(r)->cgroups;
+	f->head = perfread_info(r)->head_hash;
+	perfread_close(r);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	f->wall_off = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - now;
+	f->last = (uint64_t)now;
+	f->first = 1;
+	if (pick_name(f->path, host, sizeof(host), &wall) == 0) {
+		if (f->host[0] == '\0')
+			snprintf(f->host, sizeof(f->host), "%s", host);
+		/* the name's second, not after the file's first sample */
+		if (wall - f->wall_off > 1)
+			f->first = (uint64_t)(wall - f->wall_off);
+	}
+	f->live = 1;
+	f->facts = "live";
+	return 0;
+}
+
+int
+pick_finished(struct pick_file *f)
+{
+	struct stat	 st;
+	char		*final;
+	size_t		 n = strlen(f->path) - strlen(".partial");
+
+	if ((final = strndup(f->path, n)) == NULL)
+		return -1;
+	if (stat(final, &st) == -1 || !S_ISREG(st.st_mode)) {
+		free(final);
+		return -1;
+	}
+	free(f->path);
+	f->path = final;
+	f->live = 0;
+	f->size = (uint64_t)st.st_size;
+	f->mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+	    st.st_mtim.tv_nsec;
+	return 0;
+}
+
 static int
 pick_learn(struct pick_file *f, int verbose)
 {
 	struct companion_facts	 want, cf;
 
+	if (pick_is_live(strrchr(f->path, '/') != NULL ?
+	    strrchr(f->path, '/') + 1 : f->path)) {
+		if (access(f->path, F_OK) == 0 || errno != ENOENT ||
+		    pick_finished(f) == -1)
+			return pick_live(f);
+		/* finished (renamed) since the directory was read */
+	}
 	if (pick_head(f) == -1)
 		return -1;
 	if (pick_manifest(f) == 0)

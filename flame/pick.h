@@ -26,7 +26,12 @@ struct pick_file {
 	uint64_t	 first, last;	/* perf clock ns of its samples */
 	int64_t		 wall_off;	/* wall ns = perf clock ns + this */
 	int		 cgroups;	/* records each sample's cgroup */
-	const char	*facts;		/* "manifest", "companion", "header" */
+	const char	*facts;		/* "manifest", "companion", "header",
+					 * "live" */
+	int		 live;		/* NAME.data.partial, being written:
+					 * first and last are a guess (its
+					 * name's time, now) and the perf
+					 * clock is placed by this host's */
 };
 
 struct pick_list {
@@ -40,9 +45,14 @@ enum pick_cover {
 	PICK_WHOLE,
 };
 
-/* Adds the file at path, or the *.data files below the directory at path;
- * 0, or -1 with a message printed. */
+/* Adds the file at path, or the *.data files below the directory at path
+ * and the perfspill-*.data.partial files being written there; 0, or -1
+ * with a message printed. */
 int		 pick_add(struct pick_list *, const char *path);
+/* A file being written that was finished (renamed) since it was found:
+ * f becomes its final name, read as a finished file. 0, or -1 when it
+ * has none (f unchanged). */
+int		 pick_finished(struct pick_file *);
 /* Learns the file's facts; 0, or -1 with a message printed. */
 int		 pick_facts(struct pick_file *, int verbose);
 /* How much of the file [from, to) (wall ns) covers. */

@@ -86,6 +86,8 @@ struct profile_info {
 	const uint8_t	*tracing;	/* the tracing data feature (the
 					 * tracepoints' formats); NULL: none */
 	uint64_t	 tracing_len;
+	int		 live;		/* being written (a .partial): read
+					 * up to its last whole round */
 };
 
 /* What a walk of the data came to. */
@@ -95,6 +97,9 @@ struct profile_stats {
 	uint64_t	 first, last;	/* of those, perf clock ns */
 	uint64_t	 records;
 	uint64_t	 lost;		/* the kernel's LOST counts */
+	uint64_t	 end;		/* perf clock ns the data read reaches:
+					 * the last sample's, or a file being
+					 * written's newest in its last round */
 };
 
 #endif

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +52,10 @@ static void	cmd_snapshot(struct daemon *, struct control_client *,
 		    json_object *);
 static void	cmd_metrics(struct daemon *, struct control_client *,
 		    json_object *);
+static void	cmd_flush(struct daemon *, struct control_client *,
+		    json_object *);
+static struct session *cmd_session(struct daemon *, struct control_client *,
+		    json_object *);
 
 /* The handlers of common/command.c's table: names, privilege and args
  * are there, shared with perfspillctl. */
@@ -66,6 +71,17 @@ static const cmd_exec cmd_handlers[COMMAND__COUNT] = {
 	[COMMAND_SHUTDOWN] = cmd_shutdown,
 	[COMMAND_METRICS] = cmd_metrics,
 	[COMMAND_SNAPSHOT] = cmd_snapshot,
+	[COMMAND_FLUSH] = cmd_flush,
+};
+
+/* A flush a client waits for: one answer per session asked, the reply
+ * sent once the last has come. */
+struct cmd_flush {
+	struct daemon		*d;
+	struct control_client	*c;
+	json_object		*reply;		/* {"sessions": [...]} */
+	json_object		*list;		/* ...that array */
+	size_t			 pending;
 };
 
 static void
@@ -150,6 +166,27 @@ cmd_drop_rotate_waiter(struct daemon *d, struct control_client *c)
 	d->rotate_waiters[i] = d->rotate_waiters[--d->nr_rotate_waiters];
 }
 
+/* The flushes c waits for, forgotten by every session's recording. */
+static void
+cmd_drop_flush(struct daemon *d, struct control_client *c)
+{
+	struct cmd_flush	*w;
+	struct session		*s = NULL;
+	size_t			 i = 0;
+
+	while (i < d->nr_flushes) {
+		if ((w = d->flushes[i])->c != c) {
+			i++;
+			continue;
+		}
+		while ((s = session_next(d->sessions, s)) != NULL)
+			record_flush_cancel(session_record(s), w);
+		json_object_put(w->reply);
+		free(w);
+		d->flushes[i] = d->flushes[--d->nr_flushes];
+	}
+}
+
 void
 cmd_client_gone(struct daemon *d, struct control_client *c)
 {
@@ -162,6 +199,7 @@ cmd_client_gone(struct daemon *d, struct control_client *c)
 		break;
 	}
 	cmd_drop_rotate_waiter(d, c);
+	cmd_drop_flush(d, c);
 }
 
 void
@@ -232,7 +270,16 @@ cmd_metrics(struct daemon *d, struct control_client *c, json_object *args)
 static void
 cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 {
-	json_object	*o = record_status(d->rec);
+	struct session	*s = session_default(d->sessions);
+	json_object	*o, *v;
+
+	/* --session: that session's recording where the default's is */
+	if (json_object_object_get_ex(args, "session", &v) &&
+	    (s = cmd_session(d, c, args)) == NULL)
+		return;
+	o = record_status(session_record(s));
+	json_object_object_add(o, "session",
+	    json_object_new_string(session_name(s)));
 
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "version",
@@ -248,7 +295,8 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	    json_object_new_int(control_nclients(d->ctl)));
 	json_object_object_add(o, "config", config_to_json(&d->cfg, 0));
 	json_object_object_add(o, "handoffs", handoff_status(d->handoff));
-	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE)
+	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE &&
+	    session_record(s) == d->rec)
 		json_object_object_add(o, "overrides",
 		    json_object_get(d->overrides));
 	/* the default session's figures stay where they were; every
@@ -301,6 +349,105 @@ cmd_session(struct daemon *d, struct control_client *c, json_object *args)
 		cmd_error(c, PROTO_E_STATE, "session", "there is no session "
 		    "%s (status lists them)", name);
 	return s;
+}
+
+/* An answer of w has come: the reply once none is pending. */
+static void
+cmd_flush_done(struct cmd_flush *w)
+{
+	struct daemon	*d = w->d;
+	size_t		 i;
+
+	if (--w->pending > 0)
+		return;
+	for (i = 0; i < d->nr_flushes && d->flushes[i] != w; i++)
+		;
+	if (i < d->nr_flushes)
+		d->flushes[i] = d->flushes[--d->nr_flushes];
+	control_client_reply(w->c, proto_reply_ok(w->reply));
+	free(w);
+}
+
+/* One session's answer to w: {"session", "flushed", "file",
+ * "data_end"} or {"session", "flushed": false, "why"}. */
+static void
+cmd_flush_entry(struct cmd_flush *w, const char *session, const char *file,
+    uint64_t bytes, const char *why)
+{
+	json_object	*e = json_object_new_object();
+
+	json_object_object_add(e, "session", json_object_new_string(session));
+	json_object_object_add(e, "flushed", json_object_new_boolean(file !=
+	    NULL));
+	if (file != NULL) {
+		json_object_object_add(e, "file", json_object_new_string(file));
+		proto_add_u64(e, "data_end", bytes);
+	} else
+		json_object_object_add(e, "why", json_object_new_string(why));
+	json_object_array_add(w->list, e);
+	cmd_flush_done(w);
+}
+
+/* A session's recording has its flush on disk (record_flushed_cb). */
+static void
+cmd_flushed(struct record *rec, const char *file, uint64_t bytes, void *arg)
+{
+	struct cmd_flush	*w = arg;
+	struct session		*s = NULL;
+
+	while ((s = session_next(w->d->sessions, s)) != NULL &&
+	    session_record(s) != rec)
+		;
+	cmd_flush_entry(w, s != NULL ? session_name(s) : "?", file, bytes,
+	    "the recording stopped or paused: what it held goes into the "
+	    "file it finishes");
+}
+
+/*
+ * flush: what the sessions hold goes into their current files, on disk
+ * (record_flush); the reply lists each session asked with its file and
+ * where its data ends there.
+ */
+static void
+cmd_flush(struct daemon *d, struct control_client *c, json_object *args)
+{
+	struct cmd_flush	*w;
+	struct session		*s = NULL, *one = NULL;
+	json_object		*v = NULL;
+	size_t			 n = 0;
+	int			 rc;
+
+	if (json_object_object_get_ex(args, "session", &v) &&
+	    (one = cmd_session(d, c, args)) == NULL)
+		return;
+	if (d->nr_flushes == sizeof(d->flushes) / sizeof(d->flushes[0]) ||
+	    (w = calloc(1, sizeof(*w))) == NULL) {
+		cmd_error(c, PROTO_E_BUSY, NULL, "too many flushes wait; ask "
+		    "again");
+		return;
+	}
+	w->d = d;
+	w->c = c;
+	w->reply = json_object_new_object();
+	w->list = json_object_new_array();
+	json_object_object_add(w->reply, "sessions", w->list);
+	d->flushes[d->nr_flushes++] = w;
+	/* one answer more than asked until every session was asked, so
+	 * that no answer replies before the last is asked */
+	w->pending = 1;
+	while ((s = one != NULL ? (n++ == 0 ? one : NULL) :
+	    session_next(d->sessions, s)) != NULL) {
+		if (record_state(session_record(s)) == RECORD_IDLE &&
+		    one == NULL)
+			continue;
+		w->pending++;
+		if ((rc = record_flush(session_record(s), cmd_flushed, w)) == 0)
+			continue;
+		cmd_flush_entry(w, session_name(s), NULL, 0, rc == 1 ?
+		    "it writes no file now (idle, paused, a flight window in "
+		    "memory, or stopping)" : "too many flushes wait");
+	}
+	cmd_flush_done(w);
 }
 
 /* The settings the recording in progress uses with cfg configured: cfg

@@ -21,6 +21,7 @@ struct handoff;
 struct jitcopy;
 struct control_client;
 struct pidfile;
+struct cmd_flush;
 
 #define DAEMON_NSIGNALS	4	/* SIGTERM, SIGINT, SIGHUP, SIGUSR2 */
 
@@ -70,6 +71,9 @@ struct daemon {
 		int			 whole;
 	}			 rotate_waiters[16];
 	size_t			 nr_rotate_waiters;
+	/* clients waiting for their flush to land (cmd.c) */
+	struct cmd_flush	*flushes[16];
+	size_t			 nr_flushes;
 };
 
 /* Empty, with its hooks: reload re-reads the config file (0, or -1 with

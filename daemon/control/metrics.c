@@ -137,6 +137,11 @@ metrics_sessions(struct sbuf *out, const struct metrics *m)
 		{ "direct_io", "gauge", "1 while the session's current file "
 		    "is written past the page cache (O_DIRECT).",
 		    offsetof(struct metrics_session, direct) },
+		{ "data_on_disk_timestamp_seconds", "gauge", "When the "
+		    "session's data last reached its current file (the "
+		    ".partial's mtime), seconds since the epoch; 0 while it "
+		    "writes none.",
+		    offsetof(struct metrics_session, data_on_disk) },
 	};
 	const struct metrics_session	*ms;
 	size_t				 i, j;
@@ -168,6 +173,18 @@ metrics_sessions(struct sbuf *out, const struct metrics *m)
 		}
 	}
 	return 0;
+}
+
+/* The last time data reached a trace file: a file being written, the
+ * newest finished one, or else the daemon's start. */
+static time_t
+metrics_data_on_disk(const struct metrics *m)
+{
+	time_t	 t = m->data_on_disk;
+
+	if (m->last_finished > t)
+		t = m->last_finished;
+	return t > 0 ? t : m->started > 0 ? m->started : 0;
 }
 
 /* One series per reason, 0 or 1: the label set never changes. */
@@ -263,6 +280,13 @@ metrics_format(struct sbuf *out, const struct metrics *m)
 	    "When the newest finished trace file in the output directory was "
 	    "last written, seconds since the epoch; 0 while there is none.",
 	    (uint64_t)(m->last_finished > 0 ? m->last_finished : 0)) == -1)
+		return -1;
+	if (metrics_u64(out, "data_on_disk_timestamp_seconds", "gauge", "When "
+	    "data last reached a trace file in the output directory (a file "
+	    "being written or the newest finished one), seconds since the "
+	    "epoch; when perfspilld started, until then. A staleness alert "
+	    "that a new host does not fire.",
+	    (uint64_t)metrics_data_on_disk(m)) == -1)
 		return -1;
 	if (metrics_u64(out, "start_time_seconds", "gauge", "When perfspilld "
 	    "started, seconds since the epoch.", (uint64_t)m->started) == -1)

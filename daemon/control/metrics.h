@@ -26,6 +26,7 @@ struct metrics_session {
 	uint64_t	 buffers;	/* ...of it the drain's buffers now */
 	uint64_t	 spills;	/* chunks spilled through the page cache */
 	uint64_t	 direct;	/* 1: its file goes past the page cache */
+	uint64_t	 data_on_disk;	/* its current file's mtime; 0: none */
 	int		 recording;
 };
 
@@ -64,6 +65,8 @@ struct metrics {
 	uint64_t	 retained_bytes;
 	uint64_t	 disk_free;	/* for unprivileged writers */
 	time_t		 last_finished;	/* the newest file's mtime; 0: none */
+	time_t		 data_on_disk;	/* the newest current file's mtime
+					 * (the last write that landed); 0 */
 	time_t		 started;	/* the daemon's start */
 	const char	*version;
 	uint64_t	 memory;	/* what the sessions hold */

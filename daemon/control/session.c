@@ -164,6 +164,15 @@ session_find(struct session_table *t, const char *name)
 	return NULL;
 }
 
+struct session *
+session_next(struct session_table *t, struct session *s)
+{
+	s = s == NULL ? TAILQ_FIRST(&t->list) : TAILQ_NEXT(s, entry);
+	while (s != NULL && s->ended)
+		s = TAILQ_NEXT(s, entry);
+	return s;
+}
+
 const char *
 session_name(const struct session *s)
 {
@@ -632,6 +641,9 @@ session_metrics(struct session_table *t, struct metrics *out)
 		ms[n].recording = m.recording;
 		ms[n].memory = s->holds ? s->mem.total : 0;
 		ms[n].direct = (uint64_t)record_write_direct(s->rec);
+		ms[n].data_on_disk = (uint64_t)m.data_on_disk;
+		if (m.data_on_disk > out->data_on_disk)
+			out->data_on_disk = m.data_on_disk;
 		record_buffer_use(s->rec, &ms[n].buffers, &ms[n].spills);
 		n++;
 	}

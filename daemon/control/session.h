@@ -80,6 +80,9 @@ struct session	*session_default(struct session_table *);
 /* The session named name (NULL or "default": the default one), or NULL. */
 struct session	*session_find(struct session_table *, const char *name);
 const char	*session_name(const struct session *);
+/* The session after s (NULL: the first, the default one), ended ones
+ * left out; NULL after the last. */
+struct session	*session_next(struct session_table *, struct session *s);
 struct record	*session_record(const struct session *);
 int		 session_on_demand(const struct session *);
 

@@ -97,6 +97,27 @@ struct record_pass {
 struct record;
 typedef void (*record_passed_fn)(struct record *, const struct record_pass *);
 
+/*
+ * The flushes clients asked for (record-flush.c): each waits for the
+ * drain thread's pass with its ticket, then for that pass's writes to
+ * land. The thread fills in the pass's figures under the lock.
+ */
+#define RECORD_FLUSH_WAITERS	32
+struct record_flush {
+	struct {
+		record_flushed_cb	 cb;
+		void			*arg;
+		uint64_t		 ticket;
+	}			 w[RECORD_FLUSH_WAITERS];
+	size_t			 nr;
+	uint64_t		 asked;		/* the last ticket given */
+	uint64_t		 passed;	/* the last ticket passed */
+	char			 file[NAME_MAX + 1]; /* ...into this file
+						 * (its .partial name; "": none) */
+	uint64_t		 target;	/* ...which then ended here */
+	uint64_t		 tail;		/* ...its last bytes padded */
+};
+
 /* The drain thread (record-thread.c). */
 struct record_thread {
 	pthread_t		 th;
@@ -108,6 +129,7 @@ struct record_thread {
 	atomic_int		 stop;
 	atomic_int		 sweep;		/* the next pass reads every ring */
 	atomic_int		 pad;		/* ...and pads the direct tail */
+	atomic_ulong		 flush;		/* ...for this flush ticket */
 	struct record_pass	 pending;	/* for the loop (passed) */
 	record_passed_fn	 passed;
 	int			 retry_ms;	/* rings left: again after */
@@ -180,6 +202,7 @@ struct record {
 	int			 lockfd;	/* the output directory's lock */
 	int			 direct_refused; /* errno: files go buffered */
 	struct event		*padder;	/* the direct stream's tail */
+	struct record_flush	 flush;		/* flushes asked for */
 	int			 dir_gone;	/* paused: the directory was removed */
 	time_t			 retry_at;	/* ...look for it again then */
 	unsigned int		 retry_wait;	/* ...seconds, doubling */
@@ -242,6 +265,9 @@ int	record_thread_sweep(struct record *);
 /* The same, and the direct stream's tail padded to disk after it (the
  * padder's): 0, or -1 when no thread runs. */
 int	record_thread_pad(struct record *);
+/* The same as record_thread_pad, for flush ticket t (record-flush.c):
+ * 0, or -1 when no thread runs. */
+int	record_thread_flush(struct record *, uint64_t t);
 /* Join it (the lock may be held). */
 void	record_thread_stop(struct record *);
 void	record_thread_free(struct record *);
@@ -417,6 +443,17 @@ size_t	record_reap_files(struct record *);
 int	record_find_dir(struct record *);
 /* Bytes free in the output directory, or -1. */
 int	record_free_bytes(struct record *, uint64_t *);
+
+/* record-flush.c, under the lock (record.c takes it): a waiter added,
+ * its ticket for the drain thread (0: too many wait), or forgotten; the
+ * drain thread's flush pass is over; in the loop, answer the flushes
+ * that landed (how many wait still), or every one (the recording stops:
+ * its files are finished) */
+uint64_t record_flush_add(struct record *, record_flushed_cb, void *);
+void	record_flush_forget(struct record *, void *arg);
+void	record_flush_passed(struct record *, uint64_t ticket);
+size_t	record_flush_poll(struct record *);
+void	record_flush_answer_all(struct record *);
 
 /* record-status.c */
 json_object *record_totals(struct record *);

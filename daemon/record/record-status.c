@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "record-int.h"
 #include "proto.h"
@@ -89,6 +90,7 @@ static void
 record_metrics_locked(struct record *rec, struct metrics *m)
 {
 	struct record_sums	 s;
+	struct stat		 st;
 
 	/* m may be rec->life itself (at the end of a recording) */
 	*m = rec->life;
@@ -107,6 +109,9 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	m->self_excluded += s.self;
 	m->aio_inflight = s.inflight;
 	m->files_finished += rec->files_done;
+	/* the file system's own word for when a write last landed */
+	if (rec->cur != NULL && fstat(rec->cur->fd, &st) == 0)
+		m->data_on_disk = st.st_mtime;
 }
 
 void

@@ -76,7 +76,7 @@ record_thread_pass(struct record *rec)
 {
 	struct record_thread	*t = &rec->thread;
 	struct record_pass	 pass;
-	uint64_t		 one = 1;
+	uint64_t		 one = 1, flush;
 	int			 ms, pad, all;
 
 	if (rec->state != RECORD_RUNNING)
@@ -85,7 +85,8 @@ record_thread_pass(struct record *rec)
 	/* rings below the minimum chunk wait, unless the open round has
 	 * grown to the size of all the rings (record.c, record_wakeup) or
 	 * the loop's tick or padder asked for every ring */
-	pad = atomic_exchange(&t->pad, 0);
+	flush = atomic_exchange(&t->flush, 0);
+	pad = atomic_exchange(&t->pad, 0) || flush != 0;
 	all = atomic_exchange(&t->sweep, 0) || pad;
 	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk, 0, &pass);
@@ -95,6 +96,11 @@ record_thread_pass(struct record *rec)
 	 * for another period) */
 	if (pad)
 		record_pad_tail(rec);
+	/* a reader's flush: the loop answers once this pass has landed */
+	if (flush != 0) {
+		record_flush_passed(rec, flush);
+		(void)write(t->loopfd, &one, sizeof(one));
+	}
 	if (pass.err != 0 || pass.full) {
 		if (t->pending.err == 0)
 			t->pending.err = pass.err;
@@ -182,8 +188,10 @@ record_thread_loop_cb(evutil_socket_t fd, short what, void *arg)
 	record_lock(rec);
 	pass = t->pending;
 	memset(&t->pending, 0, sizeof(t->pending));
-	if (rec->state == RECORD_RUNNING && t->passed != NULL)
+	if (rec->state == RECORD_RUNNING && t->passed != NULL &&
+	    (pass.err != 0 || pass.full))
 		t->passed(rec, &pass);
+	record_flush_poll(rec);
 	record_unlock(rec);
 }
 
@@ -229,6 +237,7 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	atomic_store(&t->stop, 0);
 	atomic_store(&t->sweep, 0);
 	atomic_store(&t->pad, 0);
+	atomic_store(&t->flush, 0);
 	memset(&sp, 0, sizeof(sp));
 	sp.sched_priority = (int)rec->cfg.realtime;
 	/* explicit: not the loop's (nor whatever started the daemon) */
@@ -279,6 +288,19 @@ int
 record_thread_pad(struct record *rec)
 {
 	return record_thread_wake(&rec->thread, &rec->thread.pad);
+}
+
+int
+record_thread_flush(struct record *rec, uint64_t ticket)
+{
+	struct record_thread	*t = &rec->thread;
+	uint64_t		 one = 1;
+
+	if (!t->running)
+		return -1;
+	atomic_store(&t->flush, ticket);
+	(void)write(t->wakefd, &one, sizeof(one));
+	return 0;
 }
 
 void

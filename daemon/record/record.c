@@ -702,6 +702,35 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	record_unlock(rec);
 }
 
+int
+record_flush(struct record *rec, record_flushed_cb cb, void *arg)
+{
+	uint64_t	 ticket;
+	int		 rc = 0;
+
+	record_lock(rec);
+	if (rec->state != RECORD_RUNNING || rec->cur == NULL ||
+	    rec->paused[0] != '\0' || rec->flight != NULL)
+		rc = 1;
+	else if ((ticket = record_flush_add(rec, cb, arg)) == 0)
+		rc = -1;
+	else if (record_thread_flush(rec, ticket) == -1) {
+		/* no drain thread: not recording after all */
+		record_flush_forget(rec, arg);
+		rc = 1;
+	}
+	record_unlock(rec);
+	return rc;
+}
+
+void
+record_flush_cancel(struct record *rec, void *arg)
+{
+	record_lock(rec);
+	record_flush_forget(rec, arg);
+	record_unlock(rec);
+}
+
 static void
 record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1136,6 +1165,7 @@ record_reap(struct record *rec)
 	struct timeval	 tv = { 0, 5000 };
 	size_t		 closing = record_reap_files(rec);
 
+	record_flush_poll(rec);
 	/* a stop's snapshot being built on its thread: its file comes */
 	if (rec->state == RECORD_STOPPING && closing == 0 &&
 	    rec->q.nr_busy == 0 && rec->prep == NULL &&
@@ -1154,6 +1184,8 @@ record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
+	/* the stop finishes the file: what a flush waits for is in it */
+	record_flush_answer_all(rec);
 	/* a snapshot being built is written: its window is taken already */
 	if (record_window_busy(rec))
 		record_snapshot_ready(-1, 0, rec);

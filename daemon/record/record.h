@@ -102,6 +102,26 @@ int	record_write_direct(const struct record *);
 /* The drain's buffers held now (bytes), and the drains spilled through
  * the page cache at the pool's bound (this recording). */
 void	record_buffer_use(struct record *, uint64_t *bytes, uint64_t *spills);
+/*
+ * A flush (record_flush) is done: what the recording held when it was
+ * asked is on disk in its current file, file (the .partial's name), of
+ * bytes; file NULL when the recording writes no file to flush into now
+ * (paused, a flight window in memory, stopping: a stop or rotation
+ * finishes what it holds). In the loop.
+ */
+typedef void (*record_flushed_cb)(struct record *, const char *file,
+    uint64_t bytes, void *arg);
+/*
+ * In the loop: have the drain thread put what the rings, the pool's open
+ * block and the direct stream's tail hold into the current file, as its
+ * padder does, and call cb (in the loop) once that is on disk: no
+ * rotation, no rename, no other write than those the recording makes
+ * anyway. 0 queued; 1 when the recording writes no file now (cb is not
+ * called); -1 when too many flushes wait already.
+ */
+int	record_flush(struct record *, record_flushed_cb, void *arg);
+/* Forget the flushes that would answer arg (its client went). */
+void	record_flush_cancel(struct record *, void *arg);
 /* The final name of the file being written now, or NULL. */
 const char *record_file_name(const struct record *);
 /* Why the last recording lost files (its output directory was removed),

@@ -494,6 +494,18 @@ cblock_wait_all(struct cblock_queue *q)
 }
 
 int
+cblock_pad_busy(const struct cblock_queue *q, const struct tracefile *tf,
+    uint64_t off)
+{
+	const struct cblock	*cb;
+
+	TAILQ_FOREACH(cb, &q->busy, entry)
+		if (cb->pad && cb->tf == tf && cb->off == off)
+			return 1;
+	return 0;
+}
+
+int
 cblock_wait_pads(struct cblock_queue *q, const struct tracefile *tf)
 {
 	const struct aiocb	*list[64];

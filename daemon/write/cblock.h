@@ -151,6 +151,10 @@ int	 cblock_wait_any(struct cblock_queue *);
 /* Block until no padded tail of tf is in flight (a small request, rare:
  * before a spill rewrites its block). 0, or -1 when one is deferred. */
 int	 cblock_wait_pads(struct cblock_queue *, const struct tracefile *);
+/* 1 while a padded tail of tf written from off is in flight on q (loop;
+ * a flush waits for it to land: record-flush.c), else 0. */
+int	 cblock_pad_busy(const struct cblock_queue *, const struct tracefile *,
+	    uint64_t off);
 /* Block until glibc holds no request of q: before the buffers are freed
  * at exit. Deferred requests are not glibc's; they stay busy. */
 void	 cblock_wait_all(struct cblock_queue *);

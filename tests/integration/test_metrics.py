@@ -6,6 +6,7 @@ Prometheus' own promtool (check metrics) in every state.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -312,6 +313,89 @@ def test_metrics_file_in_a_missing_directory_is_logged_once():
         wait_for(lambda: os.path.exists(prom), what=prom)
         wait_for(lambda: "written again" in d.read_log(),
                  what="the recovery to be logged")
+
+
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+
+
+def readme_rule():
+    """The staleness rule the README gives, as it is written there."""
+    with open(README) as f:
+        text = " ".join(f.read().split())
+    m = re.search(r"`(time\(\) - perfspill_data_on_disk_timestamp_seconds "
+                  r"> \d+)`", text)
+    assert m, "README gives no staleness rule on the data_on_disk gauge"
+    return m.group(1)
+
+
+def rule_fires(tmp, expr, series):
+    """promtool test rules: which of series ({instance: (start, step per
+    minute)}, the gauge's value at time 0 and its growth) the alert on
+    expr fires for at 10 minutes and at 3 hours (promtool's time() counts
+    from 0)."""
+    tool = shutil.which("promtool") or "/usr/bin/promtool"
+    assert os.access(tool, os.X_OK), "promtool not installed"
+    rules = os.path.join(tmp, "rules.yml")
+    with open(rules, "w") as f:
+        f.write("groups:\n- name: perfspill\n  rules:\n  - alert: Stale\n"
+                "    expr: %s\n" % expr)
+    fired = {}
+    for name, (start, step) in series.items():
+        for at in ("10m", "3h"):
+            test = os.path.join(tmp, "test.yml")
+            with open(test, "w") as f:
+                f.write("rule_files: [%s]\nevaluation_interval: 1m\ntests:\n"
+                        "- interval: 1m\n  input_series:\n  - series: "
+                        "'%s{instance=\"%s\"}'\n    values: '%d+%dx200'\n"
+                        "  alert_rule_test:\n  - eval_time: %s\n"
+                        "    alertname: Stale\n    exp_alerts: []\n" % (
+                            rules, expr.split()[2], name, start, step, at))
+            p = subprocess.run([tool, "test", "rules", test],
+                               capture_output=True, text=True)
+            # exp_alerts [] passes when nothing fires
+            fired[(name, at)] = p.returncode != 0
+            if p.returncode != 0:
+                assert "exp:" in p.stdout + p.stderr, p.stdout + p.stderr
+    return fired
+
+
+def test_staleness_rule_does_not_fire_on_a_new_host():
+    """The gauges of a daemon just started (idle, then recording) put
+    into the README's rule by promtool test rules: a new host whose gauge
+    moves on as data lands never fires; one whose data stopped reaching
+    the disk fires within minutes. The old gauge,
+    last_file_finished_timestamp_seconds, is 0 on that new host until
+    the first rotation: a rule on it would have fired at once."""
+    with Daemon() as d:
+        ages = {}
+        m = parse(metrics_text(d))
+        ages["idle"] = time.time() - value(
+            m, "perfspill_data_on_disk_timestamp_seconds")
+        d.ctl("start", "-e", "cpu-clock", "-F", "999")
+        harness.spinner(0.5).wait()
+        m = parse(metrics_text(d))
+        ages["recording"] = time.time() - value(
+            m, "perfspill_data_on_disk_timestamp_seconds")
+        assert value(m, "perfspill_last_file_finished_timestamp_seconds") \
+            == 0
+        assert value(m, "perfspill_session_data_on_disk_timestamp_seconds"
+                     "{session=default}") > 0
+        promtool(metrics_text(d))
+        d.ctl("stop")
+        expr = readme_rule()
+        # the gauge as this daemon gave it, moving on as a recording's does
+        series = {k: (-int(a), 60) for k, a in ages.items()}
+        series["stopped"] = (0, 0)
+        fired = rule_fires(d.dir, expr, series)
+        print("ages at start: %s; %s fires for %s" % (
+            {k: round(a, 1) for k, a in ages.items()}, expr,
+            sorted(k for k, v in fired.items() if v)))
+        for k in ages:
+            assert not fired[(k, "10m")] and not fired[(k, "3h")], fired
+        assert fired[("stopped", "10m")] and fired[("stopped", "3h")]
+        old = rule_fires(d.dir, "time() - perfspill_last_file_finished_"
+                         "timestamp_seconds > 7200", {"new": (0, 0)})
+        assert old[("new", "3h")], old
 
 
 harness.main(globals())

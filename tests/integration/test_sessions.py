@@ -12,7 +12,7 @@ import time
 
 import harness
 from cgroupfs import MemoryCgroup
-from harness import Daemon, Skip, perf, perf_valid, wait_for
+from harness import Daemon, Skip, need_tp, perf, perf_valid, wait_for
 
 HOST = socket.gethostname()
 
@@ -593,6 +593,57 @@ def test_a_burst_of_snapshots_leaves_the_history():
         d.ctl("snapshot", "--session", "fl")
         assert session_entry(d.status(), "fl")["flight"]["snapshots"] == 2
         d.ctl("stop", "--session", "fl", "--discard")
+        d.ctl("stop")
+
+
+def test_status_by_session_and_the_lost_headline():
+    """status --session NAME shows that session's recording; the text's
+    lost line adds up every session's losses and names the sessions that
+    lost (a burst session on a one-page ring under a syscall storm, beside
+    the default one), as the JSON's sessions say; an unknown session is
+    refused."""
+    need_tp()
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "99")
+        d.ctl("start", "--session", "burst", "--duration", "5m", "-e",
+              "raw_syscalls:sys_enter", "-m", "1", "--cblocks", "1")
+        p = subprocess.Popen([os.path.join(harness.BUILD, "tests",
+                                           "taskstorm"), "2", "2"],
+                             stdout=subprocess.PIPE)
+        p.wait()
+        rc, rep = d.ctl("status", "--session", "burst")
+        assert rep["data"]["session"] == "burst", rep["data"].get("session")
+        mine = rep["data"]["totals"]
+        byname = {s["name"]: s["totals"] for s in rep["data"]["sessions"]}
+        p = ctl_text(d, "status")
+        assert p.returncode == 0, p.stderr
+        text = p.stdout
+        lost = [l for l in text.splitlines() if l.startswith("lost:")]
+        assert len(lost) == 1, text
+        # the JSON a moment before: the counts only grow, the names stay
+        ev = sum(t["lost"] for t in byname.values())
+        smp = sum(t["lost_samples"] for t in byname.values())
+        m = re.match(r"lost: +(\d+) events, (\d+) samples in 2 sessions"
+                     r"(?: \((.*)\))?$", lost[0])
+        assert m, lost[0]
+        assert int(m.group(1)) >= ev and int(m.group(2)) >= smp, (lost, ev)
+        named = dict(x.rsplit(" ", 1) for x in m.group(3).split(", ")) \
+            if m.group(3) else {}
+        want = {n for n, t in byname.items()
+                if t["lost"] + t["lost_samples"] > 0}
+        assert want <= set(named), (named, want)
+        after = text.splitlines()[text.splitlines().index(lost[0]) + 1]
+        assert after.strip().startswith("default: "), after
+        print("burst lost %d events, %d samples; headline: %s" % (
+            mine["lost"], mine["lost_samples"], lost[0]))
+        p = ctl_text(d, "status", "--session", "burst")
+        text = p.stdout
+        assert p.returncode == 0 and text.startswith("session:    burst\n"), \
+            text
+        assert re.search(r"^ +burst: \d+ events", text, re.M), text
+        p = ctl_text(d, "status", "--session", "nope")
+        assert p.returncode == 1 and "no session nope" in p.stderr, p
+        d.ctl("stop", "--session", "burst")
         d.ctl("stop")
 
 

@@ -25,10 +25,11 @@ test_commands(void)
 		    c->help != NULL && c->help[strlen(c->help) - 1] == '\n');
 		for (j = 0; j < i; j++)
 			CHECK(strcmp(command_table[j].name, c->name) != 0);
-		/* only the readers are open to every peer */
+		/* only the readers are open to every peer (flush puts on
+		 * disk what a reader is about to read, and changes nothing) */
 		CHECK_EQ(c->privileged, !(c->id == COMMAND_PING ||
 		    c->id == COMMAND_VERSION || c->id == COMMAND_STATUS ||
-		    c->id == COMMAND_METRICS));
+		    c->id == COMMAND_METRICS || c->id == COMMAND_FLUSH));
 		CHECK_EQ(c->args == COMMAND_ARGS_SETTINGS,
 		    c->id == COMMAND_START || c->id == COMMAND_CONFIGURE);
 		CHECK(strstr(command_names(), c->name) != NULL);
@@ -42,6 +43,9 @@ test_commands(void)
 	CHECK(command_takes(command_find("rotate"), "session"));
 	CHECK(!command_takes(command_find("rotate"), "discard"));
 	CHECK(!command_takes(command_find("reload"), "session"));
+	CHECK(command_takes(command_find("status"), "session"));
+	CHECK(command_takes(command_find("flush"), "session"));
+	CHECK(!command_takes(command_find("flush"), "discard"));
 	CHECK(strcmp(command_args_words(command_find("ping")),
 	    "no arguments") == 0);
 	CHECK(command_find("shutdown") != NULL);

@@ -73,8 +73,8 @@ test_metrics_format(void)
 {
 	static const struct metrics_session ms[] = {
 		{ "default", 12000, 7, 0, 1000000, 3, 3678240, 1056768, 2, 1,
-		    1 },
-		{ "deep", 914, 0, 0, 48576, 1, 1900000, 0, 0, 0, 1 },
+		    1796283610, 1 },
+		{ "deep", 914, 0, 0, 48576, 1, 1900000, 0, 0, 0, 0, 1 },
 	};
 	struct metrics	 m;
 	char		*t, *line, *save;
@@ -127,6 +127,28 @@ test_metrics_format(void)
 	CHECK(test_metrics_has_line(t,
 	    "# TYPE perfspill_retained_files gauge"));
 	CHECK(test_metrics_has_line(t, "perfspill_start_time_seconds 1796280000"));
+	/* staleness: the newest of the files being written and finished */
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_data_on_disk_timestamp_seconds 1796283600"));
+	m.data_on_disk = 1796283610;
+	free(t);
+	t = test_metrics_text(&m);
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_data_on_disk_timestamp_seconds 1796283610"));
+	CHECK(test_metrics_has_line(t, "perfspill_session_data_on_disk_"
+	    "timestamp_seconds{session=\"default\"} 1796283610"));
+	CHECK(test_metrics_has_line(t, "perfspill_session_data_on_disk_"
+	    "timestamp_seconds{session=\"deep\"} 0"));
+	/* a new host: nothing written yet, the daemon's start stands in */
+	m.data_on_disk = 0;
+	m.last_finished = 0;
+	free(t);
+	t = test_metrics_text(&m);
+	CHECK(test_metrics_has_line(t,
+	    "perfspill_data_on_disk_timestamp_seconds 1796280000"));
+	m.last_finished = 1796283600;
+	free(t);
+	t = test_metrics_text(&m);
 	CHECK(test_metrics_has_line(t,
 	    "perfspill_build_info{version=\"0.1.0\"} 1"));
 	/* the sessions' own series, labelled; the totals above are theirs */
