@@ -1,5 +1,6 @@
 // A C++ program with a known call path, main -> work::outer_fn ->
-// work::middle_fn -> work::leaf_fn, built -O2 -fomit-frame-pointer
+// work::middle_fn -> work::leaf_fn (about 70 % of its time), and
+// main -> work::side_fn (30 %), built -O2 -fomit-frame-pointer
 // (tests/meson.build) so that only DWARF CFI unwinds it
 // (test_unwind.py). Each function is kept out of line (noinline) and
 // given work of its own around the call (an asm barrier the compiler
@@ -40,6 +41,21 @@ outer_fn(unsigned long x)
 	return y + (x << 1);
 }
 
+__attribute__((noinline)) unsigned long
+side_fn(unsigned long x)
+{
+	int	 i = 0;
+
+	/* xorshift, as long as leaf_fn's loop */
+	while (i++ < 20000) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		asm volatile("" : "+r"(x));
+		x ^= x << 17;
+	}
+	return x | 1;
+}
+
 }	// namespace work
 
 int
@@ -51,8 +67,10 @@ main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		for (int i = 0; i < 100; i++)
+		for (int i = 0; i < 70; i++)
 			x = work::outer_fn(x);
+		for (int i = 0; i < 30; i++)
+			x = work::side_fn(x);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) +
 	    (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
