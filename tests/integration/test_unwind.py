@@ -25,7 +25,7 @@ CHAIN = ["main", "work::outer_fn", "work::middle_fn", "work::leaf_fn"]
 # where a whole stack starts: the program's or a thread's start
 ROOTS = ("_start", "main", "clone", "clone3", "start_thread")
 BUSY = """
-import sys, time
+import os, sys, time
 t = time.time()
 def f(n):
     s = 0
@@ -34,6 +34,7 @@ def f(n):
     return s
 while time.time() - t < float(sys.argv[1]):
     f(10000)
+print(os.getpid())
 """
 
 _work = tempfile.mkdtemp(prefix="perfspill-unwind-")
@@ -48,7 +49,9 @@ def record_dwarf(argv, name):
                        argv, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         raise Skip("perf record --call-graph dwarf: %s" % p.stderr[-500:])
-    pid = int(perf("script", "-i", path, "-F", "pid").stdout.split()[-1])
+    # the program prints its pid first (a sanitizer's helper process
+    # may be sampled too)
+    pid = int(p.stdout.split()[0])
     return path, pid
 
 
@@ -230,9 +233,12 @@ def test_filters_and_outputs():
     assert "middle_fn" in body and "outer_fn" in body, body[:500]
     by_comm = folded(flame("-q", "--no-companion", "--comm", "unwindtarget",
                            "-f", "-", path).stdout)
+    # a sanitizer's helper process shares the comm: at least pid's
+    mine = our_stacks(path, pid)
     n = sum(by_comm.values())
-    assert n == sum(our_stacks(path, pid).values())
-    assert sum(c for s, c in by_comm.items() if "outer_fn" in s) > 0.5 * n
+    assert n >= sum(mine.values())
+    assert sum(c for s, c in by_comm.items() if "outer_fn" in s) == \
+        sum(c for s, c in mine.items() if "work::outer_fn" in s) > 0.5 * n
 
 
 if __name__ == "__main__":
