@@ -42,10 +42,15 @@ struct uw_file {
 	int		 looked;
 	char		*path;		/* NULL: not found */
 	uint64_t	 size;		/* of the file */
+	uint64_t	 cfi;		/* bytes of its CFI sections */
 	GElf_Addr	 first;		/* the first PT_LOAD's page */
 	GElf_Phdr	*load;		/* its PT_LOAD segments */
 	size_t		 nload;
 	int		 dyn;		/* ET_DYN: placed by its bias */
+	struct uw_table	*table;		/* its CFA rules; NULL: not open */
+	int		 table_tried;
+	uint64_t	 table_bytes;	/* counted in the cache */
+	uint64_t	 used;		/* the unwinder's clock */
 };
 
 /* A process's Dwfl and the sample being unwound on it (uw_proc's
@@ -129,6 +134,7 @@ uw_be_bin_free(void *arg, struct uw_bin *b)
 
 	if (f == NULL)
 		return;
+	uw_table_close(f->table);
 	free(f->path);
 	free(f->load);
 	free(f);
@@ -202,6 +208,30 @@ uw_vdso(struct unwind *uw, const struct uw_bin *b)
 	return uw->be->vdso;
 }
 
+/* The bytes of e's CFI and the sections libdw reads with it: what
+ * parsing them may cost in memory, as the cache counts it (the file
+ * itself is mapped, not copied). */
+static uint64_t
+uw_cfi_size(Elf *e)
+{
+	GElf_Shdr	 sh;
+	Elf_Scn		*scn = NULL;
+	const char	*name;
+	uint64_t	 n = 4096;
+	size_t		 shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return n;
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL && (name = elf_strptr(e,
+		    shstrndx, sh.sh_name)) != NULL &&
+		    (strcmp(name, ".eh_frame") == 0 ||
+		    strcmp(name, ".eh_frame_hdr") == 0 ||
+		    strcmp(name, ".debug_frame") == 0))
+			n += sh.sh_size;
+	return n;
+}
+
 /* Finds b's binary and reads its segments, once. */
 static struct uw_file *
 uw_file(struct unwind *uw, struct uw_bin *b)
@@ -251,6 +281,7 @@ uw_file(struct unwind *uw, struct uw_bin *b)
 		goto fail;
 	}
 	f->dyn = eh.e_type == ET_DYN;
+	f->cfi = uw_cfi_size(e);
 	for (i = 0; i < nph; i++)
 		if (gelf_getphdr(e, (int)i, &ph) != NULL &&
 		    ph.p_type == PT_LOAD) {
@@ -274,16 +305,15 @@ fail:
 	return NULL;
 }
 
-/* The address where the binary's first segment lies in this mapping:
- * the segment that holds the mapping's file offset places the whole
- * file (dwfl_report_elf's base). */
+/* The mapping's bias: the address of the binary's ELF address 0, as
+ * the segment that holds the mapping's file offset places it. */
 static int
-uw_base(const struct uw_file *f, const struct uw_map *m, GElf_Addr *base)
+uw_bias(const struct uw_file *f, const struct uw_map *m, GElf_Addr *bias)
 {
 	size_t	 i;
 
 	if (!f->dyn) {
-		*base = 0;	/* ET_EXEC: at its own addresses */
+		*bias = 0;	/* ET_EXEC: at its own addresses */
 		return 0;
 	}
 	for (i = 0; i < f->nload; i++) {
@@ -292,13 +322,23 @@ uw_base(const struct uw_file *f, const struct uw_map *m, GElf_Addr *base)
 
 		if (m->pgoff >= off && m->pgoff < ph->p_offset +
 		    ph->p_filesz) {
-			/* bias: the address of vaddr 0 */
-			*base = m->start - m->pgoff + ph->p_offset -
-			    ph->p_vaddr + f->first;
+			*bias = m->start - m->pgoff + ph->p_offset -
+			    ph->p_vaddr;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+/* Where the binary's first segment lies (dwfl_report_elf's base). */
+static int
+uw_base(const struct uw_file *f, const struct uw_map *m, GElf_Addr *base)
+{
+	if (uw_bias(f, m, base) == -1)
+		return -1;
+	if (f->dyn)
+		*base += f->first;
+	return 0;
 }
 
 /* The module that holds pc, reported now if it was not: 0, or -1 with
@@ -336,8 +376,8 @@ uw_report(struct uw_dwfl *d, uint64_t pc)
 	}
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	*(struct unwind **)ud = uw;
-	d->bytes += f->size;
-	uw->st.cache_bytes += f->size;
+	d->bytes += 2 * f->cfi;
+	uw->st.cache_bytes += 2 * f->cfi;
 	if (dwfl_addrmodule(d->dwfl, pc) != mod) {
 		d->why = UNWIND_STOP_NOELF;
 		return -1;
@@ -443,8 +483,33 @@ uw_frame(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
-/* Closes the Dwfls of the processes least recently unwound until the
- * cache is under its bound (keep: the one in use). */
+/* Closes the CFA table least recently used: 0, or -1 when none is
+ * open. */
+static int
+uw_evict_table(struct unwind *uw)
+{
+	struct uw_file	*f, *old = NULL;
+	struct uw_bin	*b;
+	size_t		 i;
+
+	for (i = 0; i < uw->sp.binsize; i++)
+		for (b = uw->sp.bins[i]; b != NULL; b = b->next)
+			if ((f = b->priv) != NULL && f->table != NULL &&
+			    (old == NULL || f->used < old->used))
+				old = f;
+	if (old == NULL)
+		return -1;
+	uw_table_close(old->table);
+	old->table = NULL;
+	old->table_tried = 0;
+	uw->st.cache_bytes -= old->table_bytes;
+	old->table_bytes = 0;
+	return 0;
+}
+
+/* Closes the Dwfls of the processes least recently unwound, then the
+ * CFA tables least recently used, until the cache is under its bound
+ * (keep: the process in use). */
 static void
 uw_evict(struct unwind *uw, const struct uw_proc *keep)
 {
@@ -464,10 +529,13 @@ uw_evict(struct unwind *uw, const struct uw_proc *keep)
 				old = p;
 		}
 		if (old == NULL)
-			return;
+			break;
 		uw_proc_free(uw, old);
 		uw->st.evicted++;
 	}
+	while (uw->st.cache_bytes > uw->cfg.cache_bytes &&
+	    uw_evict_table(uw) == 0)
+		uw->st.evicted++;
 }
 
 static struct uw_dwfl *
@@ -496,6 +564,112 @@ uw_dwfl(struct unwind *uw, struct uw_proc *p)
 	return d;
 }
 
+/* The CFA rules of f, opened at its first need. */
+static struct uw_table *
+uw_file_table(struct unwind *uw, struct uw_file *f)
+{
+	if (f->table == NULL && !f->table_tried) {
+		f->table_tried = 1;
+		f->table = uw_table_open(f->path);
+	}
+	if (f->table != NULL)
+		f->used = ++uw->be->clock;
+	return f->table;
+}
+
+/* 8 bytes of the stack dump at addr: 0, or -1 outside it. */
+static int
+uw_stack_read(const struct unwind_sample *s, uint64_t sp, uint64_t addr,
+    uint64_t *v)
+{
+	if (addr < sp || addr - sp > s->stack_size || s->stack_size -
+	    (addr - sp) < 8)
+		return -1;
+	memcpy(v, s->stack + (addr - sp), 8);
+	return 0;
+}
+
+/*
+ * Unwinds s with the binaries' CFA tables: each frame's CFA from rsp or
+ * rbp, the return address and rbp read from the stack dump. ips[0] is
+ * the sampled pc already (*n 1). 1: a frame the tables do not cover
+ * (the sample goes to libdwfl), 0 with *why: done.
+ */
+static int
+uw_table_unwind(struct unwind *uw, struct uw_proc *p,
+    const struct unwind_sample *s, uint64_t *ips, size_t max, size_t *n,
+    enum unwind_stop *why)
+{
+	const struct uw_map	*m;
+	const struct uw_rule	*r;
+	struct uw_file		*f;
+	struct uw_table		*t;
+	GElf_Addr		 bias;
+	uint64_t		 pc = ips[0], sp, bp = 0, cfa, ra, at, sp0;
+	int			 havebp, added;
+
+	if (uw_sample_reg(s, UW_PERF_SP, &sp) == -1)
+		return 1;
+	havebp = uw_sample_reg(s, 6, &bp) == 0;
+	sp0 = sp;
+	for (;;) {
+		/* a caller's pc is a return address: its call is before */
+		at = *n > 1 ? pc - 1 : pc;
+		if ((m = uw_proc_lookup(p, at)) == NULL) {
+			*why = UNWIND_STOP_NOMAP;
+			return 0;
+		}
+		if ((f = uw_file(uw, m->bin)) == NULL) {
+			*why = UNWIND_STOP_NOELF;
+			return 0;
+		}
+		if ((t = uw_file_table(uw, f)) == NULL ||
+		    uw_bias(f, m, &bias) == -1 ||
+		    (r = uw_table_rule(t, at - bias, &added)) == NULL)
+			return 1;
+		if (added) {
+			uw->st.rules++;
+			uw->st.cache_bytes -= f->table_bytes;
+			f->table_bytes = uw_table_bytes(t) + 2 * f->cfi;
+			uw->st.cache_bytes += f->table_bytes;
+		}
+		if (r->kind == UW_RULE_END) {
+			*why = UNWIND_STOP_END;
+			return 0;
+		}
+		if (r->kind != UW_RULE_CFA || (r->cfa_reg == 6 && !havebp))
+			return 1;
+		cfa = (r->cfa_reg == 7 ? sp : bp) + (int64_t)r->cfa_off;
+		if (uw_stack_read(s, sp0, cfa + (int64_t)r->ra_off, &ra) == -1) {
+			*why = UNWIND_STOP_STACK;
+			return 0;
+		}
+		if (r->rbp_saved == 2)
+			havebp = 0;
+		else if (r->rbp_saved) {
+			if (uw_stack_read(s, sp0, cfa + (int64_t)r->rbp_off,
+			    &bp) == -1) {
+				*why = UNWIND_STOP_STACK;
+				return 0;
+			}
+			havebp = 1;
+		}
+		if (ra == 0) {
+			*why = UNWIND_STOP_END;
+			return 0;
+		}
+		if (cfa <= sp)
+			return 1;	/* no progress: let libdwfl judge */
+		if (*n == max) {
+			*why = UNWIND_STOP_DEPTH;
+			return 0;
+		}
+		sp = cfa;
+		pc = ra;
+		ips[(*n)++] = pc;
+	}
+}
+
 enum unwind_stop
 uw_be_sample(struct unwind *uw, const struct unwind_sample *s,
     uint64_t *ips, size_t max, size_t *n)
@@ -513,6 +687,14 @@ uw_be_sample(struct unwind *uw, const struct unwind_sample *s,
 	ips[(*n)++] = ip;	/* the leaf, whatever comes of the rest */
 	if ((p = uw_proc_get(&uw->sp, s->pid, 0)) == NULL)
 		return UNWIND_STOP_NOMAP;
+	if (uw->cfg.method == UNWIND_METHOD_TABLE) {
+		if (uw_table_unwind(uw, p, s, ips, max, n, &why) == 0) {
+			uw_evict(uw, p);
+			return why;
+		}
+		uw->st.fallbacks++;
+		*n = 1;
+	}
 	if ((d = uw_dwfl(uw, p)) == NULL)
 		return UNWIND_STOP_OTHER;
 	d->s = s;

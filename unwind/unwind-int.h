@@ -89,6 +89,33 @@ char		*uw_find(const uint8_t *id, size_t len, const char *path,
 		    int kind, const char *home, struct uw_debuginfod *dbg);
 int		 uw_has_id(const char *path, const uint8_t *id, size_t len);
 
+/* A CFA rule of a binary at one ELF address (unwind-table.c). */
+enum {
+	UW_RULE_NONE = 0,	/* a free slot */
+	UW_RULE_CFA,		/* the CFA a register plus an offset */
+	UW_RULE_END,		/* no return address: the outermost frame */
+	UW_RULE_HARD,		/* anything else: libdwfl's */
+};
+struct uw_rule {
+	uint64_t	 vaddr;
+	int32_t		 cfa_off;	/* CFA = reg(cfa_reg) + cfa_off */
+	int16_t		 ra_off;	/* return address at CFA + ra_off */
+	int16_t		 rbp_off;	/* rbp at CFA + rbp_off, */
+	uint8_t		 rbp_saved;	/* ... if saved (else unchanged) */
+	uint8_t		 cfa_reg;	/* DWARF 7 rsp or 6 rbp */
+	uint8_t		 kind;
+};
+struct uw_table;
+/* The binary at path's .eh_frame rules (none: every rule hard); NULL
+ * when it cannot be read. */
+struct uw_table	*uw_table_open(const char *path);
+void		 uw_table_close(struct uw_table *);
+size_t		 uw_table_bytes(const struct uw_table *);
+/* The rule at vaddr, looked up now (*added 1) or before; NULL without
+ * memory. */
+const struct uw_rule *uw_table_rule(struct uw_table *, uint64_t vaddr,
+		    int *added);
+
 struct uw_debuginfod *uw_debuginfod_create(void);
 void		 uw_debuginfod_destroy(struct uw_debuginfod *);
 /* A read-only fd of the file and its path (malloc'd), or -1. */

@@ -48,7 +48,17 @@ struct unwind_config {
 					 * for a binary not found here */
 	int		 verbose;	/* 1: say on stderr which binary is
 					 * used for which mapping */
+	int		 method;	/* UNWIND_METHOD_*: how frames are
+					 * stepped (0: the default) */
 };
+
+/* The default steps each frame with the binary's CFA rules, looked up
+ * once per pc and kept per binary; a frame whose rules are more than
+ * a register plus an offset (a DWARF expression, a signal frame) has
+ * its sample unwound by libdwfl. DWFL unwinds every sample by libdwfl
+ * (for comparison: docs/flame.md gives both costs). */
+#define UNWIND_METHOD_TABLE	0
+#define UNWIND_METHOD_DWFL	1
 
 /* A mapping of a file into a process, as an MMAP or MMAP2 record
  * says (a data mapping, MISC_MMAP_DATA, need not be given). */
@@ -99,6 +109,9 @@ struct unwind_stats {
 	uint64_t	 evicted;	/* closed for the memory bound */
 	uint64_t	 cache_bytes;	/* estimated, now */
 	uint64_t	 processes;	/* address spaces modelled now */
+	uint64_t	 fallbacks;	/* samples the CFA tables left to
+					 * libdwfl (UNWIND_METHOD_TABLE) */
+	uint64_t	 rules;		/* CFA rules looked up */
 };
 
 /* NULL config: the defaults. NULL without memory. */
