@@ -1,7 +1,8 @@
 """perfspill-flame unwinding raw DWARF samples itself (issue 36 item 2).
 
-Files of `perf record --call-graph dwarf` (registers and 8 KB of stack
-per sample, no user callchain) of programs built without frame pointers:
+Files of `perf record --call-graph dwarf`, and of the daemon's
+`perfspillctl start --call-graph dwarf` (registers and 8 KB of stack per
+sample, no user callchain), of programs built without frame pointers:
 tests/unwindtarget.cc, C++ at -O2 -fomit-frame-pointer, main ->
 work::outer_fn -> work::middle_fn -> work::leaf_fn (70 %) and main ->
 work::side_fn (30 %); Debian's /usr/bin/python3 in a busy loop. Checked
@@ -17,7 +18,7 @@ import subprocess
 import tempfile
 
 import harness
-from harness import Skip, flame, folded, perf
+from harness import Daemon, Skip, flame, folded, perf
 
 TARGET = os.path.join(harness.BUILD, "tests", "unwindtarget")
 PYTHON = "/usr/bin/python3"
@@ -59,6 +60,24 @@ def cxx_recording():
     if "cxx" not in _cache:
         _cache["cxx"] = record_dwarf([TARGET, "4"], "cxx")
     return _cache["cxx"]
+
+
+def daemon_recording():
+    """The daemon's raw DWARF file of unwindtarget (the issue's check):
+    perfspillctl start -e cpu-clock -F 499 --call-graph dwarf."""
+    if "daemon" not in _cache:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "499", "--call-graph",
+                  "dwarf")
+            p = subprocess.run([TARGET, "4"], capture_output=True, text=True,
+                               timeout=300, check=True)
+            d.ctl("stop")
+            files = d.finished_files()
+            assert len(files) == 1, files
+            keep = os.path.join(_work, "daemon.data")
+            shutil.copy2(files[0], keep)
+        _cache["daemon"] = keep, int(p.stdout.split()[0])
+    return _cache["daemon"]
 
 
 def python_recording():
@@ -126,11 +145,10 @@ def contains(frames, chain):
                for i in range(len(frames) - n + 1))
 
 
-def test_cxx_chain():
-    """The issue's check: at least 90 % of the samples in work::leaf_fn
-    carry main;work::outer_fn;work::middle_fn;work::leaf_fn; and at
-    least 99 % of all reach main, as perf's do."""
-    path, pid = cxx_recording()
+def assert_chain(path, pid):
+    """At least 90 % of the samples in work::leaf_fn carry
+    main;work::outer_fn;work::middle_fn;work::leaf_fn; and at least 99 %
+    of all reach main, no fewer than perf script's."""
     ours = our_stacks(path, pid)
     total = sum(ours.values())
     in_leaf = sum(n for s, n in ours.items() if "work::leaf_fn" in s)
@@ -145,6 +163,18 @@ def test_cxx_chain():
     assert chained >= 0.9 * in_leaf, ours.most_common(5)
     assert reach >= 0.99 * total, ours.most_common(5)
     assert reach >= perf_reach - 0.01 * total, (reach, perf_reach)
+
+
+def test_cxx_chain():
+    """The issue's check on perf record's file."""
+    assert_chain(*cxx_recording())
+
+
+def test_daemon_raw_dwarf():
+    """The issue's check as it is written: the daemon's file of
+    perfspillctl start --call-graph dwarf, in perfspill-flame --pid PID
+    -f -."""
+    assert_chain(*daemon_recording())
 
 
 def test_python_busy_loop():
