@@ -589,6 +589,41 @@ uw_stack_read(const struct unwind_sample *s, uint64_t sp, uint64_t addr,
 	return 0;
 }
 
+/* The CFA rule at address at of process p: 0, or -1 with *why (1 when
+ * the binary has no table: its rules are libdwfl's). */
+static int
+uw_rule_at(struct unwind *uw, struct uw_proc *p, uint64_t at,
+    const struct uw_rule **rp, enum unwind_stop *why)
+{
+	const struct uw_map	*m;
+	struct uw_file		*f;
+	struct uw_table		*t;
+	GElf_Addr		 bias;
+	int			 added;
+
+	if ((m = uw_proc_lookup(p, at)) == NULL) {
+		*why = UNWIND_STOP_NOMAP;
+		return -1;
+	}
+	if ((f = uw_file(uw, m->bin)) == NULL) {
+		*why = UNWIND_STOP_NOELF;
+		return -1;
+	}
+	if ((t = uw_file_table(uw, f)) == NULL ||
+	    uw_bias(f, m, &bias) == -1 ||
+	    (*rp = uw_table_rule(t, at - bias, &added)) == NULL) {
+		*why = UNWIND_STOP_OTHER;
+		return 1;
+	}
+	if (added) {
+		uw->st.rules++;
+		uw->st.cache_bytes -= f->table_bytes;
+		f->table_bytes = uw_table_bytes(t) + 2 * f->cfi;
+		uw->st.cache_bytes += f->table_bytes;
+	}
+	return 0;
+}
+
 /*
  * Unwinds s with the binaries' CFA tables: each frame's CFA from rsp or
  * rbp, the return address and rbp read from the stack dump. ips[0] is
@@ -600,13 +635,9 @@ uw_table_unwind(struct unwind *uw, struct uw_proc *p,
     const struct unwind_sample *s, uint64_t *ips, size_t max, size_t *n,
     enum unwind_stop *why)
 {
-	const struct uw_map	*m;
 	const struct uw_rule	*r;
-	struct uw_file		*f;
-	struct uw_table		*t;
-	GElf_Addr		 bias;
 	uint64_t		 pc = ips[0], sp, bp = 0, cfa, ra, at, sp0;
-	int			 havebp, added;
+	int			 havebp, rc;
 
 	if (uw_sample_reg(s, UW_PERF_SP, &sp) == -1)
 		return 1;
@@ -615,24 +646,8 @@ uw_table_unwind(struct unwind *uw, struct uw_proc *p,
 	for (;;) {
 		/* a caller's pc is a return address: its call is before */
 		at = *n > 1 ? pc - 1 : pc;
-		if ((m = uw_proc_lookup(p, at)) == NULL) {
-			*why = UNWIND_STOP_NOMAP;
-			return 0;
-		}
-		if ((f = uw_file(uw, m->bin)) == NULL) {
-			*why = UNWIND_STOP_NOELF;
-			return 0;
-		}
-		if ((t = uw_file_table(uw, f)) == NULL ||
-		    uw_bias(f, m, &bias) == -1 ||
-		    (r = uw_table_rule(t, at - bias, &added)) == NULL)
-			return 1;
-		if (added) {
-			uw->st.rules++;
-			uw->st.cache_bytes -= f->table_bytes;
-			f->table_bytes = uw_table_bytes(t) + 2 * f->cfi;
-			uw->st.cache_bytes += f->table_bytes;
-		}
+		if ((rc = uw_rule_at(uw, p, at, &r, why)) != 0)
+			return rc == 1;
 		if (r->kind == UW_RULE_END) {
 			*why = UNWIND_STOP_END;
 			return 0;
@@ -677,6 +692,7 @@ uw_be_sample(struct unwind *uw, const struct unwind_sample *s,
 	struct uw_proc	*p;
 	struct uw_dwfl	*d;
 	enum unwind_stop why;
+	const struct uw_rule *r;
 	Dwfl_Module	*mod;
 	Dwarf_Addr	 bias;
 	uint64_t	 ip;
@@ -716,8 +732,15 @@ uw_be_sample(struct unwind *uw, const struct unwind_sample *s,
 	rc = dwfl_getthread_frames(d->dwfl, (pid_t)p->pid, uw_frame, d);
 	if (d->n > 0)
 		*n = d->n;
-	if (rc == 0)
+	/* libdwfl ends a stack whose return address it could not read as
+	 * if the CFI said there was none: after a read past the dump, the
+	 * last frame's own rule says whether it is the outermost */
+	if (rc == 0 && (!d->stack_miss || (uw_rule_at(uw, p, *n > 1 ?
+	    ips[*n - 1] - 1 : ips[0], &r, &why) == 0 &&
+	    r->kind == UW_RULE_END)))
 		why = UNWIND_STOP_END;
+	else if (rc == 0)
+		why = UNWIND_STOP_STACK;
 	else if (d->why != UNWIND_STOP_OTHER)
 		why = d->why;
 	else if (d->stack_miss)
