@@ -211,6 +211,7 @@ pprofout_file(struct pprofout *po, const struct pick_file *f,
 	memset(&ro, 0, sizeof(ro));
 	ro.tmin = po->tmin;
 	ro.tmax = po->tmax;
+	ro.names = opts_names(o);
 	progress_file(f->path, f->samples, "reading for pprof");
 	errno = 0;
 	if (fold_read(f->path, &ro, pprofout_sample, po, o->verbose, &ps,
