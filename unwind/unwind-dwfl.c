@@ -202,7 +202,7 @@ uw_vdso(struct unwind *uw, const struct uw_bin *b)
 		    -1))
 			uw->be->vdso = NULL;
 	}
-	if (uw->be->vdso == NULL || (b->idlen > 0 && !uw_has_id(uw->be->vdso, b->id,
+	if (uw->be->vdso == NULL || (b->idlen > 0 && !unwind_has_build_id(uw->be->vdso, b->id,
 	    b->idlen)))
 		return NULL;
 	return uw->be->vdso;

@@ -146,4 +146,18 @@ void		 unwind_stats(const struct unwind *, struct unwind_stats *);
 /* "end", "registers", "no mapping", ...: for messages and metrics. */
 const char	*unwind_stop_name(enum unwind_stop);
 
+/*
+ * Where the file of build-id id is on this host (the places above but
+ * debuginfod; perfspill-flame's symbols look there too): kind 0 the
+ * binary, at path when its id matches, in perf's cache under home
+ * (NULL: not looked at), or else its debug file; kind 1 the debug file.
+ * A malloc'd path, or NULL. They keep no state: any thread. Built with
+ * libdw only.
+ */
+char		*unwind_find_local(const uint8_t *id, size_t len,
+		    const char *path, int kind, const char *home);
+/* Does the ELF file at path have build-id id? */
+int		 unwind_has_build_id(const char *path, const uint8_t *id,
+		    size_t len);
+
 #endif
