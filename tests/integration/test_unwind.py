@@ -267,6 +267,44 @@ def test_children_shares_as_perf_report():
         assert abs(o[1] - slf) <= 0.5, (f, "self", o[1], slf)
 
 
+def test_replaced_binary_is_not_used():
+    """A binary replaced at its path after the recording (another
+    build-id there, perf's build-id cache not at hand) is
+    not used to unwind: the stacks stop at their first frame in it and
+    -v counts them, never unwound with the wrong file's CFI."""
+    if not os.path.exists(TARGET):
+        raise Skip("no C++ compiler: tests/unwindtarget not built")
+    copy = os.path.join(_work, "replaced")
+    shutil.copy2(TARGET, copy)
+    path = os.path.join(_work, "replaced.data")
+    p = subprocess.run(["perf", "record", "-q", "-N", "-e", "cpu-clock",
+                        "-F", "499", "--call-graph", "dwarf", "-o", path,
+                        "--", copy, "2"], capture_output=True, text=True,
+                       timeout=300, check=True)
+    pid = int(p.stdout.split()[0])
+    whole = our_stacks(path, pid)
+    assert sum(n for s, n in whole.items() if contains(s, CHAIN)) > 0
+    # the same code under another build-id: its note's bytes flipped
+    with open(copy, "rb") as f:
+        data = bytearray(f.read())
+    note = data.find(b"GNU\0", data.find(b"\x03\x00\x00\x00GNU\0"))
+    assert note > 0
+    for i in range(note + 4, note + 24):
+        data[i] ^= 0xff
+    with open(copy, "wb") as f:
+        f.write(data)
+    # perf's build-id cache of earlier recordings would hold the right
+    # binary (and is used when it does): a HOME without one
+    p = flame("-v", "--no-companion", "--roots", "none", "-f", "-", "--pid",
+              str(pid), path, env={"HOME": _work, "DEBUGINFOD_URLS": ""})
+    line = [l for l in p.stderr.splitlines() if "unwound" in l]
+    print(line)
+    assert line and "no binary" in line[0], p.stderr[-2000:]
+    ours = folded(p.stdout)
+    assert sum(ours.values()) == sum(whole.values())
+    assert not any("outer_fn" in s for s in ours), ours.most_common(3)
+
+
 def test_filters_and_outputs():
     """Every output gets the unwound stacks: the SVG names the chain,
     pprof holds as many samples, --comm keeps them all."""
