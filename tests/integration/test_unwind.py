@@ -249,7 +249,9 @@ def test_children_shares_as_perf_report():
     theirs = perf_children(path, pid)
     print("perf:", sorted(theirs.items(), key=lambda x: -x[1][0])[:10])
     print("ours:", sorted(ours.items(), key=lambda x: -x[1][0])[:10])
-    must = CHAIN + ["work::side_fn", "_start"]
+    # (_start is not among them: perf report gave it 0.12 % of an
+    # ASan build's samples where __libc_start_call_main had 99.5 %)
+    must = CHAIN + ["work::side_fn"]
     for f in must:
         assert f in theirs, (f, theirs)
     assert theirs["work::side_fn"][1] > 5, theirs
