@@ -903,14 +903,18 @@ pr_frame(struct perfread *r, uint32_t pid, uint64_t addr, int kernel,
 	f->map = e->map;
 	f->offset = e->map != NULL ? addr - e->map->start + e->map->pgoff : 0;
 	f->sym = e->sym;
+	f->inlined = 0;
 	(*n)++;
 	/* a frame with functions inlined at its address: one each, leaf
 	 * first, at the same address */
-	if (e->ninl > 0)
+	if (e->ninl > 0) {
 		f->sym = e->inl[0];
+		f->inlined = e->ninl > 1;
+	}
 	for (i = 1; i < e->ninl && *n < PROFILE_MAX_FRAMES; i++) {
 		r->fbuf[*n] = *f;
-		r->fbuf[(*n)++].sym = e->inl[i];
+		r->fbuf[*n].sym = e->inl[i];
+		r->fbuf[(*n)++].inlined = i + 1 < e->ninl;
 	}
 	return 0;
 }

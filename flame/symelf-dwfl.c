@@ -49,7 +49,8 @@ struct symelf_sym {
 /* The names of an address's inline chain, kept for the run. */
 struct symelf_chain {
 	struct symelf_chain	*next;
-	size_t			 n;
+	GElf_Addr		 addr;
+	size_t			 n;	/* 0: none there */
 	char			*names[];
 };
 
@@ -64,7 +65,11 @@ struct symelf_mod {
 	size_t		 nload;
 	struct symelf_sym *syms;	/* sorted, one per address */
 	size_t		 nsyms;
-	struct symelf_chain *chains;
+	struct symelf_chain *chains;	/* every one, to free */
+	struct symelf_chain **bychain;	/* open addressing by addr: the
+					 * processes of a file share a
+					 * library's addresses */
+	size_t		 nchains, chains_size;
 };
 
 struct symelf {
@@ -106,6 +111,7 @@ symelf_mod_free(struct symelf_mod *sm)
 			free(c->names[i]);
 		free(c);
 	}
+	free(sm->bychain);
 	if (sm->dwfl != NULL)
 		dwfl_end(sm->dwfl);
 	free(sm->load);
@@ -836,35 +842,63 @@ symelf_die_name(const struct symelf *se, Dwarf_Die *die)
 	return q;
 }
 
-size_t
-symelf_inlines(struct symelf *se, const struct profile_mapping *m,
-    uint64_t off, const char *const **names)
+/* The slot of addr's chain in sm's table (grown to stay half empty);
+ * NULL without memory. */
+static struct symelf_chain **
+symelf_chain_slot(struct symelf_mod *sm, GElf_Addr addr)
+{
+	struct symelf_chain	**old = sm->bychain, **tab;
+	size_t			 i, j, osize = sm->chains_size, size;
+
+	if ((sm->nchains + 1) * 2 > osize) {
+		size = osize ? osize * 2 : 1024;
+		if ((tab = calloc(size, sizeof(*tab))) == NULL)
+			return NULL;
+		for (i = 0; i < osize; i++) {
+			if (old[i] == NULL)
+				continue;
+			j = (size_t)(old[i]->addr * 0x9e3779b97f4a7c15ULL >>
+			    32) & (size - 1);
+			while (tab[j] != NULL)
+				j = (j + 1) & (size - 1);
+			tab[j] = old[i];
+		}
+		free(old);
+		sm->bychain = tab;
+		sm->chains_size = size;
+	}
+	j = (size_t)(addr * 0x9e3779b97f4a7c15ULL >> 32) &
+	    (sm->chains_size - 1);
+	while (sm->bychain[j] != NULL && sm->bychain[j]->addr != addr)
+		j = (j + 1) & (sm->chains_size - 1);
+	return &sm->bychain[j];
+}
+
+/* addr's chain, found in DWARF (see symelf_inlines); NULL without memory
+ * or DWARF there. */
+static struct symelf_chain *
+symelf_chain(struct symelf *se, struct symelf_mod *sm,
+    struct symelf_sym *sym, GElf_Addr addr)
 {
 	struct symelf_chain	*c;
-	struct symelf_mod	*sm;
-	struct symelf_sym	*sym;
 	Dwarf_Die		*cu, *pc = NULL, *scopes = NULL;
 	Dwarf_Addr		 bias;
-	GElf_Addr		 addr;
 	char			*name, *tmp;
 	int			 n, i, tag, fail = 0;
 
-	if (!(se->flags & SYMBOLIZE_INLINE) ||
-	    (sm = symelf_addr(se, m, off, &addr)) == NULL ||
-	    (sym = symelf_sym(sm, addr)) == NULL ||
-	    (cu = dwfl_module_addrdie(sm->mod, addr, &bias)) == NULL)
-		return 0;
 	/* the innermost scope at addr, then the DIEs that hold it, callers
 	 * of an inlined function included */
-	if ((n = dwarf_getscopes(cu, addr - bias, &pc)) <= 0 ||
-	    (n = dwarf_getscopes_die(&pc[0], &scopes)) <= 0 ||
-	    (c = calloc(1, sizeof(*c) + (size_t)n * sizeof(char *))) ==
-	    NULL) {
-		free(pc);
-		free(scopes);
-		return 0;
-	}
+	if ((cu = dwfl_module_addrdie(sm->mod, addr, &bias)) == NULL ||
+	    (n = dwarf_getscopes(cu, addr - bias, &pc)) <= 0 ||
+	    (n = dwarf_getscopes_die(&pc[0], &scopes)) <= 0)
+		n = 0;
 	free(pc);
+	if ((c = calloc(1, sizeof(*c) + (size_t)n * sizeof(char *))) ==
+	    NULL) {
+		free(scopes);
+		return NULL;
+	}
+	c->addr = addr;
 	/*
 	 * Innermost first, as addr2line -i: each inlined function, then the
 	 * function they are in. That one is the symbol's frame when the
@@ -894,10 +928,35 @@ symelf_inlines(struct symelf *se, const struct profile_mapping *m,
 			break;
 	}
 	free(scopes);
+	if (fail) {
+		for (i = 0; i < (int)c->n; i++)
+			free(c->names[i]);
+		c->n = 0;
+	}
 	c->next = sm->chains;
 	sm->chains = c;
-	if (fail)
+	return c;
+}
+
+size_t
+symelf_inlines(struct symelf *se, const struct profile_mapping *m,
+    uint64_t off, const char *const **names)
+{
+	struct symelf_chain	**slot;
+	struct symelf_mod	*sm;
+	struct symelf_sym	*sym;
+	GElf_Addr		 addr;
+
+	if (!(se->flags & SYMBOLIZE_INLINE) ||
+	    (sm = symelf_addr(se, m, off, &addr)) == NULL ||
+	    (sym = symelf_sym(sm, addr)) == NULL ||
+	    (slot = symelf_chain_slot(sm, addr)) == NULL)
 		return 0;
-	*names = (const char *const *)c->names;
-	return c->n;
+	if (*slot == NULL) {
+		if ((*slot = symelf_chain(se, sm, sym, addr)) == NULL)
+			return 0;
+		sm->nchains++;
+	}
+	*names = (const char *const *)(*slot)->names;
+	return (*slot)->n;
 }

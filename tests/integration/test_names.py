@@ -27,6 +27,8 @@ import harness
 from harness import Daemon, Skip, flame, folded, perf
 
 NAMES = os.path.join(harness.BUILD, "tests", "names")
+RUST_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "names.rs")
 _work = tempfile.mkdtemp(prefix="perfspill-names-")
 os.chmod(_work, 0o755)
 _cache = {}
@@ -193,9 +195,12 @@ def test_cxx_names_demangled_as_perf():
     assert lv["work::do_map"] > total // 10, lv.most_common(8)
     assert not [s for s in ours if "_ZN" in s], list(ours)[:5]
     # the PLT stub takes few samples (one jump): when one is taken, it
-    # is named as perf names it (checked above), and it is rand_r's
-    plts = [f for s in ours for f in s.split(";") if f.endswith("@plt")]
-    assert set(plts) <= {"rand_r@plt"}, set(plts)
+    # is named as perf names it (checked above), and plt_round's is
+    # rand_r's
+    plts = {f[i + 1] for f in (s.split(";") for s in ours)
+            for i in range(len(f) - 1)
+            if f[i] == "work::plt_round" and f[i + 1].endswith("@plt")}
+    assert plts <= {"rand_r@plt"}, plts
 
 
 def test_no_demangle_keeps_the_names_as_perf():
@@ -209,7 +214,8 @@ def test_no_demangle_keeps_the_names_as_perf():
 def test_inlined_frames():
     """With --inline, do_map's loop is work::squash's (always inlined):
     most of do_map's samples end in work::do_map;work::squash (inlined),
-    and do_map keeps its samples."""
+    and do_map keeps its samples; in pprof (go tool pprof reads it),
+    squash is an inlined line of do_map's location."""
     path, pid = names_recording()
     plain = our_stacks(path, ["--pid", str(pid)])
     inl = our_stacks(path, ["--pid", str(pid)], "--inline")
@@ -230,6 +236,52 @@ def test_inlined_frames():
         if real and real[-1] == "work::do_map":
             in_map_inl += n
     assert in_map_inl == in_map, (in_map_inl, in_map)
+    # pprof keeps an inlined function as a line of its caller's location
+    if shutil.which("go") is not None:
+        pb = os.path.join(_work, "inline.pb.gz")
+        flame("-q", "--no-companion", "--inline", "--pid", str(pid), "-P",
+              pb, path)
+        tr = subprocess.run(["go", "tool", "pprof", "-traces", pb],
+                            capture_output=True, text=True).stdout
+        assert re.search(r"work::squash\s+\(inline\)\n\s+work::do_map\n",
+                         tr), tr[:3000]
+
+
+def test_rust_legacy_and_v0_as_perf():
+    """One Rust program built with each mangling (rustc where one is
+    installed): names::work::spin (legacy: the hash dropped) and std's
+    generic frames (v0: ...::<fn(), ()>) named as perf names them."""
+    rustc = shutil.which("rustc") or (os.path.exists(
+        "/root/.cargo/bin/rustc") and "/root/.cargo/bin/rustc")
+    if not rustc:
+        raise Skip("no rustc")
+    bins = {}
+    for kind in ("legacy", "v0"):
+        out = os.path.join(_work, "rs-" + kind)
+        # legacy is stable rustc's default (naming it needs -Z)
+        mangling = ["-C", "symbol-mangling-version=v0"] if kind == "v0" \
+            else []
+        subprocess.run([rustc, "-O", "-g", "-C", "force-frame-pointers=yes"]
+                       + mangling + ["-o", out, RUST_SRC], check=True,
+                       cwd=_work)
+        os.chmod(out, 0o755)
+        bins[kind] = out
+
+    def run():
+        pids = {}
+        for kind, b in bins.items():
+            p = subprocess.Popen([b, "2"], stdout=subprocess.PIPE)
+            assert p.stdout.readline().strip() == b"ready"
+            assert p.wait() == 0
+            pids[kind] = p.pid
+        return pids
+    path, pids = record("rust", run)
+    for kind, pid in pids.items():
+        ours = assert_same_stacks(path, ["--pid", str(pid)])
+        frames = {f for s in ours for f in s.split(";")}
+        assert "names::work::spin" in frames, (kind, frames)
+        assert not [f for f in frames if f.startswith(("_ZN", "_R"))], \
+            (kind, frames)
 
 
 SQL = """CREATE TABLE IF NOT EXISTS t(a INTEGER PRIMARY KEY, b TEXT, c REAL);
@@ -244,8 +296,8 @@ SELECT count(*), sum(length(b)), avg(c) FROM t WHERE b LIKE '%7%';
 def test_sqlite3_as_perf_report():
     """Debian's sqlite3 on an in-memory database: its stacks are perf's,
     and the shares of its leaf functions are perf report's (the PLT's
-    gap was 2 points): within 0.1 point, @plt names and versioned
-    symbols included."""
+    gap was 2 points): the sum of their differences at most 0.1 point,
+    @plt names and versioned symbols included."""
     sqlite = shutil.which("sqlite3")
     if sqlite is None:
         raise Skip("sqlite3 not installed (Debian package sqlite3)")
@@ -270,11 +322,19 @@ def test_sqlite3_as_perf_report():
         f = [x.strip() for x in line.split("\t")]
         if len(f) == 3 and not line.startswith("#") and f[1] == "sqlite3":
             theirs[f[2][4:]] += int(f[0])
-    total = sum(lv.values())
-    assert sum(theirs.values()) == total, (sum(theirs.values()), total)
-    gap = sum(abs(lv[n] - theirs[n]) for n in set(lv) | set(theirs)
-              if not n.startswith("[") and not n.startswith("0x"))
-    assert gap * 1000 <= total, (gap, total)
+    total, ptotal = sum(lv.values()), sum(theirs.values())
+    # a sample at an exec may count under the old comm in one of the two
+    assert abs(ptotal - total) * 200 <= total, (ptotal, total)
+    # the entries perf before 6.3 leaves unnamed (see assert_same_stacks)
+    unnamed = set()
+    if perf_version() < (6, 3):
+        got, plt = plt_names(perf_stacks(path, sel)[1])
+        unnamed = {n for n in lv if n.endswith("@plt") and
+                   (n in got or n not in plt)} | {"@plt"}
+    gap = sum(abs(100.0 * lv[n] / total - 100.0 * theirs[n] / ptotal)
+              for n in set(lv) | set(theirs)
+              if not n.startswith(("[", "0x")) and n not in unnamed)
+    assert gap <= 0.1, (gap, total)
 
 
 def test_python3_as_perf():
