@@ -14,6 +14,7 @@ names still go through c++filt -p (perf's form without parameters), which
 leaves a demangled name as it is."""
 import collections
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -309,7 +310,7 @@ def test_replaced_binary_is_not_used():
 
 def test_filters_and_outputs():
     """Every output gets the unwound stacks: the SVG names the chain,
-    pprof holds as many samples, --comm keeps them all."""
+    --comm keeps them, the differential graph and pprof hold them."""
     path, pid = cxx_recording()
     svg = os.path.join(_work, "cxx.svg")
     flame("-q", "--no-companion", "-o", svg, "--pid", str(pid), path)
@@ -324,6 +325,25 @@ def test_filters_and_outputs():
     assert n >= sum(mine.values())
     assert sum(c for s, c in by_comm.items() if "outer_fn" in s) == \
         sum(c for s, c in mine.items() if "work::outer_fn" in s) > 0.5 * n
+    # the differential graph: the file against itself, each side whole
+    pairs = flame("-q", "--no-companion", "--base", path, "--pid", str(pid),
+                  "-f", "-", path).stdout.splitlines()
+    chained = [l for l in pairs if ";".join(CHAIN) in l]
+    assert chained, pairs[:3]
+    for l in chained:
+        a, b = l.rsplit(" ", 2)[1:]
+        assert a == b, l
+    # pprof: go tool pprof reads the whole stacks back
+    if shutil.which("go") is None:
+        print("pprof not checked: no go tool")
+        return
+    pb = os.path.join(_work, "cxx.pb.gz")
+    flame("-q", "--no-companion", "--pid", str(pid), "-P", pb, path)
+    traces = subprocess.run(["go", "tool", "pprof", "-traces", pb],
+                            capture_output=True, text=True, timeout=300,
+                            check=True).stdout
+    want = "\n".join(reversed(CHAIN))
+    assert re.sub(r"\n +", "\n", traces).count(want) > 0, traces[:2000]
 
 
 if __name__ == "__main__":
