@@ -33,6 +33,7 @@ enum config_type {
 	T_GROUPS,	/* array of group names */
 	T_CGROUPS,	/* array of cgroup paths */
 	T_RECMODE,	/* "continuous" or "flight" */
+	T_CALLGRAPH,	/* "fp", "dwarf[,SIZE]", "none" */
 	T_TRIGGERS,	/* array of trigger objects */
 };
 
@@ -86,6 +87,11 @@ static const struct config_key config_keys[] = {
 	    .min = 0, .max = 1, .def = "true",
 	    .opt = 'g',
 	    .help = "record callchains (--no-callgraph: don't)" },
+	/* after callgraph: a normalised config read back keeps its mode */
+	{ KEY("call_graph", T_CALLGRAPH, CONFIG_NEXT_START, callgraph),
+	    .def = "fp", .metavar = "MODE",
+	    .help = "fp (as -g), dwarf[,SIZE] as perf record (SIZE: user\n"
+	    "stack bytes a sample, default 8192), or none" },
 	{ KEY("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages),
 	    .min = 1, .max = 65536, .flags = F_POW2, .def = "128",
 	    .opt = 'm', .metavar = "PAGES",
@@ -302,7 +308,8 @@ config_text_value(const char *key, const char *text)
 		return v;
 	}
 	if (k != NULL && (k->type == T_PATH || k->type == T_NAME ||
-	    k->type == T_MODE || k->type == T_RECMODE))
+	    k->type == T_MODE || k->type == T_RECMODE ||
+	    k->type == T_CALLGRAPH))
 		return json_object_new_string(text);
 	/* a structured value (triggers) is written as JSON */
 	if (k != NULL && k->type == T_TRIGGERS)
@@ -397,6 +404,7 @@ config_type_name(enum config_type t)
 	case T_GROUPS:	return "an array of group names";
 	case T_CGROUPS:	return "an array of cgroup paths (\"system.slice/x.service\")";
 	case T_RECMODE:	return "\"continuous\" or \"flight\"";
+	case T_CALLGRAPH: return "\"fp\", \"dwarf\", \"dwarf,SIZE\" or \"none\"";
 	case T_TRIGGERS: return "an array of trigger objects ({\"kind\": \"psi\", ...})";
 	}
 	return "?";
@@ -736,6 +744,58 @@ config_trigger_json(const struct config_trigger *tr)
 	return o;
 }
 
+/* The modes of call_graph, as perf record --call-graph spells them. */
+static const char *const config_cg_names[] = {
+	[CONFIG_CG_NONE] = "none",
+	[CONFIG_CG_FP] = "fp",
+	[CONFIG_CG_DWARF] = "dwarf",
+};
+
+/*
+ * "MODE[,SIZE]": SIZE only after a DWARF mode, read as perf reads it
+ * (any base strtoul takes, rounded up to a multiple of 8, at most 65528).
+ */
+static int
+config_set_callgraph(const struct config_key *k, json_object *v,
+    struct config *cfg, struct config_error *err)
+{
+	const char		*s, *comma;
+	char			*end;
+	unsigned long long	 size = CONFIG_STACK_DEFAULT;
+	size_t			 i, n;
+
+	if (!json_object_is_type(v, json_type_string))
+		return config_fail(err, PROTO_E_BAD_TYPE, k->name,
+		    "%s must be %s", k->name, config_type_name(k->type));
+	s = json_object_get_string(v);
+	comma = strchr(s, ',');
+	n = comma ? (size_t)(comma - s) : strlen(s);
+	for (i = 0; i < sizeof(config_cg_names) / sizeof(config_cg_names[0]);
+	    i++)
+		if (config_cg_names[i] != NULL &&
+		    strlen(config_cg_names[i]) == n &&
+		    strncmp(config_cg_names[i], s, n) == 0)
+			break;
+	if (i == sizeof(config_cg_names) / sizeof(config_cg_names[0]) ||
+	    (comma != NULL && i < CONFIG_CG_DWARF))
+		return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+		    "%s: unknown --call-graph option value '%.64s' (fp, "
+		    "dwarf, dwarf,SIZE, none)", k->name, s);
+	if (comma != NULL) {
+		errno = 0;
+		size = strtoull(comma + 1, &end, 0);
+		size = (size + 7) & ~7ULL;
+		if (comma[1] == '\0' || comma[1] == '-' || *end != '\0' ||
+		    errno != 0 || size == 0 || size > CONFIG_STACK_MAX)
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s: incorrect stack dump size (max %d): '%.64s'",
+			    k->name, CONFIG_STACK_MAX, comma + 1);
+	}
+	cfg->callgraph = (int)i;
+	cfg->stack_size = size;
+	return 0;
+}
+
 static int
 config_set(struct config *cfg, const struct config_key *k, json_object *v,
     struct config_error *err)
@@ -829,6 +889,8 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 		return 0;
 	case T_TRIGGERS:
 		return config_set_triggers(k, v, cfg, err);
+	case T_CALLGRAPH:
+		return config_set_callgraph(k, v, cfg, err);
 	}
 	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "unhandled type");
 }
@@ -840,8 +902,8 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 	struct config		 tmp = *cfg;
 	const struct config_key	*k;
 	json_object_iter	 it;
-	json_object		*live, *next, *daemon;
-	int			 has_freq = 0, has_period = 0;
+	json_object		*live, *next, *daemon, *cg = NULL;
+	int			 has_freq = 0, has_period = 0, cg_off = 0;
 
 	if (changed)
 		*changed = NULL;
@@ -861,7 +923,20 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 			has_freq = 1;
 		if (strcmp(it.key, "period") == 0)
 			has_period = 1;
+		if (k->type == T_CALLGRAPH)
+			cg = it.val;
+		if (strcmp(it.key, "callgraph") == 0)
+			cg_off = tmp.callgraph == CONFIG_CG_NONE;
 	}
+	/* call_graph says how, callgraph only whether: the first wins over
+	 * the second whatever their order, and the two must not disagree */
+	if (cg != NULL && config_set(&tmp, config_find("call_graph"), cg,
+	    err) == -1)
+		return -1;
+	if (cg != NULL && cg_off && tmp.callgraph != CONFIG_CG_NONE)
+		return config_fail(err, PROTO_E_BAD_VALUE, "call_graph",
+		    "callgraph false and call_graph \"%s\" disagree",
+		    json_object_get_string(cg));
 	if (has_freq && has_period)
 		return config_fail(err, PROTO_E_BAD_VALUE, "period",
 		    "freq and period exclude each other: give one");
@@ -1050,6 +1125,26 @@ config_load(struct config *cfg, const char *path, struct config_error *err)
 	return rc;
 }
 
+const char *
+config_callgraph_str(const struct config *cfg, char *buf, size_t len)
+{
+	if (cfg->callgraph < CONFIG_CG_DWARF)
+		snprintf(buf, len, "%s", config_cg_names[cfg->callgraph]);
+	else
+		snprintf(buf, len, "%s,%" PRIu64,
+		    config_cg_names[cfg->callgraph], cfg->stack_size);
+	return buf;
+}
+
+static json_object *
+config_callgraph_json(const struct config *cfg)
+{
+	char	 buf[32];
+
+	return json_object_new_string(config_callgraph_str(cfg, buf,
+	    sizeof(buf)));
+}
+
 json_object *
 config_to_json(const struct config *cfg, int with_daemon_keys)
 {
@@ -1099,6 +1194,10 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 			    json_object_new_string(cfg->flight ? "flight" :
 			    "continuous"));
 			break;
+		case T_CALLGRAPH:
+			json_object_object_add(o, k->name,
+			    config_callgraph_json(cfg));
+			break;
 		case T_TRIGGERS:
 			a = json_object_new_array();
 			for (j = 0; j < cfg->nr_triggers; j++)
@@ -1136,6 +1235,7 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 void
 config_cmdline(const struct config *cfg, char *buf, size_t len)
 {
+	char	 cg[32];
 	size_t	 i, n;
 
 	n = (size_t)snprintf(buf, len, "perfspilld record -a");
@@ -1150,8 +1250,11 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 			n += (size_t)snprintf(buf + n, len - n, " -c %" PRIu64,
 			    cfg->period);
 	}
-	if (n < len && cfg->callgraph)
+	if (n < len && cfg->callgraph == CONFIG_CG_FP)
 		n += (size_t)snprintf(buf + n, len - n, " -g");
+	else if (n < len && cfg->callgraph != CONFIG_CG_NONE)
+		n += (size_t)snprintf(buf + n, len - n, " --call-graph %s",
+		    config_callgraph_str(cfg, cg, sizeof(cg)));
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n, " -m %" PRIu64
 		    " --aio=%" PRIu64, cfg->mmap_pages, cfg->cblocks);

@@ -48,13 +48,32 @@ struct config_trigger {
 	char				 cgroup[CONFIG_CGROUP_LEN];
 };
 
+/*
+ * How a sample's stack is recorded (call_graph; callgraph: true is fp).
+ * A truth test of cfg->callgraph asks whether callchains are recorded.
+ */
+enum config_callgraph {
+	CONFIG_CG_NONE = 0,
+	CONFIG_CG_FP = 1,	/* the kernel's frame-pointer walk */
+	CONFIG_CG_DWARF,	/* registers and stack dump, unwound later */
+	CONFIG_CG_COMPACT,	/* ...unwound by the daemon, written as a
+				 * plain callchain (unwind-worker) */
+};
+
+/* perf's bounds of a stack dump: a multiple of 8 up to USHRT_MAX's */
+#define CONFIG_STACK_DEFAULT	8192
+#define CONFIG_STACK_MAX	65528
+
 struct config {
 	/* recording: take effect at the next start */
 	char		events[CONFIG_MAX_EVENTS][CONFIG_EVENT_LEN];
 	size_t		nr_events;
 	uint64_t	freq;		/* Hz; 0 when period is used */
 	uint64_t	period;		/* events per sample; 0 when freq is used */
-	int		callgraph;
+	/* callchains: none, frame pointers, or DWARF (the user stack and
+	 * registers with each sample, as perf record --call-graph dwarf) */
+	int		callgraph;	/* enum config_callgraph */
+	uint64_t	stack_size;	/* DWARF modes: user stack bytes a sample */
 	uint64_t	mmap_pages;	/* data pages per ring, a power of two */
 	uint64_t	wakeup_pct;	/* wake the loop when a ring is this full */
 	uint64_t	drain_ms;	/* periodic drain even without a wakeup */
@@ -173,6 +192,9 @@ json_object	*config_to_json(const struct config *, int with_daemon_keys);
 
 /* The recording settings as a perf-like command line (for the file). */
 void	config_cmdline(const struct config *, char *, size_t);
+
+/* call_graph's value as the config writes it ("fp", "dwarf,8192"). */
+const char	*config_callgraph_str(const struct config *, char *, size_t);
 
 /* The name of a PSI resource ("cpu", "memory", "io"). */
 const char	*config_psi_name(enum config_psi_resource);

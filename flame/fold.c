@@ -278,11 +278,11 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
     char *err, size_t errlen)
 {
 	const struct profile_info	*pi;
+	struct perfread_opts		 o = *ro;
 	struct perfread			*r;
 	struct symbolize		*sy = NULL;
 	struct jitsym			*jit = NULL;
 	struct offcpu			*oc = NULL;
-	struct perfread_opts		 all;
 	int				 rv = -1;
 
 	if ((r = perfread_open(path, err, errlen)) == NULL)
@@ -298,19 +298,21 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
 	if ((jit = jitsym_load(path)) == NULL && errno != ENOENT)
 		warn("%s%s: not used", path, JITSYM_SUFFIX);
 	symbolize_use_copies(sy, jit);
+	o.verbose = verbose;
 	if (ro->off_cpu) {
 		/* a switch-in is another task's sample, maybe outside the
 		 * range: offcpu filters the timed switch-outs itself */
 		if ((oc = offcpu_create(pi, ro, fn, arg, err, errlen)) == NULL)
 			goto out;
-		memset(&all, 0, sizeof(all));
-		all.tmax = UINT64_MAX;
-		all.no_symbols = ro->no_symbols;
-		ro = &all;
+		memset(&o, 0, sizeof(o));
+		o.tmax = UINT64_MAX;
+		o.no_symbols = ro->no_symbols;
+		o.names = ro->names;
+		o.verbose = verbose;
 		fn = offcpu_sample;
 		arg = oc;
 	}
-	if (perfread_walk(r, ro, sy, fn, arg, ps, err, errlen) == -1)
+	if (perfread_walk(r, &o, sy, fn, arg, ps, err, errlen) == -1)
 		goto out;
 	if (head_hash != NULL)
 		*head_hash = pi->head_hash;

@@ -23,16 +23,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dwarf.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
 #include "addrtab.h"
 #include "dbgfetch.h"
+#include "unwind/unwind.h"
 #include "demangle.h"
 #include "symbolize.h"
 #include "symelf.h"
 
-#define SYMELF_DEBUG_ROOT	"/usr/lib/debug/.build-id"
 #define SYMELF_PAGE		4096
 #define SYMELF_INLINED		" (inlined)"
 
@@ -134,64 +133,17 @@ symelf_destroy(struct symelf *se)
 	dbgfetch_end();
 }
 
-static void
-symelf_hex(const uint8_t *id, size_t len, char *buf)
-{
-	size_t	 i;
-
-	for (i = 0; i < len; i++)
-		snprintf(buf + 2 * i, 3, "%02x", id[i]);
-}
-
-/* Does the ELF file at path have build-id id? */
-static int
-symelf_has_id(const char *path, const uint8_t *id, size_t len)
-{
-	const void	*bid;
-	struct stat	 st;
-	Elf		*e;
-	ssize_t		 n;
-	int		 fd, rv = 0;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
-		n = dwelf_elf_gnu_build_id(e, &bid);
-		rv = n == (ssize_t)len && memcmp(bid, id, len) == 0;
-		elf_end(e);
-	}
-	close(fd);
-	return rv;
-}
-
-/* The first of the places a build-id's file may be that holds it:
- * kind 0 the binary, 1 its debug file. */
+/* The first of the places a build-id's file may be that holds it
+ * (unwind.h's, then debuginfod): kind 0 the binary, 1 its debug file. */
 static char *
 symelf_find(struct symelf *se, const uint8_t *id, size_t len,
     const char *file, int kind)
 {
-	char	 hex[2 * PROFILE_BUILD_ID_MAX + 1], buf[4096], *p = NULL;
+	char	*p;
 	int	 fd;
 
-	symelf_hex(id, len, hex);
-	if (kind == 0 && file != NULL && file[0] == '/' &&
-	    symelf_has_id(file, id, len))
-		return strdup(file);
-	/* perf's cache: .build-id/xx/rest links to a directory of the
-	 * binary ("elf") and its debug file ("debug") */
-	if (se->home != NULL && len > 1) {
-		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/%s",
-		    se->home, hex, hex + 2, kind == 0 ? "elf" : "debug");
-		if (symelf_has_id(buf, id, len))
-			return strdup(buf);
-	}
-	if (len > 1) {
-		snprintf(buf, sizeof(buf), "%s/%.2s/%s.debug",
-		    SYMELF_DEBUG_ROOT, hex, hex + 2);
-		if (symelf_has_id(buf, id, len))
-			return strdup(buf);
-	}
+	if ((p = unwind_find_local(id, len, file, kind, se->home)) != NULL)
+		return p;
 	if ((fd = dbgfetch(id, len, kind, &p)) != -1) {
 		close(fd);
 		return p;
@@ -255,7 +207,7 @@ symelf_vdso(const struct profile_mapping *m)
 		return NULL;
 	if (write(fd, base, b - a) == (ssize_t)(b - a) &&
 	    asprintf(&p, "/proc/self/fd/%d", fd) != -1 &&
-	    (m->build_id_len == 0 || symelf_has_id(p, m->build_id,
+	    (m->build_id_len == 0 || unwind_has_build_id(p, m->build_id,
 	    m->build_id_len)))
 		return p;	/* the memfd stays open for the run */
 	free(p);

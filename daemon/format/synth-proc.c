@@ -47,6 +47,7 @@ struct synth_proc {
 	struct synth_proc_bid	*bids;
 	size_t			 nr_bids;
 	size_t			 cap_bids;
+	int			 data;	/* file mappings that are not code too */
 };
 
 static int	synth_proc_modules(struct sbuf *, const struct synth_ctx *);
@@ -215,6 +216,7 @@ synth_proc_tasks(struct sbuf *out, const struct synth_ctx *ctx)
 	p.out = out;
 	p.procfs = synth_procfs(ctx);
 	p.trailer = synth_trailer(ctx);
+	p.data = ctx->nr_events > 0 && ctx->events[0].attr.mmap_data;
 
 	if ((d = opendir(p.procfs)) == NULL)
 		return errno == ENOMEM ? -1 : 0;
@@ -377,7 +379,12 @@ synth_proc_thread(struct synth_proc *p, pid_t pid, pid_t tid)
 	return 0;
 }
 
-/* MMAP2 of each executable mapping, like perf without --data. */
+/*
+ * MMAP2 of each executable mapping, like perf without --data; with
+ * attr.mmap_data (DWARF call graphs) of the file mappings that hold no
+ * code too, flagged as data as perf flags them: an unwinder reads a
+ * binary's .eh_frame_hdr through them, which lies outside its code.
+ */
 static int
 synth_proc_maps(struct synth_proc *p, pid_t pid)
 {
@@ -403,13 +410,14 @@ synth_proc_maps(struct synth_proc *p, pid_t pid)
 		    " %x:%x %" SCNu64 " %n", &start, &end, perms, &pgoff, &maj,
 		    &min, &ino, &n) != 7 || strlen(perms) != 4)
 			continue;
-		if (perms[2] != 'x')
-			continue;
 		name = n == -1 ? line + strlen(line) : line + n;
+		if (perms[2] != 'x' && (!p->data || *name != '/'))
+			continue;
 		if (*name == '\0')
 			name = "//anon";
 		prot = (perms[0] == 'r' ? PROT_READ : 0) |
-		    (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		    (perms[1] == 'w' ? PROT_WRITE : 0) |
+		    (perms[2] == 'x' ? PROT_EXEC : 0);
 
 		bid = NULL;
 		if (ino != 0 && *name == '/' && synth_proc_buildid(p, pid,
@@ -420,6 +428,7 @@ synth_proc_maps(struct synth_proc *p, pid_t pid)
 
 		synth_rec_begin(&r, p->out, PERF_RECORD_MMAP2,
 		    PERF_RECORD_MISC_USER |
+		    (perms[2] != 'x' ? PERF_RECORD_MISC_MMAP_DATA : 0) |
 		    (bid != NULL ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
 		synth_rec_u32(&r, pid);
 		synth_rec_u32(&r, pid);

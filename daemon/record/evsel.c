@@ -141,6 +141,35 @@ evsel_parse(struct evsel *ev, const char *name, char *err, size_t len)
 	return -1;
 }
 
+uint64_t
+evsel_user_regs(void)
+{
+#if defined(__x86_64__)
+	/* perf's PERF_REGS_MASK for x86_64: AX..R15 (24 registers) but the
+	 * segment registers DS, ES, FS, GS (12..15), which it never samples */
+	return ((UINT64_C(1) << 24) - 1) & ~(UINT64_C(0xf) << 12);
+#elif defined(__aarch64__)
+	/* X0..X30, SP, PC: perf's PERF_REGS_MASK for arm64 */
+	return (UINT64_C(1) << 33) - 1;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * As perf record --call-graph dwarf: the user registers and SIZE bytes
+ * of the user stack with each sample, and the kernel's callchain cut at
+ * the user part, which a reader unwinds from the two instead.
+ */
+static void
+evsel_config_dwarf(struct perf_event_attr *a, uint64_t stack_size)
+{
+	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = evsel_user_regs();
+	a->sample_stack_user = (__u32)stack_size;
+	a->exclude_callchain_user = 1;
+}
+
 void
 evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
     size_t ring_bytes)
@@ -158,8 +187,10 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 		    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 		    PERF_SAMPLE_PERIOD;
-		if (cfg->callgraph)
+		if (cfg->callgraph != CONFIG_CG_NONE)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (cfg->callgraph >= CONFIG_CG_DWARF)
+			evsel_config_dwarf(a, cfg->stack_size);
 		/* every event alike: perf reads one sample layout per attr,
 		 * and the cgroup of a sample is what --sort cgroup shows */
 		if (cfg->all_cgroups)
@@ -187,6 +218,10 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 			a->comm = 1;
 			a->comm_exec = 1;
 			a->task = 1;
+			/* the maps of data too with DWARF stacks, as perf
+			 * record --call-graph dwarf asks: perf's libunwind
+			 * reads a binary's .eh_frame_hdr through them */
+			a->mmap_data = cfg->callgraph >= CONFIG_CG_DWARF;
 			/* off by default: on kernels up to at least 6.1 it
 			 * makes every other recorder's MMAP2 records claim a
 			 * build-id they lack, and perf record then aborts;

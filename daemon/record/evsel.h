@@ -30,6 +30,10 @@ int	evsel_parse(struct evsel *ev, const char *name, char *err, size_t len);
 void	evsel_config(struct evsel *evs, size_t n, const struct config *,
 	    size_t ring_bytes);
 
+/* The user registers a DWARF sample carries on this architecture (perf's
+ * PERF_REGS_MASK), or 0 where DWARF stacks are not supported. */
+uint64_t	evsel_user_regs(void);
+
 /* Bytes in a ring of ring_bytes that wake the loop (wakeup_pct). */
 uint64_t	evsel_wakeup_bytes(const struct config *, size_t ring_bytes);
 

@@ -30,6 +30,9 @@
  *             per-CPU cblocks beside its pool); mode flight: none
  *   total = CPUs x ring + buffers + drain + compress + window
  *
+ * A DWARF call graph (call_graph "dwarf,SIZE") adds no buffer: its
+ * samples, SIZE bytes larger, pass through the rings and buffers above.
+ *
  * CPUs are the online ones at the start; a CPU that comes online later
  * adds its per-CPU share. A rotation's preamble (the /proc walk) and the
  * daemon's own bookkeeping are not counted here: the budget keeps room

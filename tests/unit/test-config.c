@@ -177,8 +177,20 @@ events(char *buf, size_t len, int n, size_t namelen)
 static void
 test_recording_keys(void)
 {
+	/* call_graph's values: the stack size they give, 0 refused */
+	static const struct {
+		const char	*text;
+		uint64_t	 size;
+	} cg[] = {
+		{ "dwarf", 8192 }, { "dwarf,4096", 4096 }, { "dwarf,1001", 1008 },
+		{ "dwarf,0x1000", 4096 }, { "dwarf,65528", 65528 },
+		{ "dwarf,65529", 0 }, { "dwarf,0", 0 }, { "dwarf,", 0 },
+		{ "dwarf,-8", 0 }, { "dwarf,8k", 0 }, { "fp,8192", 0 },
+		{ "lbr", 0 }, { "dwarfx", 0 }, { "", 0 },
+	};
 	struct config	 c;
 	char		 buf[512];
+	size_t		 i;
 
 	/* events */
 	CHECK_EQ(apply1(&c, "{\"events\":[\"cycles\",\"instructions\"]}"), 0);
@@ -235,6 +247,43 @@ test_recording_keys(void)
 	CHECK_EQ(c.callgraph, 0);
 	CHECK_EQ(apply1(&c, "{\"callgraph\":1}"), PROTO_E_BAD_TYPE);
 	CHECK_EQ(apply1(&c, "{\"callgraph\":\"yes\"}"), PROTO_E_BAD_TYPE);
+
+	/* call_graph: perf record's --call-graph values and limits; SIZE
+	 * rounded up to a multiple of 8 as perf does, in any base strtoul
+	 * reads */
+	config_defaults(&c);
+	CHECK_EQ(c.callgraph, CONFIG_CG_FP);
+	CHECK_EQ(c.stack_size, CONFIG_STACK_DEFAULT);
+	for (i = 0; i < sizeof(cg) / sizeof(cg[0]); i++) {
+		snprintf(buf, sizeof(buf), "{\"call_graph\":\"%s\"}", cg[i].text);
+		CHECK_EQ(apply1(&c, buf), cg[i].size ? 0 : PROTO_E_BAD_VALUE);
+		if (cg[i].size == 0)
+			CHECK(strstr(err.msg, "call_graph") != NULL);
+		else {
+			CHECK_EQ(c.callgraph, CONFIG_CG_DWARF);
+			CHECK_U64(c.stack_size, cg[i].size);
+		}
+	}
+	CHECK_EQ(apply1(&c, "{\"call_graph\":\"dwarf,65529\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK(strstr(err.msg, "incorrect stack dump size (max 65528)") != NULL);
+	CHECK_EQ(apply1(&c, "{\"call_graph\":true}"), PROTO_E_BAD_TYPE);
+	CHECK_EQ(apply1(&c, "{\"call_graph\":\"none\"}"), 0);
+	CHECK_EQ(c.callgraph, CONFIG_CG_NONE);
+	/* callgraph true is fp, as -g; call_graph wins in one object */
+	CHECK_EQ(apply(&c, "{\"callgraph\":true}", CONFIG_FILE), 0);
+	CHECK_EQ(c.callgraph, CONFIG_CG_FP);
+	CHECK_EQ(apply1(&c, "{\"call_graph\":\"dwarf\",\"callgraph\":true}"),
+	    0);
+	CHECK_EQ(c.callgraph, CONFIG_CG_DWARF);
+	CHECK_EQ(apply1(&c, "{\"callgraph\":true,\"call_graph\":\"fp\"}"), 0);
+	CHECK_EQ(c.callgraph, CONFIG_CG_FP);
+	CHECK_EQ(apply1(&c, "{\"callgraph\":false,\"call_graph\":\"dwarf\"}"),
+	    PROTO_E_BAD_VALUE);
+	CHECK_EQ(c.callgraph, CONFIG_CG_FP);
+	CHECK_EQ(apply1(&c, "{\"callgraph\":false,\"call_graph\":\"none\"}"),
+	    0);
+	CHECK_EQ(c.callgraph, CONFIG_CG_NONE);
 
 	/* kernel_build_id: off unless asked for (it breaks other recorders) */
 	config_defaults(&c);
@@ -713,7 +762,7 @@ test_to_json(void)
 	json_object_object_foreachC(j, it)
 		n += (size_t)snprintf(order + n, sizeof(order) - n, "%s ",
 		    it.key);
-	CHECK_STR(order, "events period callgraph mmap_pages wakeup_pct "
+	CHECK_STR(order, "events period callgraph call_graph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
 	    "all_cgroups cgroups mode window window_bytes triggers "
 	    "realtime writeback direct_io direct_tail_ms cblocks "
