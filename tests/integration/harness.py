@@ -387,12 +387,15 @@ def spinner(secs):
 
 
 def flame(*args, env=None, check=True, timeout=300):
-    """Run perfspill-flame; fail on a non-zero exit when check."""
+    """Run perfspill-flame; fail on a non-zero exit when check. Its
+    output is read with surrogateescape: a whole-machine recording holds
+    the names other programs gave themselves, which need not be UTF-8
+    (names are data: perfspill-flame passes them on as they are)."""
     e = dict(os.environ)
     e.update(env or {})
     p = subprocess.run([os.path.join(BUILD, "perfspill-flame")] +
                        list(args), capture_output=True, text=True, env=e,
-                       timeout=timeout)
+                       errors="surrogateescape", timeout=timeout)
     if check and p.returncode != 0:
         raise AssertionError("perfspill-flame %s failed (%d): %s" % (
             " ".join(args), p.returncode, p.stderr))
