@@ -206,8 +206,8 @@ pprof_put(struct pprof_buf *b, const void *p, size_t n)
 	uint8_t	*np;
 	size_t	 ncap;
 
-	if (b->failed)
-		return;
+	if (b->failed || n == 0)
+		return;	/* p may be NULL then (no mappings) */
 	if (b->len + n > b->cap) {
 		ncap = b->cap ? b->cap * 2 : 4096;
 		while (ncap < b->len + n)

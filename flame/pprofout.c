@@ -167,7 +167,7 @@ pprofout_sample(void *arg, const struct profile_sample *s)
 		goto nomem;
 	po->kept++;
 	po->nanos += nanos;
-	wall = (int64_t)s->time + po->wall_off;
+	wall = pick_wall(s->time, po->wall_off);
 	if (wall > 0) {
 		if (po->first == 0 || (uint64_t)wall < po->first)
 			po->first = (uint64_t)wall;
@@ -191,18 +191,13 @@ pprofout_file(struct pprofout *po, const struct pick_file *f,
 	struct profile_stats	 ps;
 	const struct opts	*o = po->o;
 	char			 err[256];
-	int64_t			 a, b;
 
 	po->tmin = 0;
 	po->tmax = UINT64_MAX;
-	if (cover == PICK_PART && o->from != INT64_MIN) {
-		a = o->from - f->wall_off;
-		po->tmin = a < 0 ? 0 : (uint64_t)a;
-	}
-	if (cover == PICK_PART && o->to != INT64_MAX) {
-		b = o->to - f->wall_off;
-		po->tmax = b < 0 ? 0 : (uint64_t)b;
-	}
+	if (cover == PICK_PART && o->from != INT64_MIN)
+		po->tmin = pick_perf(o->from, f->wall_off);
+	if (cover == PICK_PART && o->to != INT64_MAX)
+		po->tmax = pick_perf(o->to, f->wall_off);
 	po->host = f->host;
 	po->wall_off = f->wall_off;
 	/* the last file's pointers are freed with it */

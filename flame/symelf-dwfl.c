@@ -101,20 +101,49 @@ symelf_hex(const uint8_t *id, size_t len, char *buf)
 		snprintf(buf + 2 * i, 3, "%02x", id[i]);
 }
 
+/*
+ * The regular file at path, opened to read (-1: none). The path is what
+ * a record of the file names: it is looked at (O_PATH) before it is
+ * opened, and only a regular file is, through the descriptor of what was
+ * looked at (an open of a FIFO blocks or wakes its writer, one of a
+ * device may act on it).
+ */
+static int
+symelf_open_reg(const char *path)
+{
+	struct stat	 st, st2;
+	char		 self[64];
+	int		 pfd, fd;
+
+	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	close(pfd);
+	if (fd != -1 && (fstat(fd, &st2) == -1 || !S_ISREG(st2.st_mode) ||
+	    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Does the ELF file at path have build-id id? */
 static int
 symelf_has_id(const char *path, const uint8_t *id, size_t len)
 {
 	const void	*bid;
-	struct stat	 st;
 	Elf		*e;
 	ssize_t		 n;
 	int		 fd, rv = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+	if ((fd = symelf_open_reg(path)) == -1)
 		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
+	if ((e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
 		n = dwelf_elf_gnu_build_id(e, &bid);
 		rv = n == (ssize_t)len && memcmp(bid, id, len) == 0;
 		elf_end(e);
@@ -307,6 +336,7 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 	char		*path;
 	size_t		 i, nph;
 	void		**ud;
+	int		 fd;
 
 	if (strcmp(m->file, "[vdso]") == 0)
 		path = symelf_vdso(m);
@@ -322,10 +352,14 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 			warnx("%s: no binary with its build-id found", m->file);
 		return;
 	}
-	if ((sm->dwfl = dwfl_begin(&symelf_callbacks)) == NULL)
+	if ((sm->dwfl = dwfl_begin(&symelf_callbacks)) == NULL ||
+	    (fd = symelf_open_reg(path)) == -1)
 		goto fail;
 	dwfl_report_begin(sm->dwfl);
-	sm->mod = dwfl_report_elf(sm->dwfl, m->file, path, -1, 0, false);
+	/* the descriptor is the module's from here, when it is one */
+	if ((sm->mod = dwfl_report_elf(sm->dwfl, m->file, path, fd, 0,
+	    false)) == NULL)
+		close(fd);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
 	if (sm->mod == NULL)
 		goto fail;
