@@ -175,6 +175,7 @@ struct perfread {
 	uint8_t			*arena;
 	size_t			 alen, acap;
 	uint64_t		 seq, round_max, prev_max;
+	uint64_t		 released;	/* the map's pages let go */
 	struct profile_frame	 fbuf[PROFILE_MAX_FRAMES];
 };
 
@@ -1264,6 +1265,29 @@ pr_flush(struct perfread *r, uint64_t limit)
 	return 0;
 }
 
+/*
+ * The pages of the map before rec (where the walk is) and before every
+ * record still waiting are read for good: let go of them, so that what
+ * stays resident of the file is a round's, not all read so far (the page
+ * cache keeps them as the kernel likes).
+ */
+static void
+pr_release(struct perfread *r, const uint8_t *rec)
+{
+	uint64_t	 pg = (uint64_t)sysconf(_SC_PAGESIZE), upto;
+	size_t		 i;
+
+	if (rec < r->map || rec >= r->map + r->size)
+		return;	/* decoded from a COMPRESSED record */
+	for (i = 0; i < r->nevs; i++)
+		if (r->evs[i].in_map != NULL && r->evs[i].in_map < rec)
+			rec = r->evs[i].in_map;
+	upto = (uint64_t)(rec - r->map) & ~(pg - 1);
+	if (upto > r->released && madvise(r->map + r->released, upto -
+	    r->released, MADV_DONTNEED) == 0)
+		r->released = upto;
+}
+
 /* The time that splits the waiting records in two halves. */
 static uint64_t
 pr_half(struct perfread *r)
@@ -1290,6 +1314,7 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 		if (pr_flush(r, r->prev_max) == -1)
 			goto fail;
 		r->prev_max = r->round_max;
+		pr_release(r, rec);
 		return 0;
 	}
 	if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_MMAP &&
@@ -1300,9 +1325,11 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	in_map = rec >= r->map && rec < r->map + r->size ? rec : NULL;
 	/* too many waiting: the older half goes as if a round ended */
 	while (r->nevs > 0 && (r->nevs == PR_WAIT_MAX || (in_map == NULL &&
-	    r->alen + size > PR_ARENA_MAX)))
+	    r->alen + size > PR_ARENA_MAX))) {
 		if (pr_flush(r, pr_half(r)) == -1)
 			goto fail;
+		pr_release(r, rec);
+	}
 	if (r->nevs == r->evs_cap) {
 		cap = r->evs_cap ? r->evs_cap * 2 : 4096;
 		if ((tmp = realloc(r->evs, cap * sizeof(*r->evs))) == NULL)
@@ -1371,7 +1398,7 @@ perfread_walk(struct perfread *r, const struct perfread_opts *o,
 	r->st = st;
 	r->nomem = r->stop = 0;
 	r->nevs = r->alen = 0;
-	r->seq = r->round_max = r->prev_max = 0;
+	r->seq = r->round_max = r->prev_max = r->released = 0;
 	perfcheck_visit(r->pc, pr_visit, r);
 	stop = perfcheck_walk(r->pc, r->map, end, r->hdr.data.offset, &cs);
 	perfcheck_visit(r->pc, NULL, NULL);
