@@ -66,6 +66,7 @@ struct perfcheck {
 	uint32_t		 mmap_len;	/* 0: no compressed feature */
 	struct decompress	*dz;
 	uint8_t			*dbuf;		/* the carry, then what's new */
+	size_t			 dcap;		/* its size: what records asked */
 	perfcheck_visit_fn	 visit;
 	void			*visit_arg;
 	size_t			 attr;		/* the record's, for visit */
@@ -721,18 +722,23 @@ perfcheck_compressed(struct perfcheck *pc, const uint8_t *r, size_t size,
 {
 	struct perf_event_header	 h;
 	const char			*why;
+	uint8_t				*tmp;
 	size_t				 n, total, cap, p = 0;
 
 	if (pc->mmap_len == 0)
 		return "compressed, in a file without the compressed feature";
-	if (pc->dbuf == NULL &&
-	    (pc->dbuf = malloc((size_t)pc->mmap_len + PC_CARRY_MAX)) == NULL)
-		return "out of memory to decompress it";
 	cap = (size - sizeof(h)) * PC_RATIO_MAX;
 	if (cap < PC_RATIO_FLOOR)
 		cap = PC_RATIO_FLOOR;
 	if (cap > pc->mmap_len)
 		cap = pc->mmap_len;
+	/* as large as a record may claim, not as mmap_len says */
+	if (pc->dlen + cap > pc->dcap) {
+		if ((tmp = realloc(pc->dbuf, pc->dlen + cap)) == NULL)
+			return "out of memory to decompress it";
+		pc->dbuf = tmp;
+		pc->dcap = pc->dlen + cap;
+	}
 	n = decompress_record(pc->dz, r + sizeof(h), size - sizeof(h),
 	    pc->dbuf + pc->dlen, cap, &why);
 	if (n == 0 && why == NULL)

@@ -4,6 +4,7 @@ data, the feature table after it), for test_hostile.py and for measuring
 perfspill-flame against them by hand:
 
     python3 tests/integration/hostile.py DIR    # writes DIR/CLASS.data
+    python3 tests/integration/hostile.py DIR no-rounds 50331648
 
 Each class is a function returning the file's bytes.
 """
@@ -312,11 +313,13 @@ CLASSES = {
 }
 
 if __name__ == "__main__":
+    # hostile.py DIR: every class; hostile.py DIR CLASS [N...]: that one,
+    # with its function's numbers
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     for k, fn in CLASSES.items():
-        if len(sys.argv) > 2 and k not in sys.argv[2:]:
+        if len(sys.argv) > 2 and k != sys.argv[2]:
             continue
         with open(os.path.join(out, k + ".data"), "wb") as f:
-            f.write(fn())
+            f.write(fn(*(int(a) for a in sys.argv[3:])))
         print(k, os.path.getsize(os.path.join(out, k + ".data")))

@@ -5,12 +5,12 @@ CPU-time limit of 60 s stands in as the guard on a hang. No wall-clock
 threshold: a loaded machine gives the same verdict as an idle one.
 """
 import ctypes
+import json
 import os
-import resource
-import select
 import stat
 import struct
 import subprocess
+import sys
 import tempfile
 
 import harness
@@ -21,54 +21,80 @@ CPU_MAX_S = 60
 
 
 def _limits():
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_MAX_S, CPU_MAX_S))
-    # the release build: a reader that runs away stops at 4 GiB, not at
-    # the machine's end (the sanitizer's shadow needs more address space
-    # than any limit leaves)
+    """prlimit's arguments: a CPU limit, and in the release build an
+    address-space one, so that a reader that runs away stops at 4 GiB,
+    not at the machine's end (the sanitizer's shadow needs more address
+    space than any limit leaves). prlimit execs the reader itself: the
+    RSS wait4 gives is the reader's, not a forked copy of this test's."""
+    a = ["prlimit", "--cpu=%d" % CPU_MAX_S]
     if not harness.SANITIZED:
-        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        a.append("--as=%d" % (4 << 30))
+    return a
+
+
+# A small process that starts each reader and waits for it: a process's
+# ru_maxrss counts what it held before its exec, a fork of this test (which
+# reads large outputs) as much as the reader. The spawner is started once,
+# small, and forks the readers; it answers each argv (a JSON line) with
+# the reader's exit code, peak RSS (KiB) and CPU seconds.
+SPAWNER = r"""
+import json, os, subprocess, sys
+for line in sys.stdin:
+    argv, out, err = json.loads(line)
+    with open(out, "wb") as o, open(err, "wb") as e:
+        p = subprocess.Popen(argv, stdout=o, stderr=e)
+        _, status, ru = os.wait4(p.pid, 0)
+    print(json.dumps([os.waitstatus_to_exitcode(status), ru.ru_maxrss,
+                      ru.ru_utime + ru.ru_stime]), flush=True)
+"""
+_spawner = None
+
+
+def spawn(argv):
+    """(exit code, stdout, stderr, peak RSS MiB, CPU s) of argv."""
+    global _spawner
+    if _spawner is None:
+        _spawner = subprocess.Popen([sys.executable, "-c", SPAWNER],
+                                    stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, text=True)
+    d = tempfile.mkdtemp(prefix="perfspill-hostile-out-")
+    out, err = os.path.join(d, "out"), os.path.join(d, "err")
+    _spawner.stdin.write(json.dumps([argv, out, err]) + "\n")
+    _spawner.stdin.flush()
+    rc, rss, cpu = json.loads(_spawner.stdout.readline())
+    with open(out, "rb") as f:
+        o = f.read().decode(errors="replace")
+    with open(err, "rb") as f:
+        e = f.read().decode(errors="replace")
+    os.unlink(out)
+    os.unlink(err)
+    os.rmdir(d)
+    return rc, o, e, rss / 1024, cpu
 
 
 def run_flame(path, *args):
     """perfspill-flame on path: (exit code, stdout, stderr, peak RSS in
     MiB, CPU seconds) of that child alone."""
-    p = subprocess.Popen([os.path.join(harness.BUILD, "perfspill-flame"),
-                          "--no-companion", "-q"] + list(args) + [path],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         preexec_fn=_limits)
-    out, err = b"", b""
-    fds = {p.stdout.fileno(): "out", p.stderr.fileno(): "err"}
-    while fds:
-        for fd in select.select(list(fds), [], [])[0]:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                del fds[fd]
-            elif fds[fd] == "out":
-                out += chunk
-            else:
-                err += chunk
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    p.stdout.close()
-    p.stderr.close()
-    rss = ru.ru_maxrss / 1024
-    cpu = ru.ru_utime + ru.ru_stime
-    err = err.decode(errors="replace")
+    rc, out, err, rss, cpu = spawn(_limits() + [
+        os.path.join(harness.BUILD, "perfspill-flame"), "--no-companion",
+        "-q"] + list(args) + [path])
     print("  %s: exit %d, %.1f MiB resident, %.2f s CPU" % (
-        os.path.basename(path), p.returncode, rss, cpu), flush=True)
-    assert p.returncode >= 0, "killed by signal %d: %s" % (
-        -p.returncode, err[-2000:])
+        os.path.basename(path), rc, rss, cpu), flush=True)
+    assert rc >= 0, "killed by signal %d: %s" % (-rc, err[-2000:])
     assert "runtime error" not in err and "Sanitizer" not in err, err[-4000:]
     assert rss <= RSS_MAX_MIB, "%.1f MiB resident reading %s" % (rss, path)
-    return p.returncode, out.decode(errors="replace"), err, rss, cpu
+    return rc, out, err, rss, cpu
 
 
-def crafted(name, data):
+def crafted(cls, *numbers):
+    """The file of hostile.py's class cls, made by another process: this
+    one stays small, and so does the copy of it that each reader starts
+    as (ru_maxrss counts what a process held before its exec)."""
     d = tempfile.mkdtemp(prefix="perfspill-hostile-")
-    path = os.path.join(d, name + ".data")
-    with open(path, "wb") as f:
-        f.write(data)
-    return path
+    subprocess.run([sys.executable, hostile.__file__, d, cls] +
+                   [str(n) for n in numbers], check=True,
+                   stdout=subprocess.DEVNULL)
+    return os.path.join(d, cls + ".data")
 
 
 def cleanup(path):
@@ -84,14 +110,14 @@ def test_compressed_records_decode_to_at_most_256_times_their_bytes():
     """64 MiB of 8-byte samples from 5.6 KB of zstd is refused by name;
     records at the floor (64 KiB from a few bytes, 24 KB of them, no
     FINISHED_ROUND) are read whole within the bound."""
-    path = crafted("big", hostile.compressed_big())
+    path = crafted("compressed-big")
     try:
         rc, _, err, _, _ = run_flame(path, "-f", "-")
         assert rc == 1, err
         assert path in err and "more than 256 times its bytes" in err, err
     finally:
         cleanup(path)
-    path = crafted("small", hostile.compressed_small())
+    path = crafted("compressed-small")
     try:
         rc, out, err, _, _ = run_flame(path, "-f", "-")
         assert rc == 0, err
@@ -103,7 +129,7 @@ def test_compressed_records_decode_to_at_most_256_times_their_bytes():
 def test_records_without_rounds_wait_in_a_bounded_queue():
     """48 MB of 8-byte samples and no FINISHED_ROUND: 6 Mi records, read
     in halves of the queue's bound."""
-    path = crafted("norounds", hostile.no_rounds(48 << 20))
+    path = crafted("no-rounds", 48 << 20)
     try:
         rc, out, err, _, _ = run_flame(path, "-f", "-")
         assert rc == 0, err
@@ -115,7 +141,7 @@ def test_records_without_rounds_wait_in_a_bounded_queue():
 def test_attr_ids_are_checked_before_they_are_copied():
     """2,000 attrs whose id sections each span the file: refused at
     once, nothing copied."""
-    path = crafted("ids", hostile.attr_ids())
+    path = crafted("attr-ids")
     try:
         rc, _, err, _, _ = run_flame(path, "-f", "-")
         assert rc == 1, err
@@ -128,7 +154,7 @@ def test_forked_children_share_their_parents_maps():
     """10,000 maps, then 40,000 children that fork and map once each
     (7.5 MB; 3.2 GB before): each child sees its parent's maps and its
     own, the parent none of its children's."""
-    path = crafted("fork", hostile.fork_maps())
+    path = crafted("fork-maps")
     try:
         rc, out, err, _, _ = run_flame(path, "-f", "-")
         assert rc == 0, err
@@ -145,14 +171,14 @@ def test_build_ids_and_cgroups_are_found_by_hash():
     """200,000 build-ids and a mapping of each (34 MB: a linear search
     per mapping took 100 s of CPU, past the guard); 100,000 cgroups and a
     sample in each: every sample under its own cgroup."""
-    path = crafted("bids", hostile.build_ids(200000))
+    path = crafted("build-ids", 200000)
     try:
         rc, out, err, _, _ = run_flame(path, "-f", "-")
         assert rc == 0, err
         assert harness.folded(out) == {"many;[file0]": 1}, out
     finally:
         cleanup(path)
-    path = crafted("cgroups", hostile.cgroups())
+    path = crafted("cgroups")
     try:
         rc, out, err, _, _ = run_flame(path, "--roots", "cgroup", "-f", "-")
         assert rc == 0, err
@@ -167,9 +193,8 @@ def test_build_ids_and_cgroups_are_found_by_hash():
 def test_times_near_2_63_and_a_file_without_mappings():
     """Sample times past 2^63 (the wall clock saturates) and a pprof of
     samples with no mapping: clean under UBSan in the sanitizer build."""
-    for name, data, n in (("late", hostile.huge_times(), 2),
-                          ("nomap", hostile.no_mappings(), 3)):
-        path = crafted(name, data)
+    for cls, n in (("huge-times", 2), ("no-mappings", 3)):
+        path = crafted(cls)
         pb = path + ".pb.gz"
         try:
             rc, out, err, _, _ = run_flame(path, "-f", "-", "-P", pb)
