@@ -146,8 +146,8 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		warnx("out of memory");
 		goto out;
 	}
-	flame_span(run, (int64_t)f->first + f->wall_off,
-	    (int64_t)f->last + f->wall_off);
+	flame_span(run, pick_wall(f->first, f->wall_off),
+	    pick_wall(f->last, f->wall_off));
 	rv = 0;
 out:
 	stackset_free(one);
@@ -164,21 +164,16 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	struct fold_stats	 st;
 	struct stackset		*one;
 	char			 err[256];
-	int64_t			 a, b;
 	int			 rv = -1;
 
 	/* the range on perf's clock; an open end stays open */
 	memset(&fo, 0, sizeof(fo));
 	fo.tmax = UINT64_MAX;
 	fo.names = opts_names(o);
-	if (o->from != INT64_MIN) {
-		a = o->from - f->wall_off;
-		fo.tmin = a < 0 ? 0 : (uint64_t)a;
-	}
-	if (o->to != INT64_MAX) {
-		b = o->to - f->wall_off;
-		fo.tmax = b < 0 ? 0 : (uint64_t)b;
-	}
+	if (o->from != INT64_MIN)
+		fo.tmin = pick_perf(o->from, f->wall_off);
+	if (o->to != INT64_MAX)
+		fo.tmax = pick_perf(o->to, f->wall_off);
 	/* a file of its own first: one that fails adds nothing */
 	if ((one = stackset_create()) == NULL) {
 		warnx("out of memory");
@@ -206,13 +201,13 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 		fprintf(stderr, "perfspill-flame: %s: %" PRIu64 " of %" PRIu64
 		    " samples in the range\n", f->path, st.kept, st.read);
 	if (st.kept > 0)
-		flame_span(run, (int64_t)st.first + f->wall_off,
-		    (int64_t)st.last + f->wall_off);
+		flame_span(run, pick_wall(st.first, f->wall_off),
+		    pick_wall(st.last, f->wall_off));
 	if (f->live) {
 		/* where the data being written ends, as read just now */
 		if (st.end != 0 && (run->live == 0 ||
-		    (int64_t)st.end + f->wall_off > run->live_end))
-			run->live_end = (int64_t)st.end + f->wall_off;
+		    pick_wall(st.end, f->wall_off) > run->live_end))
+			run->live_end = pick_wall(st.end, f->wall_off);
 		run->live++;
 	}
 	rv = 0;

@@ -156,7 +156,7 @@ outread_sample(void *arg, const struct profile_sample *s)
 	nm.comm = rd->comm;
 	nm.event = rd->ev;
 	nm.cgroup = s->cgroup != NULL ? cg : NULL;
-	nm.wall = (int64_t)s->time + rd->wall_off;
+	nm.wall = pick_wall(s->time, rd->wall_off);
 	if (rd->ops->sample(rd->arg, s, &nm, rd->locs, n) == -1)
 		goto nomem;
 	if (++rd->kept % 4096 == 0)
@@ -176,18 +176,13 @@ outread_file(struct outread *rd, const struct pick_file *f,
 	struct profile_stats	 ps;
 	const struct opts	*o = rd->o;
 	char			 err[256], what[64];
-	int64_t			 a, b;
 
 	memset(&ro, 0, sizeof(ro));
 	ro.tmax = UINT64_MAX;
-	if (cover == PICK_PART && o->from != INT64_MIN) {
-		a = o->from - f->wall_off;
-		ro.tmin = a < 0 ? 0 : (uint64_t)a;
-	}
-	if (cover == PICK_PART && o->to != INT64_MAX) {
-		b = o->to - f->wall_off;
-		ro.tmax = b < 0 ? 0 : (uint64_t)b;
-	}
+	if (cover == PICK_PART && o->from != INT64_MIN)
+		ro.tmin = pick_perf(o->from, f->wall_off);
+	if (cover == PICK_PART && o->to != INT64_MAX)
+		ro.tmax = pick_perf(o->to, f->wall_off);
 	ro.off_cpu = o->off_cpu;
 	ro.names = opts_names(o);
 	rd->host = f->host;

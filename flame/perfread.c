@@ -10,8 +10,11 @@
  * it that came later. Records wait until a FINISHED_ROUND says that none
  * older than the round before it can follow (perf's ordered events): a
  * record of the mapped file by its place there, one decoded from a
- * COMPRESSED record copied. Memory is bounded by a round, never by the
- * file.
+ * COMPRESSED record copied. A round is what the file says it is: past
+ * PR_WAIT_MAX records or PR_ARENA_MAX bytes waiting, the older half is
+ * read as if a round had finished there (perf's ordered events do the
+ * same at their max_size), so that what waits is bounded whatever the
+ * file says. docs/flame.md states every bound of a reading.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -35,6 +39,18 @@
 #define PR_EVENT_NAME_MAX	256
 /* a raw DWARF sample: registers and a stack dump to unwind */
 #define PR_RAW_DWARF		(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+/* Records waiting for their round (112 bytes each), and the bytes of
+ * those decoded from COMPRESSED records: past either, the older half is
+ * read without waiting for a FINISHED_ROUND. */
+#define PR_WAIT_MAX		(1U << 19)
+#define PR_ARENA_MAX		(64U << 20)
+/* Frames placed and named (48 bytes each, the table twice that): past
+ * it the cache starts again empty. */
+#define PR_FRAMES_MAX		(1U << 20)
+/* The kernel's mappings are searched whole for the narrowest (nested
+ * modules): a kernel has a few hundred; those past this are left out. */
+#define PR_KMAPS_MAX		4096
+#define PR_NODES_SLAB		4096
 
 /* A record waiting for its turn: its bytes in the round's arena. */
 struct pr_ev {
@@ -60,25 +76,52 @@ struct pr_thread {
 	char		*comm;
 };
 
-/* Executable mappings, sorted by start: a process's, shared with the
- * children it forked until one of them maps or execs (copy on write:
- * a fork costs nothing, however many maps a process has). */
-struct pr_maps {
-	unsigned		 refs;
-	size_t			 n, cap;
-	struct profile_mapping	**m;
+/*
+ * Executable mappings, by start: a treap (a search tree balanced by
+ * random priorities). A forked child shares its parent's tree by its
+ * root (a fork costs one pointer); from then on neither changes a node
+ * made before the fork: a change makes new nodes on the paths it
+ * touches, O(log n) of them, and leaves the other's tree whole, never a
+ * copy of the other's maps. Each node bears the token of the process
+ * that made it, which a fork renews for both: a process changes its own
+ * nodes in place (a mapping of a process that never forked costs one
+ * node). The nodes live until the reading closes.
+ */
+struct pr_node {
+	struct pr_node			*l, *r;
+	const struct profile_mapping	*m;
+	uint32_t			 prio;
+	uint32_t			 tok;
+};
+
+struct pr_nodes {
+	struct pr_nodes		*next;
+	size_t			 n;
+	struct pr_node		 node[PR_NODES_SLAB];
 };
 
 struct pr_proc {
 	uint32_t		 pid;	/* these two first: struct pr_slot */
 	int			 used;
 	uint32_t		 gen;	/* changes with every change of maps */
-	struct pr_maps		*maps;	/* NULL: none */
+	uint32_t		 tok;	/* its nodes': 0 none yet */
+	struct pr_node		*maps;	/* NULL: none */
 };
 
 struct pr_cgroup {
 	uint64_t	 id;
 	char		*path;
+};
+
+/* A hash index of an array's elements: slot idx - 1, 0 when empty. */
+struct pr_hslot {
+	uint64_t	 hash;
+	size_t		 idx;
+};
+
+struct pr_index {
+	struct pr_hslot	*s;
+	size_t		 size, n;
 };
 
 /* A frame already placed and named: (pid, the maps' gen, addr). */
@@ -107,7 +150,8 @@ struct perfread {
 	struct profile_info	 info;
 	char			**events;
 	struct pr_bid		*bids;		/* the file's build-id table */
-	size_t			 nbids;
+	size_t			 nbids, bids_cap;
+	struct pr_index		 bids_ix;	/* by file name */
 
 	struct pr_thread	*threads;	/* open addressing by tid */
 	size_t			 threads_size, nthreads;
@@ -115,9 +159,13 @@ struct perfread {
 	size_t			 procs_size, nprocs;
 	struct pr_proc		 kernel;	/* pid PROFILE_NONE */
 	struct profile_mapping	**all;		/* every mapping, to free */
-	size_t			 nall, all_cap;
+	size_t			 nall, all_cap, nkmaps;
+	struct pr_nodes		*nodes;		/* the maps' trees' */
+	uint64_t		 rand;		/* their priorities' */
+	uint32_t		 ntok;		/* the last token given */
 	struct pr_cgroup	*cgroups;
 	size_t			 ncgroups, cgroups_cap;
+	struct pr_index		 cgroups_ix;	/* by id */
 	struct pr_frame_ent	*frames;	/* the frame cache */
 	size_t			 frames_size, nframes;
 
@@ -139,17 +187,9 @@ struct perfread {
 	/* a file being written: the records before its last FINISHED_ROUND
 	 * (seq below round_seq) are those read; its newest time */
 	uint64_t		 round_seq, round_end;
+	uint64_t		 released;	/* the map's pages let go */
 	struct profile_frame	 fbuf[PROFILE_MAX_FRAMES];
 };
-
-static void
-pr_maps_put(struct pr_maps *ms)
-{
-	if (ms == NULL || --ms->refs > 0)
-		return;
-	free(ms->m);
-	free(ms);
-}
 
 static uint64_t
 pr_hash64(uint64_t h)
@@ -158,6 +198,47 @@ pr_hash64(uint64_t h)
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
 	return h;
+}
+
+typedef int	(*pr_index_eq)(const struct perfread *, size_t idx,
+		    const void *key);
+
+/*
+ * The slot of key (its hash: hash) in x: the one whose element eq says
+ * is key, or the empty one where it goes. grow makes room for one more
+ * first (NULL when there is no memory for it). Doubled at half full.
+ */
+static struct pr_hslot *
+pr_index_slot(const struct perfread *r, struct pr_index *x, uint64_t hash,
+    pr_index_eq eq, const void *key, int grow)
+{
+	struct pr_hslot	*old = x->s;
+	size_t		 i, j, osize = x->size;
+
+	if (grow && (x->n + 1) * 2 > x->size) {
+		x->size = osize ? osize * 2 : 64;
+		if ((x->s = calloc(x->size, sizeof(*x->s))) == NULL) {
+			x->s = old;
+			x->size = osize;
+			return NULL;
+		}
+		for (i = 0; i < osize; i++) {
+			if (old[i].idx == 0)
+				continue;
+			j = old[i].hash & (x->size - 1);
+			while (x->s[j].idx != 0)
+				j = (j + 1) & (x->size - 1);
+			x->s[j] = old[i];
+		}
+		free(old);
+	}
+	if (x->size == 0)
+		return NULL;
+	j = hash & (x->size - 1);
+	while (x->s[j].idx != 0 && (x->s[j].hash != hash ||
+	    !eq(r, x->s[j].idx - 1, key)))
+		j = (j + 1) & (x->size - 1);
+	return &x->s[j];
 }
 
 /* FNV-1a, 64 bits: the head's hash, for companions. */
@@ -270,6 +351,12 @@ pr_events(struct perfread *r)
 	return 0;
 }
 
+static int
+pr_bid_eq(const struct perfread *r, size_t idx, const void *key)
+{
+	return strcmp(r->bids[idx].file, key) == 0;
+}
+
 /* The build-id table (HEADER_BUILD_ID): each file's id, and the
  * kernel's. */
 static int
@@ -278,7 +365,8 @@ pr_build_ids(struct perfread *r)
 	struct perf_record_header_build_id	 b;
 	const uint8_t				*p;
 	struct pr_bid				*tmp;
-	uint64_t				 len, off = 0;
+	struct pr_hslot				*x;
+	uint64_t				 len, off = 0, h;
 	size_t					 nl;
 	const char				*name;
 
@@ -300,15 +388,28 @@ pr_build_ids(struct perfread *r)
 			memcpy(r->info.kernel_build_id, b.build_id, b.size);
 			r->info.kernel_build_id_len = b.size;
 		}
-		if ((tmp = realloc(r->bids, (r->nbids + 1) * sizeof(*tmp))) ==
-		    NULL)
-			return -1;
-		r->bids = tmp;
+		if (r->nbids == r->bids_cap) {
+			if ((tmp = realloc(r->bids, (r->bids_cap ? r->bids_cap *
+			    2 : 64) * sizeof(*tmp))) == NULL)
+				return -1;
+			r->bids = tmp;
+			r->bids_cap = r->bids_cap ? r->bids_cap * 2 : 64;
+		}
 		tmp = &r->bids[r->nbids];
 		if ((tmp->file = strdup(name)) == NULL)
 			return -1;
 		memcpy(tmp->id, b.build_id, b.size);
 		tmp->len = b.size;
+		/* the first of a name is the one found, as perf's list */
+		h = pr_fnv(0xcbf29ce484222325ULL, name, nl);
+		if ((x = pr_index_slot(r, &r->bids_ix, h, pr_bid_eq, name,
+		    1)) == NULL)
+			return -1;
+		if (x->idx == 0) {
+			x->hash = h;
+			x->idx = r->nbids + 1;
+			r->bids_ix.n++;
+		}
 		r->nbids++;
 		off += b.header.size;
 	}
@@ -316,14 +417,13 @@ pr_build_ids(struct perfread *r)
 }
 
 static const struct pr_bid *
-pr_bid_of(const struct perfread *r, const char *file)
+pr_bid_of(struct perfread *r, const char *file)
 {
-	size_t	 i;
+	const struct pr_hslot	*x;
 
-	for (i = 0; i < r->nbids; i++)
-		if (strcmp(r->bids[i].file, file) == 0)
-			return &r->bids[i];
-	return NULL;
+	x = pr_index_slot(r, &r->bids_ix, pr_fnv(0xcbf29ce484222325ULL, file,
+	    strlen(file)), pr_bid_eq, file, 0);
+	return x != NULL && x->idx != 0 ? &r->bids[x->idx - 1] : NULL;
 }
 
 /*
@@ -442,6 +542,12 @@ perfread_open(const char *path, char *err, size_t errlen)
 	r->info.head_hash = h;
 	r->kernel.pid = PROFILE_NONE;
 	r->kernel.used = 1;
+	/* priorities the file cannot foresee, so that no order of its
+	 * mappings unbalances the trees */
+	if (getrandom(&r->rand, sizeof(r->rand), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(r->rand))
+		r->rand = (uint64_t)(uintptr_t)r ^ (uint64_t)st.st_ino;
+	r->rand |= 1;
 	return r;
 error:
 	if (fd != -1)
@@ -459,7 +565,8 @@ perfread_info(const struct perfread *r)
 void
 perfread_close(struct perfread *r)
 {
-	size_t	 i;
+	struct pr_nodes	*nodes;
+	size_t		 i;
 
 	if (r == NULL)
 		return;
@@ -467,10 +574,11 @@ perfread_close(struct perfread *r)
 	for (i = 0; i < r->threads_size; i++)
 		free(r->threads[i].comm);
 	free(r->threads);
-	for (i = 0; i < r->procs_size; i++)
-		pr_maps_put(r->procs[i].maps);
 	free(r->procs);
-	pr_maps_put(r->kernel.maps);
+	while ((nodes = r->nodes) != NULL) {
+		r->nodes = nodes->next;
+		free(nodes);
+	}
 	for (i = 0; i < r->nall; i++) {
 		free((char *)r->all[i]->file);
 		free(r->all[i]);
@@ -479,12 +587,14 @@ perfread_close(struct perfread *r)
 	for (i = 0; i < r->ncgroups; i++)
 		free(r->cgroups[i].path);
 	free(r->cgroups);
+	free(r->cgroups_ix.s);
 	free(r->frames);
 	free(r->evs);
 	free(r->arena);
 	for (i = 0; i < r->nbids; i++)
 		free(r->bids[i].file);
 	free(r->bids);
+	free(r->bids_ix.s);
 	for (i = 0; r->events != NULL && i < r->info.nattrs; i++)
 		free(r->events[i]);
 	free(r->events);
@@ -593,105 +703,188 @@ pr_set_comm(struct pr_thread *t, const char *comm)
 	return 0;
 }
 
-/* The first mapping of ms that ends after addr. */
-static size_t
-pr_maps_find(const struct pr_maps *ms, uint64_t addr)
+/* A node of m over l and r, with prio, of token tok. */
+static struct pr_node *
+pr_node(struct perfread *r, struct pr_node *l, struct pr_node *rt,
+    const struct profile_mapping *m, uint32_t prio, uint32_t tok)
 {
-	size_t	 lo = 0, hi = ms->n, mid;
+	struct pr_nodes	*ns = r->nodes;
+	struct pr_node	*n;
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (ms->m[mid]->end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (ns == NULL || ns->n == PR_NODES_SLAB) {
+		if ((ns = malloc(sizeof(*ns))) == NULL)
+			return NULL;
+		ns->next = r->nodes;
+		ns->n = 0;
+		r->nodes = ns;
 	}
-	return lo;
+	n = &ns->node[ns->n++];
+	n->l = l;
+	n->r = rt;
+	n->m = m;
+	n->prio = prio;
+	n->tok = tok;
+	return n;
 }
 
-/* p's maps, its own to change: made, or copied from those it shares. */
-static struct pr_maps *
-pr_maps_own(struct pr_proc *p)
+/* t, to change: itself when token tok's, else a copy of it that is. */
+static struct pr_node *
+pr_own(struct perfread *r, struct pr_node *t, uint32_t tok)
 {
-	struct pr_maps	*ms = p->maps, *c;
+	return t->tok == tok ? t : pr_node(r, t->l, t->r, t->m, t->prio, tok);
+}
 
-	if (ms != NULL && ms->refs == 1)
-		return ms;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return NULL;
-	c->refs = 1;
-	c->cap = ms != NULL && ms->n > 16 ? ms->n : 16;
-	if ((c->m = malloc(c->cap * sizeof(*c->m))) == NULL) {
-		free(c);
-		return NULL;
+/*
+ * t split by start: *lo those that start before key, *hi the others;
+ * the nodes on the way are tok's (see struct pr_node). -1: out of
+ * memory.
+ */
+static int
+pr_split(struct perfread *r, struct pr_node *t, uint64_t key, uint32_t tok,
+    struct pr_node **lo, struct pr_node **hi)
+{
+	struct pr_node	*a, *b;
+
+	if (t == NULL) {
+		*lo = *hi = NULL;
+		return 0;
 	}
-	if (ms != NULL) {
-		if (ms->n > 0)
-			memcpy(c->m, ms->m, ms->n * sizeof(*c->m));
-		c->n = ms->n;
-		ms->refs--;
+	if (t->m->start < key) {
+		if (pr_split(r, t->r, key, tok, &a, &b) == -1 ||
+		    (t = pr_own(r, t, tok)) == NULL)
+			return -1;
+		t->r = a;
+		*lo = t;
+		*hi = b;
+	} else {
+		if (pr_split(r, t->l, key, tok, &a, &b) == -1 ||
+		    (t = pr_own(r, t, tok)) == NULL)
+			return -1;
+		t->l = b;
+		*lo = a;
+		*hi = t;
 	}
-	p->maps = c;
-	return c;
+	return 0;
+}
+
+/* a then b (every start in a before b's), as one tree. */
+static int
+pr_merge(struct perfread *r, struct pr_node *a, struct pr_node *b,
+    uint32_t tok, struct pr_node **out)
+{
+	struct pr_node	*c;
+
+	if (a == NULL || b == NULL) {
+		*out = a != NULL ? a : b;
+		return 0;
+	}
+	if (a->prio >= b->prio) {
+		if (pr_merge(r, a->r, b, tok, &c) == -1 ||
+		    (a = pr_own(r, a, tok)) == NULL)
+			return -1;
+		a->r = c;
+		*out = a;
+	} else {
+		if (pr_merge(r, a, b->l, tok, &c) == -1 ||
+		    (b = pr_own(r, b, tok)) == NULL)
+			return -1;
+		b->l = c;
+		*out = b;
+	}
+	return 0;
+}
+
+/* t without its last node (the latest start). */
+static int
+pr_drop_last(struct perfread *r, struct pr_node *t, uint32_t tok,
+    struct pr_node **out)
+{
+	struct pr_node	*c;
+
+	if (t->r == NULL) {
+		*out = t->l;
+		return 0;
+	}
+	if (pr_drop_last(r, t->r, tok, &c) == -1 ||
+	    (t = pr_own(r, t, tok)) == NULL)
+		return -1;
+	t->r = c;
+	*out = t;
+	return 0;
 }
 
 /*
  * m into p: a process's newer mapping replaces what it overlaps (perf
  * splits the older ones; a region mapped anew is the rare case). The
  * kernel's are nested (modules inside the text's wide range): kept all,
- * the narrowest found first.
+ * the narrowest found first, a new one before those of its start.
  */
 static int
-pr_maps_add(struct pr_proc *p, struct profile_mapping *m)
+pr_maps_add(struct perfread *r, struct pr_proc *p,
+    const struct profile_mapping *m)
 {
-	struct profile_mapping	**tmp;
-	struct pr_maps		*ms;
-	size_t			 i, j;
+	struct pr_node	*lo, *hi, *mid, *last, *n, *t;
 
-	if ((ms = pr_maps_own(p)) == NULL)
+	r->rand ^= r->rand << 13;
+	r->rand ^= r->rand >> 7;
+	r->rand ^= r->rand << 17;
+	if (p->tok == 0)
+		p->tok = ++r->ntok;
+	if (pr_split(r, p->maps, m->start, p->tok, &lo, &hi) == -1)
 		return -1;
-	if (p->pid != PROFILE_NONE && ms->n > 0) {
-		i = pr_maps_find(ms, m->start);
-		for (j = i; j < ms->n && ms->m[j]->start < m->end; j++)
+	if (p->pid != PROFILE_NONE) {
+		/* of those before, only the last may reach into m */
+		for (last = lo; last != NULL && last->r != NULL; last = last->r)
 			;
-		memmove(ms->m + i, ms->m + j, (ms->n - j) * sizeof(*ms->m));
-		ms->n -= j - i;
-	}
-	if (ms->n == ms->cap) {
-		if ((tmp = realloc(ms->m, ms->cap * 2 * sizeof(*tmp))) == NULL)
+		if (last != NULL && last->m->end > m->start &&
+		    pr_drop_last(r, lo, p->tok, &lo) == -1)
 			return -1;
-		ms->m = tmp;
-		ms->cap *= 2;
+		/* and those that start inside it go */
+		if (pr_split(r, hi, m->end, p->tok, &mid, &hi) == -1)
+			return -1;
 	}
-	for (i = 0; i < ms->n && ms->m[i]->start < m->start; i++)
-		;
-	if (i < ms->n)
-		memmove(ms->m + i + 1, ms->m + i, (ms->n - i) * sizeof(*ms->m));
-	ms->m[i] = m;
-	ms->n++;
+	if ((n = pr_node(r, NULL, NULL, m, (uint32_t)(r->rand >> 32),
+	    p->tok)) == NULL || pr_merge(r, lo, n, p->tok, &t) == -1 ||
+	    pr_merge(r, t, hi, p->tok, &t) == -1)
+		return -1;
+	p->maps = t;
 	p->gen++;
 	return 0;
+}
+
+/* The narrowest of t's mappings holding addr, or best: those of the
+ * kernel, nested. */
+static const struct profile_mapping *
+pr_maps_nested(const struct pr_node *t, uint64_t addr,
+    const struct profile_mapping *best)
+{
+	for (; t != NULL; t = t->r) {
+		best = pr_maps_nested(t->l, addr, best);
+		if (t->m->start > addr)
+			break;
+		if (addr < t->m->end && (best == NULL || t->m->end -
+		    t->m->start < best->end - best->start))
+			best = t->m;
+	}
+	return best;
 }
 
 static const struct profile_mapping *
 pr_maps_lookup(const struct pr_proc *p, uint64_t addr)
 {
 	const struct profile_mapping	*best = NULL;
-	const struct pr_maps		*ms = p->maps;
-	size_t				 i;
+	const struct pr_node		*t;
 
-	if (ms == NULL)
-		return NULL;
-	if (p->pid == PROFILE_NONE) {
-		for (i = 0; i < ms->n; i++)
-			if (addr >= ms->m[i]->start && addr < ms->m[i]->end &&
-			    (best == NULL || ms->m[i]->end - ms->m[i]->start <
-			    best->end - best->start))
-				best = ms->m[i];
-		return best;
-	}
-	i = pr_maps_find(ms, addr);
-	return i < ms->n && ms->m[i]->start <= addr ? ms->m[i] : NULL;
+	if (p->pid == PROFILE_NONE)
+		return pr_maps_nested(p->maps, addr, NULL);
+	/* the mapping of the latest start not after addr */
+	for (t = p->maps; t != NULL; )
+		if (t->m->start <= addr) {
+			best = t->m;
+			t = t->r;
+		} else
+			t = t->l;
+	return best != NULL && addr < best->end ? best : NULL;
 }
 
 static int
@@ -722,6 +915,8 @@ pr_mmap(struct perfread *r, const uint8_t *rec, size_t size, int v2)
 		return 0;	/* data, not code */
 	if (kernel)
 		pid = PROFILE_NONE;
+	if (kernel && r->nkmaps == PR_KMAPS_MAX)
+		return 0;
 	if ((p = pr_proc(r, pid, 1)) == NULL)
 		return -1;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
@@ -757,7 +952,9 @@ pr_mmap(struct perfread *r, const uint8_t *rec, size_t size, int v2)
 		m->build_id_len = b->len;
 		memcpy(m->build_id, b->id, b->len);
 	}
-	if (pr_maps_add(p, m) == -1)
+	if (kernel)
+		r->nkmaps++;
+	if (pr_maps_add(r, p, m) == -1)
 		return -1;
 	return r->rs != NULL && !kernel ? rawstack_mmap(r->rs, m) : 0;
 }
@@ -779,7 +976,6 @@ pr_comm(struct perfread *r, const uint8_t *rec)
 	/* an exec: the process's old code is gone */
 	if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
 	    (p = pr_proc(r, pid, 0)) != NULL && p->maps != NULL) {
-		pr_maps_put(p->maps);
 		p->maps = NULL;
 		p->gen++;
 	}
@@ -809,32 +1005,40 @@ pr_fork(struct perfread *r, const uint8_t *rec)
 		free(t->comm);
 		t->comm = c;
 	}
-	if (v[0] == v[1] || (pp = pr_proc(r, v[1], 0)) == NULL ||
-	    pp->maps == NULL)
+	/* the kernel's maps are nested, a process's never */
+	if (v[0] == v[1] || v[0] == PROFILE_NONE || v[1] == PROFILE_NONE ||
+	    (pp = pr_proc(r, v[1], 0)) == NULL || pp->maps == NULL)
 		return 0;
 	if ((p = pr_proc(r, v[0], 1)) == NULL)
 		return -1;
 	pp = pr_proc(r, v[1], 0);	/* the table may have moved */
-	if (p->maps != pp->maps) {
-		pr_maps_put(p->maps);
-		p->maps = pp->maps;
-		p->maps->refs++;
-	}
+	/* shared: new tokens, so that neither changes the other's nodes */
+	p->maps = pp->maps;
+	p->tok = ++r->ntok;
+	pp->tok = ++r->ntok;
 	p->gen++;
 	return 0;
+}
+
+static int
+pr_cgroup_eq(const struct perfread *r, size_t idx, const void *key)
+{
+	return r->cgroups[idx].id == *(const uint64_t *)key;
 }
 
 static int
 pr_cgroup(struct perfread *r, const uint8_t *rec)
 {
 	struct pr_cgroup	*tmp;
+	struct pr_hslot		*x;
 	uint64_t		 id;
 	size_t			 i;
 
 	memcpy(&id, rec + 8, 8);
-	for (i = 0; i < r->ncgroups; i++)
-		if (r->cgroups[i].id == id)
-			break;
+	if ((x = pr_index_slot(r, &r->cgroups_ix, pr_hash64(id), pr_cgroup_eq,
+	    &id, 1)) == NULL)
+		return -1;
+	i = x->idx != 0 ? x->idx - 1 : r->ncgroups;
 	if (i == r->ncgroups) {
 		if (r->ncgroups == r->cgroups_cap) {
 			r->cgroups_cap = r->cgroups_cap ? r->cgroups_cap * 2 :
@@ -847,6 +1051,9 @@ pr_cgroup(struct perfread *r, const uint8_t *rec)
 		r->cgroups[i].id = id;
 		r->cgroups[i].path = NULL;
 		r->ncgroups++;
+		x->hash = pr_hash64(id);
+		x->idx = i + 1;
+		r->cgroups_ix.n++;
 	}
 	free(r->cgroups[i].path);
 	return (r->cgroups[i].path = strdup((const char *)rec + 16)) == NULL ?
@@ -854,14 +1061,13 @@ pr_cgroup(struct perfread *r, const uint8_t *rec)
 }
 
 static const char *
-pr_cgroup_path(const struct perfread *r, uint64_t id)
+pr_cgroup_path(struct perfread *r, uint64_t id)
 {
-	size_t	 i;
+	const struct pr_hslot	*x;
 
-	for (i = 0; i < r->ncgroups; i++)
-		if (r->cgroups[i].id == id)
-			return r->cgroups[i].path;
-	return NULL;
+	x = pr_index_slot(r, &r->cgroups_ix, pr_hash64(id), pr_cgroup_eq, &id,
+	    0);
+	return x != NULL && x->idx != 0 ? r->cgroups[x->idx - 1].path : NULL;
 }
 
 /* The frame cache: where an address lies and its name, found once. */
@@ -871,6 +1077,11 @@ pr_frame_slot(struct perfread *r, uint32_t pid, uint32_t gen, uint64_t addr)
 	struct pr_frame_ent	*old, *e;
 	size_t			 i, j, osize;
 
+	if (r->nframes == PR_FRAMES_MAX) {
+		/* a cache: what it forgets is found again */
+		memset(r->frames, 0, r->frames_size * sizeof(*r->frames));
+		r->nframes = 0;
+	}
 	if ((r->nframes + 1) * 2 > r->frames_size) {
 		old = r->frames;
 		osize = r->frames_size;
@@ -1128,6 +1339,37 @@ pr_flush(struct perfread *r, uint64_t limit)
 	return 0;
 }
 
+/*
+ * The pages of the map before rec (where the walk is) and before every
+ * record still waiting are read for good: let go of them, so that what
+ * stays resident of the file is a round's, not all read so far (the page
+ * cache keeps them as the kernel likes).
+ */
+static void
+pr_release(struct perfread *r, const uint8_t *rec)
+{
+	uint64_t	 pg = (uint64_t)sysconf(_SC_PAGESIZE), upto;
+	size_t		 i;
+
+	if (rec < r->map || rec >= r->map + r->size)
+		return;	/* decoded from a COMPRESSED record */
+	for (i = 0; i < r->nevs; i++)
+		if (r->evs[i].in_map != NULL && r->evs[i].in_map < rec)
+			rec = r->evs[i].in_map;
+	upto = (uint64_t)(rec - r->map) & ~(pg - 1);
+	if (upto > r->released && madvise(r->map + r->released, upto -
+	    r->released, MADV_DONTNEED) == 0)
+		r->released = upto;
+}
+
+/* The time that splits the waiting records in two halves. */
+static uint64_t
+pr_half(struct perfread *r)
+{
+	qsort(r->evs, r->nevs, sizeof(*r->evs), pr_ev_cmp);
+	return r->evs[r->nevs / 2].time;
+}
+
 static int
 pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 {
@@ -1148,6 +1390,7 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 		r->prev_max = r->round_max;
 		r->round_seq = r->seq;
 		r->round_end = r->round_max;
+		pr_release(r, rec);
 		return 0;
 	}
 	if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_MMAP &&
@@ -1155,6 +1398,14 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	    h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_CGROUP &&
 	    h.type != PERF_RECORD_LOST)
 		return 0;
+	in_map = rec >= r->map && rec < r->map + r->size ? rec : NULL;
+	/* too many waiting: the older half goes as if a round ended */
+	while (r->nevs > 0 && (r->nevs == PR_WAIT_MAX || (in_map == NULL &&
+	    r->alen + size > PR_ARENA_MAX))) {
+		if (pr_flush(r, pr_half(r)) == -1)
+			goto fail;
+		pr_release(r, rec);
+	}
 	if (r->nevs == r->evs_cap) {
 		cap = r->evs_cap ? r->evs_cap * 2 : 4096;
 		if ((tmp = realloc(r->evs, cap * sizeof(*r->evs))) == NULL)
@@ -1164,7 +1415,6 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	}
 	/* a record of the file stays where it is, mapped; one decoded
 	 * from a COMPRESSED record is copied (perfcheck reuses its buffer) */
-	in_map = rec >= r->map && rec < r->map + r->size ? rec : NULL;
 	if (in_map == NULL && r->alen + size > r->acap) {
 		cap = r->acap ? r->acap * 2 : 1 << 20;
 		while (cap < r->alen + size)
@@ -1253,7 +1503,7 @@ perfread_walk(struct perfread *r, const struct perfread_opts *o,
 	r->st = st;
 	r->nomem = r->stop = 0;
 	r->nevs = r->alen = 0;
-	r->seq = r->round_max = r->prev_max = 0;
+	r->seq = r->round_max = r->prev_max = r->released = 0;
 	r->round_seq = r->round_end = 0;
 	perfcheck_visit(r->pc, pr_visit, r);
 	stop = perfcheck_walk(r->pc, r->map, end, r->hdr.data.offset, &cs);

@@ -175,7 +175,7 @@ pick_manifest(struct pick_file *f)
 	    (utc = json_object_get_string(v)) == NULL ||
 	    opts_time(utc, 0, &wall) == -1)
 		goto out;
-	f->wall_off = wall - (int64_t)f->first;
+	f->wall_off = pick_off(wall, f->first);
 	f->facts = "manifest";
 	rv = 0;
 out:
@@ -239,11 +239,11 @@ pick_header(struct pick_file *f, int verbose)
 		return 0;	/* no samples */
 	f->samples = 0;
 	if (pick_name(f->path, host, sizeof(host), &wall) == 0) {
-		f->wall_off = wall - (int64_t)f->first;
+		f->wall_off = pick_off(wall, f->first);
 		if (f->host[0] == '\0')
 			snprintf(f->host, sizeof(f->host), "%s", host);
 	} else
-		f->wall_off = f->mtime - (int64_t)f->last;
+		f->wall_off = pick_off(f->mtime, f->last);
 	f->facts = "header";
 	return 0;
 }
@@ -455,8 +455,8 @@ pick_cover(const struct pick_file *f, int64_t from, int64_t to)
 
 	if (f->first == 0 && f->last == 0)
 		return PICK_NONE;	/* no samples */
-	a = (int64_t)f->first + f->wall_off;
-	b = (int64_t)f->last + f->wall_off;
+	a = pick_wall(f->first, f->wall_off);
+	b = pick_wall(f->last, f->wall_off);
 	if (b < from || a >= to)
 		return PICK_NONE;
 	if (a >= from && b < to)
@@ -464,13 +464,45 @@ pick_cover(const struct pick_file *f, int64_t from, int64_t to)
 	return PICK_PART;
 }
 
+int64_t
+pick_wall(uint64_t t, int64_t wall_off)
+{
+	int64_t	 w;
+
+	if (__builtin_add_overflow((int64_t)(t > INT64_MAX ? INT64_MAX : t),
+	    wall_off, &w))
+		return wall_off > 0 ? INT64_MAX : INT64_MIN;
+	return w;
+}
+
+int64_t
+pick_off(int64_t wall, uint64_t t)
+{
+	int64_t	 off;
+
+	if (__builtin_sub_overflow(wall, (int64_t)(t > INT64_MAX ? INT64_MAX :
+	    t), &off))
+		return INT64_MIN;
+	return off;
+}
+
+uint64_t
+pick_perf(int64_t wall, int64_t wall_off)
+{
+	int64_t	 t;
+
+	if (__builtin_sub_overflow(wall, wall_off, &t))
+		return wall_off > 0 ? 0 : UINT64_MAX;
+	return t < 0 ? 0 : (uint64_t)t;
+}
+
 static int
 pick_cmp(const void *x, const void *y)
 {
 	const struct pick_file	*a = x, *b = y;
 	int			 c = strcmp(a->host, b->host);
-	int64_t			 ta = (int64_t)a->first + a->wall_off;
-	int64_t			 tb = (int64_t)b->first + b->wall_off;
+	int64_t			 ta = pick_wall(a->first, a->wall_off);
+	int64_t			 tb = pick_wall(b->first, b->wall_off);
 
 	if (c != 0)
 		return c;

@@ -65,6 +65,12 @@ int		 pick_session(const struct pick_file *, const struct opts *);
 void		 pick_denied(const char *path);
 /* By host, then time. */
 void		 pick_sort(struct pick_list *);
+/* The clocks, saturating (a file's times are whatever it says, up to
+ * 2^64 - 1): the wall ns of perf clock ns t, the wall_off that makes t
+ * wall ns, and the perf clock ns of wall ns (0 for one before its 0). */
+int64_t		 pick_wall(uint64_t t, int64_t wall_off);
+int64_t		 pick_off(int64_t wall, uint64_t t);
+uint64_t	 pick_perf(int64_t wall, int64_t wall_off);
 void		 pick_free(struct pick_list *);
 
 #endif

@@ -167,7 +167,7 @@ symelf_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
 	len = dwfl_module_build_id(mod, &id, &vaddr);
 	if (len > 0 && (p = symelf_find(*(struct symelf **)userdata, id,
 	    (size_t)len, NULL, 1)) != NULL) {
-		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) != -1) {
+		if ((fd = unwind_open_regular(p)) != -1) {
 			*path = p;
 			return fd;
 		}
@@ -662,6 +662,7 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 	char		*path;
 	size_t		 i, nph;
 	void		**ud;
+	int		 fd;
 
 	if (strcmp(m->file, "[vdso]") == 0)
 		path = symelf_vdso(m);
@@ -677,10 +678,16 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 			warnx("%s: no binary with its build-id found", m->file);
 		return;
 	}
-	if ((sm->dwfl = dwfl_begin(&symelf_callbacks)) == NULL)
+	/* libdwfl opens a path it is given itself, without O_NONBLOCK: an
+	 * MMAP that names a FIFO hung the reader. It gets the descriptor of
+	 * a regular file instead, which is the module's from then on. */
+	if ((sm->dwfl = dwfl_begin(&symelf_callbacks)) == NULL ||
+	    (fd = unwind_open_regular(path)) == -1)
 		goto fail;
 	dwfl_report_begin(sm->dwfl);
-	sm->mod = dwfl_report_elf(sm->dwfl, m->file, path, -1, 0, false);
+	if ((sm->mod = dwfl_report_elf(sm->dwfl, m->file, path, fd, 0,
+	    false)) == NULL)
+		close(fd);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
 	if (sm->mod == NULL)
 		goto fail;

@@ -102,7 +102,7 @@ uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
 	len = dwfl_module_build_id(mod, &id, &vaddr);
 	if (uw != NULL && len > 0 && (p = uw_find(id, (size_t)len, NULL, 1,
 	    uw->be->home, uw->be->dbg)) != NULL) {
-		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) != -1) {
+		if ((fd = unwind_open_regular(p)) != -1) {
 			*path = p;
 			return fd;
 		}
@@ -266,7 +266,7 @@ uw_file(struct unwind *uw, struct uw_bin *b)
 			    "build-id found\n", b->path);
 		return NULL;
 	}
-	if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((fd = unwind_open_regular(f->path)) == -1)
 		goto fail;
 	if (fstat(fd, &st) == -1 || (e = elf_begin(fd, ELF_C_READ_MMAP,
 	    NULL)) == NULL) {

@@ -20,18 +20,41 @@
 #define UW_DEBUG_ROOT	"/usr/lib/debug/.build-id"
 
 int
+unwind_open_regular(const char *path)
+{
+	struct stat	 st, st2;
+	char		 self[64];
+	int		 pfd, fd;
+
+	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -1;
+	}
+	/* what was looked at, not what the path names by now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	close(pfd);
+	if (fd != -1 && (fstat(fd, &st2) == -1 || !S_ISREG(st2.st_mode) ||
+	    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
 unwind_has_build_id(const char *path, const uint8_t *id, size_t len)
 {
 	const void	*bid;
-	struct stat	 st;
 	Elf		*e;
 	ssize_t		 n;
 	int		 fd, rv = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+	if ((fd = unwind_open_regular(path)) == -1)
 		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
+	if ((e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
 		n = dwelf_elf_gnu_build_id(e, &bid);
 		rv = n == (ssize_t)len && memcmp(bid, id, len) == 0;
 		elf_end(e);

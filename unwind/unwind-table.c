@@ -40,7 +40,7 @@ uw_table_open(const char *path)
 	t->size = 256;
 	if ((t->slots = calloc(t->size, sizeof(*t->slots))) == NULL)
 		goto fail;
-	if ((t->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((t->fd = unwind_open_regular(path)) == -1)
 		goto fail;
 	if ((t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL)) == NULL)
 		goto fail;

@@ -162,5 +162,13 @@ char		*unwind_find_local(const uint8_t *id, size_t len,
 /* Does the ELF file at path have build-id id? */
 int		 unwind_has_build_id(const char *path, const uint8_t *id,
 		    size_t len);
+/*
+ * The regular file at path, opened to read, or -1. A path is what a
+ * record of a file names: it is looked at (O_PATH) before it is opened,
+ * and only a regular file is, through the descriptor of what was looked
+ * at (an open of a FIFO blocks or wakes its writer, one of a device may
+ * act on it). Any thread.
+ */
+int		 unwind_open_regular(const char *path);
 
 #endif

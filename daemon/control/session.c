@@ -214,6 +214,11 @@ session_name_check(const char *name, struct config_error *err)
 		return config_fail(err, PROTO_E_BAD_VALUE, "session", "'%s' "
 		    "is the configured session: start it without --session",
 		    SESSION_DEFAULT);
+	/* perfspill-flame --session all reads every session's files */
+	if (strcmp(name, SESSION_RESERVED) == 0)
+		return config_fail(err, PROTO_E_BAD_VALUE, "session", "'%s' "
+		    "is reserved: perfspill-flame --session %s means every "
+		    "session", SESSION_RESERVED, SESSION_RESERVED);
 	return 0;
 }
 

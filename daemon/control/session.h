@@ -40,6 +40,8 @@
 
 #define SESSION_DEFAULT		"default"
 #define SESSION_NAME_MAX	RECORD_NAME_MAX
+/* the name perfspill-flame's --session gives every session */
+#define SESSION_RESERVED	"all"
 /* Kept out of the budget for the daemon's own memory: its loop and
  * clients, the build-id tables, a rotation's /proc walk, the AIO
  * threads; what record_memory does not count. */
@@ -87,7 +89,8 @@ struct record	*session_record(const struct session *);
 int		 session_on_demand(const struct session *);
 
 /* A name a client may give an on-demand session: 1 to SESSION_NAME_MAX
- * of [a-z0-9_-], not starting with '-', not "default". 0, or -1 with err. */
+ * of [a-z0-9_-], not starting with '-', not "default" nor "all". 0, or
+ * -1 with err. */
 int	session_name_check(const char *name, struct config_error *err);
 
 /*

@@ -2,6 +2,7 @@
  * decompress-zstd: the zstd stream of PERF_RECORD_COMPRESSED records
  * through libzstd (see decompress.h).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <zstd.h>
 
@@ -40,13 +41,14 @@ decompress_record(struct decompress *z, const void *src, size_t len,
     void *dst, size_t cap, const char **why)
 {
 	ZSTD_inBuffer	 in = { src, len, 0 };
-	ZSTD_outBuffer	 out = { dst, cap, 0 };
+	ZSTD_outBuffer	 out = { dst, cap, 0 }, more;
+	uint8_t		 byte;
 	size_t		 rc;
 
 	while (in.pos < in.size) {
 		if (out.pos == out.size) {
 			/* perf would call again with no room, for ever */
-			*why = "decompresses to more than mmap_len";
+			*why = NULL;
 			return 0;
 		}
 		rc = ZSTD_decompressStream(z->ds, &out, &in);
@@ -54,6 +56,13 @@ decompress_record(struct decompress *z, const void *src, size_t len,
 			*why = ZSTD_getErrorName(rc);
 			return 0;
 		}
+	}
+	/* a full buffer may leave zstd holding more of this record */
+	more = (ZSTD_outBuffer){ &byte, 1, 0 };
+	if (out.pos == out.size && !ZSTD_isError(ZSTD_decompressStream(z->ds,
+	    &more, &in)) && more.pos > 0) {
+		*why = NULL;
+		return 0;
 	}
 	if (out.pos == 0)
 		*why = "decompresses to nothing (perf: couldn't decompress)";

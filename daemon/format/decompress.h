@@ -22,7 +22,9 @@ void		 decompress_destroy(struct decompress *);
 /*
  * Decode one record's payload src[0..len) into dst (capacity cap).
  * Returns the bytes decoded (> 0), or 0 when perf could not read it
- * (*why says why). The stream goes on from where the last call left it.
+ * (*why says why) or when it decodes to more than cap (*why NULL: the
+ * caller knows what cap stood for). The stream goes on from where the
+ * last call left it.
  */
 size_t		 decompress_record(struct decompress *, const void *src,
 		    size_t len, void *dst, size_t cap, const char **why);

@@ -18,8 +18,18 @@
 #define PC_CARRY_MAX		65536
 /* perf's BUILD_ID_SIZE: the most any record's build-id may hold */
 #define PC_BUILD_ID_MAX		20
-/* a compressed feature asking for more per record is not ours */
-#define PC_MMAP_LEN_MAX		(1U << 30)
+/* a compressed feature asking for more per record is not ours: the
+ * daemon's largest ring (mmap_pages 65536 of 4 KiB) */
+#define PC_MMAP_LEN_MAX		(256U << 20)
+/* One COMPRESSED record decodes to at most this many times its payload,
+ * or to one record's largest size (64 KiB: a record of zeros compresses
+ * to a few bytes): a few bytes of zstd can claim 128 KiB each, and every
+ * byte decoded costs a reader time and memory. perf's data compresses 3
+ * to 20 times. */
+#define PC_RATIO_MAX		256
+#define PC_RATIO_FLOOR		65536
+/* perf's PERF_ATTR_SIZE_VER0: no attr of a file is shorter */
+#define PC_ATTR_SIZE_MIN	64
 
 /* The sample fields of fixed size that perf reads before any check of
  * the record's length (evsel->sample_size). */
@@ -56,6 +66,7 @@ struct perfcheck {
 	uint32_t		 mmap_len;	/* 0: no compressed feature */
 	struct decompress	*dz;
 	uint8_t			*dbuf;		/* the carry, then what's new */
+	size_t			 dcap;		/* its size: what records asked */
 	perfcheck_visit_fn	 visit;
 	void			*visit_arg;
 	size_t			 attr;		/* the record's, for visit */
@@ -130,21 +141,19 @@ perfcheck_id_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* One attr of the head and its ids. 0, or -1 when it cannot be read. */
-static int
-perfcheck_attr_read(struct perfcheck *pc, const uint8_t *buf, uint64_t len,
-    const struct perfdata_header *h, size_t i)
+/* One attr of the head, and where its ids lie (*ids). */
+static void
+perfcheck_attr_read(struct perfcheck *pc, const uint8_t *buf,
+    const struct perfdata_header *h, size_t i, struct perfdata_section *ids)
 {
 	struct perf_event_attr	 attr;
 	struct perfcheck_attr	*a = &pc->attrs[i];
-	struct perfcheck_id	*tmp;
-	struct perfdata_section	 ids;
 	uint64_t		 off = h->attrs.offset + i * h->attr_size;
-	uint64_t		 asize = h->attr_size - sizeof(ids), k, n;
+	uint64_t		 asize = h->attr_size - sizeof(*ids);
 
 	memset(&attr, 0, sizeof(attr));
 	memcpy(&attr, buf + off, asize < sizeof(attr) ? asize : sizeof(attr));
-	memcpy(&ids, buf + off + asize, sizeof(ids));
+	memcpy(ids, buf + off + asize, sizeof(*ids));
 	a->sample_type = attr.sample_type;
 	a->read_format = attr.read_format;
 	a->branch_type = attr.branch_sample_type;
@@ -154,20 +163,65 @@ perfcheck_attr_read(struct perfcheck *pc, const uint8_t *buf, uint64_t len,
 	a->type = attr.type;
 	a->id_all = attr.sample_id_all;
 	a->trailer = a->id_all ? perfcheck_trailer_len(a->sample_type) : 0;
-	if (ids.offset > len || ids.size > len - ids.offset ||
-	    ids.size % sizeof(uint64_t) != 0)
-		return -1;
-	n = ids.size / sizeof(uint64_t);
-	if (n == 0)
-		return 0;
-	if ((tmp = realloc(pc->ids, (pc->nr_ids + n) * sizeof(*tmp))) == NULL)
-		return -1;
-	pc->ids = tmp;
-	for (k = 0; k < n; k++) {
-		memcpy(&tmp[pc->nr_ids].id, buf + ids.offset + k * 8, 8);
-		tmp[pc->nr_ids++].attr = i;
+}
+
+static int
+perfcheck_sec_cmp(const void *a, const void *b)
+{
+	const struct perfdata_section	*x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/*
+ * The attrs' ids (secs[i] each's section), checked before any is
+ * copied: each inside the file, none overlapping another (perf writes
+ * them one after another), so that together they are never more than
+ * the file. 0, or -1 when they cannot be read.
+ */
+static int
+perfcheck_ids_read(struct perfcheck *pc, const uint8_t *buf, uint64_t len,
+    const struct perfdata_section *secs)
+{
+	struct perfdata_section	*sorted;
+	uint64_t		 total = 0, k, n;
+	size_t			 i, j = 0;
+	int			 rc = -1;
+
+	for (i = 0; i < pc->nr_attrs; i++) {
+		if (secs[i].offset > len || secs[i].size > len -
+		    secs[i].offset || secs[i].size % sizeof(uint64_t) != 0)
+			return -1;
+		if (secs[i].size > 0)
+			j++;
 	}
-	return 0;
+	if ((sorted = malloc((j + 1) * sizeof(*sorted))) == NULL)
+		return -1;
+	for (i = 0, j = 0; i < pc->nr_attrs; i++)
+		if (secs[i].size > 0)
+			sorted[j++] = secs[i];
+	qsort(sorted, j, sizeof(*sorted), perfcheck_sec_cmp);
+	for (i = 0; i < j; i++) {
+		if (i > 0 && sorted[i].offset < sorted[i - 1].offset +
+		    sorted[i - 1].size)
+			goto out;
+		total += sorted[i].size / sizeof(uint64_t);
+	}
+	if (total > 0 && (pc->ids = malloc(total * sizeof(*pc->ids))) ==
+	    NULL)
+		goto out;
+	for (i = 0; i < pc->nr_attrs; i++) {
+		n = secs[i].size / sizeof(uint64_t);
+		for (k = 0; k < n; k++) {
+			memcpy(&pc->ids[pc->nr_ids].id, buf + secs[i].offset +
+			    k * 8, 8);
+			pc->ids[pc->nr_ids++].attr = i;
+		}
+	}
+	rc = 0;
+out:
+	free(sorted);
+	return rc;
 }
 
 struct perfcheck *
@@ -176,10 +230,11 @@ perfcheck_create(const uint8_t *buf, uint64_t len,
 {
 	struct perfcheck		*pc;
 	const struct perfdata_section	*s;
+	struct perfdata_section		*secs = NULL;
 	uint32_t			 v[5];
 	size_t				 i;
 
-	if (h->attr_size <= sizeof(struct perfdata_section) ||
+	if (h->attr_size < PC_ATTR_SIZE_MIN + sizeof(struct perfdata_section) ||
 	    h->attrs.size == 0 || h->attrs.size % h->attr_size != 0 ||
 	    h->attrs.offset > len || h->attrs.size > len - h->attrs.offset) {
 		errno = EINVAL;
@@ -189,11 +244,11 @@ perfcheck_create(const uint8_t *buf, uint64_t len,
 		return NULL;
 	pc->nr_attrs = (size_t)(h->attrs.size / h->attr_size);
 	if ((pc->attrs = calloc(pc->nr_attrs, sizeof(*pc->attrs))) == NULL ||
+	    (secs = calloc(pc->nr_attrs, sizeof(*secs))) == NULL ||
 	    (pc->dz = decompress_create()) == NULL)
 		goto nomem;
 	for (i = 0; i < pc->nr_attrs; i++) {
-		if (perfcheck_attr_read(pc, buf, len, h, i) == -1)
-			goto bad;
+		perfcheck_attr_read(pc, buf, h, i, &secs[i]);
 		/* perf opens no file whose events disagree on these */
 		if (pc->attrs[i].id_all != pc->attrs[0].id_all ||
 		    perfcheck_id_pos(pc->attrs[i].sample_type) !=
@@ -206,6 +261,10 @@ perfcheck_create(const uint8_t *buf, uint64_t len,
 	pc->is_pos = perfcheck_is_pos(pc->attrs[0].sample_type);
 	if (pc->nr_attrs > 1 && (pc->id_pos < 0 || pc->is_pos < 0))
 		goto bad;
+	if (perfcheck_ids_read(pc, buf, len, secs) == -1)
+		goto bad;
+	free(secs);
+	secs = NULL;
 	if (pc->nr_ids > 1)
 		qsort(pc->ids, pc->nr_ids, sizeof(*pc->ids), perfcheck_id_cmp);
 	s = &feat[PERFDATA_FEAT_NRCPUS];
@@ -223,10 +282,12 @@ perfcheck_create(const uint8_t *buf, uint64_t len,
 	snprintf(pc->why, sizeof(pc->why), "the end of the data");
 	return pc;
 nomem:
+	free(secs);
 	perfcheck_destroy(pc);
 	errno = ENOMEM;
 	return NULL;
 bad:
+	free(secs);
 	perfcheck_destroy(pc);
 	errno = EINVAL;
 	return NULL;
@@ -688,15 +749,28 @@ perfcheck_compressed(struct perfcheck *pc, const uint8_t *r, size_t size,
 {
 	struct perf_event_header	 h;
 	const char			*why;
-	size_t				 n, total, p = 0;
+	uint8_t				*tmp;
+	size_t				 n, total, cap, p = 0;
 
 	if (pc->mmap_len == 0)
 		return "compressed, in a file without the compressed feature";
-	if (pc->dbuf == NULL &&
-	    (pc->dbuf = malloc((size_t)pc->mmap_len + PC_CARRY_MAX)) == NULL)
-		return "out of memory to decompress it";
+	cap = (size - sizeof(h)) * PC_RATIO_MAX;
+	if (cap < PC_RATIO_FLOOR)
+		cap = PC_RATIO_FLOOR;
+	if (cap > pc->mmap_len)
+		cap = pc->mmap_len;
+	/* as large as a record may claim, not as mmap_len says */
+	if (pc->dlen + cap > pc->dcap) {
+		if ((tmp = realloc(pc->dbuf, pc->dlen + cap)) == NULL)
+			return "out of memory to decompress it";
+		pc->dbuf = tmp;
+		pc->dcap = pc->dlen + cap;
+	}
 	n = decompress_record(pc->dz, r + sizeof(h), size - sizeof(h),
-	    pc->dbuf + pc->dlen, pc->mmap_len, &why);
+	    pc->dbuf + pc->dlen, cap, &why);
+	if (n == 0 && why == NULL)
+		return cap < pc->mmap_len ? "decompresses to more than 256 "
+		    "times its bytes" : "decompresses to more than mmap_len";
 	if (n == 0)
 		return why;
 	total = pc->dlen + n;

@@ -342,6 +342,12 @@ def test_session_names_are_checked():
             assert rc == 1, (bad, rep)
             assert rep["error"]["code"] == "bad-value", (bad, rep)
             assert rep["error"]["key"] == "session", (bad, rep)
+        # a name perfspill-flame's --session gives a meaning of its own
+        rc, rep = d.ctl("start", "--session", "all", "-F", "99", check=False)
+        assert rc == 1 and rep["error"]["code"] == "bad-value", rep
+        assert "reserved" in rep["error"]["message"], rep
+        assert not any("-all-" in f for f in os.listdir(d.out)), \
+            os.listdir(d.out)
         # settings that are the daemon's, one for every session
         for opt in (["--max-files", "3"], ["--min-free", "1G"],
                     ["--realtime", "1"]):

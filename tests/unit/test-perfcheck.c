@@ -5,7 +5,9 @@
  * them, records that it refuses or misreads: the walk must stop just
  * before each of those, and count what it kept.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
@@ -337,6 +339,87 @@ test_compressed(void)
 	compress_destroy(z);
 }
 
+/* The attrs' ids sections: each inside the file and none overlapping
+ * another, checked before any is copied. */
+static void
+test_ids(void)
+{
+	struct perfcheck	*pc;
+	uint64_t		 sec[2], at;
+
+	good();
+	at = hdr.attrs.offset + hdr.attr_size - sizeof(sec);
+	pc = perfcheck_create(file, end, &hdr, feat);
+	CHECK(pc != NULL);
+	perfcheck_destroy(pc);
+	/* attr 1's section over attr 0's */
+	memcpy(sec, file + at + hdr.attr_size, sizeof(sec));
+	sec[0] -= 8;
+	memcpy(file + at + hdr.attr_size, sec, sizeof(sec));
+	errno = 0;
+	CHECK(perfcheck_create(file, end, &hdr, feat) == NULL);
+	CHECK(errno == EINVAL);
+	/* attr 0's past the file's end */
+	good();
+	sec[0] = end - 8;
+	sec[1] = 16;
+	memcpy(file + at, sec, sizeof(sec));
+	CHECK(perfcheck_create(file, end, &hdr, feat) == NULL);
+	/* an attr shorter than perf's first */
+	good();
+	hdr.attr_size = 32 + sizeof(sec);
+	CHECK(perfcheck_create(file, end, &hdr, feat) == NULL);
+}
+
+/* A compressed record decodes to at most 256 times its bytes, or 64 KiB
+ * when that is more. */
+static void
+test_compressed_ratio(void)
+{
+	static uint8_t		 raw[200 * 1024], out[8192];
+	struct perfcheck_stats	 st;
+	struct compress		*z;
+	const char		*why;
+	uint64_t		 u[64], e;
+	uint32_t		 mmap_len = 1 << 20;
+	size_t			 n, len = 0;
+
+	if (!compress_available())
+		return;
+	/* the same sample again and again: 160 KiB compress to little */
+	while (len + 64 <= 160 * 1024) {
+		struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
+
+		n = sample(u, 11, 1000, 0, 2, 2);	/* 72 bytes */
+		h.size = (uint16_t)(sizeof(h) + n);
+		memcpy(raw + len, &h, sizeof(h));
+		memcpy(raw + len + sizeof(h), u, n);
+		len += h.size;
+	}
+	z = compress_create(3);
+	n = compress_records(z, out, sizeof(out), raw, len, NULL, 0);
+	CHECK(n > 8 && (n - 8) * 256 < len);
+	good();
+	memcpy(file + feat[PERFDATA_FEAT_COMPRESSED].offset + 16, &mmap_len,
+	    sizeof(mmap_len));
+	e = end;
+	memcpy(file + end, out, n);
+	end += n;
+	CHECK_U64(walk(&st, &why), e);
+	CHECK(strstr(why, "more than 256 times its bytes") != NULL);
+	/* under 64 KiB it is read, whatever the ratio */
+	compress_reset(z);
+	len = 60 * 1024 / 80 * 80;	/* whole samples of 80 bytes */
+	n = compress_records(z, out, sizeof(out), raw, len, NULL, 0);
+	good();
+	memcpy(file + feat[PERFDATA_FEAT_COMPRESSED].offset + 16, &mmap_len,
+	    sizeof(mmap_len));
+	memcpy(file + end, out, n);
+	end += n;
+	CHECK_U64(walk(&st, &why), end);
+	compress_destroy(z);
+}
+
 int
 main(void)
 {
@@ -344,5 +427,7 @@ main(void)
 	test_bad_samples();
 	test_bad_records();
 	test_compressed();
+	test_ids();
+	test_compressed_ratio();
 	return check_exit();
 }
