@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <linux/perf_event.h>
 
 #include <event2/event.h>
@@ -256,16 +257,22 @@ void	record_thread_unwatch(struct record *, struct record_cpu *);
 void	record_drain(struct record *, uint64_t min, int last,
 	    struct record_pass *);
 
-/* What one pass found in a ring: the chunk a sink takes. */
+/* What one pass found in a ring, and what its sink made of it so far. */
 struct record_take {
 	uint64_t		 head, tail;
 	struct ring_span	 sp;
 	int64_t			 n;		/* bytes */
 	struct ring_counts	 before;	/* the ring's counts until now */
-	size_t			 bogus;		/* build-id flags to repair */
+	size_t			 repair;	/* build-id flags to repair */
 	uint8_t			*room;		/* the sink's buffer for it */
 	struct cblock		*cb;		/* ...a cblock's */
 	int			 spill;		/* ...none: the page cache */
+	/* what push took: bytes copied to copy, or the pieces where they
+	 * lie in the ring (a sink that writes from the ring) */
+	uint8_t			*copy;
+	size_t			 len;
+	struct iovec		 iov[2];
+	int			 niov;
 };
 
 /* What one pass did, ring by ring, for its end. */
@@ -277,49 +284,60 @@ struct record_sweep {
 	uint64_t	 drained;	/* bytes put into the file */
 };
 
-/* The ring's data as records for the file (our own samples left out,
- * build-id flags repaired, compressed with -z) at dst, room for avail
- * bytes; the ring is released. The bytes put at dst (0: only our own
- * samples), mark what they hold. */
+/* The ring's data, which push copied to t->copy, as records for the
+ * file (our own samples left out, build-id flags repaired, compressed
+ * with -z) at dst, room for avail bytes; the ring is released first. The
+ * bytes put at dst (0: only our own samples), mark what they hold. */
 size_t	record_chunk(struct record *, struct record_cpu *,
 	    struct tracefile *, const struct record_take *, uint8_t *dst,
 	    size_t avail, struct tracefile_mark *);
-/* The serial sink's chunk: the ring's data written from where it lies
- * (or a copy without our own samples), compressed into zbuf with -z. */
+/* The serial sink's chunk: the pieces push left in the ring written
+ * from where they lie (or a copy without our own samples), compressed
+ * into zbuf with -z; then the ring is released. */
 size_t	record_chunk_serial(struct record *, struct record_cpu *,
 	    struct tracefile *, const struct record_take *);
 
 /*
- * record-sink.c: where a drain's chunks go, chosen once per file (perf's
- * perf_mmap__push with record__pushfn / record__aio_pushfn): serial
- * pwrite, a ring's own AIO cblocks, the direct pool (spilling through
- * the page cache at its bound), a flight window, or dropped while
- * paused. room: a buffer for the chunk before the ring is read (-1:
- * leave the ring, none free; NULL: the sink needs none); reads_ring:
- * the sink reads the ring in place, so the drain counts it there.
+ * record-sink.c: the writer of a file, in the shape of perf's
+ * perf_mmap__push(map, to, push) and record__pushfn. The drain (on the
+ * drain thread) asks room before it reads a ring (-1: leave the ring,
+ * no buffer free; NULL: the sink needs none), hands the ring's bytes to
+ * push, one call per piece (two where the ring wraps), and ends the
+ * ring with done, which makes the chunk, queues it and releases the
+ * ring. reads_ring: the sink writes from the ring (or drops it), so the
+ * drain counts the records there. round puts a pass's FINISHED_ROUND,
+ * flush queues its writes. Bytes that are not ring data go through the
+ * same sink: extra (a preamble; it takes buf) and pad (the direct
+ * stream's tail on disk). A sink leaves NULL what it does not do.
  */
 struct record_sink {
 	const char	*name;
 	int		 reads_ring;
 	int		(*room)(struct record *, struct record_cpu *,
 			    struct tracefile *, struct record_take *, int last);
-	void		(*push)(struct record *, struct record_cpu *,
+	ring_push_fn	 push;		/* to: the record_take */
+	void		(*done)(struct record *, struct record_cpu *,
 			    struct tracefile *, struct record_take *,
 			    struct record_sweep *);
-	/* the pass's FINISHED_ROUND (it read every ring) */
 	void		(*round)(struct record *, struct tracefile *,
 			    struct record_sweep *);
-	/* the pass's writes queued */
 	void		(*flush)(struct record *, struct tracefile *,
 			    struct record_sweep *, int last);
+	int		(*extra)(struct record *, struct tracefile *,
+			    uint8_t *buf, size_t len,
+			    const struct tracefile_mark *);
+	void		(*pad)(struct record *, struct tracefile *);
 };
 
-/* The sink for the current file: what the file is (none: paused, or a
- * flight window; direct or buffered) and the mode decide it, so every
- * pass into one file takes the same one. */
-const struct record_sink *record_sink(struct record *);
+/* The sink of tf (NULL: paused, or a flight window's): what the file is
+ * (direct or buffered) and the write mode decide it, so every pass into
+ * one file takes the same one. */
+const struct record_sink *record_sink(struct record *, struct tracefile *);
+/* Bytes that are not ring data (a preamble; mark NULL) into tf through
+ * its sink; takes buf. */
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
-	    size_t);
+	    size_t, const struct tracefile_mark *);
+/* The current file's direct tail padded to disk, where it has one. */
 void	record_pad_tail(struct record *);
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
@@ -383,7 +401,7 @@ int	record_window_create(struct record *);
 void	record_window_free(struct record *);
 /* The drain's hooks: a ring's data into the window; a round closed. */
 void	record_window_take(struct record *, struct record_cpu *,
-	    uint64_t tail, uint64_t head, int bogus);
+	    struct record_take *);
 void	record_window_round(struct record *);
 /* A snapshot is being built: its file exists, its writes do not. */
 int	record_window_busy(const struct record *);

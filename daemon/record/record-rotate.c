@@ -287,7 +287,7 @@ record_install(struct record *rec, struct record_prep *p)
 	if ((buf = record_prep_head(p, rec->cur, &len)) == NULL)
 		rc = -1;
 	else
-		rc = record_write_extra(rec, rec->cur, buf, len);
+		rc = record_write_extra(rec, rec->cur, buf, len, NULL);
 	if (rc == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
@@ -397,7 +397,7 @@ record_take_over(struct record *rec, struct record_prep *p,
 	    p->tids, p->nr_tids);
 	if (rec->kept.len > 0 && rec->cur != NULL) {
 		buf = sbuf_take(&rec->kept, &len);
-		if (record_write_extra(rec, rec->cur, buf, len) == -1)
+		if (record_write_extra(rec, rec->cur, buf, len, NULL) == -1)
 			log_warn("%s: writing the tasks born during its /proc "
 			    "walk", rec->cur->partial);
 	}
