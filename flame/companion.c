@@ -14,7 +14,9 @@
 
 #include "companion.h"
 
-#define COMPANION_MAGIC		"perfspill-folded 2"
+/* 3: raw DWARF samples' user stacks are unwound (a companion of 2 holds
+ * their sampled pc alone) */
+#define COMPANION_MAGIC		"perfspill-folded 3"
 /* far more than the stacks of any data file it may stand for */
 #define COMPANION_MAX_SIZE	(1ULL << 30)
 

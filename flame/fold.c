@@ -276,6 +276,7 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
     char *err, size_t errlen)
 {
 	const struct profile_info	*pi;
+	struct perfread_opts		 o = *ro;
 	struct perfread			*r;
 	struct symbolize		*sy = NULL;
 	struct jitsym			*jit = NULL;
@@ -294,7 +295,8 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
 	if ((jit = jitsym_load(path)) == NULL && errno != ENOENT)
 		warn("%s%s: not used", path, JITSYM_SUFFIX);
 	symbolize_use_copies(sy, jit);
-	if (perfread_walk(r, ro, sy, fn, arg, ps, err, errlen) == -1)
+	o.verbose = verbose;
+	if (perfread_walk(r, &o, sy, fn, arg, ps, err, errlen) == -1)
 		goto out;
 	if (head_hash != NULL)
 		*head_hash = pi->head_hash;

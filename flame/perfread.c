@@ -28,10 +28,13 @@
 #include "perfcheck.h"
 #include "perfdata.h"
 #include "perfread.h"
+#include "rawstack.h"
 #include "symbolize.h"
 
 #define PR_PROT_EXEC		4	/* PROT_EXEC of an MMAP2 record */
 #define PR_EVENT_NAME_MAX	256
+/* a raw DWARF sample: registers and a stack dump to unwind */
+#define PR_RAW_DWARF		(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* A record waiting for its turn: its bytes in the round's arena. */
 struct pr_ev {
@@ -44,6 +47,8 @@ struct pr_ev {
 	uint32_t		 size;
 	uint32_t		 attr;
 	size_t			 cc_off;	/* the callchain's, in the record */
+	size_t			 regs_off, stack_off;	/* REGS_USER's and
+						 * STACK_USER's */
 	struct perfcheck_sample	 smp;		/* a sample's fields */
 };
 
@@ -117,6 +122,7 @@ struct perfread {
 	struct perfcheck	*pc;
 	const struct perfread_opts *o;
 	struct symbolize	*sy;
+	struct rawstack		*rs;		/* NULL: no raw DWARF samples */
 	perfread_fn		 fn;
 	void			*arg;
 	struct profile_stats	*st;
@@ -424,6 +430,7 @@ perfread_close(struct perfread *r)
 
 	if (r == NULL)
 		return;
+	rawstack_destroy(r->rs);
 	for (i = 0; i < r->threads_size; i++)
 		free(r->threads[i].comm);
 	free(r->threads);
@@ -717,7 +724,9 @@ pr_mmap(struct perfread *r, const uint8_t *rec, size_t size, int v2)
 		m->build_id_len = b->len;
 		memcpy(m->build_id, b->id, b->len);
 	}
-	return pr_maps_add(p, m);
+	if (pr_maps_add(p, m) == -1)
+		return -1;
+	return r->rs != NULL && !kernel ? rawstack_mmap(r->rs, m) : 0;
 }
 
 static int
@@ -741,6 +750,8 @@ pr_comm(struct perfread *r, const uint8_t *rec)
 		p->maps = NULL;
 		p->gen++;
 	}
+	if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) && r->rs != NULL)
+		rawstack_exec(r->rs, pid);
 	return 0;
 }
 
@@ -754,6 +765,8 @@ pr_fork(struct perfread *r, const uint8_t *rec)
 	char			*c;
 
 	memcpy(v, rec + 8, sizeof(v));
+	if (r->rs != NULL && rawstack_fork(r->rs, v[1], v[0]) == -1)
+		return -1;
 	if ((pt = pr_thread(r, v[3], 0)) != NULL && pt->comm != NULL) {
 		if ((c = strdup(pt->comm)) == NULL ||
 		    (t = pr_thread(r, v[2], 1)) == NULL) {
@@ -908,7 +921,8 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
 	struct perf_event_header	 h;
 	const struct pr_thread		*t;
 	char				 unknown[16];
-	uint64_t			 a, i;
+	const uint8_t			*cc = s->callchain;
+	uint64_t			 a, i, nr = s->nr;
 	uint32_t			 n = 0;
 	int				 kernel;
 
@@ -938,12 +952,14 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
 	ps.cgroup = s->cgroup != 0 ? pr_cgroup_path(r, s->cgroup) : NULL;
 	kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 	    PERF_RECORD_MISC_KERNEL;
-	if (s->callchain == NULL) {
+	if (r->rs != NULL && rawstack_has(s))
+		cc = (const uint8_t *)rawstack_join(r->rs, s, kernel, &nr);
+	if (cc == NULL) {
 		if (pr_frame(r, s->pid, s->ip, kernel, &r->fbuf[n++]) == -1)
 			return -1;
 	}
-	for (i = 0; s->callchain != NULL && i < s->nr; i++) {
-		memcpy(&a, s->callchain + i * 8, 8);
+	for (i = 0; cc != NULL && i < nr; i++) {
+		memcpy(&a, cc + i * 8, 8);
 		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
 			/* a context marker: whose frames follow */
 			kernel = a == (uint64_t)PERF_CONTEXT_KERNEL ||
@@ -1033,6 +1049,10 @@ pr_flush(struct perfread *r, uint64_t limit)
 		smp = e->smp;
 		if (e->cc_off != SIZE_MAX)
 			smp.callchain = rec + e->cc_off;
+		if (e->regs_off != SIZE_MAX)
+			smp.regs = rec + e->regs_off;
+		if (e->stack_off != SIZE_MAX)
+			smp.stack = rec + e->stack_off;
 		if (pr_record(r, rec, e->size, e->attr, &smp) == -1)
 			return -1;
 	}
@@ -1106,12 +1126,16 @@ pr_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	e->off = r->alen;
 	e->size = (uint32_t)size;
 	e->attr = (uint32_t)attr;
-	e->cc_off = SIZE_MAX;
+	e->cc_off = e->regs_off = e->stack_off = SIZE_MAX;
 	if (h.type == PERF_RECORD_SAMPLE) {
 		smp = perfcheck_sample_fields(r->pc);
 		e->smp = *smp;
 		if (smp->callchain != NULL)
 			e->cc_off = (size_t)(smp->callchain - rec);
+		if (smp->regs != NULL)
+			e->regs_off = (size_t)(smp->regs - rec);
+		if (smp->stack != NULL)
+			e->stack_off = (size_t)(smp->stack - rec);
 	}
 	if (in_map == NULL) {
 		memcpy(r->arena + r->alen, rec, size);
@@ -1138,9 +1162,20 @@ perfread_walk(struct perfread *r, const struct perfread_opts *o,
 	struct perfcheck_stats	 cs;
 	uint64_t		 end = r->hdr.data.offset + r->hdr.data.size;
 	uint64_t		 stop;
+	size_t			 i;
 
 	memset(st, 0, sizeof(*st));
 	memset(&cs, 0, sizeof(cs));
+	/* raw DWARF samples: their user stacks are unwound as they come */
+	rawstack_destroy(r->rs);
+	r->rs = NULL;
+	for (i = 0; i < r->info.nattrs && r->rs == NULL; i++)
+		if ((perfcheck_sample_type(r->pc, i) & PR_RAW_DWARF) ==
+		    PR_RAW_DWARF && (r->rs = rawstack_create(o->verbose)) ==
+		    NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 	r->o = o;
 	r->sy = sy;
 	r->fn = fn;

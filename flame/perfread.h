@@ -30,6 +30,7 @@ struct perfread_opts {
 	const uint32_t	*pids;		/* only these (npids 0: all) */
 	size_t		 npids;
 	int		 no_symbols;	/* addresses and mappings only */
+	int		 verbose;	/* the unwinding's counts on stderr */
 };
 
 /* Opens path (a finished trace file) and reads its head; NULL with a
@@ -37,7 +38,8 @@ struct perfread_opts {
 struct perfread	*perfread_open(const char *path, char *err, size_t errlen);
 const struct profile_info *perfread_info(const struct perfread *);
 /* Every sample of the file, in file order, to fn; sy names the frames
- * (NULL: no names). 0, or -1 with a message in err: a record that fails
+ * (NULL: no names). A raw DWARF sample's user stack is unwound
+ * (rawstack.h) and comes with the kernel's part as one callchain. 0, or -1 with a message in err: a record that fails
  * the checks (its offset and why), out of memory, or fn's -1. */
 int		 perfread_walk(struct perfread *, const struct perfread_opts *,
 		    struct symbolize *, perfread_fn, void *,

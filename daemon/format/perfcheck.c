@@ -333,17 +333,22 @@ perfcheck_read(struct perfcheck_cur *c, uint64_t fmt, int sample)
 }
 
 static const char *
-perfcheck_regs(struct perfcheck_cur *c, uint64_t mask)
+perfcheck_regs(struct perfcheck_cur *c, uint64_t mask, uint64_t *abip,
+    const uint8_t **regs)
 {
 	uint64_t	 abi;
+	const uint8_t	*p;
 
 	if (perfcheck_u64(c, &abi) == -1)
 		return "registers overrun the record";
 	if (abi > PERF_SAMPLE_REGS_ABI_64)
 		return "registers of an unknown abi";
+	p = c->r + c->p;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE &&
 	    perfcheck_skip(c, 8 * (uint64_t)__builtin_popcountll(mask)) == -1)
 		return "registers overrun the record";
+	*abip = abi;
+	*regs = abi != PERF_SAMPLE_REGS_ABI_NONE ? p : NULL;
 	return NULL;
 }
 
@@ -354,6 +359,7 @@ perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a,
     struct perfcheck_sample *smp)
 {
 	uint64_t	 t = a->sample_type, nr, v, sz;
+	const uint8_t	*intr;
 	uint32_t	 raw;
 	uint16_t	 common;
 	const char	*why;
@@ -394,22 +400,26 @@ perfcheck_sample_var(struct perfcheck_cur *c, const struct perfcheck_attr *a,
 			return "branch stack longer than the record";
 		c->p += (size_t)(sz + nr * 24);
 	}
-	if ((t & PERF_SAMPLE_REGS_USER) &&
-	    (why = perfcheck_regs(c, a->regs_user)) != NULL)
+	if ((t & PERF_SAMPLE_REGS_USER) && (why = perfcheck_regs(c,
+	    a->regs_user, &smp->abi, &smp->regs)) != NULL)
 		return why;
+	smp->regs_mask = a->regs_user;
 	if (t & PERF_SAMPLE_STACK_USER) {
-		if (perfcheck_u64(c, &sz) == -1 || sz % 8 != 0 ||
-		    perfcheck_skip(c, sz) == -1)
+		if (perfcheck_u64(c, &sz) == -1 || sz % 8 != 0)
+			return "user stack longer than the record";
+		smp->stack = c->r + c->p;
+		if (perfcheck_skip(c, sz) == -1)
 			return "user stack longer than the record";
 		if (sz != 0 && (perfcheck_u64(c, &v) == -1 || v > sz))
 			return "user stack's dump size past its data";
+		smp->stack_size = sz != 0 ? v : 0;
 	}
 	if (((t & PERF_SAMPLE_WEIGHT_TYPE) && perfcheck_u64(c, &v) == -1) ||
 	    ((t & PERF_SAMPLE_DATA_SRC) && perfcheck_u64(c, &v) == -1) ||
 	    ((t & PERF_SAMPLE_TRANSACTION) && perfcheck_u64(c, &v) == -1))
 		return "fields overrun the record";
-	if ((t & PERF_SAMPLE_REGS_INTR) &&
-	    (why = perfcheck_regs(c, a->regs_intr)) != NULL)
+	if ((t & PERF_SAMPLE_REGS_INTR) && (why = perfcheck_regs(c,
+	    a->regs_intr, &v, &intr)) != NULL)
 		return why;
 	if (((t & PERF_SAMPLE_PHYS_ADDR) && perfcheck_u64(c, &v) == -1) ||
 	    ((t & PERF_SAMPLE_CGROUP) && perfcheck_u64(c, &smp->cgroup) ==
@@ -612,6 +622,19 @@ perfcheck_kernel(struct perfcheck *pc, const uint8_t *r, size_t size,
 	return "a record type perf does not know";
 }
 
+/*
+ * The records perf record itself writes into its data beside the
+ * kernel's (ID_INDEX, THREAD_MAP, CPU_MAP, STAT*, EVENT_UPDATE,
+ * TIME_CONV, HEADER_FEATURE): whole in their size, read by nobody here,
+ * so that a `perf record` file is read as perf reads it. The AUX ones
+ * are not among them: AUXTRACE's data follows outside its size.
+ */
+static int
+perfcheck_perf_own(uint32_t type)
+{
+	return type == 69 || (type >= 73 && type <= 80);
+}
+
 /* One record, not a compressed one (perfcheck_compressed walks those). */
 static const char *
 perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
@@ -641,8 +664,10 @@ perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
 		    r[sizeof(h) + 4 + PC_BUILD_ID_MAX] > PC_BUILD_ID_MAX)
 			why = "a build-id longer than 20 bytes";
 	}
-	else if (h.type >= PC_USER_TYPES)
+	else if (h.type >= PC_USER_TYPES && !perfcheck_perf_own(h.type))
 		why = "a record type our files never hold in their data";
+	else if (h.type >= PC_USER_TYPES)
+		;	/* perf record's own: nothing of a sample in it */
 	else
 		why = perfcheck_kernel(pc, r, size, st);
 	if (why == NULL && pc->visit != NULL &&

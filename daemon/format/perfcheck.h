@@ -79,6 +79,12 @@ struct perfcheck_sample {
 						 * (after a COMPRESSED record);
 						 * NULL: none */
 	uint64_t	 nr;			/* its entries */
+	/* REGS_USER and STACK_USER (raw DWARF samples), maybe unaligned */
+	const uint8_t	*regs;			/* popcount(regs_mask) u64s;
+						 * NULL: none (or ABI_NONE) */
+	uint64_t	 abi, regs_mask;	/* the record's, the attr's */
+	const uint8_t	*stack;			/* NULL: none */
+	uint64_t	 stack_size;		/* its dyn_size */
 };
 const struct perfcheck_sample *perfcheck_sample_fields(
 		    const struct perfcheck *);

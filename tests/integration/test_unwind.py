@@ -1,0 +1,280 @@
+"""perfspill-flame unwinding raw DWARF samples itself (issue 36 item 2).
+
+Files of `perf record --call-graph dwarf`, and of the daemon's
+`perfspillctl start --call-graph dwarf` (registers and 8 KB of stack per
+sample, no user callchain), of programs built without frame pointers:
+tests/unwindtarget.cc, C++ at -O2 -fomit-frame-pointer, main ->
+work::outer_fn -> work::middle_fn -> work::leaf_fn (70 %) and main ->
+work::side_fn (30 %); Debian's /usr/bin/python3 in a busy loop. Checked
+against perf script and perf report --children on the same files, whose
+libdw/libunwind unwinding is the independent reader.
+
+Names: our C++ names are compared through c++filt -p (perf's form
+without parameters), whether perfspill-flame demangles them or not."""
+import collections
+import os
+import shutil
+import subprocess
+import tempfile
+
+import harness
+from harness import Daemon, Skip, flame, folded, perf
+
+TARGET = os.path.join(harness.BUILD, "tests", "unwindtarget")
+PYTHON = "/usr/bin/python3"
+CHAIN = ["main", "work::outer_fn", "work::middle_fn", "work::leaf_fn"]
+# where a whole stack starts: the program's or a thread's start
+ROOTS = ("_start", "main", "clone", "clone3", "start_thread")
+BUSY = """
+import os, sys, time
+t = time.time()
+def f(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+while time.time() - t < float(sys.argv[1]):
+    f(10000)
+print(os.getpid())
+"""
+
+_work = tempfile.mkdtemp(prefix="perfspill-unwind-")
+_cache = {}
+
+
+def record_dwarf(argv, name):
+    """perf record --call-graph dwarf -F 499 of argv: (file, pid)."""
+    path = os.path.join(_work, name + ".data")
+    p = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F",
+                        "499", "--call-graph", "dwarf", "-o", path, "--"] +
+                       argv, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise Skip("perf record --call-graph dwarf: %s" % p.stderr[-500:])
+    # the program prints its pid first (a sanitizer's helper process
+    # may be sampled too)
+    pid = int(p.stdout.split()[0])
+    return path, pid
+
+
+def cxx_recording():
+    if "cxx" not in _cache:
+        _cache["cxx"] = record_dwarf([TARGET, "4"], "cxx")
+    return _cache["cxx"]
+
+
+def daemon_recording():
+    """The daemon's raw DWARF file of unwindtarget (the issue's check):
+    perfspillctl start -e cpu-clock -F 499 --call-graph dwarf."""
+    if "daemon" not in _cache:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "499", "--call-graph",
+                  "dwarf")
+            p = subprocess.run([TARGET, "4"], capture_output=True, text=True,
+                               timeout=300, check=True)
+            d.ctl("stop")
+            files = d.finished_files()
+            assert len(files) == 1, files
+            keep = os.path.join(_work, "daemon.data")
+            shutil.copy2(files[0], keep)
+        _cache["daemon"] = keep, int(p.stdout.split()[0])
+    return _cache["daemon"]
+
+
+def python_recording():
+    if "py" not in _cache:
+        if not os.path.exists(PYTHON):
+            raise Skip("no " + PYTHON)
+        script = os.path.join(_work, "busy.py")
+        with open(script, "w") as f:
+            f.write(BUSY)
+        _cache["py"] = record_dwarf([PYTHON, script, "4"], "py")
+    return _cache["py"]
+
+
+def demangle(names):
+    """{name: perf's form}: c++filt -p on each name."""
+    names = sorted(names)
+    out = subprocess.run(["c++filt", "-p"], input="\n".join(names) + "\n",
+                         capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert len(out) == len(names)
+    return dict(zip(names, out))
+
+
+def our_stacks(path, pid):
+    """{tuple of frames, root first: count} of pid's samples, names as
+    perf shows them."""
+    raw = folded(flame("-q", "--no-companion", "--roots", "none", "-f",
+                       "-", "--pid", str(pid), path).stdout)
+    dm = demangle({f for s in raw for f in s.split(";")})
+    out = collections.Counter()
+    for s, n in raw.items():
+        out[tuple(dm[f] for f in s.split(";"))] += n
+    return out
+
+
+def perf_stacks(path, pid):
+    """[frames, root first] of pid's samples as perf script unwinds them
+    (its inlined frames left out: we show none)."""
+    out = perf("script", "-i", path, "-F", "pid,ip,sym",
+               "--no-inline").stdout
+    stacks, cur, keep = [], None, False
+    for line in out.splitlines() + [""]:
+        if not line.strip():
+            if cur is not None and keep:
+                stacks.append(list(reversed(cur)))
+            cur = None
+            continue
+        if not line.startswith("\t"):
+            # a sample's first line: its pid alone
+            keep = line.split()[0] == str(pid)
+            cur = []
+            continue
+        f = line.split(None, 1)
+        cur.append(f[1].strip() if len(f) > 1 else "[unknown]")
+    return stacks
+
+
+def whole(frames):
+    return any(f in ROOTS for f in frames)
+
+
+def contains(frames, chain):
+    n = len(chain)
+    return any(list(frames[i:i + n]) == chain
+               for i in range(len(frames) - n + 1))
+
+
+def assert_chain(path, pid):
+    """At least 90 % of the samples in work::leaf_fn carry
+    main;work::outer_fn;work::middle_fn;work::leaf_fn; and at least 99 %
+    of all reach main, no fewer than perf script's."""
+    ours = our_stacks(path, pid)
+    total = sum(ours.values())
+    in_leaf = sum(n for s, n in ours.items() if "work::leaf_fn" in s)
+    chained = sum(n for s, n in ours.items() if contains(s, CHAIN))
+    reach = sum(n for s, n in ours.items() if whole(s))
+    theirs = perf_stacks(path, pid)
+    perf_reach = sum(1 for s in theirs if whole(s))
+    print("samples %d, in leaf_fn %d, chained %d, whole %d (perf %d of %d)"
+          % (total, in_leaf, chained, reach, perf_reach, len(theirs)))
+    assert total == len(theirs), (total, len(theirs))
+    assert in_leaf > 50, ours.most_common(5)
+    assert chained >= 0.9 * in_leaf, ours.most_common(5)
+    assert reach >= 0.99 * total, ours.most_common(5)
+    assert reach >= perf_reach - 0.01 * total, (reach, perf_reach)
+
+
+def test_cxx_chain():
+    """The issue's check on perf record's file."""
+    assert_chain(*cxx_recording())
+
+
+def test_daemon_raw_dwarf():
+    """The issue's check as it is written: the daemon's file of
+    perfspillctl start --call-graph dwarf, in perfspill-flame --pid PID
+    -f -."""
+    assert_chain(*daemon_recording())
+
+
+def test_python_busy_loop():
+    """Debian's python3, built without frame pointers: at least 99 % of
+    the samples reach _start (or a thread's start), and no fewer than
+    perf script's."""
+    path, pid = python_recording()
+    ours = our_stacks(path, pid)
+    total = sum(ours.values())
+    reach = sum(n for s, n in ours.items() if whole(s))
+    theirs = perf_stacks(path, pid)
+    perf_reach = sum(1 for s in theirs if whole(s))
+    print("samples %d, whole %d (perf %d of %d)" % (total, reach, perf_reach,
+                                                   len(theirs)))
+    for s, n in ours.most_common():
+        if not whole(s):
+            print("not whole:", n, ";".join(s[:8]))
+    assert total == len(theirs) and total > 100, (total, len(theirs))
+    assert reach >= 0.99 * total
+    assert reach >= perf_reach - 0.01 * total, (reach, perf_reach)
+    assert any("_PyEval_EvalFrameDefault" in s for s in ours), \
+        ours.most_common(3)
+
+
+def perf_children(path, pid):
+    """{function: (inclusive %, self %)} of perf report --children on
+    pid's samples."""
+    out = perf("report", "-i", path, "--stdio", "--children", "--pid",
+               str(pid), "--sort", "sym", "-q", "-g", "none",
+               "--no-inline").stdout
+    shares = {}
+    for line in out.splitlines():
+        f = line.split(None, 3)
+        if len(f) == 4 and f[0].endswith("%") and f[2] in ("[.]", "[k]"):
+            shares[f[3].strip()] = (float(f[0][:-1]), float(f[1][:-1]))
+    return shares
+
+
+def our_children(stacks):
+    total = sum(stacks.values())
+    inc, slf = collections.Counter(), collections.Counter()
+    for s, n in stacks.items():
+        for f in set(s):
+            inc[f] += n
+        slf[s[-1]] += n
+    return {f: (100.0 * inc[f] / total, 100.0 * slf[f] / total)
+            for f in inc}
+
+
+def test_children_shares_as_perf_report():
+    """Every function's inclusive and self share within 0.5 points of
+    perf report --children on the same raw file: the program's own and
+    every other function perf gives 1 % or more (an inlined frame of
+    perf's, which we do not show, left out)."""
+    path, pid = cxx_recording()
+    ours = our_children(our_stacks(path, pid))
+    theirs = perf_children(path, pid)
+    print("perf:", sorted(theirs.items(), key=lambda x: -x[1][0])[:10])
+    print("ours:", sorted(ours.items(), key=lambda x: -x[1][0])[:10])
+    must = CHAIN + ["work::side_fn", "_start"]
+    for f in must:
+        assert f in theirs, (f, theirs)
+    assert theirs["work::side_fn"][1] > 5, theirs
+    for f, (inc, slf) in theirs.items():
+        if f not in must and (inc < 1 or "(inlined)" in f or
+                              f.startswith("0x")):
+            continue
+        if f not in must and f not in ours:
+            # a name the two tools spell differently (a versioned
+            # libc symbol): the names helper's part of issue 36
+            print("not compared (name differs):", f, inc, slf)
+            continue
+        o = ours.get(f, (0.0, 0.0))
+        assert abs(o[0] - inc) <= 0.5, (f, "inclusive", o[0], inc)
+        assert abs(o[1] - slf) <= 0.5, (f, "self", o[1], slf)
+
+
+def test_filters_and_outputs():
+    """Every output gets the unwound stacks: the SVG names the chain,
+    pprof holds as many samples, --comm keeps them all."""
+    path, pid = cxx_recording()
+    svg = os.path.join(_work, "cxx.svg")
+    flame("-q", "--no-companion", "-o", svg, "--pid", str(pid), path)
+    with open(svg) as f:
+        body = f.read()
+    assert "middle_fn" in body and "outer_fn" in body, body[:500]
+    by_comm = folded(flame("-q", "--no-companion", "--comm", "unwindtarget",
+                           "-f", "-", path).stdout)
+    # a sanitizer's helper process shares the comm: at least pid's
+    mine = our_stacks(path, pid)
+    n = sum(by_comm.values())
+    assert n >= sum(mine.values())
+    assert sum(c for s, c in by_comm.items() if "outer_fn" in s) == \
+        sum(c for s, c in mine.items() if "work::outer_fn" in s) > 0.5 * n
+
+
+if __name__ == "__main__":
+    if shutil.which("perf") is None:
+        print("SKIP: no perf")
+    try:
+        harness.main(globals())
+    finally:
+        shutil.rmtree(_work, ignore_errors=True)
