@@ -14,9 +14,9 @@
 
 #include "companion.h"
 
-/* 3: raw DWARF samples' user stacks are unwound (a companion of 2 holds
- * their sampled pc alone) */
-#define COMPANION_MAGIC		"perfspill-folded 3"
+/* 4: raw DWARF samples' user stacks are unwound (a companion of 3 may
+ * hold their sampled pc alone), names as perf report shows them */
+#define COMPANION_MAGIC		"perfspill-folded 4"
 /* far more than the stacks of any data file it may stand for */
 #define COMPANION_MAX_SIZE	(1ULL << 30)
 

@@ -104,6 +104,7 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		}
 		memset(&fo, 0, sizeof(fo));
 		fo.tmax = UINT64_MAX;
+		fo.names = opts_names(o);
 		fo.host = stackset_intern(one, f->host, strlen(f->host),
 		    STACK_LABEL);
 		fo.progress = progress_samples;
@@ -156,6 +157,7 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	/* the range on perf's clock; an open end stays open */
 	memset(&fo, 0, sizeof(fo));
 	fo.tmax = UINT64_MAX;
+	fo.names = opts_names(o);
 	if (o->from != INT64_MIN) {
 		a = o->from - f->wall_off;
 		fo.tmin = a < 0 ? 0 : (uint64_t)a;

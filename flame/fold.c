@@ -286,7 +286,7 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
 		return -1;
 	pi = perfread_info(r);
 	if ((sy = symbolize_create(pi->kernel_build_id,
-	    pi->kernel_build_id_len, verbose)) == NULL) {
+	    pi->kernel_build_id_len, verbose, ro->names)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		goto out;
@@ -327,6 +327,7 @@ fold_file(struct stackset *ss, const char *path, const struct fold_opts *o,
 	ro.tmax = o->tmax;
 	ro.pids = o->pids;
 	ro.npids = o->npids;
+	ro.names = o->names;
 	if (fold_read(path, &ro, fold_sample, f, verbose, &ps, &head, err,
 	    errlen) == -1) {
 		fold_free(f);

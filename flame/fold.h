@@ -26,6 +26,7 @@ struct fold_opts {
 	uint32_t		 host;		/* string id in the stackset */
 	const uint32_t		*pids;		/* only these (npids 0: all) */
 	size_t			 npids;
+	int			 names;		/* SYMBOLIZE_* */
 	/* every few thousand samples kept */
 	void			(*progress)(void *, uint64_t);
 	void			*progress_arg;

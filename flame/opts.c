@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "opts.h"
+#include "symbolize.h"
 #include "paths.h"
 #include "size.h"
 #include "stackset.h"
@@ -92,6 +93,13 @@ static const char opts_help_filters[] =
 "      --user-only        keep only user-space frames\n"
 "A filter that keeps no sample is an error (exit 1), as an empty range is.\n"
 "\n"
+"Names, as perf report shows them (C++ and Rust demangled, foo@plt):\n"
+"      --no-demangle      keep C++ and Rust names mangled\n"
+"      --inline           a frame for each function inlined at an address,\n"
+"                         \"name (inlined)\", from debug info (as perf\n"
+"                         report --inline)\n"
+"Companions hold the default names: with either, none is read or made.\n"
+"\n"
 "Companions: each whole file is folded once into NAME.data.folded beside\n"
 "it, which later runs read instead of the file; retention removes it\n"
 "with its data file.\n"
@@ -130,6 +138,8 @@ enum {
 	OPT_BASE_FROM,
 	OPT_BASE_TO,
 	OPT_BASE_HOST,
+	OPT_NO_DEMANGLE,
+	OPT_INLINE,
 };
 
 static const struct option opts_long[] = {
@@ -148,6 +158,8 @@ static const struct option opts_long[] = {
 	{ "per-host",		no_argument,		NULL, OPT_PER_HOST },
 	{ "input",		required_argument,	NULL, 'i' },
 	{ "session",		required_argument,	NULL, OPT_SESSION },
+	{ "no-demangle",	no_argument,		NULL, OPT_NO_DEMANGLE },
+	{ "inline",		no_argument,		NULL, OPT_INLINE },
 	{ "icicle",		no_argument,		NULL, 'I' },
 	{ "inverted",		no_argument,		NULL, 'I' },
 	{ "reverse",		no_argument,		NULL, 'r' },
@@ -535,6 +547,12 @@ opts_parse(struct opts *o, int argc, char **argv)
 		case OPT_COMPANION:
 			o->companion_only = 1;
 			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = 1;
+			break;
+		case OPT_INLINE:
+			o->inline_frames = 1;
+			break;
 		case 'q':
 			o->progress = 0;
 			break;
@@ -604,6 +622,12 @@ opts_parse(struct opts *o, int argc, char **argv)
 		opts_bad("%s", "--kernel-only and --user-only leave nothing");
 	if (o->companion_only && !o->companion)
 		opts_bad("%s", "--companion and --no-companion contradict");
+	/* a companion holds the default names: others are made each run */
+	if (o->companion_only && (o->no_demangle || o->inline_frames))
+		opts_bad("%s", "companions hold the default names: not with "
+		    "--no-demangle or --inline");
+	if (o->no_demangle || o->inline_frames)
+		o->companion = 0;
 	if (o->all_sessions && o->nsessions > 0)
 		opts_bad("%s", "--session all takes every session: give it, "
 		    "or names");
@@ -634,4 +658,11 @@ opts_parse(struct opts *o, int argc, char **argv)
 		memcpy(o->base_inputs, o->inputs, sizeof(o->inputs));
 		o->nbase_inputs = o->ninputs;
 	}
+}
+
+int
+opts_names(const struct opts *o)
+{
+	return (o->no_demangle ? 0 : SYMBOLIZE_DEMANGLE) |
+	    (o->inline_frames ? SYMBOLIZE_INLINE : 0);
 }

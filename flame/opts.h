@@ -66,6 +66,8 @@ struct opts {
 	int		 base_ranged;
 	const char	*base_hosts[OPTS_MAX_LIST];
 	size_t		 nbase_hosts;
+	int		 no_demangle;	/* C++ and Rust names as in the file */
+	int		 inline_frames;	/* --inline: inlined functions' frames */
 	int		 progress;	/* -1: on a terminal */
 	int		 verbose;
 };
@@ -79,6 +81,8 @@ void	opts_parse(struct opts *, int, char **);
 int	opts_time(const char *, int64_t now, int64_t *);
 /* "90s", "15m", "3h", "2d" (or plain seconds) to ns. 0 or -1. */
 int	opts_duration(const char *, int64_t *);
+/* The SYMBOLIZE_* flags (symbolize.h) the options ask for. */
+int	opts_names(const struct opts *);
 /* Wall ns now. */
 int64_t	opts_now(void);
 /* UTC "YYYY-MM-DDTHH:MM:SS[.fff]Z" of wall ns, into buf. */

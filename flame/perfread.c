@@ -86,6 +86,8 @@ struct pr_frame_ent {
 	uint32_t			 pid, gen;
 	const struct profile_mapping	*map;
 	const char			*sym;
+	const char *const		*inl;	/* the frames it stands for */
+	size_t				 ninl;	/* (symbolize_inlines); 0: one */
 	int				 used;
 };
 
@@ -868,8 +870,10 @@ pr_frame_slot(struct perfread *r, uint32_t pid, uint32_t gen, uint64_t addr)
 
 static int
 pr_frame(struct perfread *r, uint32_t pid, uint64_t addr, int kernel,
-    struct profile_frame *f)
+    uint32_t *n)
 {
+	struct profile_frame	*f = &r->fbuf[*n];
+	size_t			 i;
 	const struct pr_proc	*p = pr_proc(r, kernel ? PROFILE_NONE : pid,
 	    0);
 	struct pr_frame_ent	*e;
@@ -892,11 +896,26 @@ pr_frame(struct perfread *r, uint32_t pid, uint64_t addr, int kernel,
 		f->sym = NULL;
 		e->sym = r->sy != NULL && !r->o->no_symbols ?
 		    symbolize_frame(r->sy, pid, f) : NULL;
+		e->ninl = e->sym != NULL ? symbolize_inlines(r->sy, f,
+		    &e->inl) : 0;
 		r->nframes++;
 	}
 	f->map = e->map;
 	f->offset = e->map != NULL ? addr - e->map->start + e->map->pgoff : 0;
 	f->sym = e->sym;
+	f->inlined = 0;
+	(*n)++;
+	/* a frame with functions inlined at its address: one each, leaf
+	 * first, at the same address */
+	if (e->ninl > 0) {
+		f->sym = e->inl[0];
+		f->inlined = e->ninl > 1;
+	}
+	for (i = 1; i < e->ninl && *n < PROFILE_MAX_FRAMES; i++) {
+		r->fbuf[*n] = *f;
+		r->fbuf[*n].sym = e->inl[i];
+		r->fbuf[(*n)++].inlined = i + 1 < e->ninl;
+	}
 	return 0;
 }
 
@@ -955,7 +974,7 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
 	if (r->rs != NULL && rawstack_has(s))
 		cc = (const uint8_t *)rawstack_join(r->rs, s, kernel, &nr);
 	if (cc == NULL) {
-		if (pr_frame(r, s->pid, s->ip, kernel, &r->fbuf[n++]) == -1)
+		if (pr_frame(r, s->pid, s->ip, kernel, &n) == -1)
 			return -1;
 	}
 	for (i = 0; cc != NULL && i < nr; i++) {
@@ -968,7 +987,7 @@ pr_sample(struct perfread *r, const uint8_t *rec, size_t attr,
 		}
 		if (n == PROFILE_MAX_FRAMES)
 			break;	/* deeper than we keep: the leaf side stays */
-		if (pr_frame(r, s->pid, a, kernel, &r->fbuf[n++]) == -1)
+		if (pr_frame(r, s->pid, a, kernel, &n) == -1)
 			return -1;
 	}
 	ps.nframes = n;

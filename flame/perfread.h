@@ -31,6 +31,7 @@ struct perfread_opts {
 	size_t		 npids;
 	int		 no_symbols;	/* addresses and mappings only */
 	int		 verbose;	/* the unwinding's counts on stderr */
+	int		 names;		/* SYMBOLIZE_* of fold_read's symbolizer */
 };
 
 /* Opens path (a finished trace file) and reads its head; NULL with a

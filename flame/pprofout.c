@@ -17,6 +17,8 @@
 #include "view.h"
 
 #define PPROFOUT_NAME_MAX	1024
+#define PPROFOUT_INLINE_MAX	32	/* lines of a location: deeper inlining
+					 * keeps the outermost */
 #define PPROFOUT_MAPS		4096	/* mappings remembered per file */
 #define PPROFOUT_LOCS		65536	/* locations remembered, by place */
 
@@ -63,14 +65,18 @@ pprofout_clock(const char *event)
 	    strncmp(event, "task-clock", 10) == 0;
 }
 
+/* The location of fr and the nf - 1 frames inlined into fr[nf - 1] at
+ * its address before it (--inline): one location, a line each, the
+ * innermost first, as pprof keeps inlined functions. */
 static uint64_t
-pprofout_frame(struct pprofout *po, const struct profile_frame *fr)
+pprofout_frame(struct pprofout *po, const struct profile_frame *fr,
+    size_t nf)
 {
 	const struct profile_mapping	*m = fr->map;
 	struct pprof_map		 pm;
-	char				 name[PPROFOUT_NAME_MAX];
+	char				 name[PPROFOUT_INLINE_MAX][PPROFOUT_NAME_MAX];
 	char				 bid[2 * PROFILE_BUILD_ID_MAX + 1];
-	const char			*names[1] = { name };
+	const char			*names[PPROFOUT_INLINE_MAX];
 	uint64_t			 mid = 0, loc;
 	size_t				 i, h;
 
@@ -101,11 +107,19 @@ pprofout_frame(struct pprofout *po, const struct profile_frame *fr)
 	/* named once: the first time its place is seen */
 	if ((loc = pprof_location_find(po->pp, mid, fr->addr)) != 0)
 		goto out;
-	if (fr->sym != NULL)
-		fold_name(name, sizeof(name), fr->sym, strlen(fr->sym));
-	else
-		fold_nosym_name(name, sizeof(name), fr);
-	if ((loc = pprof_location(po->pp, mid, fr->addr, names, 1)) == 0)
+	if (nf > PPROFOUT_INLINE_MAX) {
+		fr += nf - PPROFOUT_INLINE_MAX;
+		nf = PPROFOUT_INLINE_MAX;
+	}
+	for (i = 0; i < nf; i++) {
+		if (fr[i].sym != NULL)
+			fold_name(name[i], sizeof(name[i]), fr[i].sym,
+			    strlen(fr[i].sym));
+		else
+			fold_nosym_name(name[i], sizeof(name[i]), &fr[i]);
+		names[i] = name[i];
+	}
+	if ((loc = pprof_location(po->pp, mid, fr->addr, names, nf)) == 0)
 		return 0;
 out:
 	po->lc[h].mid = mid;
@@ -122,7 +136,7 @@ pprofout_sample(void *arg, const struct profile_sample *s)
 	struct pprof_label	 lab[5];
 	const char		*comm = po->comm, *ev = po->ev;
 	char			 cg[PPROFOUT_NAME_MAX];
-	uint32_t		 i, n = 0, nl = 0;
+	uint32_t		 i, k, n = 0, nl = 0;
 	uint64_t		 nanos;
 	int64_t			 wall;
 
@@ -141,11 +155,16 @@ pprofout_sample(void *arg, const struct profile_sample *s)
 	if (!view_match(o, NULL, po->host, comm, ev, s->cgroup != NULL ? cg :
 	    NULL, s->pid))
 		return 0;
-	for (i = 0; i < s->nframes && i < PROFILE_MAX_FRAMES; i++) {
+	for (i = 0; i < s->nframes && i < PROFILE_MAX_FRAMES; i += k) {
+		/* a frame and the frames inlined into it: one location */
+		for (k = 1; s->frames[i + k - 1].inlined && i + k <
+		    s->nframes; k++)
+			;
 		if ((o->kernel_only && !s->frames[i].kernel) ||
 		    (o->user_only && s->frames[i].kernel))
 			continue;
-		if ((po->locs[n++] = pprofout_frame(po, &s->frames[i])) == 0)
+		if ((po->locs[n++] = pprofout_frame(po, &s->frames[i], k)) ==
+		    0)
 			goto nomem;
 	}
 	lab[nl].key = "host";
@@ -211,6 +230,7 @@ pprofout_file(struct pprofout *po, const struct pick_file *f,
 	memset(&ro, 0, sizeof(ro));
 	ro.tmin = po->tmin;
 	ro.tmax = po->tmax;
+	ro.names = opts_names(o);
 	progress_file(f->path, f->samples, "reading for pprof");
 	errno = 0;
 	if (fold_read(f->path, &ro, pprofout_sample, po, o->verbose, &ps,

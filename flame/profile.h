@@ -47,6 +47,9 @@ struct profile_frame {
 	const char			*sym;	/* the function; NULL: no
 						 * symbol found */
 	uint8_t				 kernel;
+	uint8_t				 inlined; /* a function inlined at
+						  * addr into the next frame's
+						  * (perfspill-flame --inline) */
 };
 
 struct profile_sample {

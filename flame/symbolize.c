@@ -28,7 +28,7 @@ struct symbolize {
 };
 
 struct symbolize *
-symbolize_create(const uint8_t *kid, size_t kidlen, int verbose)
+symbolize_create(const uint8_t *kid, size_t kidlen, int verbose, int flags)
 {
 	struct symbolize	*sy;
 	char			 why[256];
@@ -36,7 +36,7 @@ symbolize_create(const uint8_t *kid, size_t kidlen, int verbose)
 	if ((sy = calloc(1, sizeof(*sy))) == NULL)
 		return NULL;
 	sy->verbose = verbose;
-	if ((sy->elf = symelf_create(verbose)) == NULL) {
+	if ((sy->elf = symelf_create(verbose, flags)) == NULL) {
 		free(sy);
 		return NULL;
 	}
@@ -120,4 +120,13 @@ symbolize_frame(struct symbolize *sy, uint32_t pid,
 		return (jm = symbolize_jit(sy, pid)) != NULL ?
 		    jitmap_lookup(jm, f->addr) : NULL;
 	return symelf_lookup(sy->elf, f->map, f->offset);
+}
+
+size_t
+symbolize_inlines(struct symbolize *sy, const struct profile_frame *f,
+    const char *const **names)
+{
+	if (f->kernel || symbolize_anon(f->map))
+		return 0;
+	return symelf_inlines(sy->elf, f->map, f->offset, names);
 }

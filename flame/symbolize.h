@@ -20,10 +20,14 @@
 struct symbolize;
 struct jitsym;
 
+/* How user code is named (perf report's defaults: SYMBOLIZE_DEMANGLE). */
+#define SYMBOLIZE_DEMANGLE	0x1	/* C++, Rust: off with --no-demangle */
+#define SYMBOLIZE_INLINE	0x2	/* inlined frames (--inline) */
+
 /* kernel_build_id: the file's (len 0: not known: the kernel stays
- * unnamed). NULL without memory. */
+ * unnamed); flags: SYMBOLIZE_*. NULL without memory. */
 struct symbolize *symbolize_create(const uint8_t *kernel_build_id,
-		    size_t kernel_build_id_len, int verbose);
+		    size_t kernel_build_id_len, int verbose, int flags);
 void		 symbolize_destroy(struct symbolize *);
 /* The JIT maps copied beside the file (jitsym.h; NULL: none), taken
  * before /tmp's; js must outlive sy. */
@@ -33,5 +37,11 @@ void		 symbolize_use_copies(struct symbolize *,
  * name lives as long as sy. */
 const char	*symbolize_frame(struct symbolize *, uint32_t pid,
 		    const struct profile_frame *f);
+/* With SYMBOLIZE_INLINE, the names of the frames f stands for, leaf
+ * first, where debug info has functions inlined at its address (the
+ * inlined ones, "name (inlined)", then the one they are in); *names
+ * lives as long as sy. 0: f is one frame, symbolize_frame's. */
+size_t		 symbolize_inlines(struct symbolize *,
+		    const struct profile_frame *f, const char *const **names);
 
 #endif

@@ -11,9 +11,10 @@ struct symelf {
 };
 
 struct symelf *
-symelf_create(int verbose)
+symelf_create(int verbose, int flags)
 {
 	(void)verbose;
+	(void)flags;
 	return calloc(1, sizeof(struct symelf));
 }
 
@@ -31,4 +32,15 @@ symelf_lookup(struct symelf *se, const struct profile_mapping *m,
 	(void)m;
 	(void)off;
 	return NULL;
+}
+
+size_t
+symelf_inlines(struct symelf *se, const struct profile_mapping *m,
+    uint64_t off, const char *const **names)
+{
+	(void)se;
+	(void)m;
+	(void)off;
+	(void)names;
+	return 0;
 }

@@ -202,7 +202,7 @@ uw_vdso(struct unwind *uw, const struct uw_bin *b)
 		    -1))
 			uw->be->vdso = NULL;
 	}
-	if (uw->be->vdso == NULL || (b->idlen > 0 && !uw_has_id(uw->be->vdso, b->id,
+	if (uw->be->vdso == NULL || (b->idlen > 0 && !unwind_has_build_id(uw->be->vdso, b->id,
 	    b->idlen)))
 		return NULL;
 	return uw->be->vdso;
@@ -661,14 +661,12 @@ uw_table_unwind(struct unwind *uw, struct uw_proc *p,
 		}
 		if (r->rbp_saved == 2)
 			havebp = 0;
-		else if (r->rbp_saved) {
-			if (uw_stack_read(s, sp0, cfa + (int64_t)r->rbp_off,
-			    &bp) == -1) {
-				*why = UNWIND_STOP_STACK;
-				return 0;
-			}
-			havebp = 1;
-		}
+		else if (r->rbp_saved)
+			/* outside the copy (an epilogue's slot already popped,
+			 * below rsp) rbp is not known; only a CFA from rbp
+			 * needs it */
+			havebp = uw_stack_read(s, sp0, cfa +
+			    (int64_t)r->rbp_off, &bp) == 0;
 		if (ra == 0) {
 			*why = UNWIND_STOP_END;
 			return 0;

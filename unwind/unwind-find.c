@@ -20,7 +20,7 @@
 #define UW_DEBUG_ROOT	"/usr/lib/debug/.build-id"
 
 int
-uw_has_id(const char *path, const uint8_t *id, size_t len)
+unwind_has_build_id(const char *path, const uint8_t *id, size_t len)
 {
 	const void	*bid;
 	struct stat	 st;
@@ -41,34 +41,47 @@ uw_has_id(const char *path, const uint8_t *id, size_t len)
 }
 
 char *
-uw_find(const uint8_t *id, size_t len, const char *path, int kind,
-    const char *home, struct uw_debuginfod *dbg)
+unwind_find_local(const uint8_t *id, size_t len, const char *path, int kind,
+    const char *home)
 {
-	char	 hex[2 * UNWIND_BUILD_ID_MAX + 1], buf[4096], *p = NULL;
+	char	 hex[2 * UNWIND_BUILD_ID_MAX + 1], buf[4096];
 	size_t	 i;
-	int	 fd;
 
 	if (len == 0 || len > UNWIND_BUILD_ID_MAX)
 		return NULL;
 	for (i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	if (kind == 0 && path != NULL && path[0] == '/' &&
-	    uw_has_id(path, id, len))
+	    unwind_has_build_id(path, id, len))
 		return strdup(path);
+	/* perf's cache: .build-id/xx/rest links to a directory of the
+	 * binary ("elf") and its debug file ("debug") */
 	if (home != NULL && len > 1) {
 		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/%s",
 		    home, hex, hex + 2, kind == 0 ? "elf" : "debug");
-		if (uw_has_id(buf, id, len))
+		if (unwind_has_build_id(buf, id, len))
 			return strdup(buf);
 	}
 	if (len > 1) {
 		snprintf(buf, sizeof(buf), "%s/%.2s/%s.debug", UW_DEBUG_ROOT,
 		    hex, hex + 2);
-		if (uw_has_id(buf, id, len))
+		if (unwind_has_build_id(buf, id, len))
 			return strdup(buf);
 	}
-	if (dbg != NULL && (fd = uw_debuginfod_find(dbg, id, len, kind,
-	    &p)) != -1) {
+	return NULL;
+}
+
+char *
+uw_find(const uint8_t *id, size_t len, const char *path, int kind,
+    const char *home, struct uw_debuginfod *dbg)
+{
+	char	*p;
+	int	 fd;
+
+	if ((p = unwind_find_local(id, len, path, kind, home)) != NULL)
+		return p;
+	if (dbg != NULL && len > 0 && len <= UNWIND_BUILD_ID_MAX &&
+	    (fd = uw_debuginfod_find(dbg, id, len, kind, &p)) != -1) {
 		close(fd);
 		return p;
 	}

@@ -87,7 +87,6 @@ const struct uw_map *uw_proc_lookup(const struct uw_proc *, uint64_t addr);
  * and (dbg non-NULL) from debuginfod. A malloc'd path, or NULL. */
 char		*uw_find(const uint8_t *id, size_t len, const char *path,
 		    int kind, const char *home, struct uw_debuginfod *dbg);
-int		 uw_has_id(const char *path, const uint8_t *id, size_t len);
 
 /* A CFA rule of a binary at one ELF address (unwind-table.c). */
 enum {

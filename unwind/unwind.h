@@ -16,7 +16,9 @@
  * Threads: an unwinder has no global state and takes no lock. Every
  * function on one struct unwind runs on the thread that owns it (the
  * daemon's unwinding worker; perfspill-flame's only thread); two
- * unwinders on two threads are independent. unwind_stats may be called
+ * unwinders on two threads are independent (libelf's one-time
+ * elf_version call is the only process-wide state touched, and it is
+ * idempotent). unwind_stats may be called
  * by the owner only, too: a thread that publishes the counts copies
  * them out on the owner's thread.
  *
@@ -33,8 +35,9 @@
 #define UNWIND_BUILD_ID_MAX	20	/* perf's BUILD_ID_SIZE */
 
 /* perf's x86-64 user register mask that `perf record --call-graph
- * dwarf` asks for (PERF_REG_EXTENDED_MASK off): AX .. R15, without the
- * segment registers' upper part; what the daemon records. */
+ * dwarf` asks for: AX .. SS and R8 .. R15, without DS, ES, FS and GS
+ * (perf's PERF_REGS_MASK); what the daemon records. The unwinder reads
+ * IP, SP and BP of it, and gives libdwfl the rest. */
 #define UNWIND_X86_64_REGS_MASK	0xff0fffULL
 
 struct unwind;
@@ -145,5 +148,19 @@ enum unwind_stop unwind_sample(struct unwind *, const struct unwind_sample *,
 void		 unwind_stats(const struct unwind *, struct unwind_stats *);
 /* "end", "registers", "no mapping", ...: for messages and metrics. */
 const char	*unwind_stop_name(enum unwind_stop);
+
+/*
+ * Where the file of build-id id is on this host (the places above but
+ * debuginfod; perfspill-flame's symbols look there too): kind 0 the
+ * binary, at path when its id matches, in perf's cache under home
+ * (NULL: not looked at), or else its debug file; kind 1 the debug file.
+ * A malloc'd path, or NULL. They keep no state: any thread. Built with
+ * libdw only.
+ */
+char		*unwind_find_local(const uint8_t *id, size_t len,
+		    const char *path, int kind, const char *home);
+/* Does the ELF file at path have build-id id? */
+int		 unwind_has_build_id(const char *path, const uint8_t *id,
+		    size_t len);
 
 #endif

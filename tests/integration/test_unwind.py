@@ -9,8 +9,9 @@ work::side_fn (30 %); Debian's /usr/bin/python3 in a busy loop. Checked
 against perf script and perf report --children on the same files, whose
 libdw/libunwind unwinding is the independent reader.
 
-Names: our C++ names are compared through c++filt -p (perf's form
-without parameters), whether perfspill-flame demangles them or not."""
+Names: perfspill-flame demangles as perf does (the names branch); our
+names still go through c++filt -p (perf's form without parameters), which
+leaves a demangled name as it is."""
 import collections
 import os
 import shutil
@@ -24,7 +25,8 @@ TARGET = os.path.join(harness.BUILD, "tests", "unwindtarget")
 PYTHON = "/usr/bin/python3"
 CHAIN = ["main", "work::outer_fn", "work::middle_fn", "work::leaf_fn"]
 # where a whole stack starts: the program's or a thread's start
-ROOTS = ("_start", "main", "clone", "clone3", "start_thread")
+ROOTS = ("_start", "main", "clone", "clone3", "start_thread",
+         "_dl_start_user")
 BUSY = """
 import os, sys, time
 t = time.time()
@@ -57,6 +59,8 @@ def record_dwarf(argv, name):
 
 
 def cxx_recording():
+    if not os.path.exists(TARGET):
+        raise Skip("no C++ compiler: tests/unwindtarget not built")
     if "cxx" not in _cache:
         _cache["cxx"] = record_dwarf([TARGET, "4"], "cxx")
     return _cache["cxx"]
@@ -65,6 +69,8 @@ def cxx_recording():
 def daemon_recording():
     """The daemon's raw DWARF file of unwindtarget (the issue's check):
     perfspillctl start -e cpu-clock -F 499 --call-graph dwarf."""
+    if not os.path.exists(TARGET):
+        raise Skip("no C++ compiler: tests/unwindtarget not built")
     if "daemon" not in _cache:
         with Daemon() as d:
             d.ctl("start", "-e", "cpu-clock", "-F", "499", "--call-graph",
@@ -174,7 +180,16 @@ def test_daemon_raw_dwarf():
     """The issue's check as it is written: the daemon's file of
     perfspillctl start --call-graph dwarf, in perfspill-flame --pid PID
     -f -."""
-    assert_chain(*daemon_recording())
+    path, pid = daemon_recording()
+    assert_chain(path, pid)
+    # the names as perfspill-flame writes them: demangled
+    raw = folded(flame("-q", "--no-companion", "--pid", str(pid), "-f", "-",
+                       path).stdout)
+    leaf = sum(n for s, n in raw.items() if s.endswith(";work::leaf_fn"))
+    chained = sum(n for s, n in raw.items()
+                  if s.endswith(";".join(CHAIN)))
+    print("as written: %d of %d leaf_fn samples chained" % (chained, leaf))
+    assert leaf > 50 and chained >= 0.9 * leaf, raw.most_common(3)
 
 
 def test_python_busy_loop():
@@ -234,7 +249,9 @@ def test_children_shares_as_perf_report():
     theirs = perf_children(path, pid)
     print("perf:", sorted(theirs.items(), key=lambda x: -x[1][0])[:10])
     print("ours:", sorted(ours.items(), key=lambda x: -x[1][0])[:10])
-    must = CHAIN + ["work::side_fn", "_start"]
+    # (_start is not among them: perf report gave it 0.12 % of an
+    # ASan build's samples where __libc_start_call_main had 99.5 %)
+    must = CHAIN + ["work::side_fn"]
     for f in must:
         assert f in theirs, (f, theirs)
     assert theirs["work::side_fn"][1] > 5, theirs
@@ -250,6 +267,44 @@ def test_children_shares_as_perf_report():
         o = ours.get(f, (0.0, 0.0))
         assert abs(o[0] - inc) <= 0.5, (f, "inclusive", o[0], inc)
         assert abs(o[1] - slf) <= 0.5, (f, "self", o[1], slf)
+
+
+def test_replaced_binary_is_not_used():
+    """A binary replaced at its path after the recording (another
+    build-id there, perf's build-id cache not at hand) is
+    not used to unwind: the stacks stop at their first frame in it and
+    -v counts them, never unwound with the wrong file's CFI."""
+    if not os.path.exists(TARGET):
+        raise Skip("no C++ compiler: tests/unwindtarget not built")
+    copy = os.path.join(_work, "replaced")
+    shutil.copy2(TARGET, copy)
+    path = os.path.join(_work, "replaced.data")
+    p = subprocess.run(["perf", "record", "-q", "-N", "-e", "cpu-clock",
+                        "-F", "499", "--call-graph", "dwarf", "-o", path,
+                        "--", copy, "2"], capture_output=True, text=True,
+                       timeout=300, check=True)
+    pid = int(p.stdout.split()[0])
+    whole = our_stacks(path, pid)
+    assert sum(n for s, n in whole.items() if contains(s, CHAIN)) > 0
+    # the same code under another build-id: its note's bytes flipped
+    with open(copy, "rb") as f:
+        data = bytearray(f.read())
+    note = data.find(b"GNU\0", data.find(b"\x03\x00\x00\x00GNU\0"))
+    assert note > 0
+    for i in range(note + 4, note + 24):
+        data[i] ^= 0xff
+    with open(copy, "wb") as f:
+        f.write(data)
+    # perf's build-id cache of earlier recordings would hold the right
+    # binary (and is used when it does): a HOME without one
+    p = flame("-v", "--no-companion", "--roots", "none", "-f", "-", "--pid",
+              str(pid), path, env={"HOME": _work, "DEBUGINFOD_URLS": ""})
+    line = [l for l in p.stderr.splitlines() if "unwound" in l]
+    print(line)
+    assert line and "no binary" in line[0], p.stderr[-2000:]
+    ours = folded(p.stdout)
+    assert sum(ours.values()) == sum(whole.values())
+    assert not any("outer_fn" in s for s in ours), ours.most_common(3)
 
 
 def test_filters_and_outputs():

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "companion.h"
+#include "demangle.h"
 #include "fold.h"
 #include "opts.h"
 #include "pick.h"
@@ -590,10 +591,56 @@ test_session(void)
 	CHECK(pick_session(&f, &o));
 }
 
+/* One name through demangle (want NULL: not a mangled name). */
+static void
+check_demangle(const char *name, const char *want)
+{
+	char	*d = demangle(name);
+
+	if (want == NULL)
+		CHECK(d == NULL);
+	else {
+		CHECK(d != NULL && strcmp(d, want) == 0);
+		if (d != NULL && strcmp(d, want) != 0)
+			fprintf(stderr, "demangle %s: %s, not %s\n", name, d,
+			    want);
+	}
+	free(d);
+}
+
+/* The names perf report shows: no parameters (perf without -v), Rust's
+ * legacy hash dropped, v0 decoded, OCaml's as perf's demangle-ocaml.c
+ * test has them; C's left alone. */
+static void
+test_demangle(void)
+{
+	check_demangle("main", NULL);
+	check_demangle("pthread_rwlock_rdlock@GLIBC_2.2.5", NULL);
+	check_demangle("camlStdlib__array__map_154", "Stdlib.array.map_154");
+	check_demangle("camlStdlib__anon_fn$5bstdlib$2eml$3a334$2c0$2d$2d54"
+	    "$5d_1453", "Stdlib.anon_fn[stdlib.ml:334,0--54]_1453");
+	check_demangle("camlStdlib__bytes__$2b$2b_2205", "Stdlib.bytes.++_2205");
+	check_demangle("camlfoo", NULL);
+#ifdef FLAME_DEMANGLE
+	check_demangle("_ZN4work6do_mapERKSt6vectorIlSaIlEE", "work::do_map");
+	check_demangle("_ZN4work3AccIlE3addERKSt6vectorIlSaIlEE",
+	    "work::Acc<long>::add");
+	check_demangle("_ZN3std2rt10lang_start17h5d3b2b4b5c5d1a2bE",
+	    "std::rt::lang_start");
+	check_demangle("_RNvNtCs1234_7mycrate4main4spin",
+	    "mycrate::main::spin");
+	check_demangle("_ZN4work6do_mapERKSt6vectorIlSaIlEE.cold",
+	    "work::do_map");	/* its .cold part: one name, as perf */
+#else
+	check_demangle("_ZN4work6do_mapERKSt6vectorIlSaIlEE", NULL);
+#endif
+}
+
 int
 main(void)
 {
 	test_fold();
+	test_demangle();
 	test_roots_filters();
 	test_cgroups();
 	test_names_are_data();
