@@ -31,9 +31,11 @@ record_pass_end(struct record *rec, const struct record_sink *sk,
 {
 	if (w->nflight > 0 && w->left == 0 && sk->round != NULL)
 		sk->round(rec, tf, w);
-	if (w->npushed == 0 || tf == NULL)
+	if (tf == NULL || (w->npushed == 0 && !sk->flush_idle))
 		return;
-	if (w->left > 0)
+	if (w->npushed == 0)
+		;	/* nothing new: no round */
+	else if (w->left > 0)
 		rec->round_bytes += w->drained;
 	else {
 		sk->round(rec, tf, w);

@@ -34,6 +34,7 @@
 #include "ring.h"
 #include "sbuf.h"
 #include "tracefile.h"
+#include "unwind/unwind.h"
 
 /* The configured events and the task-tracking event before them. */
 #define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
@@ -207,6 +208,8 @@ struct record {
 	enum record_window_end	 window_end;	/* the last stop's window */
 	char			 window_why[256]; /* ...why it failed */
 	uint64_t		 snap_suppressed;/* triggers within the interval */
+	/* call_graph compact: the unwinding worker, NULL otherwise */
+	struct record_compact	*compact;
 };
 
 
@@ -273,6 +276,7 @@ struct record_take {
 	size_t			 len;
 	struct iovec		 iov[2];
 	int			 niov;
+	struct record_compact_item *item;	/* compact: the worker's */
 };
 
 /* What one pass did, ring by ring, for its end. */
@@ -313,6 +317,7 @@ size_t	record_chunk_serial(struct record *, struct record_cpu *,
 struct record_sink {
 	const char	*name;
 	int		 reads_ring;
+	int		 flush_idle;	/* flush after a pass that took nothing */
 	int		(*room)(struct record *, struct record_cpu *,
 			    struct tracefile *, struct record_take *, int last);
 	ring_push_fn	 push;		/* to: the record_take */
@@ -330,9 +335,13 @@ struct record_sink {
 };
 
 /* The sink of tf (NULL: paused, or a flight window's): what the file is
- * (direct or buffered) and the write mode decide it, so every pass into
- * one file takes the same one. */
+ * (direct or buffered), the write mode and call_graph compact decide
+ * it, so every pass into one file takes the same one. */
 const struct record_sink *record_sink(struct record *, struct tracefile *);
+/* The writer under it, the one that puts bytes into tf (serial, aio or
+ * pool): the compact sink writes through it. */
+const struct record_sink *record_sink_writer(struct record *,
+	    struct tracefile *);
 /* Bytes that are not ring data (a preamble; mark NULL) into tf through
  * its sink; takes buf. */
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
@@ -341,6 +350,74 @@ int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 void	record_pad_tail(struct record *);
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
+
+/*
+ * record-compact.c: call_graph "compact", the worker that unwinds the
+ * rings' DWARF samples into plain callchains. Created with the
+ * recording (loop), destroyed after its drain thread stopped; every
+ * other function runs where the drain runs (the drain thread, or the
+ * loop with the recording's lock held), and the worker is a thread of
+ * its own that takes no lock of the recording.
+ */
+/* A rewritten sample's id: the kernel's with this bit, the id of the
+ * unwound attr the preamble writes beside each event's own. */
+#define RECORD_COMPACT_ID_BIT	(UINT64_C(1) << 63)
+struct record_compact;
+struct record_compact_item;
+TAILQ_HEAD(record_compact_list, record_compact_item);
+struct record_compact_stats {
+	uint64_t	 unwound;	/* samples written unwound */
+	uint64_t	 raw_samples;	/* ...written raw: the queue was full */
+	uint64_t	 raw_chunks;	/* ...in so many ring chunks */
+	uint64_t	 frames;	/* user addresses unwound */
+	uint64_t	 stops[UNWIND_STOP_COUNT]; /* samples by why they ended */
+	uint64_t	 kernel_only;	/* samples without a user stack */
+	uint64_t	 unparsed;	/* samples not understood: left raw */
+	uint64_t	 unpinned;	/* mappings whose file was gone */
+	uint64_t	 model_oom;	/* maps not kept for want of memory */
+	uint64_t	 cpu_ns;	/* the worker's CPU time */
+	uint64_t	 binaries;	/* binaries the unwinder opened */
+	uint64_t	 cache_bytes;	/* ...what they hold */
+	uint64_t	 peak;		/* most bytes queued */
+	uint64_t	 queued;	/* bytes queued now */
+	uint64_t	 bound;		/* ...at most */
+};
+/* The unwinder's cache of binaries (their ELF and CFI), at most: the
+ * binaries a busy machine runs at once took 17 MiB for 42 of them. */
+#define RECORD_COMPACT_CACHE	((uint64_t)64 << 20)
+/* The bytes of ring data the queue holds at most (memory budget). */
+size_t	record_compact_bound(const struct config *, size_t ncpus);
+struct record_compact *record_compact_create(const struct record *);
+void	record_compact_destroy(struct record_compact *);
+/* A ring's chunk for the worker: a buffer for it (t->copy, t->item), or
+ * -1 when the queue is at its bound. */
+int	record_compact_room(struct record_compact *, struct record_take *);
+/* The chunk t->item holds made (record_chunk) and queued. */
+void	record_compact_take(struct record_compact *, struct record *,
+	    struct record_cpu *, struct tracefile *, struct record_take *);
+/* A chunk is written raw: its task records (ring [from, to)) go to the
+ * worker's maps, and rounds it holds are dropped; then counted. */
+void	record_compact_raw(struct record_compact *, const uint8_t *data,
+	    size_t size, uint64_t from, uint64_t to);
+void	record_compact_raw_count(struct record_compact *, struct tracefile *,
+	    uint64_t samples);
+/* A preamble's (or carried task records') maps for the worker. */
+void	record_compact_preamble(struct record_compact *, const uint8_t *buf,
+	    size_t len);
+/* A pass's FINISHED_ROUND, written behind the chunks queued before it. */
+int	record_compact_round(struct record_compact *, struct tracefile *);
+/* What the worker finished, written in order by write (tf's writer's
+ * extra; it takes buf); last (a file's last drain) waits for all it
+ * holds first. Bytes written. */
+typedef int (*record_compact_write_fn)(struct record *, struct tracefile *,
+	    uint8_t *, size_t, const struct tracefile_mark *);
+size_t	record_compact_collect(struct record_compact *, struct record *,
+	    int last, record_compact_write_fn);
+void	record_compact_stats(struct record_compact *,
+	    struct record_compact_stats *);
+/* Its counts added to m's; status' "compact" object. */
+void	record_compact_metrics(struct record_compact *, struct metrics *);
+json_object *record_compact_status(struct record_compact *);
 
 /* record-rotate.c: the next file's preamble and the switch to it */
 struct record_prep;

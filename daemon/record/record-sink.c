@@ -400,15 +400,131 @@ static const struct record_sink record_sink_pool = {
 	.pad = record_pool_sink_pad,
 };
 
+/*
+ * call_graph compact: a ring's bytes go to the unwinding worker's queue
+ * (record-compact.c), or where it is full, to the file's writer as they
+ * are (raw, counted). push takes the pieces both ways: the worker's
+ * buffer, or whatever the writer's room chose.
+ */
+static int
+record_compact_sink_room(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, struct record_take *t, int last)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	t->item = NULL;
+	if (record_compact_room(rec->compact, t) == 0)
+		return 0;
+	return wr->room != NULL ? wr->room(rec, c, tf, t, last) : 0;
+}
+
+static void
+record_compact_sink_push(void *to, const uint8_t *buf, size_t len)
+{
+	struct record_take	*t = to;
+
+	if (t->copy != NULL)
+		memcpy(t->copy + t->len, buf, len);
+	record_sink_take(to, buf, len);
+}
+
+static void
+record_compact_sink_done(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, struct record_take *t, struct record_sweep *w)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	if (t->item != NULL) {
+		record_compact_take(rec->compact, rec, c, tf, t);
+		w->npushed++;
+		return;
+	}
+	/* from the ring, which the writer releases */
+	record_compact_raw(rec->compact, c->ring.data, c->ring.size, t->tail,
+	    t->head);
+	wr->done(rec, c, tf, t, w);
+	record_compact_raw_count(rec->compact, tf,
+	    c->counts.samples - t->before.samples);
+}
+
+static void
+record_compact_sink_round(struct record *rec, struct tracefile *tf,
+    struct record_sweep *w)
+{
+	(void)record_compact_round(rec->compact, tf);
+}
+
+/* What the worker rewrote, into its file by that file's writer. */
+static int
+record_compact_sink_write(struct record *rec, struct tracefile *tf,
+    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
+{
+	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+}
+
+/* The writer's queued writes (raw chunks), then what the worker did. */
+static void
+record_compact_sink_flush(struct record *rec, struct tracefile *tf,
+    struct record_sweep *w, int last)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	if (wr->flush != NULL)
+		wr->flush(rec, tf, w, last);
+	w->drained += record_compact_collect(rec->compact, rec, last,
+	    record_compact_sink_write);
+}
+
+/* A preamble, or task records carried over: the worker's maps too. */
+static int
+record_compact_sink_extra(struct record *rec, struct tracefile *tf,
+    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
+{
+	record_compact_preamble(rec->compact, buf, len);
+	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+}
+
+static void
+record_compact_sink_pad(struct record *rec, struct tracefile *tf)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	if (wr->pad != NULL)
+		wr->pad(rec, tf);
+}
+
+static const struct record_sink record_sink_compact = {
+	.name = "compact",
+	.flush_idle = 1,
+	.room = record_compact_sink_room,
+	.push = record_compact_sink_push,
+	.done = record_compact_sink_done,
+	.round = record_compact_sink_round,
+	.flush = record_compact_sink_flush,
+	.extra = record_compact_sink_extra,
+	.pad = record_compact_sink_pad,
+};
+
+const struct record_sink *
+record_sink_writer(struct record *rec, struct tracefile *tf)
+{
+	if (rec->mode == RECORD_SERIAL)
+		return &record_sink_serial;
+	return tracefile_direct_on(tf) ? &record_sink_pool : &record_sink_aio;
+}
+
 const struct record_sink *
 record_sink(struct record *rec, struct tracefile *tf)
 {
 	if (tf == NULL)
 		return rec->flight != NULL ? &record_sink_window :
 		    &record_sink_drop;
-	if (rec->mode == RECORD_SERIAL)
-		return &record_sink_serial;
-	return tracefile_direct_on(tf) ? &record_sink_pool : &record_sink_aio;
+	/* the serial writer reads the ring in place: no copy for the
+	 * worker, the samples go raw (cblocks 0 is refused with compact
+	 * at a start, and left for a buffered file while recording) */
+	if (rec->compact != NULL && rec->mode != RECORD_SERIAL)
+		return &record_sink_compact;
+	return record_sink_writer(rec, tf);
 }
 
 int

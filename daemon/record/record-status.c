@@ -107,6 +107,8 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	m->self_excluded += s.self;
 	m->aio_inflight = s.inflight;
 	m->files_finished += rec->files_done;
+	if (rec->compact != NULL)
+		record_compact_metrics(rec->compact, m);
 }
 
 void
@@ -342,6 +344,9 @@ record_status_locked(struct record *rec)
 	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
 	record_add_pool(rec, o);
 	record_add_drain(rec, o);
+	if (rec->compact != NULL)
+		json_object_object_add(o, "compact",
+		    record_compact_status(rec->compact));
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
 	    (int64_t)rec->started));
