@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,6 +105,9 @@ struct record_compact {
 	uint8_t			*scratch;	/* one rewritten sample */
 	struct record_compact_bid *bids;
 	size_t			 nr_bids;
+	/* the processes the maps know, a bit a pid (record_compact_seen) */
+	uint8_t			*pids;
+	uint32_t		 pid_max;
 };
 
 static const struct perf_event_header record_compact_round_hdr = {
@@ -222,6 +226,30 @@ record_compact_map(struct record_compact *rc, const uint8_t *r, size_t size,
 		rc->wst.model_oom++;
 }
 
+/*
+ * Whether the maps know pid, and that they do from now on. The rings
+ * of the CPUs are read one after another: a child's exec and its first
+ * maps, on its CPU's ring, may come before its FORK on its parent's. A
+ * FORK of a process the maps know already is that late one: the maps
+ * the child made itself stay (a copy of the parent's would replace
+ * them, and its samples would stop at their first frame).
+ */
+static int
+record_compact_seen(struct record_compact *rc, uint32_t pid, int set)
+{
+	uint8_t	 bit = (uint8_t)(1u << (pid & 7));
+	int	 was;
+
+	if (pid >= rc->pid_max)
+		return 0;
+	was = (rc->pids[pid >> 3] & bit) != 0;
+	if (set > 0)
+		rc->pids[pid >> 3] |= bit;
+	else if (set < 0)
+		rc->pids[pid >> 3] &= (uint8_t)~bit;
+	return was;
+}
+
 /* The task records of buf[0..len) into the model (exits: see below). */
 static void
 record_compact_model(struct record_compact *rc, const uint8_t *buf,
@@ -237,20 +265,28 @@ record_compact_model(struct record_compact *rc, const uint8_t *buf,
 			break;
 		switch (h.type) {
 		case PERF_RECORD_MMAP:
-			record_compact_map(rc, buf + pos, h.size, 0);
-			break;
 		case PERF_RECORD_MMAP2:
-			record_compact_map(rc, buf + pos, h.size, 1);
+			(void)record_compact_seen(rc, track_u32(buf + pos, 0),
+			    1);
+			record_compact_map(rc, buf + pos, h.size,
+			    h.type == PERF_RECORD_MMAP2);
 			break;
 		case PERF_RECORD_FORK:
 			pid = track_u32(buf + pos, 0);
 			ppid = track_u32(buf + pos, 4);
-			if (pid != ppid && unwind_fork(rc->uw, ppid, pid) == -1)
+			if (pid == ppid || record_compact_seen(rc, pid, 1))
+				break;
+			if (unwind_fork(rc->uw, ppid, pid) == -1)
 				rc->wst.model_oom++;
 			break;
 		case PERF_RECORD_COMM:
+			pid = track_u32(buf + pos, 0);
+			/* a thread's name is not its process's birth */
+			if (pid != track_u32(buf + pos, 4))
+				break;
+			(void)record_compact_seen(rc, pid, 1);
 			if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
-				unwind_exec(rc->uw, track_u32(buf + pos, 0));
+				unwind_exec(rc->uw, pid);
 			break;
 		case PERF_RECORD_EXIT:
 			/* a process's last thread; samples of it drained from
@@ -258,8 +294,10 @@ record_compact_model(struct record_compact *rc, const uint8_t *buf,
 			 * stop at "no mapping" */
 			pid = track_u32(buf + pos, 0);
 			tid = track_u32(buf + pos, 8);
-			if (pid == tid)
+			if (pid == tid) {
 				unwind_exit(rc->uw, pid);
+				(void)record_compact_seen(rc, pid, -1);
+			}
 			break;
 		}
 	}
@@ -424,6 +462,7 @@ record_compact_publish(struct record_compact_stats *to,
 	to->model_oom = w->model_oom;
 	to->cpu_ns = w->cpu_ns;
 	to->binaries = w->binaries;
+	to->fallbacks = w->fallbacks;
 	to->cache_bytes = w->cache_bytes;
 }
 
@@ -458,6 +497,7 @@ record_compact_main(void *arg)
 		rc->wst.cpu_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) *
 		    1000000000 + (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
 		rc->wst.binaries = us.binaries;
+		rc->wst.fallbacks = us.fallbacks;
 		rc->wst.cache_bytes = us.cache_bytes;
 
 		pthread_mutex_lock(&rc->mu);
@@ -473,6 +513,22 @@ record_compact_main(void *arg)
 		pthread_mutex_unlock(&rc->mu);
 	}
 	return NULL;
+}
+
+/* kernel.pid_max: the largest pid is one less (4M on 64-bit: 512 KiB
+ * of bits). */
+static uint32_t
+record_compact_pid_max(void)
+{
+	FILE		*f;
+	unsigned long	 v = 0;
+
+	if ((f = fopen("/proc/sys/kernel/pid_max", "re")) != NULL) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v > 0 && v <= (1ul << 22) ? (uint32_t)v : 1u << 22;
 }
 
 struct record_compact *
@@ -494,7 +550,9 @@ record_compact_create(const struct record *rec)
 	for (i = 1; i < rec->nr_evs; i++)
 		if (rec->evs[i].attr.sample_type != rc->sample_type)
 			goto error;
-	if ((rc->scratch = malloc(TRACK_RECORD_MAX)) == NULL ||
+	rc->pid_max = record_compact_pid_max();
+	if ((rc->pids = calloc(rc->pid_max / 8 + 1, 1)) == NULL ||
+	    (rc->scratch = malloc(TRACK_RECORD_MAX)) == NULL ||
 	    (rc->bids = calloc(RECORD_COMPACT_BIDS, sizeof(*rc->bids))) ==
 	    NULL || (rc->uw = unwind_create(&uc)) == NULL)
 		goto error;
@@ -512,6 +570,7 @@ record_compact_create(const struct record *rec)
 	return rc;
 error:
 	unwind_destroy(rc->uw);
+	free(rc->pids);
 	free(rc->bids);
 	free(rc->scratch);
 	free(rc);
@@ -548,6 +607,7 @@ record_compact_destroy(struct record_compact *rc)
 	record_compact_free_list(&rc->in);
 	record_compact_free_list(&rc->out);
 	unwind_destroy(rc->uw);
+	free(rc->pids);
 	free(rc->bids);
 	free(rc->scratch);
 	free(rc);
@@ -796,6 +856,7 @@ record_compact_status(struct record_compact *rc)
 	json_object_object_add(o, "stops", w);
 	proto_add_u64(o, "worker_cpu_ns", st.cpu_ns);
 	proto_add_u64(o, "binaries", st.binaries);
+	proto_add_u64(o, "libdwfl_fallbacks", st.fallbacks);
 	proto_add_u64(o, "cache_bytes", st.cache_bytes);
 	proto_add_u64(o, "queued_bytes", st.queued);
 	proto_add_u64(o, "queue_peak_bytes", st.peak);

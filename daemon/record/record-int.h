@@ -377,6 +377,8 @@ struct record_compact_stats {
 	uint64_t	 model_oom;	/* maps not kept for want of memory */
 	uint64_t	 cpu_ns;	/* the worker's CPU time */
 	uint64_t	 binaries;	/* binaries the unwinder opened */
+	uint64_t	 fallbacks;	/* samples its CFA tables left to
+					 * libdwfl */
 	uint64_t	 cache_bytes;	/* ...what they hold */
 	uint64_t	 peak;		/* most bytes queued */
 	uint64_t	 queued;	/* bytes queued now */

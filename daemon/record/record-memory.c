@@ -34,7 +34,8 @@
  * samples, SIZE bytes larger, pass through the rings and buffers above.
  * call_graph "compact" adds the unwinding worker's queue (16 MiB + 2 x
  * CPUs x R: record_compact_bound) and its binaries' CFI (the unwinder's
- * cache, at most 64 MiB: RECORD_COMPACT_CACHE).
+ * cache, at most 64 MiB: RECORD_COMPACT_CACHE); its bit a pid (512 KiB)
+ * is left to the budget's room for the daemon itself.
  *
  * CPUs are the online ones at the start; a CPU that comes online later
  * adds its per-CPU share. A rotation's preamble (the /proc walk) and the
