@@ -33,7 +33,7 @@ enum config_type {
 	T_GROUPS,	/* array of group names */
 	T_CGROUPS,	/* array of cgroup paths */
 	T_RECMODE,	/* "continuous" or "flight" */
-	T_CALLGRAPH,	/* "fp", "dwarf[,SIZE]", "none" */
+	T_CALLGRAPH,	/* "fp", "dwarf[,SIZE]", "compact[,SIZE]", "none" */
 	T_TRIGGERS,	/* array of trigger objects */
 };
 
@@ -91,7 +91,8 @@ static const struct config_key config_keys[] = {
 	{ KEY("call_graph", T_CALLGRAPH, CONFIG_NEXT_START, callgraph),
 	    .def = "fp", .metavar = "MODE",
 	    .help = "fp (as -g), dwarf[,SIZE] as perf record (SIZE: user\n"
-	    "stack bytes a sample, default 8192), or none" },
+	    "stack bytes a sample, default 8192), compact[,SIZE] (DWARF\n"
+	    "unwound by the daemon, written as callchains), or none" },
 	{ KEY("mmap_pages", T_UINT, CONFIG_NEXT_START, mmap_pages),
 	    .min = 1, .max = 65536, .flags = F_POW2, .def = "128",
 	    .opt = 'm', .metavar = "PAGES",
@@ -404,7 +405,7 @@ config_type_name(enum config_type t)
 	case T_GROUPS:	return "an array of group names";
 	case T_CGROUPS:	return "an array of cgroup paths (\"system.slice/x.service\")";
 	case T_RECMODE:	return "\"continuous\" or \"flight\"";
-	case T_CALLGRAPH: return "\"fp\", \"dwarf\", \"dwarf,SIZE\" or \"none\"";
+	case T_CALLGRAPH: return "\"fp\", \"dwarf[,SIZE]\", \"compact[,SIZE]\" or \"none\"";
 	case T_TRIGGERS: return "an array of trigger objects ({\"kind\": \"psi\", ...})";
 	}
 	return "?";
@@ -749,6 +750,7 @@ static const char *const config_cg_names[] = {
 	[CONFIG_CG_NONE] = "none",
 	[CONFIG_CG_FP] = "fp",
 	[CONFIG_CG_DWARF] = "dwarf",
+	[CONFIG_CG_COMPACT] = "compact",
 };
 
 /*
@@ -780,7 +782,7 @@ config_set_callgraph(const struct config_key *k, json_object *v,
 	    (comma != NULL && i < CONFIG_CG_DWARF))
 		return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 		    "%s: unknown --call-graph option value '%.64s' (fp, "
-		    "dwarf, dwarf,SIZE, none)", k->name, s);
+		    "dwarf[,SIZE], compact[,SIZE], none)", k->name, s);
 	if (comma != NULL) {
 		errno = 0;
 		size = strtoull(comma + 1, &end, 0);

@@ -92,26 +92,6 @@ unwind_stop_name(enum unwind_stop why)
 	return (unsigned)why < UNWIND_STOP_COUNT ? names[why] : "?";
 }
 
-/* The sampled pc: the IP register (perf's 8) of the sample, or -1. */
-int
-uw_sample_ip(const struct unwind_sample *s, uint64_t *ip)
-{
-	return uw_sample_reg(s, 8, ip);
-}
-
-int
-uw_sample_reg(const struct unwind_sample *s, int perf, uint64_t *v)
-{
-	uint64_t	 below;
-
-	if (s->regs == NULL || perf < 0 || perf > 63 ||
-	    !(s->regs_mask & (1ULL << perf)))
-		return -1;
-	below = s->regs_mask & ((1ULL << perf) - 1);
-	memcpy(v, s->regs + (size_t)__builtin_popcountll(below) * 8, 8);
-	return 0;
-}
-
 enum unwind_stop
 unwind_sample(struct unwind *uw, const struct unwind_sample *s,
     uint64_t *ips, size_t max, size_t *n)

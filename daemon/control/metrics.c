@@ -98,6 +98,8 @@ metrics_add(struct metrics *to, const struct metrics *from)
 	to->handoffs_ok += from->handoffs_ok;
 	to->handoffs_failed += from->handoffs_failed;
 	to->recordings += from->recordings;
+	to->compact_unwound_samples += from->compact_unwound_samples;
+	to->compact_raw_samples += from->compact_raw_samples;
 }
 
 /*
@@ -230,6 +232,10 @@ metrics_format(struct sbuf *out, const struct metrics *m)
 		    "*.data)."),
 		C(files_removed, "Finished trace files removed by retention."),
 		C(recordings, "Recordings started."),
+		C(compact_unwound_samples, "Samples of call_graph compact "
+		    "that the daemon unwound and wrote as callchains."),
+		C(compact_raw_samples, "Samples of call_graph compact written "
+		    "raw: the unwinding worker's queue was full."),
 #undef C
 	};
 	char	 version[256];

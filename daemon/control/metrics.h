@@ -56,6 +56,9 @@ struct metrics {
 	uint64_t	 handoffs_ok;
 	uint64_t	 handoffs_failed;
 	uint64_t	 recordings;	/* starts */
+	/* call_graph compact: samples unwound, and written raw */
+	uint64_t	 compact_unwound_samples;
+	uint64_t	 compact_raw_samples;
 	/* gauges, now */
 	uint64_t	 aio_inflight;
 	int		 recording;	/* 1 while recording (paused or not) */

@@ -220,6 +220,12 @@ manifest_build(const struct manifest_facts *f)
 	proto_add_u64(o, "samples", f->samples);
 	proto_add_u64(o, "lost", f->lost);
 	proto_add_u64(o, "lost_samples", f->lost_samples);
+	if (f->compact) {
+		/* call_graph compact: how many samples the daemon unwound,
+		 * and how many went raw because its worker fell behind */
+		proto_add_u64(o, "unwound_samples", f->unwound);
+		proto_add_u64(o, "raw_samples", f->raw_samples);
+	}
 	if (f->samples > 0 && f->time_first != 0) {
 		/* nanoseconds of perf's clock, as perf script prints them */
 		proto_add_u64(o, "first_sample_time", f->time_first);

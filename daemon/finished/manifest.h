@@ -26,6 +26,9 @@ struct manifest_facts {
 	uint64_t		 samples;
 	uint64_t		 lost;		/* PERF_RECORD_LOST */
 	uint64_t		 lost_samples;	/* PERF_RECORD_LOST_SAMPLES */
+	/* call_graph compact: samples unwound, and left raw */
+	int			 compact;
+	uint64_t		 unwound, raw_samples;
 	uint64_t		 time_first;	/* perf clock, ns; 0: unknown */
 	uint64_t		 time_last;
 	time_t			 opened;	/* wall clock */

@@ -121,6 +121,9 @@ struct tracefile {
 	uint64_t		 samples;	/* ring samples placed in this file */
 	uint64_t		 lost, lost_samples;	/* ...and loss records */
 	uint64_t		 raw, compressed;	/* bytes of records, -z */
+	/* call_graph compact: samples written unwound, and raw (the
+	 * worker's queue was full) */
+	uint64_t		 compact_unwound, compact_raw;
 	unsigned int		 seq;		/* the seq in its name */
 	struct tracefile_mark	 kept;		/* of them, in the finished file */
 	/*

@@ -220,8 +220,11 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 			a->task = 1;
 			/* the maps of data too with DWARF stacks, as perf
 			 * record --call-graph dwarf asks: perf's libunwind
-			 * reads a binary's .eh_frame_hdr through them */
-			a->mmap_data = cfg->callgraph >= CONFIG_CG_DWARF;
+			 * reads a binary's .eh_frame_hdr through them.
+			 * compact: not, the daemon's unwinder reads the
+			 * binaries (a sample written raw then unwinds in
+			 * perfspill-flame, not in a libunwind perf) */
+			a->mmap_data = cfg->callgraph == CONFIG_CG_DWARF;
 			/* off by default: on kernels up to at least 6.1 it
 			 * makes every other recorder's MMAP2 records claim a
 			 * build-id they lack, and perf record then aborts;

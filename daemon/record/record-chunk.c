@@ -85,8 +85,9 @@ record_keep(struct record *rec, const uint8_t *data, size_t size,
 
 /*
  * The serial sink's chunk (cblocks = 0, or the ring's cblocks could not
- * be made): written from the ring (or a copy without our own samples),
- * then the ring released. The bytes it put into tf.
+ * be made): the pieces its push took written from the ring (or a copy
+ * without our own samples), then the ring released. The bytes it put
+ * into tf.
  */
 size_t
 record_chunk_serial(struct record *rec, struct record_cpu *c,
@@ -98,16 +99,16 @@ record_chunk_serial(struct record *rec, struct record_cpu *c,
 	size_t			 len, l[2];
 	uint64_t		 off;
 
-	src[0] = c->ring.data + t->sp.off[0];
-	l[0] = t->sp.len[0];
-	src[1] = c->ring.data + t->sp.off[1];
-	l[1] = t->sp.len[1];
-	if (c->counts.self != t->before.self || t->bogus) {
+	src[0] = t->iov[0].iov_base;
+	l[0] = t->iov[0].iov_len;
+	src[1] = t->niov > 1 ? t->iov[1].iov_base : NULL;
+	l[1] = t->niov > 1 ? t->iov[1].iov_len : 0;
+	if (c->counts.self != t->before.self || t->repair) {
 		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->xbuf,
 		    rec->self_pid, rec->pid_off);
 		src[0] = rec->xbuf;
 		l[1] = 0;
-		if (t->bogus)
+		if (t->repair)
 			buildid_repair(rec->xbuf, l[0],
 			    rec->cfg.kernel_build_id);
 	}
@@ -152,10 +153,11 @@ record_note_mmap2(uint8_t *r, size_t len, void *arg)
 }
 
 /*
- * Every sink but the serial one, in the manner of perf's
- * perf_mmap__push: copy the ring to dst (a cblock, the pool's open
- * block, the spill's buffer), release the ring, and return the bytes put
- * at dst (0: only our own samples were there), mark what they hold.
+ * Every sink that copies: the ring's bytes, which its push copied to
+ * t->copy (dst itself, or without -z the drain's buffer), made the
+ * chunk at dst (a cblock, the pool's open block, the spill's buffer):
+ * the ring released, and the bytes put at dst returned (0: only our own
+ * samples were there), mark what they hold.
  */
 size_t
 record_chunk(struct record *rec, struct record_cpu *c,
@@ -163,17 +165,16 @@ record_chunk(struct record *rec, struct record_cpu *c,
     size_t avail, struct tracefile_mark *mark)
 {
 	struct ring_filter	 f;
-	uint8_t			*src = rec->zc ? rec->xbuf : dst;
+	uint8_t			*src = t->copy;
 	size_t			 len, n;
 
 	/*
-	 * Copy first (it streams), then one walk over the copy while it is
-	 * in the cache: count, drop our own samples, take the sample times,
-	 * note (and repair) the MMAP2s for the build-ids. Compression
-	 * happens here too, into dst: the write path stays the same, with
-	 * fewer bytes.
+	 * The copy first (push made it: it streams), then one walk over the
+	 * copy while it is in the cache: count, drop our own samples, take
+	 * the sample times, note (and repair) the MMAP2s for the build-ids.
+	 * Compression happens here too, into dst: the write path stays the
+	 * same, with fewer bytes.
 	 */
-	ring_copy(&c->ring, &t->sp, src);
 	/* the copy is ours: give the space back to the kernel now */
 	ring_release(&c->ring, t->head);
 	memset(&f, 0, sizeof(f));

@@ -1,9 +1,9 @@
 /*
- * record-drain: one pass over every ring, each ring's new data made a
- * chunk for the file (record-chunk.c: the span, our own samples left
- * out, compression) by the file's sink (record-sink.c), which it was
- * handed to, and the rounds perf sorts by. Also the writes that
- * are not ring data (a preamble, the direct stream's padded tail).
+ * record-drain: one pass over every ring on the drain thread. Each
+ * ring's new bytes are pushed to the file's sink (record-sink.c), as
+ * perf's perf_mmap__push hands them to record__pushfn, and the sink
+ * makes the chunk (record-chunk.c: our own samples left out,
+ * compression) and queues it; the pass closes the rounds perf sorts by.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,97 +19,6 @@
 #include "record-int.h"
 #include "track.h"
 
-/* Write bytes that are not ring data (the preamble) to tf; takes buf. */
-int
-record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
-    size_t len)
-{
-	struct cblock	*cb;
-	uint8_t		*b;
-	uint64_t	 off;
-	size_t		 lead, w;
-	int		 rc, fd;
-
-	if (tracefile_direct_on(tf)) {
-		/*
-		 * An aligned copy after the stream's tail, its aligned part
-		 * written, the rest the stream's tail: a preamble is not
-		 * ring data, and comes once a file. The pool's open block
-		 * of tf, if any, hands that tail over first.
-		 */
-		record_pool_detach(&rec->pool, tf);
-		if ((b = cblock_buffer(RECORD_LEAD_MAX + len)) == NULL) {
-			free(buf);
-			return -1;
-		}
-		lead = tracefile_direct_lead(tf, b);
-		memcpy(b + lead, buf, len);
-		free(buf);
-		/* the request before the stream moves: out of memory then
-		 * skips this write, it does not cut the file */
-		if ((cb = cblock_create_heap(b, 0, &rec->heap_stats)) ==
-		    NULL) {
-			free(b);
-			return -1;
-		}
-		if ((w = tracefile_direct_block(tf, b, lead, len, NULL, &off,
-		    &fd)) == 0) {
-			/* all of it is the stream's tail now */
-			free(cb);
-			free(b);
-			return 0;
-		}
-		cb->cap = cb->len = w;
-		if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
-			log_warn("%s: aio_write", tf->partial);
-			return -1;
-		}
-		return 0;
-	}
-	off = tracefile_reserve(tf, len, NULL);
-	if (rec->mode == RECORD_SERIAL) {
-		rc = tracefile_pwrite(tf, off, buf, len);
-		free(buf);
-		return rc;
-	}
-	if ((cb = cblock_create_heap(buf, len, &rec->heap_stats)) == NULL) {
-		free(buf);
-		return -1;
-	}
-	return cblock_submit(&rec->q, cb, tf, off, tf->fd);
-}
-
-/*
- * The direct stream's tail (fewer bytes than one alignment unit) has
- * stayed in memory since the last drain: put it on disk, padded, so that
- * a crash costs what the rings and the requests in flight held, and no
- * more than direct_tail_ms of that tail (docs/file-format.md).
- */
-void
-record_pad_tail(struct record *rec)
-{
-	struct tracefile	*tf = rec->cur;
-	struct cblock		*cb;
-	uint8_t			*b;
-	uint64_t		 off;
-	size_t			 n;
-	int			 fd;
-
-	if (tf == NULL || !tracefile_direct_on(tf))
-		return;
-	/* what the open block holds goes now, its last bytes padded */
-	record_pool_flush(&rec->pool, tf);
-	if ((b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
-		return;
-	if ((n = tracefile_direct_pad(tf, b, &off, &fd)) == 0 ||
-	    (cb = cblock_create_heap(b, n, &rec->heap_stats)) == NULL) {
-		free(b);
-		return;
-	}
-	cb->pad = 1;
-	(void)cblock_submit(&rec->q, cb, tf, off, fd);
-}
-
 /*
  * A pass's end, once its rings are pushed: the FINISHED_ROUND where the
  * pass read every ring (the sink puts it after its last chunk), the
@@ -122,9 +31,11 @@ record_pass_end(struct record *rec, const struct record_sink *sk,
 {
 	if (w->nflight > 0 && w->left == 0 && sk->round != NULL)
 		sk->round(rec, tf, w);
-	if (w->npushed == 0 || tf == NULL)
+	if (tf == NULL || (w->npushed == 0 && !sk->flush_idle))
 		return;
-	if (w->left > 0)
+	if (w->npushed == 0)
+		;	/* nothing new: no round */
+	else if (w->left > 0)
 		rec->round_bytes += w->drained;
 	else {
 		sk->round(rec, tf, w);
@@ -139,8 +50,8 @@ record_pass_end(struct record *rec, const struct record_sink *sk,
 }
 
 /*
- * One pass over every ring: each ring's new data is a chunk, handed to
- * the file's sink (record-sink.c). perf's ordering rule: at a
+ * One pass over every ring: each ring's new bytes are pushed to the
+ * file's sink (record-sink.c), which makes them a chunk. perf's ordering rule: at a
  * FINISHED_ROUND it sorts and flushes everything up to the newest time
  * it had seen at the previous one. So a round may only close after a
  * pass that read every ring up to the head it saw: an event left behind
@@ -167,7 +78,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 	memset(pass, 0, sizeof(*pass));
 	if (rec->state != RECORD_RUNNING)
 		return;
-	sk = record_sink(rec);
+	sk = record_sink(rec, tf);
 	/* completions are polled: aio_error reads memory, no system call */
 	cblock_reap(&rec->q);
 	for (i = 0; i < rec->nr_cpus; i++) {
@@ -185,7 +96,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 		}
 		/* before reading any of the ring: no scan of data that
 		 * cannot be copied now */
-		t.room = NULL;
+		t.room = t.copy = NULL;
 		t.cb = NULL;
 		t.spill = 0;
 		if (sk->room != NULL && sk->room(rec, c, tf, &t, last) == -1) {
@@ -203,17 +114,20 @@ record_drain(struct record *rec, uint64_t min, int last,
 		}
 		t.before = c->counts;
 		c->bytes += (uint64_t)t.n;
-		t.bogus = 0;
+		t.repair = 0;
 		if (sk->reads_ring) {
 			/* the records are read in the ring (the others read
 			 * their copy, record_chunk) */
-			t.bogus = buildid_note_ring(rec->bids, c->ring.data,
+			t.repair = buildid_note_ring(rec->bids, c->ring.data,
 			    c->ring.size, t.tail, t.head,
 			    rec->cfg.kernel_build_id);
 			ring_count_excl(c->ring.data, c->ring.size, t.tail,
 			    t.head, &c->counts, rec->self_pid, rec->pid_off);
 		}
-		sk->push(rec, c, tf, &t, &w);
+		t.len = 0;
+		t.niov = 0;
+		ring_push(&c->ring, &t.sp, sk->push, &t);
+		sk->done(rec, c, tf, &t, &w);
 	}
 	record_pass_end(rec, sk, tf, &w, last, pass);
 }

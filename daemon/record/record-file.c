@@ -71,6 +71,9 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 	f.samples = tf->kept.samples;
 	f.lost = tf->lost;
 	f.lost_samples = tf->lost_samples;
+	f.compact = rec->cfg.callgraph == CONFIG_CG_COMPACT;
+	f.unwound = tf->compact_unwound;
+	f.raw_samples = tf->compact_raw;
 	f.time_first = tf->kept.first;
 	f.time_last = tf->kept.last;
 	f.opened = tf->opened;

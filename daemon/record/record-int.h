@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <linux/perf_event.h>
 
 #include <event2/event.h>
@@ -33,6 +34,7 @@
 #include "ring.h"
 #include "sbuf.h"
 #include "tracefile.h"
+#include "unwind/unwind.h"
 
 /* The configured events and the task-tracking event before them. */
 #define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
@@ -229,6 +231,8 @@ struct record {
 	enum record_window_end	 window_end;	/* the last stop's window */
 	char			 window_why[256]; /* ...why it failed */
 	uint64_t		 snap_suppressed;/* triggers within the interval */
+	/* call_graph compact: the unwinding worker, NULL otherwise */
+	struct record_compact	*compact;
 };
 
 
@@ -282,16 +286,23 @@ void	record_thread_unwatch(struct record *, struct record_cpu *);
 void	record_drain(struct record *, uint64_t min, int last,
 	    struct record_pass *);
 
-/* What one pass found in a ring: the chunk a sink takes. */
+/* What one pass found in a ring, and what its sink made of it so far. */
 struct record_take {
 	uint64_t		 head, tail;
 	struct ring_span	 sp;
 	int64_t			 n;		/* bytes */
 	struct ring_counts	 before;	/* the ring's counts until now */
-	size_t			 bogus;		/* build-id flags to repair */
+	size_t			 repair;	/* build-id flags to repair */
 	uint8_t			*room;		/* the sink's buffer for it */
 	struct cblock		*cb;		/* ...a cblock's */
 	int			 spill;		/* ...none: the page cache */
+	/* what push took: bytes copied to copy, or the pieces where they
+	 * lie in the ring (a sink that writes from the ring) */
+	uint8_t			*copy;
+	size_t			 len;
+	struct iovec		 iov[2];
+	int			 niov;
+	struct record_compact_item *item;	/* compact: the worker's */
 };
 
 /* What one pass did, ring by ring, for its end. */
@@ -303,52 +314,138 @@ struct record_sweep {
 	uint64_t	 drained;	/* bytes put into the file */
 };
 
-/* The ring's data as records for the file (our own samples left out,
- * build-id flags repaired, compressed with -z) at dst, room for avail
- * bytes; the ring is released. The bytes put at dst (0: only our own
- * samples), mark what they hold. */
+/* The ring's data, which push copied to t->copy, as records for the
+ * file (our own samples left out, build-id flags repaired, compressed
+ * with -z) at dst, room for avail bytes; the ring is released first. The
+ * bytes put at dst (0: only our own samples), mark what they hold. */
 size_t	record_chunk(struct record *, struct record_cpu *,
 	    struct tracefile *, const struct record_take *, uint8_t *dst,
 	    size_t avail, struct tracefile_mark *);
-/* The serial sink's chunk: the ring's data written from where it lies
- * (or a copy without our own samples), compressed into zbuf with -z. */
+/* The serial sink's chunk: the pieces push left in the ring written
+ * from where they lie (or a copy without our own samples), compressed
+ * into zbuf with -z; then the ring is released. */
 size_t	record_chunk_serial(struct record *, struct record_cpu *,
 	    struct tracefile *, const struct record_take *);
 
 /*
- * record-sink.c: where a drain's chunks go, chosen once per file (perf's
- * perf_mmap__push with record__pushfn / record__aio_pushfn): serial
- * pwrite, a ring's own AIO cblocks, the direct pool (spilling through
- * the page cache at its bound), a flight window, or dropped while
- * paused. room: a buffer for the chunk before the ring is read (-1:
- * leave the ring, none free; NULL: the sink needs none); reads_ring:
- * the sink reads the ring in place, so the drain counts it there.
+ * record-sink.c: the writer of a file, in the shape of perf's
+ * perf_mmap__push(map, to, push) and record__pushfn. The drain (on the
+ * drain thread) asks room before it reads a ring (-1: leave the ring,
+ * no buffer free; NULL: the sink needs none), hands the ring's bytes to
+ * push, one call per piece (two where the ring wraps), and ends the
+ * ring with done, which makes the chunk, queues it and releases the
+ * ring. reads_ring: the sink writes from the ring (or drops it), so the
+ * drain counts the records there. round puts a pass's FINISHED_ROUND,
+ * flush queues its writes. Bytes that are not ring data go through the
+ * same sink: extra (a preamble; it takes buf) and pad (the direct
+ * stream's tail on disk). A sink leaves NULL what it does not do.
  */
 struct record_sink {
 	const char	*name;
 	int		 reads_ring;
+	int		 flush_idle;	/* flush after a pass that took nothing */
 	int		(*room)(struct record *, struct record_cpu *,
 			    struct tracefile *, struct record_take *, int last);
-	void		(*push)(struct record *, struct record_cpu *,
+	ring_push_fn	 push;		/* to: the record_take */
+	void		(*done)(struct record *, struct record_cpu *,
 			    struct tracefile *, struct record_take *,
 			    struct record_sweep *);
-	/* the pass's FINISHED_ROUND (it read every ring) */
 	void		(*round)(struct record *, struct tracefile *,
 			    struct record_sweep *);
-	/* the pass's writes queued */
 	void		(*flush)(struct record *, struct tracefile *,
 			    struct record_sweep *, int last);
+	int		(*extra)(struct record *, struct tracefile *,
+			    uint8_t *buf, size_t len,
+			    const struct tracefile_mark *);
+	void		(*pad)(struct record *, struct tracefile *);
 };
 
-/* The sink for the current file: what the file is (none: paused, or a
- * flight window; direct or buffered) and the mode decide it, so every
- * pass into one file takes the same one. */
-const struct record_sink *record_sink(struct record *);
+/* The sink of tf (NULL: paused, or a flight window's): what the file is
+ * (direct or buffered), the write mode and call_graph compact decide
+ * it, so every pass into one file takes the same one. */
+const struct record_sink *record_sink(struct record *, struct tracefile *);
+/* The writer under it, the one that puts bytes into tf (serial, aio or
+ * pool): the compact sink writes through it. */
+const struct record_sink *record_sink_writer(struct record *,
+	    struct tracefile *);
+/* Bytes that are not ring data (a preamble; mark NULL) into tf through
+ * its sink; takes buf. */
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
-	    size_t);
+	    size_t, const struct tracefile_mark *);
+/* The current file's direct tail padded to disk, where it has one. */
 void	record_pad_tail(struct record *);
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
+
+/*
+ * record-compact.c: call_graph "compact", the worker that unwinds the
+ * rings' DWARF samples into plain callchains. Created with the
+ * recording (loop), destroyed after its drain thread stopped; every
+ * other function runs where the drain runs (the drain thread, or the
+ * loop with the recording's lock held), and the worker is a thread of
+ * its own that takes no lock of the recording.
+ */
+/* A rewritten sample's id: the kernel's with this bit, the id of the
+ * unwound attr the preamble writes beside each event's own. */
+#define RECORD_COMPACT_ID_BIT	(UINT64_C(1) << 63)
+struct record_compact;
+struct record_compact_item;
+TAILQ_HEAD(record_compact_list, record_compact_item);
+struct record_compact_stats {
+	uint64_t	 unwound;	/* samples written unwound */
+	uint64_t	 raw_samples;	/* ...written raw: the queue was full */
+	uint64_t	 raw_chunks;	/* ...in so many ring chunks */
+	uint64_t	 frames;	/* user addresses unwound */
+	uint64_t	 stops[UNWIND_STOP_COUNT]; /* samples by why they ended */
+	uint64_t	 kernel_only;	/* samples without a user stack */
+	uint64_t	 unparsed;	/* samples not understood: left raw */
+	uint64_t	 unpinned;	/* mappings whose file was gone */
+	uint64_t	 model_oom;	/* maps not kept for want of memory */
+	uint64_t	 cpu_ns;	/* the worker's CPU time */
+	uint64_t	 binaries;	/* binaries the unwinder opened */
+	uint64_t	 fallbacks;	/* samples its CFA tables left to
+					 * libdwfl */
+	uint64_t	 cache_bytes;	/* ...what they hold */
+	uint64_t	 peak;		/* most bytes queued */
+	uint64_t	 queued;	/* bytes queued now */
+	uint64_t	 bound;		/* ...at most */
+};
+/* The unwinder's cache of binaries (their ELF and CFI), at most: the
+ * binaries a busy machine runs at once took 17 MiB for 42 of them. */
+#define RECORD_COMPACT_CACHE	((uint64_t)64 << 20)
+/* The bytes of ring data the queue holds at most (memory budget). */
+size_t	record_compact_bound(const struct config *, size_t ncpus);
+struct record_compact *record_compact_create(const struct record *);
+void	record_compact_destroy(struct record_compact *);
+/* A ring's chunk for the worker: a buffer for it (t->copy, t->item), or
+ * -1 when the queue is at its bound. */
+int	record_compact_room(struct record_compact *, struct record_take *);
+/* The chunk t->item holds made (record_chunk) and queued. */
+void	record_compact_take(struct record_compact *, struct record *,
+	    struct record_cpu *, struct tracefile *, struct record_take *);
+/* A chunk is written raw: its task records (ring [from, to)) go to the
+ * worker's maps, and rounds it holds are dropped; then counted. */
+void	record_compact_raw(struct record_compact *, const uint8_t *data,
+	    size_t size, uint64_t from, uint64_t to);
+void	record_compact_raw_count(struct record_compact *, struct tracefile *,
+	    uint64_t samples);
+/* A preamble's (or carried task records') maps for the worker. */
+void	record_compact_preamble(struct record_compact *, const uint8_t *buf,
+	    size_t len);
+/* A pass's FINISHED_ROUND, written behind the chunks queued before it. */
+int	record_compact_round(struct record_compact *, struct tracefile *);
+/* What the worker finished, written in order by write (tf's writer's
+ * extra; it takes buf); last (a file's last drain) waits for all it
+ * holds first. Bytes written. */
+typedef int (*record_compact_write_fn)(struct record *, struct tracefile *,
+	    uint8_t *, size_t, const struct tracefile_mark *);
+size_t	record_compact_collect(struct record_compact *, struct record *,
+	    int last, record_compact_write_fn);
+void	record_compact_stats(struct record_compact *,
+	    struct record_compact_stats *);
+/* Its counts added to m's; status' "compact" object. */
+void	record_compact_metrics(struct record_compact *, struct metrics *);
+json_object *record_compact_status(struct record_compact *);
 
 /* record-rotate.c: the next file's preamble and the switch to it */
 struct record_prep;
@@ -409,7 +506,7 @@ int	record_window_create(struct record *);
 void	record_window_free(struct record *);
 /* The drain's hooks: a ring's data into the window; a round closed. */
 void	record_window_take(struct record *, struct record_cpu *,
-	    uint64_t tail, uint64_t head, int bogus);
+	    struct record_take *);
 void	record_window_round(struct record *);
 /* A snapshot is being built: its file exists, its writes do not. */
 int	record_window_busy(const struct record *);

@@ -32,6 +32,10 @@
  *
  * A DWARF call graph (call_graph "dwarf,SIZE") adds no buffer: its
  * samples, SIZE bytes larger, pass through the rings and buffers above.
+ * call_graph "compact" adds the unwinding worker's queue (16 MiB + 2 x
+ * CPUs x R: record_compact_bound) and its binaries' CFI (the unwinder's
+ * cache, at most 64 MiB: RECORD_COMPACT_CACHE); its bit a pid (512 KiB)
+ * is left to the budget's room for the daemon itself.
  *
  * CPUs are the online ones at the start; a CPU that comes online later
  * adds its per-CPU share. A rotation's preamble (the /proc walk) and the
@@ -77,6 +81,8 @@ record_memory(const struct config *cfg, size_t ncpus,
 	    2 * (uint64_t)compress_memory(cfg->compression) : 0;
 	/* a new window fills while the last is being written */
 	m->window = cfg->flight ? flight_memory_max(cfg->window_bytes) : 0;
+	m->compact = cfg->callgraph == CONFIG_CG_COMPACT ?
+	    record_compact_bound(cfg, ncpus) + RECORD_COMPACT_CACHE : 0;
 	m->total = m->ring * ncpus + m->buffers + m->drain + m->compress +
-	    m->window;
+	    m->window + m->compact;
 }

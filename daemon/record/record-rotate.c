@@ -32,7 +32,8 @@
  */
 struct record_prep {
 	struct record		*rec;
-	struct synth_event	 sev[RECORD_MAX_EVSELS];
+	/* each event's attr; with call_graph compact its unwound twin */
+	struct synth_event	 sev[2 * RECORD_MAX_EVSELS];
 	struct synth_ctx	 ctx;
 	uint64_t		*ids;
 	int			*cpus;
@@ -71,6 +72,33 @@ record_prep_free(struct record_prep *p)
 	free(p);
 }
 
+/*
+ * call_graph compact: beside each of the nr events, the attr of its
+ * unwound samples (record-compact.c): no registers or stack, the user
+ * callchain its own, the kernel's ids with RECORD_COMPACT_ID_BIT, put
+ * in p->ids after the n there. The number of attrs added.
+ */
+static size_t
+record_prep_unwound(struct record_prep *p, size_t nr, size_t n)
+{
+	struct synth_event	*u;
+	size_t			 i, j;
+
+	for (i = 0; i < nr; i++) {
+		u = &p->sev[nr + i];
+		*u = p->sev[i];
+		u->attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER |
+		    PERF_SAMPLE_STACK_USER);
+		u->attr.sample_regs_user = 0;
+		u->attr.sample_stack_user = 0;
+		u->attr.exclude_callchain_user = 0;
+		u->ids = &p->ids[n];
+		for (j = 0; j < p->sev[i].nr_ids; j++)
+			p->ids[n++] = p->sev[i].ids[j] | RECORD_COMPACT_ID_BIT;
+	}
+	return nr;
+}
+
 struct record_prep *
 record_prep_create(struct record *rec, const char *why)
 {
@@ -85,7 +113,7 @@ record_prep_create(struct record *rec, const char *why)
 	p->pipe[0] = p->pipe[1] = -1;
 	sbuf_init(&p->sb);
 	sbuf_init(&p->bids);
-	p->ids = calloc(rec->nr_fds * rec->nr_cpus, sizeof(*p->ids));
+	p->ids = calloc(2 * rec->nr_fds * rec->nr_cpus, sizeof(*p->ids));
 	p->cpus = calloc(rec->nr_cpus, sizeof(*p->cpus));
 	if (p->ids == NULL || p->cpus == NULL) {
 		record_prep_free(p);
@@ -116,6 +144,8 @@ record_prep_create(struct record *rec, const char *why)
 	config_cmdline(&rec->cfg, p->cmdline, sizeof(p->cmdline));
 	p->ctx.events = p->sev;
 	p->ctx.nr_events = rec->nr_evs;
+	if (rec->compact != NULL)
+		p->ctx.nr_events += record_prep_unwound(p, rec->nr_evs, n);
 	p->ctx.cpus = p->cpus;
 	p->ctx.nr_cpus = nr_cpus;
 	p->ctx.cgroupfs = rec->cfg.all_cgroups ? rec->cgroupfs : NULL;
@@ -287,7 +317,7 @@ record_install(struct record *rec, struct record_prep *p)
 	if ((buf = record_prep_head(p, rec->cur, &len)) == NULL)
 		rc = -1;
 	else
-		rc = record_write_extra(rec, rec->cur, buf, len);
+		rc = record_write_extra(rec, rec->cur, buf, len, NULL);
 	if (rc == -1) {
 		log_warn("%s: writing the preamble", rec->cur->partial);
 		/* a file without its preamble is useless: finish it empty */
@@ -397,7 +427,7 @@ record_take_over(struct record *rec, struct record_prep *p,
 	    p->tids, p->nr_tids);
 	if (rec->kept.len > 0 && rec->cur != NULL) {
 		buf = sbuf_take(&rec->kept, &len);
-		if (record_write_extra(rec, rec->cur, buf, len) == -1)
+		if (record_write_extra(rec, rec->cur, buf, len, NULL) == -1)
 			log_warn("%s: writing the tasks born during its /proc "
 			    "walk", rec->cur->partial);
 	}

@@ -1,12 +1,18 @@
 /*
- * record-sink: where a drain's chunks go (record-int.h), one sink per
- * file: serial pwrite, the ring's own AIO cblocks (a buffered file), the
- * direct pool (spilling through the page cache at its bound), a flight
- * window, or nowhere while paused (counted as dropped). The drain
+ * record-sink: the writers of a drain's rings (record-int.h, struct
+ * record_sink), one per file: serial pwrite, the ring's own AIO cblocks
+ * (a buffered file), the direct pool (spilling through the page cache
+ * at its bound), a flight window, or nowhere while paused (counted as
+ * dropped). Each takes a ring's bytes through its push, as perf's
+ * record__pushfn takes perf_mmap__push's, and the file's other bytes (a
+ * preamble, the direct tail's pad) through extra and pad. The drain
  * (record-drain.c) knows none of them; the write layer (daemon/write/)
- * knows nothing of rings.
+ * knows nothing of rings. All of it runs on the drain thread, or in the
+ * loop with the recording's lock held.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
 
@@ -17,22 +23,46 @@ static const struct perf_event_header record_round_hdr = {
 	PERF_RECORD_FINISHED_ROUND, 0, RECORD_ROUND_LEN
 };
 
+/* The push of the sinks that write from the ring (or drop it): each
+ * piece stays where it lies, noted for done. */
+static void
+record_sink_take(void *to, const uint8_t *buf, size_t len)
+{
+	struct record_take	*t = to;
+
+	t->iov[t->niov].iov_base = (void *)(uintptr_t)buf;
+	t->iov[t->niov].iov_len = len;
+	t->niov++;
+	t->len += len;
+}
+
+/* The push of the sinks that copy: the pieces one after the other at
+ * the copy room gave (perf's record__aio_pushfn). */
+static void
+record_sink_copy(void *to, const uint8_t *buf, size_t len)
+{
+	struct record_take	*t = to;
+
+	memcpy(t->copy + t->len, buf, len);
+	t->len += len;
+}
+
 /* Paused: keep the ring moving, count what is dropped. */
 static void
-record_drop_push(struct record *rec, struct record_cpu *c,
+record_drop_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
-	c->aio.bytes_dropped += (uint64_t)t->n;
+	c->aio.bytes_dropped += (uint64_t)t->len;
 	ring_release(&c->ring, t->head);
 }
 
 /* A flight recording has no file: its window takes the data
  * (record-window.c), and closes a round as a file would. */
 static void
-record_window_push(struct record *rec, struct record_cpu *c,
+record_window_sink_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
-	record_window_take(rec, c, t->tail, t->head, t->bogus != 0);
+	record_window_take(rec, c, t);
 	w->nflight++;
 }
 
@@ -45,7 +75,7 @@ record_window_sink_round(struct record *rec, struct tracefile *tf,
 
 /* cblocks 0: written on the spot from the ring. */
 static void
-record_serial_push(struct record *rec, struct record_cpu *c,
+record_serial_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
 	w->drained += record_chunk_serial(rec, c, tf, t);
@@ -59,6 +89,19 @@ record_serial_round(struct record *rec, struct tracefile *tf,
 	uint64_t	 off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
 
 	tracefile_pwrite(tf, off, &record_round_hdr, RECORD_ROUND_LEN);
+}
+
+/* A preamble, written where it is reserved. */
+static int
+record_serial_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+    size_t len, const struct tracefile_mark *mark)
+{
+	uint64_t	 off = tracefile_reserve(tf, len, mark);
+	int		 rc;
+
+	rc = tracefile_pwrite(tf, off, buf, len);
+	free(buf);
+	return rc;
 }
 
 /*
@@ -84,12 +127,14 @@ record_aio_room(struct record *rec, struct record_cpu *c,
 		return -1;
 	t->cb = &c->cbs[k];
 	t->room = t->cb->buf;
+	/* with -z the copy is compressed from the drain's buffer into it */
+	t->copy = rec->zc ? rec->xbuf : t->room;
 	return 0;
 }
 
-/* The copy, staged for the pass's end to submit. */
+/* The copy made a chunk, staged for the pass's end to submit. */
 static void
-record_aio_push(struct record *rec, struct record_cpu *c,
+record_aio_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
 	struct cblock	*cb = t->cb;
@@ -137,6 +182,21 @@ record_aio_flush(struct record *rec, struct tracefile *tf,
 	}
 }
 
+/* A preamble: one request of its own, at its reserved offset. */
+static int
+record_aio_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+    size_t len, const struct tracefile_mark *mark)
+{
+	struct cblock	*cb;
+	uint64_t	 off = tracefile_reserve(tf, len, mark);
+
+	if ((cb = cblock_create_heap(buf, len, &rec->heap_stats)) == NULL) {
+		free(buf);
+		return -1;
+	}
+	return cblock_submit(&rec->q, cb, tf, off, tf->fd);
+}
+
 /* The pool's room a drain of n ring bytes needs, and a round after it. */
 static size_t
 record_pool_need(const struct record *rec, uint64_t n)
@@ -159,16 +219,18 @@ record_pool_sink_room(struct record *rec, struct record_cpu *c,
 {
 	t->room = record_pool_room(&rec->pool, tf,
 	    record_pool_need(rec, t->head - t->tail), last);
-	if (t->room != NULL)
-		return 0;
-	if (record_pool_spill_ready(&rec->pool, tf) == -1)
-		return -1;
-	t->spill = 1;
+	if (t->room == NULL) {
+		if (record_pool_spill_ready(&rec->pool, tf) == -1)
+			return -1;
+		t->spill = 1;
+	}
+	/* with -z, or a spill, the copy goes to the drain's buffer first */
+	t->copy = rec->zc || t->spill ? rec->xbuf : t->room;
 	return 0;
 }
 
 static void
-record_pool_sink_push(struct record *rec, struct record_cpu *c,
+record_pool_sink_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
 	struct tracefile_mark	 mark;
@@ -220,24 +282,270 @@ record_pool_sink_flush(struct record *rec, struct tracefile *tf,
 	(void)record_pool_send(&rec->pool, last);
 }
 
-static const struct record_sink record_sinks[] = {
-	{ "drop", 1, NULL, record_drop_push, NULL, NULL },
-	{ "window", 1, NULL, record_window_push, record_window_sink_round, NULL },
-	{ "serial", 1, NULL, record_serial_push, record_serial_round, NULL },
-	{ "aio", 0, record_aio_room, record_aio_push, record_aio_round,
-	    record_aio_flush },
-	{ "pool", 0, record_pool_sink_room, record_pool_sink_push,
-	    record_pool_sink_round, record_pool_sink_flush },
+/*
+ * A preamble on the direct path: an aligned copy after the stream's
+ * tail, its aligned part written, the rest the stream's tail: a
+ * preamble is not ring data, and comes once a file. The pool's open
+ * block of tf, if any, hands that tail over first.
+ */
+static int
+record_pool_sink_extra(struct record *rec, struct tracefile *tf,
+    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
+{
+	struct cblock	*cb;
+	uint8_t		*b;
+	uint64_t	 off;
+	size_t		 lead, w;
+	int		 fd;
+
+	record_pool_detach(&rec->pool, tf);
+	if ((b = cblock_buffer(RECORD_LEAD_MAX + len)) == NULL) {
+		free(buf);
+		return -1;
+	}
+	lead = tracefile_direct_lead(tf, b);
+	memcpy(b + lead, buf, len);
+	free(buf);
+	/* the request before the stream moves: out of memory then skips
+	 * this write, it does not cut the file */
+	if ((cb = cblock_create_heap(b, 0, &rec->heap_stats)) == NULL) {
+		free(b);
+		return -1;
+	}
+	if ((w = tracefile_direct_block(tf, b, lead, len, mark, &off,
+	    &fd)) == 0) {
+		/* all of it is the stream's tail now */
+		free(cb);
+		free(b);
+		return 0;
+	}
+	cb->cap = cb->len = w;
+	if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
+		log_warn("%s: aio_write", tf->partial);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The direct stream's tail (fewer bytes than one alignment unit) has
+ * stayed in memory since the last drain: put it on disk, padded, so that
+ * a crash costs what the rings and the requests in flight held, and no
+ * more than direct_tail_ms of that tail (docs/file-format.md).
+ */
+static void
+record_pool_sink_pad(struct record *rec, struct tracefile *tf)
+{
+	struct cblock	*cb;
+	uint8_t		*b;
+	uint64_t	 off;
+	size_t		 n;
+	int		 fd;
+
+	/* what the open block holds goes now, its last bytes padded */
+	record_pool_flush(&rec->pool, tf);
+	if ((b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
+		return;
+	if ((n = tracefile_direct_pad(tf, b, &off, &fd)) == 0 ||
+	    (cb = cblock_create_heap(b, n, &rec->heap_stats)) == NULL) {
+		free(b);
+		return;
+	}
+	cb->pad = 1;
+	(void)cblock_submit(&rec->q, cb, tf, off, fd);
+}
+
+static const struct record_sink record_sink_drop = {
+	.name = "drop",
+	.reads_ring = 1,
+	.push = record_sink_take,
+	.done = record_drop_done,
+};
+
+static const struct record_sink record_sink_window = {
+	.name = "window",
+	.reads_ring = 1,
+	.push = record_sink_take,
+	.done = record_window_sink_done,
+	.round = record_window_sink_round,
+};
+
+static const struct record_sink record_sink_serial = {
+	.name = "serial",
+	.reads_ring = 1,
+	.push = record_sink_take,
+	.done = record_serial_done,
+	.round = record_serial_round,
+	.extra = record_serial_extra,
+};
+
+static const struct record_sink record_sink_aio = {
+	.name = "aio",
+	.room = record_aio_room,
+	.push = record_sink_copy,
+	.done = record_aio_done,
+	.round = record_aio_round,
+	.flush = record_aio_flush,
+	.extra = record_aio_extra,
+};
+
+static const struct record_sink record_sink_pool = {
+	.name = "pool",
+	.room = record_pool_sink_room,
+	.push = record_sink_copy,
+	.done = record_pool_sink_done,
+	.round = record_pool_sink_round,
+	.flush = record_pool_sink_flush,
+	.extra = record_pool_sink_extra,
+	.pad = record_pool_sink_pad,
+};
+
+/*
+ * call_graph compact: a ring's bytes go to the unwinding worker's queue
+ * (record-compact.c), or where it is full, to the file's writer as they
+ * are (raw, counted). push takes the pieces both ways: the worker's
+ * buffer, or whatever the writer's room chose.
+ */
+static int
+record_compact_sink_room(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, struct record_take *t, int last)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	t->item = NULL;
+	if (record_compact_room(rec->compact, t) == 0)
+		return 0;
+	return wr->room != NULL ? wr->room(rec, c, tf, t, last) : 0;
+}
+
+static void
+record_compact_sink_push(void *to, const uint8_t *buf, size_t len)
+{
+	struct record_take	*t = to;
+
+	if (t->copy != NULL)
+		memcpy(t->copy + t->len, buf, len);
+	record_sink_take(to, buf, len);
+}
+
+static void
+record_compact_sink_done(struct record *rec, struct record_cpu *c,
+    struct tracefile *tf, struct record_take *t, struct record_sweep *w)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	if (t->item != NULL) {
+		record_compact_take(rec->compact, rec, c, tf, t);
+		w->npushed++;
+		return;
+	}
+	/* from the ring, which the writer releases */
+	record_compact_raw(rec->compact, c->ring.data, c->ring.size, t->tail,
+	    t->head);
+	wr->done(rec, c, tf, t, w);
+	record_compact_raw_count(rec->compact, tf,
+	    c->counts.samples - t->before.samples);
+}
+
+static void
+record_compact_sink_round(struct record *rec, struct tracefile *tf,
+    struct record_sweep *w)
+{
+	(void)record_compact_round(rec->compact, tf);
+}
+
+/* What the worker rewrote, into its file by that file's writer. */
+static int
+record_compact_sink_write(struct record *rec, struct tracefile *tf,
+    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
+{
+	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+}
+
+/* The writer's queued writes (raw chunks), then what the worker did. */
+static void
+record_compact_sink_flush(struct record *rec, struct tracefile *tf,
+    struct record_sweep *w, int last)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	if (wr->flush != NULL)
+		wr->flush(rec, tf, w, last);
+	w->drained += record_compact_collect(rec->compact, rec, last,
+	    record_compact_sink_write);
+}
+
+/* A preamble, or task records carried over: the worker's maps too. */
+static int
+record_compact_sink_extra(struct record *rec, struct tracefile *tf,
+    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
+{
+	record_compact_preamble(rec->compact, buf, len);
+	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+}
+
+static void
+record_compact_sink_pad(struct record *rec, struct tracefile *tf)
+{
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+
+	if (wr->pad != NULL)
+		wr->pad(rec, tf);
+}
+
+static const struct record_sink record_sink_compact = {
+	.name = "compact",
+	.flush_idle = 1,
+	.room = record_compact_sink_room,
+	.push = record_compact_sink_push,
+	.done = record_compact_sink_done,
+	.round = record_compact_sink_round,
+	.flush = record_compact_sink_flush,
+	.extra = record_compact_sink_extra,
+	.pad = record_compact_sink_pad,
 };
 
 const struct record_sink *
-record_sink(struct record *rec)
+record_sink_writer(struct record *rec, struct tracefile *tf)
 {
-	struct tracefile	*tf = rec->cur;
-
-	if (tf == NULL)
-		return &record_sinks[rec->flight != NULL ? 1 : 0];
 	if (rec->mode == RECORD_SERIAL)
-		return &record_sinks[2];
-	return &record_sinks[tracefile_direct_on(tf) ? 4 : 3];
+		return &record_sink_serial;
+	return tracefile_direct_on(tf) ? &record_sink_pool : &record_sink_aio;
+}
+
+const struct record_sink *
+record_sink(struct record *rec, struct tracefile *tf)
+{
+	if (tf == NULL)
+		return rec->flight != NULL ? &record_sink_window :
+		    &record_sink_drop;
+	/* the serial writer reads the ring in place: no copy for the
+	 * worker, the samples go raw (cblocks 0 is refused with compact
+	 * at a start, and left for a buffered file while recording) */
+	if (rec->compact != NULL && rec->mode != RECORD_SERIAL)
+		return &record_sink_compact;
+	return record_sink_writer(rec, tf);
+}
+
+int
+record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+    size_t len, const struct tracefile_mark *mark)
+{
+	const struct record_sink	*sk = record_sink(rec, tf);
+
+	if (sk->extra == NULL) {
+		free(buf);
+		errno = EINVAL;
+		return -1;
+	}
+	return sk->extra(rec, tf, buf, len, mark);
+}
+
+void
+record_pad_tail(struct record *rec)
+{
+	const struct record_sink	*sk = record_sink(rec, rec->cur);
+
+	if (rec->cur != NULL && sk->pad != NULL)
+		sk->pad(rec, rec->cur);
 }

@@ -112,6 +112,8 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	/* the file system's own word for when a write last landed */
 	if (rec->cur != NULL && fstat(rec->cur->fd, &st) == 0)
 		m->data_on_disk = st.st_mtime;
+	if (rec->compact != NULL)
+		record_compact_metrics(rec->compact, m);
 }
 
 void
@@ -347,6 +349,9 @@ record_status_locked(struct record *rec)
 	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
 	record_add_pool(rec, o);
 	record_add_drain(rec, o);
+	if (rec->compact != NULL)
+		json_object_object_add(o, "compact",
+		    record_compact_status(rec->compact));
 	json_object_object_add(o, "settings", config_to_json(&rec->cfg, 0));
 	json_object_object_add(o, "started", json_object_new_int64(
 	    (int64_t)rec->started));

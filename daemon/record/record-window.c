@@ -68,16 +68,17 @@ record_window_free(struct record *rec)
 }
 
 /*
- * The drain's hook (record-drain.c): [tail, head) of c's ring goes to
- * the window, without our own samples, build-id flags repaired; the
+ * The window sink's done (record-sink.c): the ring's [tail, head) goes
+ * to the window, without our own samples, build-id flags repaired; the
  * ring is released at once. Memory that runs out loses the chunk,
  * counted as dropped.
  */
 void
-record_window_take(struct record *rec, struct record_cpu *c, uint64_t tail,
-    uint64_t head, int bogus)
+record_window_take(struct record *rec, struct record_cpu *c,
+    struct record_take *t)
 {
 	struct record_flight	*rf = rec->flight;
+	uint64_t		 tail = t->tail, head = t->head;
 	uint8_t			*buf;
 	size_t			 len;
 
@@ -90,7 +91,7 @@ record_window_take(struct record *rec, struct record_cpu *c, uint64_t tail,
 	len = ring_copy_excl(&c->ring, tail, head, buf, rec->self_pid,
 	    rec->pid_off);
 	ring_release(&c->ring, head);
-	if (bogus)
+	if (t->repair)
 		buildid_repair(buf, len, rec->cfg.kernel_build_id);
 	rec->round_bytes += len;
 	if (flight_add(&rf->fl, buf, len) == -1)

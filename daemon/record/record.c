@@ -755,6 +755,30 @@ record_padder_cb(evutil_socket_t fd, short what, void *arg)
 	record_unlock(rec);
 }
 
+/* Why call_graph compact cannot record with cfg, or NULL. */
+static const char *
+record_compact_refused(const struct record *rec, const struct config *cfg)
+{
+	size_t	 i;
+
+	if (cfg->flight)
+		return "writes files: a flight recording's window keeps the "
+		    "raw stacks (use call_graph dwarf)";
+	if (cfg->compression > 0)
+		return "writes its samples uncompressed; compression must be 0";
+	if (cfg->cblocks == 0)
+		return "needs cblocks (1 or more): serial writes make no copy "
+		    "for the worker";
+	if (evsel_user_regs() != UNWIND_X86_64_REGS_MASK)
+		return "unwinds x86-64 stacks only";
+	for (i = 1; i < rec->nr_evs; i++)
+		if (rec->evs[i].attr.type == PERF_TYPE_TRACEPOINT)
+			return "samples software and hardware events; a "
+			    "tracepoint (here one of the events) carries raw "
+			    "data the worker does not rewrite";
+	return NULL;
+}
+
 /* The events, the settings that only a start checks, the tracking. */
 static int
 record_check_start(struct record *rec, const struct config *cfg,
@@ -797,6 +821,10 @@ record_check_start(struct record *rec, const struct config *cfg,
 		return config_fail(err, PROTO_E_BAD_VALUE, "triggers",
 		    "triggers take snapshots of a flight recording: they need "
 		    "mode flight");
+	if (cfg->callgraph == CONFIG_CG_COMPACT &&
+	    (why = record_compact_refused(rec, cfg)) != NULL)
+		return config_fail(err, PROTO_E_BAD_VALUE, "call_graph",
+		    "call_graph compact %s", why);
 	if (cfg->compression > 0 && !compress_available())
 		return config_fail(err, PROTO_E_BAD_VALUE, "compression",
 		    "this perfspilld was built without libzstd; compression "
@@ -1029,6 +1057,8 @@ static void
 record_unstart(struct record *rec)
 {
 	record_thread_stop(rec);
+	record_compact_destroy(rec->compact);
+	rec->compact = NULL;
 	record_end_flight(rec);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
@@ -1082,7 +1112,16 @@ record_start_locked(struct record *rec, const struct config *cfg,
 		config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
 		goto error;
 	}
-	if (record_open_cpus(rec, err) == -1 || record_begin(rec, err) == -1)
+	if (record_open_cpus(rec, err) == -1)
+		goto error;
+	/* before the first file: its preamble's maps are the worker's */
+	if (cfg->callgraph == CONFIG_CG_COMPACT &&
+	    (rec->compact = record_compact_create(rec)) == NULL) {
+		config_fail(err, PROTO_E_SYSTEM, "call_graph", "cannot start "
+		    "the unwinding worker: %s", strerror(errno));
+		goto error;
+	}
+	if (record_begin(rec, err) == -1)
 		goto error;
 	rec->state = RECORD_RUNNING;
 	rec->life.recordings++;
@@ -1209,8 +1248,14 @@ record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
 	/* its preamble takes the CPUs' ids before they close, and is built
 	 * on the thread; the stop ends once the file is whole */
 	record_stop_window(rec, discard);
-	/* the rings are drained for the last time: their thread ends */
+	/* the rings are drained for the last time: their thread ends, and
+	 * the unwinding worker, which the last drain waited for */
 	record_thread_stop(rec);
+	/* its counts stay with the daemon's life */
+	if (rec->compact != NULL)
+		record_compact_metrics(rec->compact, &rec->life);
+	record_compact_destroy(rec->compact);
+	rec->compact = NULL;
 	record_cpus_close(rec);
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
@@ -1260,6 +1305,13 @@ record_update_locked(struct record *rec, const struct config *cfg)
 	config_copy_live(&rec->cfg, cfg);
 	if (rec->state != RECORD_RUNNING || rec->cfg.cblocks == was)
 		return;
+	/* the compact worker takes copies, which serial writes do not make */
+	if (rec->cfg.cblocks == 0 && rec->compact != NULL) {
+		log_warnx("cblocks 0: call_graph compact needs cblocks; keeping "
+		    "%" PRIu64, was);
+		rec->cfg.cblocks = was;
+		return;
+	}
 	/* serial writes go from the ring, through the page cache: a direct
 	 * file's stream ends first (the next file opens buffered) */
 	if (rec->cfg.cblocks == 0 && rec->cur != NULL &&

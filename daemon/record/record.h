@@ -151,6 +151,8 @@ struct record_memory {
 	uint64_t	 compress;	/* once, -z: output buffer, zstd streams */
 	uint64_t	 window;	/* once, mode flight: the window twice
 					 * over and its task store */
+	uint64_t	 compact;	/* once, call_graph compact: the
+					 * worker's queue and binaries */
 	size_t		 ncpus;
 	uint64_t	 total;
 };

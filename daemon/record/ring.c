@@ -148,11 +148,12 @@ ring_release(struct ring *r, uint64_t tail)
 }
 
 void
-ring_copy(const struct ring *r, const struct ring_span *sp, uint8_t *dst)
+ring_push(const struct ring *r, const struct ring_span *sp, ring_push_fn push,
+    void *to)
 {
-	memcpy(dst, r->data + sp->off[0], sp->len[0]);
+	push(to, r->data + sp->off[0], sp->len[0]);
 	if (sp->len[1])
-		memcpy(dst + sp->len[0], r->data + sp->off[1], sp->len[1]);
+		push(to, r->data + sp->off[1], sp->len[1]);
 }
 
 size_t

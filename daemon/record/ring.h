@@ -75,7 +75,11 @@ void	 ring_unmap(struct ring *);
 uint64_t ring_head(const struct ring *);
 uint64_t ring_tail(const struct ring *);
 void	 ring_release(struct ring *, uint64_t tail);
-/* Copy the spans of [tail, head) to dst (capacity checked by caller). */
-void	 ring_copy(const struct ring *, const struct ring_span *, uint8_t *dst);
+/* Hand the spans of [tail, head) to push, as perf's perf_mmap__push
+ * does: one call, or two where the data wraps; the ring is not released
+ * (the caller does, once the bytes are taken). */
+typedef void (*ring_push_fn)(void *to, const uint8_t *buf, size_t len);
+void	 ring_push(const struct ring *, const struct ring_span *, ring_push_fn,
+	    void *to);
 
 #endif

@@ -306,9 +306,11 @@ def assert_received(files, where):
 
 
 def perf(*args, check=True):
-    """Run the stock perf; fail on a non-zero exit."""
+    """Run the stock perf; fail on a non-zero exit. Its output is read
+    with surrogateescape, as perfspill-flame's (flame): other programs'
+    names in a whole-machine recording need not be UTF-8."""
     p = subprocess.run(["perf"] + list(args), capture_output=True, text=True,
-                       timeout=300)
+                       errors="surrogateescape", timeout=300)
     if check and p.returncode != 0:
         raise AssertionError("perf %s failed (%d): %s" % (
             " ".join(args), p.returncode, p.stderr[-2000:]))

@@ -16,23 +16,30 @@ from harness import Daemon, perf
 
 NOFP = os.path.join(harness.BUILD, "tests", "nofpstack")
 _work = tempfile.mkdtemp(prefix="perfspill-dwarf-")
+_status = [None, None]     # status while recording, metrics after
 
 
-def record(*start, secs=1.5):
-    """The finished file and the pid of nofpstack run for secs of CPU
-    while the daemon records with the start options given."""
+def record(*start, secs=1.5, prog=NOFP, during=None):
+    """The finished file and the pid of prog (nofpstack) run for secs of
+    CPU while the daemon records with the start options given; during(d,
+    pid) runs while it runs, status(d) is kept in _status."""
     with Daemon() as d:
         d.ctl("start", "-e", "cpu-clock", "-F", "499", *start)
-        p = subprocess.Popen([NOFP, str(secs)], stdout=subprocess.PIPE,
+        p = subprocess.Popen([prog, str(secs)], stdout=subprocess.PIPE,
                              text=True)
         pid = int(p.stdout.readline().split()[1])
+        if during is not None:
+            during(d, pid)
         p.wait(timeout=120)
+        _status[0] = d.status()
         d.ctl("stop")
+        _status[1] = d.ctl("metrics")[1]["data"]["text"]
         files = d.finished_files()
         assert len(files) == 1, files
         # the daemon's directory goes with it: keep the file
         keep = os.path.join(_work, "%d.data" % pid)
         shutil.copy2(files[0], keep)
+        shutil.copy2(files[0] + ".json", keep + ".json")
         return keep, pid
 
 
@@ -62,12 +69,12 @@ def to_main(cs):
     return len(leaf), len(whole)
 
 
-def attr(path):
-    """perf evlist -v's line of the cpu-clock event."""
+def attr(path, n=1):
+    """perf evlist -v's line of the cpu-clock event (n: its attrs)."""
     out = perf("evlist", "-v", "-i", path).stdout
     line = [l for l in out.splitlines() if l.startswith("cpu-clock")]
-    assert len(line) == 1, out
-    return line[0]
+    assert len(line) == n, out
+    return line[0] if n == 1 else line
 
 
 def test_dwarf_reaches_main():
@@ -123,6 +130,115 @@ def test_stack_size():
         assert "incorrect stack dump size (max 65528)" in \
             rep["error"]["message"], rep
         assert d.status()["state"] != "recording", d.status()
+
+
+def stats_clean(path):
+    """perf report --stats reads every record of the file without
+    complaint (out-of-order rounds among them). Not perf script on every
+    sample: the raw ones, on a loaded machine, take it minutes to
+    unwind."""
+    counts, err = harness.perf_stats(path)
+    harness.assert_perf_clean(err, "perf report --stats -i " + path,
+                              allow_lost=True)
+    assert counts.get("SAMPLE", 0) > 0, counts
+
+
+def check_compact(path, pid):
+    """A compact file: every perf tool reads whole stacks in it without
+    unwinding (its unwound samples carry no stack), its manifest counts
+    them, and perf reads it without complaint (rounds in order; 8 KiB
+    samples at 499 Hz may overflow a ring on a loaded machine, which the
+    file then says: allowed)."""
+    stats_clean(path)
+    raw, unwound = attr(path, 2)
+    assert "REGS_USER" in raw and "STACK_USER" in raw, raw
+    # the unwound samples' attr: a plain callchain, the user part its own
+    assert "CALLCHAIN" in unwound and "REGS_USER" not in unwound and \
+        "STACK_USER" not in unwound and "exclude_callchain_user" not in \
+        unwound, unwound
+    m = harness.manifest(path)
+    assert m["unwound_samples"] > 0, m
+    assert m["unwound_samples"] + m["raw_samples"] == m["samples"], m
+    # perf script shows the stacks the daemon unwound (a sample written
+    # raw, the queue full on a loaded machine, is not unwound by this
+    # perf: compact asks for no data maps); whole stacks to main
+    n, whole = to_main(chains(path, pid))
+    assert n >= 50, n
+    assert whole >= 0.9 * n - m["raw_samples"], \
+        (whole, n, m["samples"], m["raw_samples"], _status[0]["compact"])
+    return m
+
+
+def test_compact_reaches_main():
+    """call_graph compact: the daemon unwinds the program's stacks on its
+    worker and writes plain callchains; status counts them."""
+    path, pid = record("--call-graph", "compact")
+    m = check_compact(path, pid)
+    st = _status[0]["compact"]
+    assert st["unwound_samples"] > 0 and st["frames"] > 0, st
+    assert st["stops"]["end"] > 0, st
+    assert st["queue_bound_bytes"] >= 16 << 20, st
+    # the daemon's counters keep the recording's after its stop
+    met = dict(l.rsplit(" ", 1) for l in _status[1].splitlines()
+               if l.startswith("perfspill_compact_"))
+    assert int(met["perfspill_compact_unwound_samples_total"]) == \
+        m["unwound_samples"], (met, m)
+    assert int(met["perfspill_compact_raw_samples_total"]) == \
+        m["raw_samples"], (met, m)
+    # about a frame-pointer file's size: each unwound sample lost its
+    # 8 KiB of stack
+    per = os.path.getsize(path) / max(1, m["samples"])
+    assert per < 8192 or m["raw_samples"] > m["samples"] // 2, (per, m)
+
+
+def test_compact_pins_the_mapped_binary():
+    """The program's file is replaced while it runs, by another binary of
+    the same name: its samples are unwound from the file it maps (its
+    build-id, through /proc/PID/map_files), never from the new one."""
+    prog = os.path.join(_work, "nofp-copy")
+    shutil.copy2(NOFP, prog)
+
+    def replace(d, pid):
+        other = prog + ".new"
+        shutil.copy2("/usr/bin/true", other)
+        os.rename(other, prog)
+
+    path, pid = record("--call-graph", "compact", prog=prog, during=replace)
+    stats_clean(path)
+    m = harness.manifest(path)
+    # perf names no symbol of a replaced file: the frames are judged by
+    # the file each lies in. The unwound ones reach main and _start in
+    # the program (4 frames or more in it) and libc's start between
+    out = perf("script", "-i", path, "--pid", str(pid), "-F",
+               "ip,dso").stdout
+    stacks = [[l.split()[-1].strip("()") for l in block.splitlines()
+               if l.strip()]
+              for block in out.split("\n\n") if block.strip()]
+    mine = [st for st in stacks if st and st[0] == prog]
+    whole = [st for st in mine if st.count(prog) >= 4 and
+             any("libc" in f for f in st)]
+    assert len(mine) >= 50, (len(mine), stacks[:3])
+    assert len(whole) >= 0.9 * len(mine) - m["raw_samples"], \
+        (len(whole), len(mine), m["raw_samples"], out[:2000])
+
+
+def test_compact_refuses_what_it_cannot_write():
+    """compact needs files, cblocks, no -z, no tracepoint: a start that
+    asks otherwise is refused with the reason, before anything starts."""
+    with Daemon() as d:
+        for extra, word in ((("--cblocks", "0"), "cblocks"),
+                            (("-z", "1"), "compression"),
+                            (("--mode", "flight"), "flight"),
+                            (("-e", "sched:sched_switch"), "tracepoint")):
+            if word == "compression" and not os.path.exists(
+                    os.path.join(harness.BUILD, "perfspilld")):
+                continue
+            rc, rep = d.ctl("start", "--call-graph", "compact", *extra,
+                            check=False)
+            assert rc != 0, (extra, rep)
+            msg = rep["error"]["message"]
+            assert "call_graph compact" in msg and word in msg, (extra, msg)
+        assert d.status()["state"] == "idle", d.status()
 
 
 if __name__ == "__main__":
