@@ -18,6 +18,7 @@
 
 #include "paths.h"
 #include "config.h"
+#include "evparse.h"
 #include "jcheck.h"
 #include "size.h"
 
@@ -34,11 +35,13 @@ enum config_type {
 	T_CGROUPS,	/* array of cgroup paths */
 	T_RECMODE,	/* "continuous" or "flight" */
 	T_TRIGGERS,	/* array of trigger objects */
+	T_IDS,		/* "1,2,3" ("0-3,6" with F_RANGES); "" none */
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
 #define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
 #define F_EMPTY_OK	0x4	/* a path: "" means off */
+#define F_RANGES	0x8	/* an id list: "0-3" is 0,1,2,3 */
 
 /*
  * One row per setting: its schema (type, when it applies, range), its
@@ -72,8 +75,9 @@ static const struct config_key config_keys[] = {
 	{ KEY("events", T_EVENTS, CONFIG_NEXT_START, events),
 	    .min = 1, .max = CONFIG_MAX_EVENTS, .def = "cpu-clock",
 	    .opt = 'e', .alias = "event", .metavar = "EVENT",
-	    .help = "event, repeatable or comma separated\n"
-	    "(cpu-clock, context-switches, sched:sched_switch)" },
+	    .help = "event, repeatable or comma separated, as perf record -e\n"
+	    "(cpu-clock, cpu-clock:u, sched:sched_switch, r1a8,\n"
+	    "pmu/term=value/, {cpu-clock,task-clock})" },
 	{ KEY("freq", T_UINT, CONFIG_NEXT_START, freq),
 	    .min = 1, .max = 1000000, .def = "99",
 	    .opt = 'F', .metavar = "HZ",
@@ -123,6 +127,31 @@ static const struct config_key config_keys[] = {
 	    .opt = 'G', .alias = "cgroup", .metavar = "PATH",
 	    .help = "record only this cgroup (path below the cgroup2 mount),\n"
 	    "repeatable or comma separated, as perf record -G" },
+	{ KEY("cpus", T_IDS, CONFIG_NEXT_START, cpus),
+	    .flags = F_RANGES, .def = "",
+	    .opt = 'C', .alias = "cpu", .metavar = "LIST",
+	    .help = "record only these CPUs (0-3,6), as perf record -C" },
+	{ KEY("all_user", T_BOOL, CONFIG_NEXT_START, all_user),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "user space only: events without a u, k or h modifier\n"
+	    "leave the kernel out, as perf record --all-user" },
+	{ KEY("all_kernel", T_BOOL, CONFIG_NEXT_START, all_kernel),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "the kernel only, as perf record --all-kernel" },
+	{ KEY("pids", T_IDS, CONFIG_NEXT_START, pids),
+	    .def = "",
+	    .opt = 'p', .alias = "pid", .metavar = "PID",
+	    .help = "a session records these processes (PID[,PID]) and\n"
+	    "their new threads and children, as perf record -p" },
+	{ KEY("tids", T_IDS, CONFIG_NEXT_START, tids),
+	    .def = "",
+	    .opt = 't', .alias = "tid", .metavar = "TID",
+	    .help = "...these threads (TID[,TID]) and what they start" },
+	{ KEY("user", T_NAME, CONFIG_NEXT_START, user),
+	    .flags = F_EMPTY_OK, .def = "",
+	    .opt = 'u', .alias = "uid", .metavar = "USER",
+	    .help = "...the processes of USER (a name or uid) at the start\n"
+	    "and their children, as perf record -u" },
 	{ KEY("mode", T_RECMODE, CONFIG_NEXT_START, flight),
 	    .min = 0, .max = 1, .def = "continuous",
 	    .metavar = "MODE",
@@ -287,6 +316,7 @@ config_text_value(const char *key, const char *text)
 	json_object		*v;
 	char			*copy, *tok, *save = NULL, *end;
 	long long		 n;
+	size_t			 len;
 
 	if (k != NULL && (k->type == T_EVENTS || k->type == T_GROUPS ||
 	    k->type == T_CGROUPS)) {
@@ -295,14 +325,25 @@ config_text_value(const char *key, const char *text)
 			json_object_put(v);
 			return NULL;
 		}
-		for (tok = strtok_r(copy, ",", &save); tok != NULL;
-		    tok = strtok_r(NULL, ",", &save))
+		for (tok = k->type == T_EVENTS ? NULL : strtok_r(copy, ",",
+		    &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
 			json_object_array_add(v, json_object_new_string(tok));
+		/* an event's own commas, in a group or a PMU's terms, stay */
+		for (tok = copy; k->type == T_EVENTS && *text != '\0';
+		    tok += len + 1) {
+			len = evparse_item(tok);
+			end = tok + len;
+			save = *end == '\0' ? NULL : end;
+			*end = '\0';
+			json_object_array_add(v, json_object_new_string(tok));
+			if (save == NULL)
+				break;
+		}
 		free(copy);
 		return v;
 	}
 	if (k != NULL && (k->type == T_PATH || k->type == T_NAME ||
-	    k->type == T_MODE || k->type == T_RECMODE))
+	    k->type == T_MODE || k->type == T_RECMODE || k->type == T_IDS))
 		return json_object_new_string(text);
 	/* a structured value (triggers) is written as JSON */
 	if (k != NULL && k->type == T_TRIGGERS)
@@ -398,6 +439,7 @@ config_type_name(enum config_type t)
 	case T_CGROUPS:	return "an array of cgroup paths (\"system.slice/x.service\")";
 	case T_RECMODE:	return "\"continuous\" or \"flight\"";
 	case T_TRIGGERS: return "an array of trigger objects ({\"kind\": \"psi\", ...})";
+	case T_IDS:	return "a string of ids, comma separated (\"1,2\"), or \"\"";
 	}
 	return "?";
 }
@@ -500,6 +542,32 @@ config_set_strings(const struct config_key *k, json_object *v, char *dst,
 	return 0;
 }
 
+/* perf's -e syntax (evparse.h), each entry maybe a list or a group;
+ * what the machine has is the daemon's to check at a start. */
+static int
+config_set_events(const struct config_key *k, json_object *v,
+    struct config *cfg, struct config_error *err)
+{
+	struct evparse_event	 pe[EVPARSE_MAX_EVENTS];
+	size_t			 i, n, total = 0;
+	char			 msg[256];
+
+	if (config_set_strings(k, v, &cfg->events[0][0], CONFIG_EVENT_LEN,
+	    CONFIG_MAX_EVENTS, &cfg->nr_events, ":{},/=", err) == -1)
+		return -1;
+	for (i = 0; i < cfg->nr_events; i++) {
+		if (evparse_list(cfg->events[i], pe, EVPARSE_MAX_EVENTS, &n,
+		    msg, sizeof(msg)) == -1)
+			return config_fail(err, PROTO_E_EVENT, k->name, "%s",
+			    msg);
+		if ((total += n) > CONFIG_MAX_EVENTS)
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s: more than %d events in all", k->name,
+			    CONFIG_MAX_EVENTS);
+	}
+	return 0;
+}
+
 /* Paths below the cgroup2 mount: names joined by '/', never "..", so
  * that a request cannot name a directory outside the hierarchy. p is
  * normalised in place ("/a/b/" is "a/b", as perf -G takes both); 0 when
@@ -539,6 +607,60 @@ config_set_cgroups(const struct config_key *k, json_object *v,
 			    "cgroup2 mount (e.g. \"system.slice\")", k->name,
 			    i, cfg->cgroups[i]);
 	return 0;
+}
+
+/*
+ * A list of ids as perf's -C, -p and -t take it: "1,2", with F_RANGES
+ * also "0-3,6"; "" for none. Stored as written, once checked.
+ */
+static int
+config_set_ids(const struct config_key *k, json_object *v, char *field,
+    struct config_error *err)
+{
+	const char		*s, *p;
+	char			*end;
+	unsigned long long	 a, b;
+	size_t			 cap = k->size;
+
+	if (!json_object_is_type(v, json_type_string))
+		return config_fail(err, PROTO_E_BAD_TYPE, k->name,
+		    "%s must be %s", k->name, config_type_name(k->type));
+	s = json_object_get_string(v);
+	if (strlen(s) >= cap)
+		return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+		    "%s: longer than %zu characters", k->name, cap - 1);
+	for (p = s; *p;) {
+		errno = 0;
+		a = strtoull(p, &end, 10);
+		if (end == p || *p < '0' || *p > '9' || errno != 0 ||
+		    a > INT32_MAX)
+			goto bad;
+		if (*end == '-' && (k->flags & F_RANGES)) {
+			p = end + 1;
+			b = strtoull(p, &end, 10);
+			if (end == p || *p < '0' || *p > '9' || errno != 0 ||
+			    b < a || b > 65535)
+				goto bad;
+		}
+		if (*end != ',' && *end != '\0')
+			goto bad;
+		p = *end == ',' ? end + 1 : end;
+		if (*end == ',' && *p == '\0')
+			goto bad;
+	}
+	snprintf(field, cap, "%s", s);
+	return 0;
+bad:
+	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "%s: '%.64s' is "
+	    "not a list of %s (%s)", k->name, s, (k->flags & F_RANGES) ?
+	    "CPUs" : "ids", (k->flags & F_RANGES) ? "0-3,6" : "1234,5678");
+}
+
+int
+config_task_target(const struct config *cfg)
+{
+	return cfg->pids[0] != '\0' || cfg->tids[0] != '\0' ||
+	    cfg->user[0] != '\0';
 }
 
 static const char *const config_psi_names[] = { "cpu", "memory", "io" };
@@ -784,11 +906,17 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 			    "(107 bytes)");
 		snprintf(field, CONFIG_PATH_LEN, "%s", s);
 		return 0;
+	case T_IDS:
+		return config_set_ids(k, v, field, err);
 	case T_NAME:
 		if (!json_object_is_type(v, json_type_string))
 			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
 			    "%s must be %s", k->name, config_type_name(k->type));
 		s = json_object_get_string(v);
+		if (s[0] == '\0' && (k->flags & F_EMPTY_OK)) {
+			*field = '\0';
+			return 0;
+		}
 		if (!config_valid_name(s, CONFIG_NAME_LEN, NULL))
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s: '%.64s' is not a valid name", k->name, s);
@@ -810,9 +938,7 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 		cfg->socket_mode = (unsigned int)mode;
 		return 0;
 	case T_EVENTS:
-		return config_set_strings(k, v, &cfg->events[0][0],
-		    CONFIG_EVENT_LEN, CONFIG_MAX_EVENTS, &cfg->nr_events, ":",
-		    err);
+		return config_set_events(k, v, cfg, err);
 	case T_GROUPS:
 		return config_set_strings(k, v, &cfg->control_groups[0][0],
 		    CONFIG_NAME_LEN, CONFIG_MAX_GROUPS, &cfg->nr_control_groups,
@@ -873,6 +999,13 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 	if (tmp.freq == 0 && tmp.period == 0)
 		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
 		    "one of freq or period must be set");
+	if (tmp.all_user && tmp.all_kernel)
+		return config_fail(err, PROTO_E_BAD_VALUE, "all_kernel",
+		    "all_user and all_kernel exclude each other: give one");
+	if (config_task_target(&tmp) && tmp.nr_cgroups > 0)
+		return config_fail(err, PROTO_E_BAD_VALUE, "cgroups",
+		    "a session records tasks (pids, tids, user) or cgroups, "
+		    "not both");
 
 	if (changed) {
 		*changed = json_object_new_object();
@@ -1086,6 +1219,7 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 			break;
 		case T_PATH:
 		case T_NAME:
+		case T_IDS:
 			json_object_object_add(o, k->name,
 			    json_object_new_string(field));
 			break;
@@ -1162,6 +1296,17 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 	for (i = 0; i < cfg->nr_cgroups && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, " -G %s",
 		    cfg->cgroups[i]);
+	if (n < len && cfg->cpus[0])
+		n += (size_t)snprintf(buf + n, len - n, " -C %s", cfg->cpus);
+	if (n < len && (cfg->all_user || cfg->all_kernel))
+		n += (size_t)snprintf(buf + n, len - n, " --all-%s",
+		    cfg->all_user ? "user" : "kernel");
+	if (n < len && cfg->pids[0])
+		n += (size_t)snprintf(buf + n, len - n, " -p %s", cfg->pids);
+	if (n < len && cfg->tids[0])
+		n += (size_t)snprintf(buf + n, len - n, " -t %s", cfg->tids);
+	if (n < len && cfg->user[0])
+		n += (size_t)snprintf(buf + n, len - n, " -u %s", cfg->user);
 	if (n < len && cfg->compression)
 		snprintf(buf + n, len - n, " -z %d", cfg->compression);
 }

@@ -105,7 +105,10 @@ record_prep_create(struct record *rec, const char *why)
 		if (sev->ids == NULL)
 			sev->ids = &p->ids[n];
 		for (j = 0; j < rec->nr_cpus; j++)
-			if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline) {
+			/* an fd of a target thread gone at the start is
+			 * -1, and has no id */
+			if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline &&
+			    rec->cpus[j].fds[k] != -1) {
 				p->ids[n++] = rec->cpus[j].ids[k];
 				sev->nr_ids++;
 			}
