@@ -21,6 +21,7 @@
 #include "evparse.h"
 #include "jcheck.h"
 #include "size.h"
+#include "suggest.h"
 
 enum config_type {
 	T_UINT,		/* JSON integer in [min, max] */
@@ -84,7 +85,7 @@ static const struct config_key config_keys[] = {
 	    .help = "sampling frequency" },
 	{ KEY("period", T_UINT, CONFIG_NEXT_START, period),
 	    .min = 1, .max = UINT64_C(1) << 62, .def = NULL,
-	    .opt = 'c', .metavar = "N",
+	    .opt = 'c', .alias = "count", .metavar = "N",
 	    .help = "sample every N events (instead of -F)" },
 	{ KEY("callgraph", T_BOOL, CONFIG_NEXT_START, callgraph),
 	    .min = 0, .max = 1, .def = "true",
@@ -959,6 +960,24 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "unhandled type");
 }
 
+/* An unknown key, and the nearest that exists ("did you mean"). */
+static int
+config_unknown(struct config_error *err, const char *key)
+{
+	struct suggest	 sg;
+	size_t		 i;
+
+	suggest_init(&sg, key);
+	for (i = 0; i < NKEYS; i++)
+		suggest_offer(&sg, config_keys[i].name);
+	if (suggest_best(&sg) != NULL)
+		return config_fail(err, PROTO_E_UNKNOWN_KEY, key, "unknown "
+		    "setting '%.64s' (did you mean '%s'?)", key,
+		    suggest_best(&sg));
+	return config_fail(err, PROTO_E_UNKNOWN_KEY, key, "unknown setting "
+	    "'%.64s'", key);
+}
+
 int
 config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
     struct config_error *err, json_object **changed)
@@ -976,8 +995,7 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 		    "settings must be a JSON object");
 	json_object_object_foreachC(obj, it) {
 		if ((k = config_find(it.key)) == NULL)
-			return config_fail(err, PROTO_E_UNKNOWN_KEY, it.key,
-			    "unknown setting '%.64s'", it.key);
+			return config_unknown(err, it.key);
 		if (origin == CONFIG_REQUEST && k->when == CONFIG_DAEMON)
 			return config_fail(err, PROTO_E_NOT_SETTABLE, it.key,
 			    "%s can only be set in the config file", it.key);

@@ -29,6 +29,7 @@
 #include "pprofout.h"
 #include "progress.h"
 #include "stackset.h"
+#include "suggest.h"
 #include "svg.h"
 #include "view.h"
 
@@ -249,11 +250,12 @@ flame_filters(char *buf, size_t len, const struct opts *o, const char *sep)
 
 /* Says that the filters keep nothing, as an empty range is said. */
 static void
-flame_nothing(const struct opts *o, const struct flame_run *run,
-    const char *host)
+flame_nothing(const struct stackset *all, const struct opts *o,
+    const struct flame_run *run, const char *host)
 {
-	char	 f[1024];
-	size_t	 i;
+	struct suggest	 sg;
+	char		 f[1024];
+	size_t		 i, j;
 
 	f[0] = '\0';
 	flame_filters(f, sizeof(f), o, ", ");
@@ -272,6 +274,16 @@ flame_nothing(const struct opts *o, const struct flame_run *run,
 			    "characters of a command name: --comm %.*s",
 			    o->comms[i], OPTS_COMM_LEN, OPTS_COMM_LEN,
 			    o->comms[i]);
+	/* a name the samples nearly have: python for python3 */
+	for (i = 0; i < o->ncomms; i++) {
+		suggest_init(&sg, o->comms[i]);
+		for (j = 0; j < stackset_nstacks(all); j++)
+			suggest_offer(&sg, stackset_str(all,
+			    stackset_stack(all, j)->key.comm));
+		if (suggest_best(&sg) != NULL)
+			warnx("--comm %s: did you mean --comm %s?", o->comms[i],
+			    suggest_best(&sg));
+	}
 }
 
 static void
@@ -398,7 +410,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		return -1;
 	}
 	if (vi.samples == 0) {
-		flame_nothing(o, run, host);
+		flame_nothing(all, o, run, host);
 		stackset_free(v);
 		return 1;
 	}

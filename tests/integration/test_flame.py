@@ -497,7 +497,7 @@ def test_icicle_and_reversed():
     page = open(os.path.join(SRC, "man", "perfspill-flame.1.in")).read()
     assert "\\fB\\-i\\fP, \\fB\\-\\-input\\fP" in page and \
         "\\fB\\-I\\fP, \\fB\\-\\-icicle\\fP" in page
-    stacks = folded(flame("-q", "--pid", pid, "-r", "-f", "-",
+    stacks = folded(flame("-q", "--pid", pid, "--reverse", "-f", "-",
                           path).stdout)
     assert any(s.startswith("flametarget;leaf_seventy;worker;main;")
                for s in stacks), list(stacks)[:5]

@@ -528,6 +528,10 @@ test_unknown(void)
 	CHECK_EQ(apply(&c, "{\"bogus\":1}", CONFIG_REQUEST),
 	    PROTO_E_UNKNOWN_KEY);
 	CHECK_STR(err.key, "bogus");
+	CHECK(strstr(err.msg, "did you mean") == NULL);
+	/* the nearest key is named */
+	CHECK_EQ(apply1(&c, "{\"evnets\":[\"cs\"]}"), PROTO_E_UNKNOWN_KEY);
+	CHECK_STR(err.msg, "unknown setting 'evnets' (did you mean 'events'?)");
 	/* keys are case sensitive */
 	CHECK_EQ(apply1(&c, "{\"CBLOCKS\":2}"), PROTO_E_UNKNOWN_KEY);
 
