@@ -369,7 +369,9 @@ ctl_unit(uint64_t n, enum config_kind kind, char *buf, size_t len)
 			return;
 		}
 	}
-	snprintf(buf, len, "%" PRIu64, n);
+	/* every duration with its unit: 10s beside 1m, never a bare 10 */
+	snprintf(buf, len, "%" PRIu64 "%s", n, kind == CONFIG_KIND_SECS &&
+	    n != 0 ? "s" : "");
 }
 
 /* A setting's value as text: strings bare, lists comma separated, sizes

@@ -220,6 +220,33 @@ svg_color(char *buf, size_t len, const char *name, enum stack_kind kind)
 	svg_rgb(buf, len, svg_hash(name), kind);
 }
 
+/* A differential graph's colours: what changed from A to B. */
+static void
+svg_legend_diff(FILE *f, unsigned int width)
+{
+	static const struct {
+		const char	*fill;
+		const char	*what;
+	} keys[] = {
+		{ "rgb(255,45,45)", "grew (a larger share in B)" },
+		{ "rgb(45,45,255)", "shrank" },
+		{ "rgb(255,255,255)", "unchanged" },
+	};
+	unsigned int	 x = width / 2 - 150;
+	size_t		 i;
+
+	fputs("<g id=\"legend\">", f);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		fprintf(f, "<rect x=\"%u\" y=\"50\" width=\"12\" "
+		    "height=\"12\" fill=\"%s\" stroke=\"#999\" rx=\"2\"/>"
+		    "<text x=\"%u\" y=\"60\">%s</text>", x, keys[i].fill,
+		    x + 16, keys[i].what);
+		x += 16 + (unsigned int)(strlen(keys[i].what) * SVG_FONT *
+		    SVG_CHAR_W) + 14;
+	}
+	fputs("</g>\n", f);
+}
+
 /* What the colours mean, in the middle of the buttons' row. */
 static void
 svg_legend(FILE *f, unsigned int width)
@@ -452,7 +479,10 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	    "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
 	    SVG_XPAD, SVG_XPAD + 90, o->width - SVG_XPAD - 230 - 120,
 	    o->width - SVG_XPAD, SVG_XPAD, height - 10);
-	svg_legend(f, o->width);
+	if (o->diff)
+		svg_legend_diff(f, o->width);
+	else
+		svg_legend(f, o->width);
 	fputs("<g id=\"frames\">\n", f);
 	/* the root first: the document order is the drawing order */
 	for (i = l.nr; i > 0; i--)

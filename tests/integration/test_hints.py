@@ -6,6 +6,7 @@ there is no daemon (--json: on stdout too) or it goes away while status
 --watch watches it (exit 4)."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -106,8 +107,35 @@ def test_flame_comm_typo_names_the_comm():
             assert "did you mean --comm spinner?" in p.stderr, p.stderr
             p = flame("-q", "--comm", "spinner", "-f", "-", d.out)
             assert "spin_alpha" in p.stdout
+            # -P alone writes the profile only, as --help says
+            cwd = os.getcwd()
+            os.chdir(d.dir)
+            try:
+                flame("-q", "-P", "p.pb.gz", d.out)
+            finally:
+                os.chdir(cwd)
+            assert os.path.getsize(os.path.join(d.dir, "p.pb.gz")) > 0
+            assert not os.path.exists(os.path.join(d.dir, "flame.svg"))
     finally:
         spin.wait()
+
+
+SECS_KEYS = ("window", "rotate_interval", "trigger_interval",
+             "snapshot_interval", "session_duration", "client_timeout",
+             "metrics_interval", "on_finish_timeout", "on_finish_retry")
+
+
+def test_status_gives_every_duration_its_unit():
+    with Daemon(config={"on_finish_retry": 30}) as d:
+        d.ctl("start", "-e", "cs")
+        p = subprocess.run([PERFSPILLCTL, "-s", d.sock, "status"],
+                           capture_output=True, text=True, timeout=60)
+        d.ctl("stop")
+    words = dict(w.split("=", 1) for w in p.stdout.split() if "=" in w)
+    seen = [k for k in SECS_KEYS if k in words]
+    assert "snapshot_interval" in seen, words
+    for k in seen:
+        assert re.fullmatch(r"\d+[smhd]", words[k]), (k, words[k])
 
 
 if __name__ == "__main__":
