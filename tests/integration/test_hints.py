@@ -13,8 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (Daemon, flame, main, PERFSPILLCTL, SPINNER,  # noqa
-                     wait_for)
+from harness import (Daemon, flame, main, PERFSPILLCTL, PERFSPILLD,  # noqa
+                     SPINNER, wait_for)
 
 
 def ctl(*args, sock="/nonexistent/perfspill.sock"):
@@ -118,6 +118,20 @@ def test_flame_comm_typo_names_the_comm():
             assert not os.path.exists(os.path.join(d.dir, "flame.svg"))
     finally:
         spin.wait()
+
+
+def test_a_start_refused_for_a_busy_socket_creates_nothing():
+    with Daemon() as d:
+        out = os.path.join(d.dir, "second-out")
+        p = subprocess.run([PERFSPILLD, "-f", "--socket", d.sock,
+                            "--output-dir", out, "-c",
+                            os.path.join(os.path.dirname(__file__),
+                                         "empty.json")],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0, p
+        assert "another perfspilld is already listening" in p.stderr, p
+        assert not os.path.exists(out), os.listdir(out)
+        assert d.ctl("ping")[0] == 0
 
 
 SECS_KEYS = ("window", "rotate_interval", "trigger_interval",
