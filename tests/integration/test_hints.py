@@ -134,6 +134,67 @@ def test_a_start_refused_for_a_busy_socket_creates_nothing():
         assert d.ctl("ping")[0] == 0
 
 
+def progress_lines(cols, args, env_cols=None):
+    """perfspill-flame's stderr on a pseudo-terminal cols wide: each
+    line it drew, control sequences taken out."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols,
+                                                        0, 0))
+    env = dict(os.environ)
+    if env_cols:
+        env["COLUMNS"] = str(env_cols)
+    p = subprocess.Popen([os.path.join(os.path.dirname(PERFSPILLCTL),
+                                       "perfspill-flame")] + args,
+                         stderr=slave, stdout=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    buf = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        buf += chunk
+    p.wait()
+    os.close(master)
+    text = buf.decode(errors="replace").replace("\x1b[K", "")
+    return [seg for seg in re.split(r"[\r\n]", text) if seg], p.returncode
+
+
+def test_flame_progress_fits_the_terminal():
+    """On an 80-column terminal a progress line (a trace file's name is
+    41 characters) stays within 79, and so on a 40-column one."""
+    spin = subprocess.Popen([SPINNER, "1"], stdout=subprocess.DEVNULL)
+    try:
+        with Daemon() as d:
+            d.ctl("start", "-F", "499", "-e", "cpu-clock")
+            d.ctl("rotate")
+            spin.wait()
+            d.ctl("stop")
+            for cols in (80, 60, 30):
+                lines, rc = progress_lines(cols, ["--no-companion", "-o",
+                                                  os.path.join(d.dir,
+                                                               "x.svg"),
+                                                  d.out])
+                assert rc == 0, lines
+                shown = [l for l in lines if "samples" in l and
+                         "wrote" not in l]
+                assert shown, lines
+                assert max(len(l) for l in shown) < cols, (cols, lines)
+                if cols == 60:
+                    # the name cut keeps its end: time and sequence
+                    assert all(l.startswith("[") and re.search(
+                        r"\.\.\.\d+Z-\d{6}\.data: ", l)
+                        for l in shown), shown
+    finally:
+        spin.wait()
+
+
 SECS_KEYS = ("window", "rotate_interval", "trigger_interval",
              "snapshot_interval", "session_duration", "client_timeout",
              "metrics_interval", "on_finish_timeout", "on_finish_retry")
