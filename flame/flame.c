@@ -291,6 +291,8 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
     const struct flame_run *run, const struct opts *o)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
+	char	 rate[32];
+	double	 secs;
 	size_t	 off;
 
 	flame_names(sessions, sizeof(sessions), run->sessions,
@@ -302,11 +304,19 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
+	/* the rate over the time shown: what a graph of a busy minute and
+	 * one of an idle hour with as many samples do not share */
+	secs = (double)(run->to - run->from) / 1e9;
+	if (secs > 0)
+		snprintf(rate, sizeof(rate), " (%.*f/s)", (double)vi->samples /
+		    secs < 10 ? 1 : 0, (double)vi->samples / secs);
+	else
+		rate[0] = '\0';
 	snprintf(buf, len, "%s %s \xc2\xb7 %s %s \xc2\xb7 %s to %s UTC \xc2\xb7 "
-	    "%s \xc2\xb7 %" PRIu64 " samples", run->nsessions == 1 ? "session" :
-	    "sessions", sessions, vi->nhosts == 1 ? "host" : "hosts", hosts,
-	    a, strncmp(a, b, 10) == 0 ? b + 11 : b,
-	    vi->nevents ? events : "no events", vi->samples);
+	    "%s \xc2\xb7 %" PRIu64 " samples%s", run->nsessions == 1 ?
+	    "session" : "sessions", sessions, vi->nhosts == 1 ? "host" :
+	    "hosts", hosts, a, strncmp(a, b, 10) == 0 ? b + 11 : b,
+	    vi->nevents ? events : "no events", vi->samples, rate);
 	flame_filters(buf, len, o, " \xc2\xb7 ");
 	off = strlen(buf);
 	if (run->skipped > 0)
@@ -448,6 +458,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		so.title = title;
 		so.subtitle = sub;
 		so.width = o->width;
+		so.fit = !o->width_set;
 		so.inverted = o->inverted;
 		so.diff = 0;
 		if ((f = flame_open(host ? name : o->svg)) == NULL)
@@ -559,6 +570,7 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	so.title = title;
 	so.subtitle = sub;
 	so.width = o->width;
+	so.fit = !o->width_set;
 	so.inverted = o->inverted;
 	so.diff = 1;
 	if ((f = flame_open(o->svg)) == NULL)

@@ -63,7 +63,8 @@ static const char opts_help[] =
 "  -I, --icicle           icicle graph: the roots at the top (also\n"
 "                         --inverted; -i is --input, as in perf)\n"
 "      --reverse          leaves as roots (who calls the hot functions)\n"
-"      --width PIXELS     the graph's width (default 1200)\n"
+"      --width PIXELS     the graph's width (default: the browser window's,\n"
+"                         1200 in other viewers)\n"
 "      --max-depth N      draw at most N frames of a stack, its roots\n"
 "                         included: those nearest the root and the leaf,\n"
 "                         with [...] for the frames between (default 64;\n"
@@ -522,6 +523,7 @@ opts_parse(struct opts *o, int argc, char **argv)
 				opts_bad("--width: '%s' is not a width from "
 				    "200 to 100000 pixels", optarg);
 			o->width = (unsigned int)v;
+			o->width_set = 1;
 			break;
 		case OPT_MAX_DEPTH:
 			errno = 0;

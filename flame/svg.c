@@ -433,9 +433,10 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
 	    "onload=\"flameInit(evt)\" data-total=\"%" PRIu64 "\" "
-	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\"",
+	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\" "
+	    "data-width=\"%u\" data-fit=\"%d\"",
 	    o->width, height, o->width, height, total, SVG_XPAD, SVG_FONT,
-	    SVG_CHAR_W);
+	    SVG_CHAR_W, o->width, o->fit ? 1 : 0);
 	if (o->diff)
 		fprintf(f, " data-total-a=\"%" PRIu64 "\" data-total-b=\"%"
 		    PRIu64 "\"", c.ta, c.tb);
@@ -458,7 +459,7 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	for (i = 0; svg_js[i] != NULL; i++)
 		fputs(svg_js[i], f);
 	fprintf(f, "]]></script>\n"
-	    "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
+	    "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
 	    "fill=\"#f8f8f4\"/>\n<text id=\"title\" x=\"%u\" y=\"22\">",
 	    o->width, height, o->width / 2);
 	svg_escape(f, o->title, strlen(o->title));
