@@ -98,7 +98,7 @@ static const struct config_key config_keys[] = {
 	{ KEY("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct),
 	    .min = 1, .max = 90, .def = "50",
 	    .metavar = "PCT",
-	    .help = "wake the loop when a ring is this full" },
+	    .help = "wake the drain thread when a ring is this full" },
 	{ KEY("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms),
 	    .min = 10, .max = 10000, .def = "1000",
 	    .metavar = "MS",

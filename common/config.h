@@ -56,7 +56,8 @@ struct config {
 	uint64_t	period;		/* events per sample; 0 when freq is used */
 	int		callgraph;
 	uint64_t	mmap_pages;	/* data pages per ring, a power of two */
-	uint64_t	wakeup_pct;	/* wake the loop when a ring is this full */
+	uint64_t	wakeup_pct;	/* wake the drain thread when a ring is
+					 * this full */
 	uint64_t	drain_ms;	/* periodic drain even without a wakeup */
 	int		compression;	/* 0 off, 1..22 zstd level */
 	int		exclude_self;	/* keep perfspilld's own samples out */

@@ -987,7 +987,7 @@ record_end_flight(struct record *rec)
  * tracking first, then the /proc walk, so that a task born between the
  * two is in the rings and one born before is in /proc (both is harmless;
  * perf takes the later name); the rings hold what comes meanwhile until
- * the loop drains them into the file.
+ * the drain thread drains them into the file.
  */
 static int
 record_begin(struct record *rec, struct config_error *err)
