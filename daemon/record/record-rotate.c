@@ -98,6 +98,7 @@ record_prep_create(struct record *rec, const char *why)
 		    rec->evs[i].tp_system : NULL;
 		p->sev[i].tp_name = rec->evs[i].tp_name[0] ?
 		    rec->evs[i].tp_name : NULL;
+		p->sev[i].leader_off = rec->evs[i].leader_off;
 	}
 	/* the ids of the CPUs open now; slots of an event are consecutive */
 	for (k = 0; k < rec->nr_fds; k++) {

@@ -95,6 +95,18 @@ def test_a_group_is_one_group_in_the_kernel():
         perf_valid(f)
         s = perf("script", "-F", "event", "-i", f).stdout.split()
         assert "cpu-clock:" in s and "task-clock:" in s, set(s)
+        # the file's HEADER_GROUP_DESC: perf evlist -g shows the group
+        # as it shows the one in perf record's own file
+        f = record(d, "-e", "cs,{cpu-clock,task-clock:u}")
+        ours = perf("evlist", "-g", "-i", f).stdout.split()
+        with tempfile.TemporaryDirectory() as t:
+            out = os.path.join(t, "p.data")
+            perf("record", "-q", "-o", out, "-e",
+                 "cs,{cpu-clock,task-clock:u}", "-a", "--", "sleep", "0.2")
+            theirs = perf("evlist", "-g", "-i", out).stdout.split()
+        assert "{cpu-clock,task-clock:u}" in ours, ours
+        assert [x for x in ours if not x.startswith("dummy")] == \
+            [x for x in theirs if not x.startswith("dummy")], (ours, theirs)
 
 
 def test_refused_forms_say_why():
