@@ -185,6 +185,9 @@ function flameFit(name, w) {
 		return "";
 	if (name.length <= chars)
 		return name;
+	// as svg.c's SVG_MIN_CUT: "s.." names nothing
+	if (chars - 2 < 4)
+		return "";
 	return name.substring(0, chars - 2) + "..";
 }
 

@@ -21,6 +21,9 @@
 #define SVG_BOTTOM	28	/* the details line */
 #define SVG_MIN_PX	0.1	/* narrower frames are left out */
 #define SVG_CHAR_W	0.59	/* a character's width, in font sizes */
+/* A name cut to fewer characters than this shows none: "s.." names
+ * nothing, and a whole machine's graph had 72 of its 88 cut labels so */
+#define SVG_MIN_CUT	4
 #define SVG_DIFF_SCALE	1073741824.0	/* a side's whole share, in width */
 
 struct svg_node {
@@ -289,6 +292,8 @@ svg_fit(const char *name, double w, int *cut)
 		return 0;
 	if (n <= chars)
 		return n;
+	if (chars - 2 < SVG_MIN_CUT)
+		return 0;
 	*cut = 1;
 	n = chars - 2;
 	/* not inside a UTF-8 character */
