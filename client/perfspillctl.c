@@ -5,12 +5,14 @@
  * help come from common/command.c; start's options from the config keys.
  *
  * Exit codes: 0 ok, 1 the daemon refused the request, 2 usage error,
- * 3 cannot reach the daemon.
+ * 3 cannot reach the daemon, 4 it went away while status --watch
+ * watched it.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +27,12 @@
 #include "paths.h"
 #include "proto.h"
 #include "size.h"
+#include "suggest.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
 #define EXIT_CONNECT	3
+#define EXIT_GONE	4
 #define REPLY_MAX	(16 * 1024 * 1024)
 
 struct ctl {
@@ -36,6 +40,7 @@ struct ctl {
 	int		 json;
 	int		 fd;
 	int		 watching;	/* status --watch */
+	int		 gone;		/* ...and the daemon went away */
 	FILE		*out;		/* status' text, when not stdout */
 };
 
@@ -154,7 +159,8 @@ usage(FILE *f)
 "  -h, --help         this help\n"
 "\n"
 "Exit status: 0 ok, 1 refused by the daemon, 2 usage error,\n"
-"3 cannot reach the daemon.\n", PERFSPILL_SOCKET);
+"3 cannot reach the daemon, 4 it went away during status --watch.\n",
+	    PERFSPILL_SOCKET);
 }
 
 /* Per-command help: perfspillctl COMMAND --help. */
@@ -168,6 +174,40 @@ ctl_cmd_help(const struct command *c)
 		ctl_print_opts(stdout);
 	}
 	return 0;
+}
+
+/*
+ * A request that reached no daemon: said on stderr, and with --json on
+ * stdout too as a reply of code "unreachable" (or "gone": the daemon
+ * went away), so that a script reading stdout always gets one line.
+ */
+static void ctl_transport(struct ctl *, const char *, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+ctl_transport(struct ctl *ctl, const char *code, const char *fmt, ...)
+{
+	json_object	*o, *e;
+	va_list		 ap;
+	char		 msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "perfspillctl: %s\n", msg);
+	if (!ctl->json)
+		return;
+	o = json_object_new_object();
+	e = json_object_new_object();
+	json_object_object_add(e, "code", json_object_new_string(code));
+	json_object_object_add(e, "message", json_object_new_string(msg));
+	json_object_object_add(o, "v", json_object_new_int(PROTO_VERSION));
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", e);
+	printf("%s\n", json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN));
+	fflush(stdout);
+	json_object_put(o);
 }
 
 static int
@@ -185,7 +225,7 @@ ctl_connect(struct ctl *ctl)
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", ctl->socket);
 	if (connect(ctl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		fprintf(stderr, "perfspillctl: cannot connect to %s: %s\n",
+		ctl_transport(ctl, "unreachable", "cannot connect to %s: %s",
 		    ctl->socket, strerror(errno));
 		if (errno == ENOENT || errno == ECONNREFUSED)
 			fprintf(stderr, "Is perfspilld running? Start it with "
@@ -244,7 +284,12 @@ ctl_call(struct ctl *ctl, const char *cmd, json_object *args)
 		n = read(ctl->fd, buf + have, cap - have - 1);
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n <= 0 && send_errno != 0)
+		if (n <= 0 && ctl->watching && have == 0) {
+			/* a shutdown or restart: no more status to watch */
+			ctl_transport(ctl, "gone", "perfspilld went away (it "
+			    "closed the connection): no more status to watch");
+			ctl->gone = 1;
+		} else if (n <= 0 && send_errno != 0)
 			fprintf(stderr, "perfspillctl: send: %s\n",
 			    strerror(send_errno));
 		else if (n <= 0)
@@ -326,7 +371,9 @@ ctl_unit(uint64_t n, enum config_kind kind, char *buf, size_t len)
 			return;
 		}
 	}
-	snprintf(buf, len, "%" PRIu64, n);
+	/* every duration with its unit: 10s beside 1m, never a bare 10 */
+	snprintf(buf, len, "%" PRIu64 "%s", n, kind == CONFIG_KIND_SECS &&
+	    n != 0 ? "s" : "");
 }
 
 /* A setting's value as text: strings bare, lists comma separated, sizes
@@ -894,6 +941,60 @@ ctl_add_kv(json_object *args, const char *kv)
 	return 0;
 }
 
+/*
+ * perf record's options that perfspillctl start has under another name,
+ * or that mean nothing here: said when one is given, instead of getopt's
+ * bare "unrecognized option".
+ */
+static const struct {
+	const char	*perf;
+	const char	*hint;
+} ctl_perf_opts[] = {
+	{ "--aio", "perf's --aio N is --cblocks N here (AIO buffers per "
+	    "ring; 0 writes serially)" },
+	{ "--switch-output", "perfspilld switches files by itself: "
+	    "--rotate-interval TIME, --rotate-size SIZE (as perf's "
+	    "--switch-output=TIME or SIZE), or perfspillctl rotate" },
+	{ "--overwrite", "perf's --overwrite ring is --mode flight here: the "
+	    "last --window in memory, written by perfspillctl snapshot" },
+	{ "--call-graph", "-g (--callgraph) records frame-pointer "
+	    "callchains" },
+	{ "--all-cpus", "perfspilld records every CPU unless -C LIST is "
+	    "given" },
+	{ "-a", "perfspilld records every CPU unless -C LIST is given" },
+	{ "--output", "the files go to the daemon's output_dir; read them "
+	    "with perfspill-flame or perf report -i" },
+	{ "-o", "the files go to the daemon's output_dir; read them with "
+	    "perfspill-flame or perf report -i" },
+};
+
+/* What to say of start's unknown option arg, beside getopt's message. */
+static void
+ctl_option_hint(const char *arg, const struct option *lo)
+{
+	struct suggest	 sg;
+	char		 word[64];
+	size_t		 i, n;
+
+	n = strcspn(arg, "=");
+	for (i = 0; i < sizeof(ctl_perf_opts) / sizeof(ctl_perf_opts[0]); i++)
+		if (strlen(ctl_perf_opts[i].perf) == n &&
+		    strncmp(arg, ctl_perf_opts[i].perf, n) == 0) {
+			fprintf(stderr, "perfspillctl: %s\n",
+			    ctl_perf_opts[i].hint);
+			return;
+		}
+	if (strncmp(arg, "--", 2) != 0 || n - 2 >= sizeof(word))
+		return;
+	snprintf(word, sizeof(word), "%.*s", (int)(n - 2), arg + 2);
+	suggest_init(&sg, word);
+	for (; lo->name != NULL; lo++)
+		suggest_offer(&sg, lo->name);
+	if (suggest_best(&sg) != NULL)
+		fprintf(stderr, "perfspillctl: did you mean --%s?\n",
+		    suggest_best(&sg));
+}
+
 /* start's options into args: one-off settings ("persist": false, sent
  * also to daemons that kept a start's settings without it), or with
  * --persist kept as the configured ones. */
@@ -944,8 +1045,16 @@ ctl_start_args(int argc, char **argv, json_object *args)
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
-		if (ch == '?')
+		if (ch == '?') {
+			/* the word getopt stopped at (an unknown short
+			 * letter may be inside a cluster: -ga) */
+			if (optopt != 0 && strchr(shorts, optopt) == NULL) {
+				snprintf(kv, sizeof(kv), "-%c", optopt);
+				ctl_option_hint(kv, lo);
+			} else if (optopt == 0)
+				ctl_option_hint(argv[optind - 1], lo);
 			return -1;
+		}
 		if (ch == 'h') {
 			ctl_cmd_help(&command_table[COMMAND_START]);
 			exit(0);
@@ -1158,8 +1267,10 @@ ctl_watch(struct ctl *ctl, double secs, json_object *args)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		if ((rep = ctl_call(ctl, "status", json_object_get(args))) ==
-		    NULL)
-			return EXIT_CONNECT;
+		    NULL) {
+			json_object_put(prev);
+			return ctl->gone ? EXIT_GONE : EXIT_CONNECT;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		dt = (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -1238,6 +1349,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ctl		 ctl;
+	struct suggest		 sg;
 	const struct command	*c;
 	json_object		*args = NULL, *rep;
 	int			 ch, rc, i, j;
@@ -1273,8 +1385,16 @@ main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if ((c = command_find(argv[optind])) == NULL) {
-		fprintf(stderr, "perfspillctl: unknown command '%s' (%s)\n",
-		    argv[optind], command_names());
+		suggest_init(&sg, argv[optind]);
+		for (i = 0; i < COMMAND__COUNT; i++)
+			suggest_offer(&sg, command_table[i].name);
+		if (suggest_best(&sg) != NULL)
+			fprintf(stderr, "perfspillctl: unknown command '%s' "
+			    "(did you mean '%s'?)\n", argv[optind],
+			    suggest_best(&sg));
+		else
+			fprintf(stderr, "perfspillctl: unknown command '%s' "
+			    "(%s)\n", argv[optind], command_names());
 		return EXIT_USAGE;
 	}
 	argc -= optind;

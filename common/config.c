@@ -18,8 +18,10 @@
 
 #include "paths.h"
 #include "config.h"
+#include "evparse.h"
 #include "jcheck.h"
 #include "size.h"
+#include "suggest.h"
 
 enum config_type {
 	T_UINT,		/* JSON integer in [min, max] */
@@ -35,11 +37,13 @@ enum config_type {
 	T_RECMODE,	/* "continuous" or "flight" */
 	T_CALLGRAPH,	/* "fp", "dwarf[,SIZE]", "compact[,SIZE]", "none" */
 	T_TRIGGERS,	/* array of trigger objects */
+	T_IDS,		/* "1,2,3" ("0-3,6" with F_RANGES); "" none */
 };
 
 #define F_POW2		0x1	/* value must be a power of two */
 #define F_ZERO_OK	0x2	/* 0 means off and is allowed below min */
 #define F_EMPTY_OK	0x4	/* a path: "" means off */
+#define F_RANGES	0x8	/* an id list: "0-3" is 0,1,2,3 */
 
 /*
  * One row per setting: its schema (type, when it applies, range), its
@@ -73,15 +77,16 @@ static const struct config_key config_keys[] = {
 	{ KEY("events", T_EVENTS, CONFIG_NEXT_START, events),
 	    .min = 1, .max = CONFIG_MAX_EVENTS, .def = "cpu-clock",
 	    .opt = 'e', .alias = "event", .metavar = "EVENT",
-	    .help = "event, repeatable or comma separated\n"
-	    "(cpu-clock, context-switches, sched:sched_switch)" },
+	    .help = "event, repeatable or comma separated, as perf record -e\n"
+	    "(cpu-clock, cpu-clock:u, sched:sched_switch, r1a8,\n"
+	    "pmu/term=value/, {cpu-clock,task-clock})" },
 	{ KEY("freq", T_UINT, CONFIG_NEXT_START, freq),
 	    .min = 1, .max = 1000000, .def = "99",
 	    .opt = 'F', .metavar = "HZ",
 	    .help = "sampling frequency" },
 	{ KEY("period", T_UINT, CONFIG_NEXT_START, period),
 	    .min = 1, .max = UINT64_C(1) << 62, .def = NULL,
-	    .opt = 'c', .metavar = "N",
+	    .opt = 'c', .alias = "count", .metavar = "N",
 	    .help = "sample every N events (instead of -F)" },
 	{ KEY("callgraph", T_BOOL, CONFIG_NEXT_START, callgraph),
 	    .min = 0, .max = 1, .def = "true",
@@ -100,7 +105,7 @@ static const struct config_key config_keys[] = {
 	{ KEY("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct),
 	    .min = 1, .max = 90, .def = "50",
 	    .metavar = "PCT",
-	    .help = "wake the loop when a ring is this full" },
+	    .help = "wake the drain thread when a ring is this full" },
 	{ KEY("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms),
 	    .min = 10, .max = 10000, .def = "1000",
 	    .metavar = "MS",
@@ -130,6 +135,31 @@ static const struct config_key config_keys[] = {
 	    .opt = 'G', .alias = "cgroup", .metavar = "PATH",
 	    .help = "record only this cgroup (path below the cgroup2 mount),\n"
 	    "repeatable or comma separated, as perf record -G" },
+	{ KEY("cpus", T_IDS, CONFIG_NEXT_START, cpus),
+	    .flags = F_RANGES, .def = "",
+	    .opt = 'C', .alias = "cpu", .metavar = "LIST",
+	    .help = "record only these CPUs (0-3,6), as perf record -C" },
+	{ KEY("all_user", T_BOOL, CONFIG_NEXT_START, all_user),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "user space only: events without a u, k or h modifier\n"
+	    "leave the kernel out, as perf record --all-user" },
+	{ KEY("all_kernel", T_BOOL, CONFIG_NEXT_START, all_kernel),
+	    .min = 0, .max = 1, .def = "false",
+	    .help = "the kernel only, as perf record --all-kernel" },
+	{ KEY("pids", T_IDS, CONFIG_NEXT_START, pids),
+	    .def = "",
+	    .opt = 'p', .alias = "pid", .metavar = "PID",
+	    .help = "a session records these processes (PID[,PID]) and\n"
+	    "their new threads and children, as perf record -p" },
+	{ KEY("tids", T_IDS, CONFIG_NEXT_START, tids),
+	    .def = "",
+	    .opt = 't', .alias = "tid", .metavar = "TID",
+	    .help = "...these threads (TID[,TID]) and what they start" },
+	{ KEY("user", T_NAME, CONFIG_NEXT_START, user),
+	    .flags = F_EMPTY_OK, .def = "",
+	    .opt = 'u', .alias = "uid", .metavar = "USER",
+	    .help = "...the processes of USER (a name or uid) at the start\n"
+	    "and their children, as perf record -u" },
 	{ KEY("mode", T_RECMODE, CONFIG_NEXT_START, flight),
 	    .min = 0, .max = 1, .def = "continuous",
 	    .metavar = "MODE",
@@ -294,6 +324,7 @@ config_text_value(const char *key, const char *text)
 	json_object		*v;
 	char			*copy, *tok, *save = NULL, *end;
 	long long		 n;
+	size_t			 len;
 
 	if (k != NULL && (k->type == T_EVENTS || k->type == T_GROUPS ||
 	    k->type == T_CGROUPS)) {
@@ -302,15 +333,26 @@ config_text_value(const char *key, const char *text)
 			json_object_put(v);
 			return NULL;
 		}
-		for (tok = strtok_r(copy, ",", &save); tok != NULL;
-		    tok = strtok_r(NULL, ",", &save))
+		for (tok = k->type == T_EVENTS ? NULL : strtok_r(copy, ",",
+		    &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
 			json_object_array_add(v, json_object_new_string(tok));
+		/* an event's own commas, in a group or a PMU's terms, stay */
+		for (tok = copy; k->type == T_EVENTS && *text != '\0';
+		    tok += len + 1) {
+			len = evparse_item(tok);
+			end = tok + len;
+			save = *end == '\0' ? NULL : end;
+			*end = '\0';
+			json_object_array_add(v, json_object_new_string(tok));
+			if (save == NULL)
+				break;
+		}
 		free(copy);
 		return v;
 	}
 	if (k != NULL && (k->type == T_PATH || k->type == T_NAME ||
 	    k->type == T_MODE || k->type == T_RECMODE ||
-	    k->type == T_CALLGRAPH))
+	    k->type == T_CALLGRAPH || k->type == T_IDS))
 		return json_object_new_string(text);
 	/* a structured value (triggers) is written as JSON */
 	if (k != NULL && k->type == T_TRIGGERS)
@@ -407,6 +449,7 @@ config_type_name(enum config_type t)
 	case T_RECMODE:	return "\"continuous\" or \"flight\"";
 	case T_CALLGRAPH: return "\"fp\", \"dwarf[,SIZE]\", \"compact[,SIZE]\" or \"none\"";
 	case T_TRIGGERS: return "an array of trigger objects ({\"kind\": \"psi\", ...})";
+	case T_IDS:	return "a string of ids, comma separated (\"1,2\"), or \"\"";
 	}
 	return "?";
 }
@@ -509,6 +552,32 @@ config_set_strings(const struct config_key *k, json_object *v, char *dst,
 	return 0;
 }
 
+/* perf's -e syntax (evparse.h), each entry maybe a list or a group;
+ * what the machine has is the daemon's to check at a start. */
+static int
+config_set_events(const struct config_key *k, json_object *v,
+    struct config *cfg, struct config_error *err)
+{
+	struct evparse_event	 pe[EVPARSE_MAX_EVENTS];
+	size_t			 i, n, total = 0;
+	char			 msg[256];
+
+	if (config_set_strings(k, v, &cfg->events[0][0], CONFIG_EVENT_LEN,
+	    CONFIG_MAX_EVENTS, &cfg->nr_events, ":{},/=", err) == -1)
+		return -1;
+	for (i = 0; i < cfg->nr_events; i++) {
+		if (evparse_list(cfg->events[i], pe, EVPARSE_MAX_EVENTS, &n,
+		    msg, sizeof(msg)) == -1)
+			return config_fail(err, PROTO_E_EVENT, k->name, "%s",
+			    msg);
+		if ((total += n) > CONFIG_MAX_EVENTS)
+			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+			    "%s: more than %d events in all", k->name,
+			    CONFIG_MAX_EVENTS);
+	}
+	return 0;
+}
+
 /* Paths below the cgroup2 mount: names joined by '/', never "..", so
  * that a request cannot name a directory outside the hierarchy. p is
  * normalised in place ("/a/b/" is "a/b", as perf -G takes both); 0 when
@@ -548,6 +617,60 @@ config_set_cgroups(const struct config_key *k, json_object *v,
 			    "cgroup2 mount (e.g. \"system.slice\")", k->name,
 			    i, cfg->cgroups[i]);
 	return 0;
+}
+
+/*
+ * A list of ids as perf's -C, -p and -t take it: "1,2", with F_RANGES
+ * also "0-3,6"; "" for none. Stored as written, once checked.
+ */
+static int
+config_set_ids(const struct config_key *k, json_object *v, char *field,
+    struct config_error *err)
+{
+	const char		*s, *p;
+	char			*end;
+	unsigned long long	 a, b;
+	size_t			 cap = k->size;
+
+	if (!json_object_is_type(v, json_type_string))
+		return config_fail(err, PROTO_E_BAD_TYPE, k->name,
+		    "%s must be %s", k->name, config_type_name(k->type));
+	s = json_object_get_string(v);
+	if (strlen(s) >= cap)
+		return config_fail(err, PROTO_E_BAD_VALUE, k->name,
+		    "%s: longer than %zu characters", k->name, cap - 1);
+	for (p = s; *p;) {
+		errno = 0;
+		a = strtoull(p, &end, 10);
+		if (end == p || *p < '0' || *p > '9' || errno != 0 ||
+		    a > INT32_MAX)
+			goto bad;
+		if (*end == '-' && (k->flags & F_RANGES)) {
+			p = end + 1;
+			b = strtoull(p, &end, 10);
+			if (end == p || *p < '0' || *p > '9' || errno != 0 ||
+			    b < a || b > 65535)
+				goto bad;
+		}
+		if (*end != ',' && *end != '\0')
+			goto bad;
+		p = *end == ',' ? end + 1 : end;
+		if (*end == ',' && *p == '\0')
+			goto bad;
+	}
+	snprintf(field, cap, "%s", s);
+	return 0;
+bad:
+	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "%s: '%.64s' is "
+	    "not a list of %s (%s)", k->name, s, (k->flags & F_RANGES) ?
+	    "CPUs" : "ids", (k->flags & F_RANGES) ? "0-3,6" : "1234,5678");
+}
+
+int
+config_task_target(const struct config *cfg)
+{
+	return cfg->pids[0] != '\0' || cfg->tids[0] != '\0' ||
+	    cfg->user[0] != '\0';
 }
 
 static const char *const config_psi_names[] = { "cpu", "memory", "io" };
@@ -846,11 +969,17 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 			    "(107 bytes)");
 		snprintf(field, CONFIG_PATH_LEN, "%s", s);
 		return 0;
+	case T_IDS:
+		return config_set_ids(k, v, field, err);
 	case T_NAME:
 		if (!json_object_is_type(v, json_type_string))
 			return config_fail(err, PROTO_E_BAD_TYPE, k->name,
 			    "%s must be %s", k->name, config_type_name(k->type));
 		s = json_object_get_string(v);
+		if (s[0] == '\0' && (k->flags & F_EMPTY_OK)) {
+			*field = '\0';
+			return 0;
+		}
 		if (!config_valid_name(s, CONFIG_NAME_LEN, NULL))
 			return config_fail(err, PROTO_E_BAD_VALUE, k->name,
 			    "%s: '%.64s' is not a valid name", k->name, s);
@@ -872,9 +1001,7 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 		cfg->socket_mode = (unsigned int)mode;
 		return 0;
 	case T_EVENTS:
-		return config_set_strings(k, v, &cfg->events[0][0],
-		    CONFIG_EVENT_LEN, CONFIG_MAX_EVENTS, &cfg->nr_events, ":",
-		    err);
+		return config_set_events(k, v, cfg, err);
 	case T_GROUPS:
 		return config_set_strings(k, v, &cfg->control_groups[0][0],
 		    CONFIG_NAME_LEN, CONFIG_MAX_GROUPS, &cfg->nr_control_groups,
@@ -897,6 +1024,24 @@ config_set(struct config *cfg, const struct config_key *k, json_object *v,
 	return config_fail(err, PROTO_E_BAD_VALUE, k->name, "unhandled type");
 }
 
+/* An unknown key, and the nearest that exists ("did you mean"). */
+static int
+config_unknown(struct config_error *err, const char *key)
+{
+	struct suggest	 sg;
+	size_t		 i;
+
+	suggest_init(&sg, key);
+	for (i = 0; i < NKEYS; i++)
+		suggest_offer(&sg, config_keys[i].name);
+	if (suggest_best(&sg) != NULL)
+		return config_fail(err, PROTO_E_UNKNOWN_KEY, key, "unknown "
+		    "setting '%.64s' (did you mean '%s'?)", key,
+		    suggest_best(&sg));
+	return config_fail(err, PROTO_E_UNKNOWN_KEY, key, "unknown setting "
+	    "'%.64s'", key);
+}
+
 int
 config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
     struct config_error *err, json_object **changed)
@@ -914,8 +1059,7 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 		    "settings must be a JSON object");
 	json_object_object_foreachC(obj, it) {
 		if ((k = config_find(it.key)) == NULL)
-			return config_fail(err, PROTO_E_UNKNOWN_KEY, it.key,
-			    "unknown setting '%.64s'", it.key);
+			return config_unknown(err, it.key);
 		if (origin == CONFIG_REQUEST && k->when == CONFIG_DAEMON)
 			return config_fail(err, PROTO_E_NOT_SETTABLE, it.key,
 			    "%s can only be set in the config file", it.key);
@@ -950,6 +1094,13 @@ config_apply(struct config *cfg, json_object *obj, enum config_origin origin,
 	if (tmp.freq == 0 && tmp.period == 0)
 		return config_fail(err, PROTO_E_BAD_VALUE, "freq",
 		    "one of freq or period must be set");
+	if (tmp.all_user && tmp.all_kernel)
+		return config_fail(err, PROTO_E_BAD_VALUE, "all_kernel",
+		    "all_user and all_kernel exclude each other: give one");
+	if (config_task_target(&tmp) && tmp.nr_cgroups > 0)
+		return config_fail(err, PROTO_E_BAD_VALUE, "cgroups",
+		    "a session records tasks (pids, tids, user) or cgroups, "
+		    "not both");
 
 	if (changed) {
 		*changed = json_object_new_object();
@@ -1183,6 +1334,7 @@ config_to_json(const struct config *cfg, int with_daemon_keys)
 			break;
 		case T_PATH:
 		case T_NAME:
+		case T_IDS:
 			json_object_object_add(o, k->name,
 			    json_object_new_string(field));
 			break;
@@ -1267,6 +1419,17 @@ config_cmdline(const struct config *cfg, char *buf, size_t len)
 	for (i = 0; i < cfg->nr_cgroups && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, " -G %s",
 		    cfg->cgroups[i]);
+	if (n < len && cfg->cpus[0])
+		n += (size_t)snprintf(buf + n, len - n, " -C %s", cfg->cpus);
+	if (n < len && (cfg->all_user || cfg->all_kernel))
+		n += (size_t)snprintf(buf + n, len - n, " --all-%s",
+		    cfg->all_user ? "user" : "kernel");
+	if (n < len && cfg->pids[0])
+		n += (size_t)snprintf(buf + n, len - n, " -p %s", cfg->pids);
+	if (n < len && cfg->tids[0])
+		n += (size_t)snprintf(buf + n, len - n, " -t %s", cfg->tids);
+	if (n < len && cfg->user[0])
+		n += (size_t)snprintf(buf + n, len - n, " -u %s", cfg->user);
 	if (n < len && cfg->compression)
 		snprintf(buf + n, len - n, " -z %d", cfg->compression);
 }

@@ -75,7 +75,8 @@ struct config {
 	int		callgraph;	/* enum config_callgraph */
 	uint64_t	stack_size;	/* DWARF modes: user stack bytes a sample */
 	uint64_t	mmap_pages;	/* data pages per ring, a power of two */
-	uint64_t	wakeup_pct;	/* wake the loop when a ring is this full */
+	uint64_t	wakeup_pct;	/* wake the drain thread when a ring is
+					 * this full */
 	uint64_t	drain_ms;	/* periodic drain even without a wakeup */
 	int		compression;	/* 0 off, 1..22 zstd level */
 	int		exclude_self;	/* keep perfspilld's own samples out */
@@ -91,6 +92,15 @@ struct config {
 	 * mount; none: every task */
 	char		cgroups[CONFIG_MAX_CGROUPS][CONFIG_CGROUP_LEN];
 	size_t		nr_cgroups;
+	/* perf record -C: the CPUs recorded, a list ("0-3,6"); "": all */
+	char		cpus[CONFIG_NAME_LEN];
+	int		all_user;	/* perf record --all-user */
+	int		all_kernel;	/* ...--all-kernel */
+	/* perf record -p, -t, -u: a session records these tasks and what
+	 * they start ("": none); a list of ids, or a user's name or id */
+	char		pids[CONFIG_PATH_LEN];
+	char		tids[CONFIG_PATH_LEN];
+	char		user[CONFIG_NAME_LEN];
 	/* the flight recorder (record-flight.c): the last window in memory,
 	 * written only on a snapshot */
 	int		flight;		/* mode: 0 "continuous", 1 "flight" */
@@ -235,6 +245,9 @@ struct config_keyinfo {
 int	config_key_at(size_t i, struct config_keyinfo *info);
 /* 0 and *info filled for the key named name, -1 for an unknown name. */
 int	config_key_info(const char *name, struct config_keyinfo *info);
+
+/* Whether cfg records tasks (pids, tids, user) rather than CPUs. */
+int	config_task_target(const struct config *);
 
 /* realtime's default: where CAP_SYS_NICE is missing, a start with it
  * drains on the normal scheduler instead of failing (a priority asked

@@ -32,6 +32,7 @@
 #include "pprofout.h"
 #include "progress.h"
 #include "stackset.h"
+#include "suggest.h"
 #include "svg.h"
 #include "view.h"
 
@@ -297,11 +298,12 @@ flame_live(char *buf, size_t len, const struct flame_run *run,
 
 /* Says that the filters keep nothing, as an empty range is said. */
 static void
-flame_nothing(const struct opts *o, const struct flame_run *run,
-    const char *host)
+flame_nothing(const struct stackset *all, const struct opts *o,
+    const struct flame_run *run, const char *host)
 {
-	char	 f[1024];
-	size_t	 i;
+	struct suggest	 sg;
+	char		 f[1024];
+	size_t		 i, j;
 
 	f[0] = '\0';
 	flame_filters(f, sizeof(f), o, ", ");
@@ -328,6 +330,16 @@ flame_nothing(const struct opts *o, const struct flame_run *run,
 			    "characters of a command name: --comm %.*s",
 			    o->comms[i], OPTS_COMM_LEN, OPTS_COMM_LEN,
 			    o->comms[i]);
+	/* a name the samples nearly have: python for python3 */
+	for (i = 0; i < o->ncomms; i++) {
+		suggest_init(&sg, o->comms[i]);
+		for (j = 0; j < stackset_nstacks(all); j++)
+			suggest_offer(&sg, stackset_str(all,
+			    stackset_stack(all, j)->key.comm));
+		if (suggest_best(&sg) != NULL)
+			warnx("--comm %s: did you mean --comm %s?", o->comms[i],
+			    suggest_best(&sg));
+	}
 }
 
 static void
@@ -335,7 +347,8 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
     const struct flame_run *run, const struct opts *o)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
-	char	 amount[64], t[40];
+	char	 amount[64], t[40], rate[32];
+	double	 secs;
 	size_t	 off;
 
 	flame_names(sessions, sizeof(sessions), run->sessions,
@@ -347,12 +360,21 @@ flame_subtitle(char *buf, size_t len, const struct view_info *vi,
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
+	/* the rate over the time shown: what a graph of a busy minute and
+	 * one of an idle hour with as many samples do not share (off-CPU
+	 * time has none: its amount is a time already) */
+	secs = (double)(run->to - run->from) / 1e9;
+	if (secs > 0 && !o->off_cpu)
+		snprintf(rate, sizeof(rate), " (%.*f/s)", (double)vi->samples /
+		    secs < 10 ? 1 : 0, (double)vi->samples / secs);
+	else
+		rate[0] = '\0';
 	if (o->off_cpu)
 		snprintf(amount, sizeof(amount), "off-CPU time %s",
 		    opts_ns(vi->samples, t, sizeof(t)));
 	else
-		snprintf(amount, sizeof(amount), "%" PRIu64 " samples",
-		    vi->samples);
+		snprintf(amount, sizeof(amount), "%" PRIu64 " samples%s",
+		    vi->samples, rate);
 	snprintf(buf, len, "%s %s \xc2\xb7 %s %s \xc2\xb7 %s to %s UTC \xc2\xb7 "
 	    "%s \xc2\xb7 %s", run->nsessions == 1 ? "session" :
 	    "sessions", sessions, vi->nhosts == 1 ? "host" : "hosts", hosts,
@@ -463,7 +485,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		return -1;
 	}
 	if (vi.samples == 0) {
-		flame_nothing(o, run, host);
+		flame_nothing(all, o, run, host);
 		stackset_free(v);
 		return 1;
 	}
@@ -501,6 +523,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 		so.title = title;
 		so.subtitle = sub;
 		so.width = o->width;
+		so.fit = !o->width_set;
 		so.inverted = o->inverted;
 		so.diff = 0;
 		so.time = o->off_cpu;
@@ -620,6 +643,7 @@ flame_diff_output(const struct stackset *a, const struct opts *ao,
 	so.title = title;
 	so.subtitle = sub;
 	so.width = o->width;
+	so.fit = !o->width_set;
 	so.inverted = o->inverted;
 	so.diff = 1;
 	so.time = o->off_cpu;

@@ -70,7 +70,9 @@ function flameInit(evt) {
 	flame.search.addEventListener("click", function (e) {
 		e.stopPropagation();
 	});
+	flameWiden();
 	flameSticky();
+	window.addEventListener("resize", flameWiden);
 	document.addEventListener("keydown", function (e) {
 		if (e.key === "Escape") {
 			flame.history = [];
@@ -91,6 +93,7 @@ function flameSticky() {
 	var head = document.createElementNS(ns, "g");
 	var foot = document.createElementNS(ns, "g");
 	var bg = document.createElementNS(ns, "rect");
+	bg.setAttribute("id", "headbg");
 	bg.setAttribute("width", svg.getAttribute("width"));
 	bg.setAttribute("height", "68");
 	bg.setAttribute("fill", "#f8f8f4");
@@ -135,6 +138,37 @@ function flameSticky() {
 	toRoot();
 }
 
+// The graph as wide as the window, unless --width fixed its width
+// (data-fit): frames, labels and header laid out again for the width,
+// at the load and at each resize, so that a wide screen shows more of
+// each name. The file's own width stays what other viewers draw.
+function flameWiden() {
+	var svg = flame.svg, w0 = +svg.getAttribute("data-width");
+	if (svg.getAttribute("data-fit") !== "1")
+		return;
+	// the window's width less a scroll bar's: what 100% gives
+	svg.setAttribute("width", "100%");
+	var w = Math.floor(svg.getBoundingClientRect().width);
+	if (!(w >= 400))
+		w = w0;
+	svg.setAttribute("width", w);
+	svg.setAttribute("viewBox", "0 0 " + w + " " +
+	    svg.getAttribute("height"));
+	flame.width = w - 2 * flame.xpad;
+	["bg", "headbg"].forEach(function (id) {
+		var r = document.getElementById(id);
+		if (r)
+			r.setAttribute("width", w);
+	});
+	document.getElementById("title").setAttribute("x", w / 2);
+	document.getElementById("subtitle").setAttribute("x", w / 2);
+	flame.matched.setAttribute("x", w - flame.xpad);
+	flame.search.parentNode.setAttribute("x", w - flame.xpad - 350);
+	document.getElementById("legend").setAttribute("transform",
+	    "translate(" + Math.round((w - w0) / 2) + ",0)");
+	flameZoom(flame.zoomed, false);
+}
+
 function flameFrame(el) {
 	while (el && el !== flame.svg) {
 		if (el.classList && el.classList.contains("f"))
@@ -151,6 +185,9 @@ function flameFit(name, w) {
 		return "";
 	if (name.length <= chars)
 		return name;
+	// as svg.c's SVG_MIN_CUT: "s.." names nothing
+	if (chars - 2 < 4)
+		return "";
 	return name.substring(0, chars - 2) + "..";
 }
 

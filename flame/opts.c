@@ -17,6 +17,7 @@
 #include "paths.h"
 #include "size.h"
 #include "stackset.h"
+#include "suggest.h"
 
 static const char opts_usage[] =
 "usage: perfspill-flame [OPTIONS] [[-i] FILE|DIR]...\n";
@@ -39,15 +40,16 @@ static const char opts_help[] =
 "\n"
 "Time range (wall clock; default: everything; files picked by their\n"
 "manifests NAME.data.json, or by their sample times):\n"
-"  -s, --since DURATION   the last DURATION up to now: 90s, 15m, 3h, 2d\n"
+"      --since DURATION   the last DURATION up to now: 90s, 15m, 3h, 2d\n"
 "      --from TIME        from TIME: 2026-12-03T02:40[:05][Z|+01:00]\n"
 "                         (no zone: local time), 02:40 (today), -3h\n"
 "                         (before now), now, @EPOCH-SECONDS\n"
 "      --to TIME          up to TIME, same forms (default: now)\n"
 "\n"
 "Output:\n"
-"  -o, --output FILE      the SVG flame graph (default flame.svg, unless\n"
-"                         only --folded is given; - for stdout)\n"
+"  -o, --output FILE      the SVG flame graph (- for stdout); flame.svg\n"
+"                         when no output is named (-f or -P alone write\n"
+"                         only theirs)\n"
 "  -f, --folded FILE      folded stacks, one line per stack (- for stdout)\n"
 "  -P, --pprof FILE       the profile as pprof's profile.proto, gzipped\n"
 "                         (go tool pprof, Pyroscope, Parca, speedscope)\n"
@@ -67,8 +69,9 @@ static const char opts_help[] =
 "                         or where %h stands)\n"
 "  -I, --icicle           icicle graph: the roots at the top (also\n"
 "                         --inverted; -i is --input, as in perf)\n"
-"  -r, --reverse          leaves as roots (who calls the hot functions)\n"
-"      --width PIXELS     the graph's width (default 1200)\n"
+"      --reverse          leaves as roots (who calls the hot functions)\n"
+"      --width PIXELS     the graph's width (default: the browser window's,\n"
+"                         1200 in other viewers)\n"
 "      --max-depth N      draw at most N frames of a stack, its roots\n"
 "                         included: those nearest the root and the leaf,\n"
 "                         with [...] for the frames between (default 64;\n"
@@ -158,10 +161,12 @@ enum {
 	OPT_INLINE,
 	OPT_SOCKET,
 	OPT_NO_FLUSH,
+	OPT_SINCE,
+	OPT_REVERSE,
 };
 
 static const struct option opts_long[] = {
-	{ "since",		required_argument,	NULL, 's' },
+	{ "since",		required_argument,	NULL, OPT_SINCE },
 	{ "from",		required_argument,	NULL, OPT_FROM },
 	{ "to",			required_argument,	NULL, OPT_TO },
 	{ "output",		required_argument,	NULL, 'o' },
@@ -182,7 +187,7 @@ static const struct option opts_long[] = {
 	{ "inline",		no_argument,		NULL, OPT_INLINE },
 	{ "icicle",		no_argument,		NULL, 'I' },
 	{ "inverted",		no_argument,		NULL, 'I' },
-	{ "reverse",		no_argument,		NULL, 'r' },
+	{ "reverse",		no_argument,		NULL, OPT_REVERSE },
 	{ "width",		required_argument,	NULL, OPT_WIDTH },
 	{ "max-depth",		required_argument,	NULL, OPT_MAX_DEPTH },
 	{ "comm",		required_argument,	NULL, OPT_COMM },
@@ -441,6 +446,39 @@ opts_roots(struct opts *o, char *arg)
 	}
 }
 
+/*
+ * What to say of an unknown option arg beside getopt's message: the
+ * short letters that changed so that one letter means one thing in
+ * perfspillctl and perfspill-flame, else the nearest long option.
+ */
+static void
+opts_hint(const char *arg, int letter)
+{
+	const struct option	*lo;
+	struct suggest		 sg;
+	char			 word[64];
+	size_t			 n;
+
+	if (letter == 's')
+		fprintf(stderr, "perfspill-flame: -s is perfspillctl's "
+		    "--socket; the range is --since DURATION\n");
+	else if (letter == 'r')
+		fprintf(stderr, "perfspill-flame: -r is perfspillctl's "
+		    "--realtime (perf's); leaves as roots is --reverse\n");
+	if (letter != 0 || strncmp(arg, "--", 2) != 0)
+		return;
+	n = strcspn(arg + 2, "=");
+	if (n >= sizeof(word))
+		return;
+	snprintf(word, sizeof(word), "%.*s", (int)n, arg + 2);
+	suggest_init(&sg, word);
+	for (lo = opts_long; lo->name != NULL; lo++)
+		suggest_offer(&sg, lo->name);
+	if (suggest_best(&sg) != NULL)
+		fprintf(stderr, "perfspill-flame: did you mean --%s?\n",
+		    suggest_best(&sg));
+}
+
 void
 opts_parse(struct opts *o, int argc, char **argv)
 {
@@ -460,10 +498,10 @@ opts_parse(struct opts *o, int argc, char **argv)
 	o->max_depth = OPTS_MAX_DEPTH;
 	o->companion = 1;
 	o->progress = -1;
-	while ((c = getopt_long(argc, argv, "s:o:f:P:i:Irp:e:qvhV", opts_long,
+	while ((c = getopt_long(argc, argv, "o:f:P:i:Ip:e:qvhV", opts_long,
 	    NULL)) != -1) {
 		switch (c) {
-		case 's':
+		case OPT_SINCE:
 			since = optarg;
 			break;
 		case OPT_FROM:
@@ -529,7 +567,7 @@ opts_parse(struct opts *o, int argc, char **argv)
 		case 'I':
 			o->inverted = 1;
 			break;
-		case 'r':
+		case OPT_REVERSE:
 			o->reverse = 1;
 			break;
 		case OPT_WIDTH:
@@ -539,6 +577,7 @@ opts_parse(struct opts *o, int argc, char **argv)
 				opts_bad("--width: '%s' is not a width from "
 				    "200 to 100000 pixels", optarg);
 			o->width = (unsigned int)v;
+			o->width_set = 1;
 			break;
 		case OPT_MAX_DEPTH:
 			errno = 0;
@@ -615,6 +654,7 @@ opts_parse(struct opts *o, int argc, char **argv)
 			printf("perfspill-flame %s\n", PERFSPILL_VERSION);
 			exit(0);
 		default:
+			opts_hint(argv[optind - 1], optopt);
 			fprintf(stderr, "%sTry 'perfspill-flame --help'.\n",
 			    opts_usage);
 			exit(OPTS_EXIT_USAGE);

@@ -56,6 +56,7 @@ struct opts {
 	int		 reverse;	/* leaves as roots */
 	int		 per_host;	/* one output per host */
 	unsigned int	 width;
+	int		 width_set;	/* --width given: no fitting to a window */
 	unsigned int	 max_depth;	/* frames a graph draws; 0: all */
 	int		 companion;	/* read and write NAME.data.folded */
 	int		 refold;	/* ignore companions, make them anew */

@@ -96,6 +96,31 @@ static const struct outread_ops pprofout_ops = {
 	.location = pprofout_location,
 };
 
+/*
+ * The profile's first mapping, which pprof takes for the main binary
+ * ("File:" of go tool pprof -top): what the profile covers, since a
+ * whole machine's has no one binary; else it is whichever mapping the
+ * first sample hit ("[kernel.kallsyms]_text"). No location points into
+ * it. Its key is one no file's mapping has (file << 32 | id).
+ */
+static void
+pprofout_main(struct pprof *pp, const struct opts *o, const char *host)
+{
+	struct pprof_map	 m;
+	char			 name[256];
+
+	if (o->ncomms == 1)
+		snprintf(name, sizeof(name), "%s", o->comms[0]);
+	else
+		snprintf(name, sizeof(name), "%s%s%s (perfspill)",
+		    o->ncomms > 1 ? "some processes" : "every process",
+		    host != NULL ? " on " : "", host != NULL ? host : "");
+	memset(&m, 0, sizeof(m));
+	m.file = name;
+	m.build_id = "";
+	pprof_mapping(pp, UINT64_MAX, &m);
+}
+
 int
 pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
     const struct opts *o, const char *host, const char *path,
@@ -117,6 +142,7 @@ pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 		return -1;
 	}
 	po.o = o;
+	pprofout_main(po.pp, o, host);
 	if (outread_files(l, cover, o, host, &pprofout_ops, &po) == -1)
 		goto out;
 	/* the facts are known only now: a second profile object would

@@ -2,7 +2,9 @@
  * progress: the progress line (see progress.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,23 +39,75 @@ progress_init(int on, size_t files)
 	progress.files = files;
 }
 
+/*
+ * The terminal's columns: its window size, else $COLUMNS, else 80. A
+ * line as wide as the terminal wraps, and "\r\033[K" then clears only
+ * its last row: every line stays at least a column short of it.
+ */
+static size_t
+progress_columns(void)
+{
+	struct winsize	 ws;
+	const char	*e;
+	long		 v;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if ((e = getenv("COLUMNS")) != NULL && (v = strtol(e, NULL, 10)) > 0 &&
+	    v < 10000)
+		return (size_t)v;
+	return 80;
+}
+
+/* Characters of s (UTF-8 continuation bytes take no column). */
+static size_t
+progress_width(const char *s)
+{
+	size_t	 n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 static void
 progress_show(uint64_t n)
 {
 	const char	*base = strrchr(progress.name, '/');
+	char		 head[64], tail[96];
+	size_t		 cols = progress_columns(), room, w;
 
 	base = base != NULL ? base + 1 : progress.name;
+	snprintf(head, sizeof(head), "[%zu/%zu] %s ", progress.file,
+	    progress.files, progress.how);
 	if (progress.samples > 0)
-		fprintf(stderr, "\r\033[K[%zu/%zu] %s %s: %llu of %llu samples "
-		    "(%.0f%%)", progress.file, progress.files, progress.how,
-		    base, (unsigned long long)n,
-		    (unsigned long long)progress.samples, n >=
-		    progress.samples ? 100.0 : 100.0 * (double)n /
+		snprintf(tail, sizeof(tail), ": %llu of %llu samples (%.0f%%)",
+		    (unsigned long long)n, (unsigned long long)progress.samples,
+		    n >= progress.samples ? 100.0 : 100.0 * (double)n /
 		    (double)progress.samples);
 	else
-		fprintf(stderr, "\r\033[K[%zu/%zu] %s %s: %llu samples",
-		    progress.file, progress.files, progress.how, base,
+		snprintf(tail, sizeof(tail), ": %llu samples",
 		    (unsigned long long)n);
+	w = progress_width(head) + progress_width(tail);
+	room = cols > w + 1 ? cols - 1 - w : 0;
+	fputs("\r\033[K", stderr);
+	if (room >= 12 || progress_width(base) <= room) {
+		fputs(head, stderr);
+		/* a name cut keeps its end: the time and sequence of a
+		 * trace file, what tells one from the next */
+		if (progress_width(base) > room) {
+			w = progress_width(base) - (room - 3);
+			for (; w > 0 && *base; base++)
+				w -= ((unsigned char)*base & 0xc0) != 0x80;
+			while (((unsigned char)*base & 0xc0) == 0x80)
+				base++;
+			fputs("...", stderr);
+		}
+		fprintf(stderr, "%s%s", base, tail);
+	} else
+		/* a terminal narrower than the counts: they alone, cut */
+		fprintf(stderr, "%.*s", (int)(cols > 1 ? cols - 1 : 0),
+		    tail + 2);
 	fflush(stderr);
 	progress.shown = 1;
 }

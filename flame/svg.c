@@ -22,6 +22,9 @@
 #define SVG_BOTTOM	28	/* the details line */
 #define SVG_MIN_PX	0.1	/* narrower frames are left out */
 #define SVG_CHAR_W	0.59	/* a character's width, in font sizes */
+/* A name cut to fewer characters than this shows none: "s.." names
+ * nothing, and a whole machine's graph had 72 of its 88 cut labels so */
+#define SVG_MIN_CUT	4
 #define SVG_DIFF_SCALE	1073741824.0	/* a side's whole share, in width */
 
 struct svg_node {
@@ -221,6 +224,33 @@ svg_color(char *buf, size_t len, const char *name, enum stack_kind kind)
 	svg_rgb(buf, len, svg_hash(name), kind);
 }
 
+/* A differential graph's colours: what changed from A to B. */
+static void
+svg_legend_diff(FILE *f, unsigned int width)
+{
+	static const struct {
+		const char	*fill;
+		const char	*what;
+	} keys[] = {
+		{ "rgb(255,45,45)", "grew (a larger share in B)" },
+		{ "rgb(45,45,255)", "shrank" },
+		{ "rgb(255,255,255)", "unchanged" },
+	};
+	unsigned int	 x = width / 2 - 150;
+	size_t		 i;
+
+	fputs("<g id=\"legend\">", f);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		fprintf(f, "<rect x=\"%u\" y=\"50\" width=\"12\" "
+		    "height=\"12\" fill=\"%s\" stroke=\"#999\" rx=\"2\"/>"
+		    "<text x=\"%u\" y=\"60\">%s</text>", x, keys[i].fill,
+		    x + 16, keys[i].what);
+		x += 16 + (unsigned int)(strlen(keys[i].what) * SVG_FONT *
+		    SVG_CHAR_W) + 14;
+	}
+	fputs("</g>\n", f);
+}
+
 /* What the colours mean, in the middle of the buttons' row. */
 static void
 svg_legend(FILE *f, unsigned int width)
@@ -263,6 +293,8 @@ svg_fit(const char *name, double w, int *cut)
 		return 0;
 	if (n <= chars)
 		return n;
+	if (chars - 2 < SVG_MIN_CUT)
+		return 0;
 	*cut = 1;
 	n = chars - 2;
 	/* not inside a UTF-8 character */
@@ -421,9 +453,10 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
 	    "onload=\"flameInit(evt)\" data-total=\"%" PRIu64 "\" "
-	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\"",
+	    "data-xpad=\"%d\" data-font=\"%d\" data-charw=\"%.2f\" "
+	    "data-width=\"%u\" data-fit=\"%d\"",
 	    o->width, height, o->width, height, total, SVG_XPAD, SVG_FONT,
-	    SVG_CHAR_W);
+	    SVG_CHAR_W, o->width, o->fit ? 1 : 0);
 	if (o->diff)
 		fprintf(f, " data-total-a=\"%" PRIu64 "\" data-total-b=\"%"
 		    PRIu64 "\"", c.ta, c.tb);
@@ -446,7 +479,7 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	for (i = 0; svg_js[i] != NULL; i++)
 		fputs(svg_js[i], f);
 	fprintf(f, "]]></script>\n"
-	    "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
+	    "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
 	    "fill=\"#f8f8f4\"/>\n<text id=\"title\" x=\"%u\" y=\"22\">",
 	    o->width, height, o->width / 2);
 	svg_escape(f, o->title, strlen(o->title));
@@ -467,7 +500,10 @@ svg_write(FILE *f, const struct stackset *v, const struct svg_opts *o)
 	    "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
 	    SVG_XPAD, SVG_XPAD + 90, o->width - SVG_XPAD - 230 - 120,
 	    o->width - SVG_XPAD, SVG_XPAD, height - 10);
-	svg_legend(f, o->width);
+	if (o->diff)
+		svg_legend_diff(f, o->width);
+	else
+		svg_legend(f, o->width);
 	fputs("<g id=\"frames\">\n", f);
 	/* the root first: the document order is the drawing order */
 	for (i = l.nr; i > 0; i--)

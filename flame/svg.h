@@ -18,6 +18,8 @@ struct svg_opts {
 	const char	*title;
 	const char	*subtitle;	/* hosts, range, events, samples */
 	unsigned int	 width;
+	/* a browser draws it as wide as its window (flame.js): no --width */
+	int		 fit;
 	int		 inverted;	/* icicle: the root at the top */
 	/* a differential graph of a diff.h profile: each frame as wide as
 	 * the mean of its shares of A and B, red as its share grew, blue as

@@ -622,6 +622,17 @@ control_error_cb(struct evconnlistener *lis, void *arg)
 	event_add(ctl->backoff, &tv);
 }
 
+int
+control_taken(const struct config *cfg)
+{
+	struct stat	 st;
+
+	if (sd_listen_fds(0) > 0)
+		return 0;
+	return lstat(cfg->socket_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    control_in_use(cfg->socket_path);
+}
+
 struct control *
 control_create(struct daemon *d, control_dispatch_fn dispatch,
     control_gone_fn gone)

@@ -28,6 +28,10 @@ typedef void	(*control_gone_fn)(struct daemon *, struct control_client *c);
 struct control	*control_create(struct daemon *, control_dispatch_fn,
 		    control_gone_fn);
 void		 control_destroy(struct control *);
+/* Whether another daemon answers on cfg's socket path: checked before
+ * the output directory is made, so that a start refused for it leaves
+ * nothing behind. Never for a socket systemd passes (that one is ours). */
+int		 control_taken(const struct config *);
 /* A reload changed the settings: control groups (for connected peers
  * too), client_timeout, and the socket file's group and mode apply now. */
 void		 control_update(struct control *, const struct config *);

@@ -193,6 +193,11 @@ daemon_start(struct daemon *d)
 	ai.aio_idle_time = 30;
 	aio_init(&ai);
 
+	/* a second daemon on one socket changes nothing, not even the
+	 * output directory: it is refused before anything is made */
+	if (control_taken(&d->cfg))
+		fatalx("%s: another perfspilld is already listening; not "
+		    "starting (nothing was created)", d->cfg.socket_path);
 	if ((d->dirfd = outdir_create(d->cfg.output_dir)) == -1)
 		fatal("output directory %s", d->cfg.output_dir);
 	/* before salvage and retention: a second daemon changes nothing */

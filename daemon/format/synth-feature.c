@@ -52,6 +52,8 @@ static int	synth_feature_cmdline(struct synth_rec *,
 		    const struct synth_ctx *);
 static int	synth_feature_event_desc(struct synth_rec *,
 		    const struct synth_ctx *);
+static int	synth_feature_group_desc(struct synth_rec *,
+		    const struct synth_ctx *);
 static int	synth_feature_clockid(struct synth_rec *,
 		    const struct synth_ctx *);
 static int	synth_feature_compressed(struct synth_rec *,
@@ -76,6 +78,7 @@ static const struct synth_feature synth_feature_table[] = {
 	{ PERFDATA_FEAT_CPU_TOPOLOGY,	synth_topology_cpus },
 	{ PERFDATA_FEAT_NUMA_TOPOLOGY,	synth_topology_numa },
 	{ PERFDATA_FEAT_PMU_MAPPINGS,	synth_topology_pmus },
+	{ PERFDATA_FEAT_GROUP_DESC,	synth_feature_group_desc },
 	{ PERFDATA_FEAT_CLOCKID,	synth_feature_clockid },
 	{ PERFDATA_FEAT_COMPRESSED,	synth_feature_compressed },
 	{ PERFDATA_FEAT_CLOCK_DATA,	synth_feature_clock_data },
@@ -374,6 +377,38 @@ synth_feature_event_desc(struct synth_rec *r, const struct synth_ctx *ctx)
 		synth_rec_u32(r, ev->nr_ids);
 		synth_rec_lenstr(r, synth_event_name(ev, buf, sizeof buf));
 		synth_rec_put(r, ev->ids, ev->nr_ids * sizeof ev->ids[0]);
+	}
+	return 0;
+}
+
+/*
+ * The groups of -e {a,b}, as perf's write_group_desc: their number, then
+ * each one's name ("{anon_group}": perf gives a group none unless
+ * named), its leader's index among the events and its members, leader
+ * included. Only when there is a group, as perf record writes it.
+ */
+static int
+synth_feature_group_desc(struct synth_rec *r, const struct synth_ctx *ctx)
+{
+	size_t		 i, j, n, groups = 0;
+
+	for (i = 0; i < ctx->nr_events; i++)
+		groups += ctx->events[i].leader_off == 0 &&
+		    i + 1 < ctx->nr_events && ctx->events[i + 1].leader_off == 1;
+	if (groups == 0)
+		return 1;
+	synth_rec_u32(r, (uint32_t)groups);
+	for (i = 0; i < ctx->nr_events; i++) {
+		if (ctx->events[i].leader_off != 0)
+			continue;
+		for (n = 1, j = i + 1; j < ctx->nr_events &&
+		    ctx->events[j].leader_off == j - i; j++)
+			n++;
+		if (n < 2)
+			continue;
+		synth_rec_lenstr(r, "{anon_group}");
+		synth_rec_u32(r, (uint32_t)i);
+		synth_rec_u32(r, (uint32_t)n);
 	}
 	return 0;
 }

@@ -33,6 +33,9 @@ struct synth_event {
 	const char		*tp_name;	/* "sched_switch", or NULL */
 	const uint64_t		*ids;		/* PERF_EVENT_IOC_ID of each instance */
 	size_t			 nr_ids;
+	/* 0: alone or a group's leader; else the leader is this many
+	 * events before it (HEADER_GROUP_DESC, perf evlist -g) */
+	size_t			 leader_off;
 };
 
 struct synth_ctx {

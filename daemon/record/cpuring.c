@@ -28,6 +28,14 @@ cpuring_slot_event(const struct cpuring_spec *s, size_t slot)
 	return 1 + (slot - 1) / s->nr_cg;
 }
 
+size_t
+cpuring_slot(const struct cpuring_spec *s, size_t ev, size_t t)
+{
+	if (s->nr_cg == 0 || ev == 0)
+		return ev;
+	return 1 + (ev - 1) * s->nr_cg + t;
+}
+
 static int
 cpuring_fail(struct config_error *err, const struct evsel *ev, int cpu,
     int e)
@@ -46,7 +54,14 @@ cpuring_fail(struct config_error *err, const struct evsel *ev, int cpu,
 		    "root or CAP_PERFMON; kernel.perf_event_paranoid=%d)",
 		    ev->name, cpu, paranoid);
 	}
-	if (ev->attr.type == PERF_TYPE_HARDWARE &&
+	if (ev->precise_fixed && (e == EINVAL || e == EOPNOTSUPP))
+		return config_fail(err, PROTO_E_EVENT, "events",
+		    "event '%s': the kernel refuses precise_ip %u (the p "
+		    "modifiers; %s): ask for fewer p, or P for the most it "
+		    "gives", ev->name, (unsigned int)ev->attr.precise_ip,
+		    strerror(e));
+	if ((ev->attr.type == PERF_TYPE_HARDWARE ||
+	    ev->attr.type == PERF_TYPE_RAW) &&
 	    (e == ENOENT || e == EOPNOTSUPP || e == ENODEV))
 		return config_fail(err, PROTO_E_EVENT, "events",
 		    "event '%s': not supported by this machine's PMU (%s)",
@@ -66,6 +81,12 @@ cpuring_fail(struct config_error *err, const struct evsel *ev, int cpu,
 		    "event '%s' on cpu %d: the kernel refuses the cgroup "
 		    "filter (%s; it needs cgroup2 and the perf_event "
 		    "controller)", ev->name, cpu, strerror(e));
+	if (ev->attr.type > PERF_TYPE_BREAKPOINT && (e == EINVAL ||
+	    e == ENOENT || e == EOPNOTSUPP))
+		return config_fail(err, PROTO_E_EVENT, "events",
+		    "event '%s' on cpu %d: the kernel refuses it (%s): its "
+		    "PMU may not sample, or not with these terms", ev->name,
+		    cpu, strerror(e));
 	return config_fail(err, PROTO_E_EVENT, "events",
 	    "event '%s' on cpu %d: perf_event_open: %s", ev->name, cpu,
 	    strerror(e));
@@ -78,31 +99,49 @@ cpuring_open(const struct cpuring_spec *s, int cpu, int *fds, uint64_t *ids,
 	struct evsel	*ev;
 	size_t		 k, n = cpuring_nr_fds(s);
 	unsigned long	 flags;
-	int		 fd, pid;
+	int		 fd, pid, group, opened = 0;
+	size_t		 e, t;
 
-	for (k = 0; k < n; k++)
-		fds[k] = -1;
 	for (k = 0; k < n; k++) {
-		ev = &s->evs[cpuring_slot_event(s, k)];
+		fds[k] = -1;
+		ids[k] = 0;
+	}
+	for (k = 0; k < n; k++) {
+		e = cpuring_slot_event(s, k);
+		ev = &s->evs[e];
+		t = s->nr_cg > 0 && k > 0 ? (k - 1) % s->nr_cg : 0;
 		pid = -1;
 		flags = PERF_FLAG_FD_CLOEXEC;
 		if (s->nr_cg > 0 && k > 0) {
-			pid = s->cgfds[(k - 1) % s->nr_cg];
-			flags |= PERF_FLAG_PID_CGROUP;
+			pid = s->cgfds[t];
+			if (!s->tids)
+				flags |= PERF_FLAG_PID_CGROUP;
+		}
+		group = -1;
+		if (ev->leader_off > 0) {
+			group = fds[cpuring_slot(s, e - ev->leader_off, t)];
+			/* its thread was gone when the leader was opened */
+			if (group == -1)
+				continue;
 		}
 		for (;;) {
 			fd = (int)syscall(SYS_perf_event_open, &ev->attr, pid,
-			    cpu, -1, flags);
+			    cpu, group, flags);
 			if (fd != -1 || ev->attr.precise_ip == 0 ||
+			    ev->precise_fixed ||
 			    (errno != EINVAL && errno != EOPNOTSUPP))
 				break;
 			ev->attr.precise_ip--;
 		}
+		/* a target thread that exited since the /proc walk */
+		if (fd == -1 && errno == ESRCH && s->tids)
+			continue;
 		if (fd == -1) {
 			cpuring_fail(err, ev, cpu, errno);
 			goto error;
 		}
 		fds[k] = fd;
+		opened += k > 0;
 		if (k == 0) {
 			if (ring_map(ring, fd, s->pages) == -1) {
 				config_fail(err, PROTO_E_SYSTEM, "mmap_pages",
@@ -124,6 +163,11 @@ cpuring_open(const struct cpuring_spec *s, int cpu, int *fds, uint64_t *ids,
 			    "PERF_EVENT_IOC_ID: %s", strerror(errno));
 			goto error;
 		}
+	}
+	if (s->tids && opened == 0) {
+		config_fail(err, PROTO_E_BAD_VALUE, "pids", "every task to "
+		    "record has exited");
+		goto error;
 	}
 	return 0;
 error:

@@ -21,7 +21,9 @@
  * fd, system-wide. With cgroups (perf record -G) the tracking event is
  * still opened system-wide, so that the COMM/MMAP/FORK of every task
  * arrive (a task may join a recorded cgroup after it exec'd), and every
- * other event is opened once per cgroup with PERF_FLAG_PID_CGROUP.
+ * other event is opened once per cgroup with PERF_FLAG_PID_CGROUP. With
+ * thread targets the same, once per thread. A group's members (evsel's
+ * leader_off) name their leader's fd of the same CPU and target.
  */
 struct cpuring_spec {
 	struct evsel	*evs;		/* precise_ip lowered where refused */
@@ -29,12 +31,17 @@ struct cpuring_spec {
 	const int	*cgfds;		/* cgroup directories, or NULL */
 	size_t		 nr_cg;
 	size_t		 pages;		/* data pages of the ring */
+	/* cgfds holds thread ids (perf record -p, -t, -u): each event is
+	 * opened once per thread, and a thread gone since is left out */
+	int		 tids;
 };
 
 /* fds (and ids) a CPU holds: the slots of the spec. */
 size_t	cpuring_nr_fds(const struct cpuring_spec *);
 /* The event a slot belongs to. Slots of one event are consecutive. */
 size_t	cpuring_slot_event(const struct cpuring_spec *, size_t slot);
+/* The slot of event ev for target t (the cgroup or thread index). */
+size_t	cpuring_slot(const struct cpuring_spec *, size_t ev, size_t t);
 
 /*
  * Open every slot on cpu, disabled, into fds[] and their kernel ids into

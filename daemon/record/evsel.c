@@ -8,44 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "evparse.h"
 #include "evsel.h"
-
-struct evsel_sym {
-	const char	*name;
-	__u32		 type;
-	__u64		 config;
-};
-
-static const struct evsel_sym evsel_syms[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
-	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
-	{ "dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-instructions", PERF_TYPE_HARDWARE,
-	    PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE,
-	    PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE,
-	    PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-};
 
 const char *
 evsel_tracefs(void)
@@ -76,6 +40,7 @@ evsel_read_u64(const char *path, unsigned long long *v)
 	return ok ? 0 : -1;
 }
 
+/* The tracepoint system:name of ev->name into ev. */
 static int
 evsel_tracepoint(struct evsel *ev, const char *name, char *err, size_t len)
 {
@@ -111,34 +76,118 @@ evsel_tracepoint(struct evsel *ev, const char *name, char *err, size_t len)
 	return 0;
 }
 
+static int
+evsel_no_pmu(void)
+{
+	return access(EVSEL_PMU_ROOT "/cpu", F_OK) == -1 &&
+	    access(EVSEL_PMU_ROOT "/cpu_core", F_OK) == -1;
+}
+
+/* perf's modifiers into the attr (parse-events.c's order of meaning). */
+static void
+evsel_mods(struct evsel *ev, const struct evparse_mods *m)
+{
+	struct perf_event_attr	*a = &ev->attr;
+
+	if (m->user || m->kernel || m->hv) {
+		/* any of u, k, h given: the levels not given are left out */
+		a->exclude_user = !m->user;
+		a->exclude_kernel = !m->kernel;
+		a->exclude_hv = !m->hv;
+		ev->excl_fixed = 1;
+	}
+	if (m->guest || m->host) {
+		a->exclude_guest = !m->guest;
+		a->exclude_host = !m->host;
+	}
+	a->exclude_idle = m->no_idle ? 1 : 0;
+	a->pinned = m->pinned ? 1 : 0;
+	if (m->precise) {
+		a->precise_ip = (unsigned int)m->precise;
+		ev->precise_fixed = 1;
+	} else if (m->max_precise)
+		a->precise_ip = 3;
+}
+
+/* One parsed event into ev. */
+static int
+evsel_resolve(struct evsel *ev, const struct evparse_event *pe, char *err,
+    size_t len)
+{
+	uint32_t	 type;
+	uint64_t	 config;
+
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->name, sizeof(ev->name), "%s", pe->name);
+	ev->leader_off = pe->leader_off;
+	switch (pe->kind) {
+	case EVPARSE_SYMBOL:
+		evparse_symbol(pe->base, &type, &config);
+		ev->attr.type = type;
+		ev->attr.config = config;
+		if (type == PERF_TYPE_HARDWARE && evsel_no_pmu()) {
+			snprintf(err, len, "event '%s': this machine has no "
+			    "hardware PMU (no %s/cpu); use a software event "
+			    "such as cpu-clock", pe->name, EVSEL_PMU_ROOT);
+			return -1;
+		}
+		break;
+	case EVPARSE_RAW:
+		if (evsel_no_pmu()) {
+			snprintf(err, len, "event '%s': a raw event is the "
+			    "hardware PMU's code, and this machine has none "
+			    "(no %s/cpu)", pe->name, EVSEL_PMU_ROOT);
+			return -1;
+		}
+		ev->attr.type = PERF_TYPE_RAW;
+		ev->attr.config = pe->raw;
+		break;
+	case EVPARSE_TRACEPOINT:
+		if (evsel_tracepoint(ev, pe->base, err, len) == -1)
+			return -1;
+		break;
+	case EVPARSE_PMU:
+		if (evsel_pmu(ev, EVSEL_PMU_ROOT, pe, err, len) == -1)
+			return -1;
+		break;
+	}
+	evsel_mods(ev, &pe->mods);
+	return 0;
+}
+
+int
+evsel_parse_list(struct evsel *evs, size_t max, size_t *n, const char *text,
+    char *err, size_t len)
+{
+	struct evparse_event	 pe[EVPARSE_MAX_EVENTS];
+	size_t			 i, np;
+
+	if (evparse_list(text, pe, EVPARSE_MAX_EVENTS, &np, err, len) == -1)
+		return -1;
+	if (np > max) {
+		snprintf(err, len, "more than %zu events in all", max);
+		return -1;
+	}
+	for (i = 0; i < np; i++)
+		if (evsel_resolve(&evs[i], &pe[i], err, len) == -1)
+			return -1;
+	*n = np;
+	return 0;
+}
+
 int
 evsel_parse(struct evsel *ev, const char *name, char *err, size_t len)
 {
-	size_t	 i;
+	struct evparse_event	 pe[2];
+	size_t			 np;
 
-	memset(ev, 0, sizeof(*ev));
-	snprintf(ev->name, sizeof(ev->name), "%s", name);
-	if (strchr(name, ':') != NULL)
-		return evsel_tracepoint(ev, name, err, len);
-	for (i = 0; i < sizeof(evsel_syms) / sizeof(evsel_syms[0]); i++) {
-		if (strcmp(evsel_syms[i].name, name) != 0)
-			continue;
-		ev->attr.type = evsel_syms[i].type;
-		ev->attr.config = evsel_syms[i].config;
-		if (ev->attr.type == PERF_TYPE_HARDWARE &&
-		    access("/sys/bus/event_source/devices/cpu", F_OK) == -1 &&
-		    access("/sys/bus/event_source/devices/cpu_core", F_OK) == -1) {
-			snprintf(err, len, "event '%s': this machine has no "
-			    "hardware PMU (no /sys/bus/event_source/devices/cpu); "
-			    "use a software event such as cpu-clock", name);
-			return -1;
-		}
-		return 0;
+	if (evparse_list(name, pe, 2, &np, err, len) == -1)
+		return -1;
+	if (np != 1) {
+		snprintf(err, len, "'%s' is more than one event", name);
+		return -1;
 	}
-	snprintf(err, len, "event '%s': unknown event (software: cpu-clock, "
-	    "task-clock, page-faults, context-switches, cpu-migrations, ...; "
-	    "tracepoints: subsystem:name)", name);
-	return -1;
+	return evsel_resolve(ev, &pe[0], err, len);
 }
 
 uint64_t
@@ -180,7 +229,10 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 	for (i = 0; i < n; i++) {
 		a = &evs[i].attr;
 		a->size = sizeof(*a);
-		a->disabled = 1;
+		/* a member runs when its leader does, as perf opens it:
+		 * one enabled after its leader would wait for the group to
+		 * be scheduled again, which a CPU's context never is */
+		a->disabled = evs[i].leader_off == 0;
 		a->sample_id_all = 1;
 		/* IDENTIFIER first: perf finds the event of any record from a
 		 * fixed position, whatever the other sample fields are. */
@@ -198,17 +250,37 @@ evsel_config(struct evsel *evs, size_t n, const struct config *cfg,
 		if (a->type == PERF_TYPE_TRACEPOINT) {
 			/* a tracepoint samples each hit; raw gives its fields */
 			a->sample_type |= PERF_SAMPLE_RAW;
-			a->sample_period = 1;
-			a->freq = 0;
+			if (!evs[i].own_period) {
+				a->sample_period = 1;
+				a->freq = 0;
+			}
+		} else if (evs[i].own_period) {
+			/* a PMU event's period= or freq= term wins, as in perf */
 		} else if (cfg->freq) {
 			a->freq = 1;
 			a->sample_freq = cfg->freq;
 		} else
 			a->sample_period = cfg->period;
 		/* like perf, ask for the most precise IP the event gives;
-		 * record_start lowers it where the kernel refuses */
-		if (a->type == PERF_TYPE_SOFTWARE || a->type == PERF_TYPE_HARDWARE)
+		 * cpuring_open lowers it where the kernel refuses, unless a
+		 * p modifier asked for this much */
+		if ((a->type == PERF_TYPE_SOFTWARE ||
+		    a->type == PERF_TYPE_HARDWARE) && !evs[i].precise_fixed)
 			a->precise_ip = 3;
+		/* perf record --all-user, --all-kernel: events without
+		 * their own u, k or h; the tracking event sees every level */
+		if (i > 0 && !evs[i].excl_fixed && cfg->all_user) {
+			a->exclude_kernel = 1;
+			a->exclude_hv = 1;
+		}
+		if (i > 0 && !evs[i].excl_fixed && cfg->all_kernel) {
+			a->exclude_user = 1;
+			a->exclude_hv = 1;
+		}
+		/* perf record -p, -t, -u: children and new threads are
+		 * followed; the system-wide tracking event needs not */
+		if (i > 0 && config_task_target(cfg))
+			a->inherit = 1;
 		a->watermark = 1;
 		a->wakeup_watermark = (__u32)evsel_wakeup_bytes(cfg, ring_bytes);
 		if (i == 0) {

@@ -164,6 +164,7 @@ struct record {
 	struct cpuring_spec	 spec;		/* what each CPU opens */
 	size_t			 nr_fds;	/* ...fds per CPU */
 	int			 cgfds[CONFIG_MAX_CGROUPS]; /* -G filter */
+	int			*tids;		/* -p, -t, -u targets (target.h) */
 	char			 cgroupfs[CONFIG_PATH_LEN]; /* cgroup2 mount */
 	uint64_t		 cpus_added;	/* CPU hotplug, this recording */
 	uint64_t		 cpus_removed;

@@ -126,6 +126,7 @@ record_prep_create(struct record *rec, const char *why)
 		    rec->evs[i].tp_system : NULL;
 		p->sev[i].tp_name = rec->evs[i].tp_name[0] ?
 		    rec->evs[i].tp_name : NULL;
+		p->sev[i].leader_off = rec->evs[i].leader_off;
 	}
 	/* the ids of the CPUs open now; slots of an event are consecutive */
 	for (k = 0; k < rec->nr_fds; k++) {
@@ -133,7 +134,10 @@ record_prep_create(struct record *rec, const char *why)
 		if (sev->ids == NULL)
 			sev->ids = &p->ids[n];
 		for (j = 0; j < rec->nr_cpus; j++)
-			if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline) {
+			/* an fd of a target thread gone at the start is
+			 * -1, and has no id */
+			if (rec->cpus[j].fds != NULL && !rec->cpus[j].offline &&
+			    rec->cpus[j].fds[k] != -1) {
 				p->ids[n++] = rec->cpus[j].ids[k];
 				sev->nr_ids++;
 			}

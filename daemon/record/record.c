@@ -27,6 +27,7 @@
 #include "outdir.h"
 #include "perfdata.h"
 #include "record-int.h"
+#include "target.h"
 #include "size.h"
 #include "synth.h"
 #include "trigger.h"
@@ -172,15 +173,42 @@ record_cpus_online(size_t *n)
 	return 0;
 }
 
+/*
+ * Keep of cpus[0..*n) those of the cpus setting (perf record -C), in
+ * place: what is left, 0 when none is.
+ */
+static size_t
+record_only_cpus(const struct record *rec, int *cpus, size_t *n)
+{
+	int	*only;
+	size_t	 nonly, i, j, k = 0;
+
+	if (rec->cfg.cpus[0] == '\0' ||
+	    cpuring_parse_list(rec->cfg.cpus, &only, &nonly) == -1)
+		return *n;
+	for (i = 0; i < *n; i++)
+		for (j = 0; j < nonly; j++)
+			if (cpus[i] == only[j]) {
+				cpus[k++] = cpus[i];
+				break;
+			}
+	free(only);
+	return *n = k;
+}
+
 static void
 record_close_cgroups(struct record *rec)
 {
 	size_t	 i;
 
-	for (i = 0; i < rec->spec.nr_cg; i++)
+	/* thread targets are ids, not fds */
+	for (i = 0; i < rec->spec.nr_cg && !rec->spec.tids; i++)
 		if (rec->cgfds[i] != -1)
 			close(rec->cgfds[i]);
 	rec->spec.nr_cg = 0;
+	rec->spec.tids = 0;
+	free(rec->tids);
+	rec->tids = NULL;
 }
 
 /* The cblocks of closed CPUs, once nothing of theirs is in flight. */
@@ -786,7 +814,7 @@ record_check_start(struct record *rec, const struct config *cfg,
 {
 	unsigned long	 maxrate;
 	uint64_t	 wake;
-	size_t		 i, ring_bytes;
+	size_t		 i, n, ring_bytes;
 	char		 msg[256];
 	const char	*why;
 
@@ -801,12 +829,22 @@ record_check_start(struct record *rec, const struct config *cfg,
 	 * cgroup filter it is the one event opened system-wide (cpuring.h).
 	 */
 	evsel_parse(&rec->evs[0], "dummy", msg, sizeof(msg));
-	for (i = 0; i < cfg->nr_events; i++)
-		if (evsel_parse(&rec->evs[1 + i], cfg->events[i], msg,
+	rec->nr_evs = 1;
+	for (i = 0; i < cfg->nr_events; i++) {
+		if (evsel_parse_list(&rec->evs[rec->nr_evs],
+		    RECORD_MAX_EVSELS - rec->nr_evs, &n, cfg->events[i], msg,
 		    sizeof(msg)) == -1)
 			return config_fail(err, PROTO_E_EVENT, "events", "%s",
 			    msg);
-	rec->nr_evs = 1 + cfg->nr_events;
+		rec->nr_evs += n;
+	}
+	/* the default recording is the machine's, always on: a deep dive
+	 * into some tasks is a session of its own */
+	if (config_task_target(cfg) && rec->name[0] == '\0')
+		return config_fail(err, PROTO_E_BAD_VALUE, cfg->pids[0] ?
+		    "pids" : cfg->tids[0] ? "tids" : "user", "pids, tids and "
+		    "user are for a session (start --session NAME -p PID): "
+		    "the default recording is system-wide");
 	if ((cfg->all_cgroups || cfg->nr_cgroups > 0) &&
 	    cgroup_mount(rec->cgroupfs, sizeof(rec->cgroupfs)) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, cfg->nr_cgroups ?
@@ -925,6 +963,7 @@ record_open_cpus(struct record *rec, struct config_error *err)
 	rec->spec.nr_evs = rec->nr_evs;
 	rec->spec.cgfds = rec->cgfds;
 	rec->spec.nr_cg = 0;
+	rec->spec.tids = 0;
 	rec->spec.pages = rec->cfg.mmap_pages;
 	for (i = 0; i < rec->cfg.nr_cgroups; i++) {
 		if ((rec->cgfds[i] = cgroup_open(rec->cgroupfs,
@@ -933,11 +972,26 @@ record_open_cpus(struct record *rec, struct config_error *err)
 			    "%s", msg);
 		rec->spec.nr_cg = i + 1;
 	}
+	if (config_task_target(&rec->cfg)) {
+		if (target_tids(&rec->cfg, "/proc", &rec->tids, &n, msg,
+		    sizeof(msg)) == -1)
+			return config_fail(err, PROTO_E_BAD_VALUE,
+			    rec->cfg.pids[0] ? "pids" : rec->cfg.tids[0] ?
+			    "tids" : "user", "%s", msg);
+		rec->spec.cgfds = rec->tids;
+		rec->spec.nr_cg = n;
+		rec->spec.tids = 1;
+	}
 	rec->nr_fds = cpuring_nr_fds(&rec->spec);
 	if (record_online_cpus(&cpus, &n) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL,
 		    "cannot read the online CPUs (%s): %s",
 		    record_online_path(), strerror(errno));
+	if (record_only_cpus(rec, cpus, &n) == 0) {
+		free(cpus);
+		return config_fail(err, PROTO_E_BAD_VALUE, "cpus", "cpus: "
+		    "none of %s is online", rec->cfg.cpus);
+	}
 	if (record_cpus_alloc(rec, cpus, n) == -1) {
 		free(cpus);
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
@@ -990,7 +1044,7 @@ record_end_flight(struct record *rec)
  * tracking first, then the /proc walk, so that a task born between the
  * two is in the rings and one born before is in /proc (both is harmless;
  * perf takes the later name); the rings hold what comes meanwhile until
- * the loop drains them into the file.
+ * the drain thread drains them into the file.
  */
 static int
 record_begin(struct record *rec, struct config_error *err)
@@ -1426,6 +1480,7 @@ record_hotplug(struct record *rec)
 	record_free_offline(rec);
 	if (record_online_cpus(&cpus, &n) == -1)
 		return;	/* mid-write or unreadable: the next tick sees it */
+	record_only_cpus(rec, cpus, &n);
 	for (i = 0; i < rec->nr_cpus && rec->state == RECORD_RUNNING; i++) {
 		c = &rec->cpus[i];
 		for (on = 0, j = 0; j < n && !on; j++)

@@ -1,8 +1,9 @@
 /*
  * record: one recording session. It opens the configured events on every
  * online CPU (one ring per CPU, the CPU's other events redirected into it),
- * drains the rings from the event loop into cblocks and AIO, and owns the
- * current trace file and the files still being finished.
+ * drains the rings on its real-time drain thread (record-thread.c) into
+ * the direct path's shared pool or each ring's cblocks, written by AIO,
+ * and owns the current trace file and the files still being finished.
  */
 #ifndef PERFSPILL_RECORD_H
 #define PERFSPILL_RECORD_H

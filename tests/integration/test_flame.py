@@ -9,6 +9,7 @@ import collections
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -497,7 +498,7 @@ def test_icicle_and_reversed():
     page = open(os.path.join(SRC, "man", "perfspill-flame.1.in")).read()
     assert "\\fB\\-i\\fP, \\fB\\-\\-input\\fP" in page and \
         "\\fB\\-I\\fP, \\fB\\-\\-icicle\\fP" in page
-    stacks = folded(flame("-q", "--pid", pid, "-r", "-f", "-",
+    stacks = folded(flame("-q", "--pid", pid, "--reverse", "-f", "-",
                           path).stdout)
     assert any(s.startswith("flametarget;leaf_seventy;worker;main;")
                for s in stacks), list(stacks)[:5]
@@ -575,6 +576,62 @@ def test_svg_renders_zooms_and_searches_in_chromium():
         assert matched.startswith("Matched: ") and abs(
             float(matched.split()[1].rstrip("%")) - leaf_share) < 0.1, \
             (matched, leaf_share)
+
+
+def test_svg_is_as_wide_as_the_window_with_the_rate():
+    """Without --width a browser draws the graph as wide as its window:
+    in a 1900-pixel Chromium window the root spans it and a label the file
+    cut at 1200 pixels shows more of its name; --width keeps its width.
+    The subtitle gives the samples' rate over the range it shows."""
+    import cdp
+    path = machine()
+    svg = os.path.join(_work, "wide.svg")
+    flame("-q", "-o", svg, path)
+    doc = xml.dom.minidom.parse(svg)
+    sub = [t for t in doc.getElementsByTagName("text")
+           if t.getAttribute("id") == "subtitle"][0].firstChild.data
+    m = re.search(r" (\d+) samples \((\d+(\.\d)?)/s\)", sub)
+    assert m and float(m.group(2)) > 0, sub
+    assert doc.documentElement.getAttribute("width") == "1200"
+    # a cut label keeps at least 4 characters of its name: "s.." names
+    # nothing (72 of the 88 cut labels of this graph were such)
+    labels = [t.firstChild.data for g in doc.getElementsByTagName("g")
+              if "f" in g.getAttribute("class").split()
+              for t in g.getElementsByTagName("text") if t.firstChild]
+    cut = [x for x in labels if x.endswith("..")]
+    assert cut and all(len(x) >= 6 for x in cut), cut
+    fixed = os.path.join(_work, "fixed.svg")
+    flame("-q", "--width", "1300", "-o", fixed, path)
+    probe = """(function () {
+        var root = flame.frames.filter(function (g) {
+            return g.fd === 0; })[0].frect.getBoundingClientRect();
+        var cut = 0, whole = 0, short = 0;
+        flame.frames.forEach(function (g) {
+            var t = g.ftext.textContent;
+            if (t.length > 2 && t.slice(-2) === "..") cut++;
+            if (t.length > 2 && t.slice(-2) === ".." && t.length < 6)
+                short++;
+            else if (t.length > 0) whole++;
+        });
+        var ti = document.getElementById("title").getBoundingClientRect();
+        return {root: root.width, cut: cut, whole: whole, short: short,
+                title: ti.x + ti.width / 2,
+                vw: document.documentElement.getBoundingClientRect().width};
+        })()"""
+    with cdp.Chromium("file://" + svg, 1200, 900) as c:
+        narrow = c.eval(probe)
+    with cdp.Chromium("file://" + svg, 1900, 900) as c:
+        wide = c.eval(probe)
+    with cdp.Chromium("file://" + fixed, 1900, 900) as c:
+        kept = c.eval(probe)
+    assert wide["root"] > 1800 and wide["root"] > narrow["root"] + 500, \
+        (narrow, wide)
+    assert abs(wide["title"] - wide["vw"] / 2) < 30, wide
+    # more whole labels than at 1200 pixels, and the script cuts as the
+    # file does
+    assert wide["whole"] > narrow["whole"], (narrow, wide)
+    assert wide["short"] == 0 and narrow["short"] == 0, (narrow, wide)
+    assert abs(kept["root"] - 1280) < 2, kept
 
 
 def test_deep_graph_opens_on_its_root():

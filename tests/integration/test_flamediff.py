@@ -156,6 +156,24 @@ def test_max_depth_bounds_both_sides():
             c[0] for s_, c in p.items() if s_.endswith(";" + leaf))
 
 
+def test_legend_says_grew_and_shrank():
+    """A differential graph's legend names its colours: red grew, blue
+    shrank; never a plain graph's "kernel" for blue."""
+    fa, fb = recordings()
+    svg = os.path.join(_work, "diff-legend.svg")
+    flame("-q", *ours(), "--base", fa, "-o", svg, fb)
+    doc = xml.dom.minidom.parse(svg)
+    legend = [g for g in doc.getElementsByTagName("g")
+              if g.getAttribute("id") == "legend"][0]
+    keys = {t.firstChild.data: r.getAttribute("fill") for r, t in zip(
+        legend.getElementsByTagName("rect"),
+        legend.getElementsByTagName("text"))}
+    grew = [k for k in keys if k.startswith("grew")][0]
+    assert rgb(keys[grew])[0] == 255 and rgb(keys[grew])[2] < 255, keys
+    assert rgb(keys["shrank"])[2] == 255 and rgb(keys["shrank"])[0] < 255
+    assert "kernel" not in keys, keys
+
+
 def rgb(s):
     return tuple(int(x) for x in s[s.index("(") + 1:-1].split(","))
 

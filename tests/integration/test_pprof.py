@@ -207,6 +207,22 @@ def test_raw_stacks_and_top_equal_the_folded_output():
     assert abs(seventy / (seventy + thirty) - 0.70) <= 0.03
 
 
+def test_top_names_what_the_profile_covers():
+    """go tool pprof -top's "File:" is the profile's first mapping, which
+    pprof takes for the main binary: what the profile covers (every
+    process, or the one comm asked for), never the kernel's mapping that
+    the first sample happened to hit."""
+    path = recording()
+    out = os.path.join(_work, "whole.pb.gz")
+    flame("-q", "-P", out, path)
+    top = go_pprof("-top", "-symbolize=none", out)
+    assert "File: every process (perfspill)" in top.splitlines(), top[:300]
+    out = os.path.join(_work, "comm.pb.gz")
+    flame("-q", "--comm", "flametarget", "-P", out, path)
+    top = go_pprof("-top", "-symbolize=none", out)
+    assert "File: flametarget" in top.splitlines(), top[:300]
+
+
 def test_per_host_names_and_filters():
     """--per-host with %h: one profile per host (the manifests'), each
     holding that host's samples only, as many as its folded output."""

@@ -131,6 +131,11 @@ test_text_value(void)
 	} t[] = {
 		{ "events", "cpu-clock,sched:sched_switch",
 		    "[ \"cpu-clock\", \"sched:sched_switch\" ]" },
+		{ "events", "{cs,cpu-clock}:u,msr/event=1,umask=2/,cs",
+		    "[ \"{cs,cpu-clock}:u\", \"msr\\/event=1,umask=2\\/\", \"cs\" ]" },
+		{ "events", "", "[ ]" },
+		{ "cpus", "0-3", "\"0-3\"" },
+		{ "pids", "12", "\"12\"" },
 		{ "cgroups", "", "[ ]" },
 		{ "freq", "99", "99" },
 		{ "freq", "-5", "-5" },
@@ -167,8 +172,14 @@ events(char *buf, size_t len, int n, size_t namelen)
 	for (i = 0; i < n && off + namelen + 8 < len; i++) {
 		off += (size_t)snprintf(buf + off, len - off, "%s\"",
 		    i ? "," : "");
-		memset(buf + off, 'e', namelen);
-		off += namelen;
+		/* "e:eee", a tracepoint's syntax; "cs" when shorter */
+		if (namelen < 3)
+			off += (size_t)snprintf(buf + off, len - off, "cs");
+		else {
+			memset(buf + off, 'e', namelen);
+			buf[off + 1] = ':';
+			off += namelen;
+		}
 		off += (size_t)snprintf(buf + off, len - off, "\"");
 	}
 	snprintf(buf + off, len - off, "]}");
@@ -205,7 +216,18 @@ test_recording_keys(void)
 	CHECK_EQ(apply1(&c, "{\"events\":[1]}"), PROTO_E_BAD_TYPE);
 	CHECK_EQ(apply1(&c, "{\"events\":[\"cycles\",\"cyc les\"]}"),
 	    PROTO_E_BAD_VALUE);
-	CHECK_EQ(apply1(&c, "{\"events\":[\"a/b\"]}"), PROTO_E_BAD_VALUE);
+	CHECK_EQ(apply1(&c, "{\"events\":[\"a/b\"]}"), PROTO_E_EVENT);
+	/* perf's syntax: modifiers, groups, PMU terms; one entry may hold
+	 * several events, and all of them count against the bound */
+	CHECK_EQ(apply1(&c, "{\"events\":[\"cpu-clock:u\",\"{cs,"
+	    "task-clock}:k\",\"msr/event=0,umask=1/\"]}"), 0);
+	CHECK_EQ(c.nr_events, 3);
+	CHECK_STR(c.events[1], "{cs,task-clock}:k");
+	CHECK_EQ(apply1(&c, "{\"events\":[\"cpu-clock:z\"]}"), PROTO_E_EVENT);
+	CHECK(strstr(err.msg, "bad modifier 'z'") != NULL);
+	CHECK_EQ(apply1(&c, "{\"events\":[\"cs,cs,cs,cs,cs,cs,cs,cs,cs\","
+	    "\"cs,cs,cs,cs,cs,cs,cs,cs\"]}"), PROTO_E_BAD_VALUE);
+	CHECK(strstr(err.msg, "more than 16 events") != NULL);
 	CHECK_EQ(apply1(&c, "{\"events\":[\"\"]}"), PROTO_E_BAD_VALUE);
 	events(buf, sizeof(buf), CONFIG_MAX_EVENTS + 1, 1);
 	CHECK_EQ(apply1(&c, buf), PROTO_E_BAD_VALUE);
@@ -555,6 +577,10 @@ test_unknown(void)
 	CHECK_EQ(apply(&c, "{\"bogus\":1}", CONFIG_REQUEST),
 	    PROTO_E_UNKNOWN_KEY);
 	CHECK_STR(err.key, "bogus");
+	CHECK(strstr(err.msg, "did you mean") == NULL);
+	/* the nearest key is named */
+	CHECK_EQ(apply1(&c, "{\"evnets\":[\"cs\"]}"), PROTO_E_UNKNOWN_KEY);
+	CHECK_STR(err.msg, "unknown setting 'evnets' (did you mean 'events'?)");
 	/* keys are case sensitive */
 	CHECK_EQ(apply1(&c, "{\"CBLOCKS\":2}"), PROTO_E_UNKNOWN_KEY);
 
@@ -593,9 +619,10 @@ test_all_or_nothing(void)
 
 	/* a refusal also leaves a non-default config alone */
 	CHECK_EQ(apply1(&c, "{\"period\":5000,\"cblocks\":0,\"events\":"
-	    "[\"a\",\"b\",\"c\"],\"control_groups\":[\"adm\"]}"), 0);
+	    "[\"cs\",\"cpu-clock\",\"a:b\"],\"control_groups\":[\"adm\"]}"),
+	    0);
 	changed = (json_object *)(uintptr_t)1;
-	CHECK_EQ(apply_changed(&c, "{\"events\":[\"x\"],\"cblocks\":99}",
+	CHECK_EQ(apply_changed(&c, "{\"events\":[\"cs\"],\"cblocks\":99}",
 	    CONFIG_REQUEST, &changed), PROTO_E_BAD_VALUE);
 	CHECK(changed == NULL);
 	CHECK_EQ(c.nr_events, 3);
@@ -764,7 +791,8 @@ test_to_json(void)
 		    it.key);
 	CHECK_STR(order, "events period callgraph call_graph mmap_pages wakeup_pct "
 	    "drain_ms mmap_flush compression exclude_self kernel_build_id "
-	    "all_cgroups cgroups mode window window_bytes triggers "
+	    "all_cgroups cgroups cpus all_user all_kernel pids tids user "
+	    "mode window window_bytes triggers "
 	    "realtime writeback direct_io direct_tail_ms cblocks "
 	    "rotate_size "
 	    "rotate_interval "

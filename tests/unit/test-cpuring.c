@@ -62,7 +62,7 @@ test_slots(void)
 {
 	struct evsel		 evs[3];
 	int			 cg[2] = { 10, 11 };
-	struct cpuring_spec	 s = { evs, 3, NULL, 0, 1 };
+	struct cpuring_spec	 s = { evs, 3, NULL, 0, 1, 0 };
 
 	/* no filter: one fd per event */
 	CHECK_EQ(cpuring_nr_fds(&s), 3);
@@ -78,6 +78,13 @@ test_slots(void)
 	CHECK_EQ(cpuring_slot_event(&s, 2), 1);
 	CHECK_EQ(cpuring_slot_event(&s, 3), 2);
 	CHECK_EQ(cpuring_slot_event(&s, 4), 2);
+	/* a group member finds its leader's slot of the same target */
+	CHECK_EQ(cpuring_slot(&s, 0, 0), 0);
+	CHECK_EQ(cpuring_slot(&s, 1, 1), 2);
+	CHECK_EQ(cpuring_slot(&s, 2, 0), 3);
+	CHECK_EQ(cpuring_slot(&s, 2, 1), 4);
+	s.nr_cg = 0;
+	CHECK_EQ(cpuring_slot(&s, 2, 0), 2);
 }
 
 int
