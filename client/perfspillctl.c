@@ -1006,7 +1006,7 @@ ctl_start_args(int argc, char **argv, json_object *args)
 	char		 shorts[3 * CTL_MAX_OPTS + 2], kv[256];
 	char		 noname[CTL_MAX_OPTS][CONFIG_NAME_LEN + 3];
 	size_t		 i, n = ctl_opts(o, CTL_MAX_OPTS), nl = 0, ns = 0;
-	int		 ch, k, persist = 0, off_cpu = 0;
+	int		 ch, k, persist = 0, off_cpu = 0, sampling = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct config_keyinfo *p = &o[i].key;
@@ -1103,6 +1103,10 @@ ctl_start_args(int argc, char **argv, json_object *args)
 					k = (int)i;
 		if (k == -1)
 			return -1;
+		if (strcmp(o[k].key.name, "events") == 0 ||
+		    strcmp(o[k].key.name, "period") == 0 ||
+		    strcmp(o[k].key.name, "freq") == 0)
+			sampling = 1;
 		if (o[k].key.kind == CONFIG_KIND_BOOL) {
 			json_object_object_add(args, o[k].key.name,
 			    json_object_new_boolean(ch < CTL_OPT_OFF));
@@ -1121,6 +1125,14 @@ ctl_start_args(int argc, char **argv, json_object *args)
 	if (off_cpu && persist) {
 		fprintf(stderr, "perfspillctl: start: --off-cpu records a "
 		    "session of its own: not with --persist\n");
+		return -1;
+	}
+	/* another event, period or rate would record other events as
+	 * often as every switch, or miss switches, which perfspill-flame
+	 * --off-cpu cannot time */
+	if (off_cpu && sampling) {
+		fprintf(stderr, "perfspillctl: start: --off-cpu records every "
+		    "sched:sched_switch: not with -e, -c or -F\n");
 		return -1;
 	}
 	if (off_cpu && !json_object_object_get_ex(args, "session", NULL))

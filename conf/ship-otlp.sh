@@ -16,7 +16,8 @@
 # at the commit docs/flame.md names, which a Collector of the same
 # generation reads (its otlpreceiver with the profiles feature gate on).
 # A file of the off-CPU session (perfspillctl start --off-cpu: session
-# offcpu in its manifest) is sent as off-CPU time (--off-cpu).
+# offcpu in its manifest, or any session whose one event is
+# sched:sched_switch) is sent as off-CPU time (--off-cpu).
 #
 # perfspilld runs it as: ship-otlp.sh FILE MANIFEST, with the facts of
 # the file in PERFSPILL_* (perfspilld.json(5)). A non-zero exit (the
@@ -59,8 +60,18 @@ if [ -r "$manifest" ] && [ -z "$(field first_sample_utc_approx)" ]; then
 	    "to ship" >&2
 	exit 0
 fi
+# the events of the file's settings, one per line
+events() {
+	[ -r "$manifest" ] || return 0
+	awk '/^ *"events": \[/ { on = 1; next }
+	    on && /\]/ { exit }
+	    on { gsub(/[ ",]/, ""); print }' "$manifest"
+}
+# an off-CPU session (start --off-cpu, whatever --session named it) has
+# every sched_switch as its one event: its time is shipped, not counts
 offcpu=
-if [ "$(field session)" = offcpu ]; then
+if [ "$(field session)" = offcpu ] ||
+    [ "$(events)" = sched:sched_switch ]; then
 	offcpu=--off-cpu
 fi
 

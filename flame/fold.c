@@ -312,8 +312,11 @@ fold_read(const char *path, const struct perfread_opts *ro, perfread_fn fn,
 		fn = offcpu_sample;
 		arg = oc;
 	}
-	if (perfread_walk(r, &o, sy, fn, arg, ps, err, errlen) == -1)
+	if (perfread_walk(r, &o, sy, fn, arg, ps, err, errlen) == -1) {
+		if (oc != NULL && offcpu_error(oc) != NULL)
+			snprintf(err, errlen, "%s", offcpu_error(oc));
 		goto out;
+	}
 	if (head_hash != NULL)
 		*head_hash = pi->head_hash;
 	rv = 0;

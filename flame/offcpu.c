@@ -2,6 +2,7 @@
  * offcpu: switch-outs timed by the switch-in after them (see offcpu.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct offcpu {
 	struct offcpu_task	*tab;		/* open addressing by tid */
 	size_t			 size, n;
 	struct offcpu_stats	 st;
+	char			 why[256];	/* what stopped the walk */
 };
 
 /* The value after "key" up to ';' in [p, end): a number. */
@@ -105,8 +107,37 @@ offcpu_event(const char *p, uint64_t len, struct offcpu_fields *f)
 		if (nl - p > 7 && memcmp(p, "\tfield:", 7) == 0)
 			offcpu_field(p + 7, nl, f);
 	}
-	return (f->prev_pid_size == 4 && f->next_pid_size == 4 &&
-	    (f->prev_state_size == 4 || f->prev_state_size == 8)) ? 0 : -1;
+	return 0;
+}
+
+/* Whether the format's fields are those offcpu reads: 0, or -1 with the
+ * field that is missing or of a size it cannot be in why. */
+static int
+offcpu_fields_ok(const struct offcpu_fields *f, char *why, size_t len)
+{
+	const char	*name = NULL;
+	uint32_t	 size = 0;
+
+	if (f->prev_pid_size != 4) {
+		name = "prev_pid";
+		size = f->prev_pid_size;
+	} else if (f->next_pid_size != 4) {
+		name = "next_pid";
+		size = f->next_pid_size;
+	} else if (f->prev_state_size != 4 && f->prev_state_size != 8) {
+		name = "prev_state";
+		size = f->prev_state_size;
+	}
+	if (name == NULL)
+		return 0;
+	if (size == 0)
+		snprintf(why, len, "its sched_switch format has no field %s",
+		    name);
+	else
+		snprintf(why, len, "its sched_switch format's %s has %" PRIu32
+		    " bytes, not %s", name, size, strcmp(name, "prev_state") ==
+		    0 ? "4 or 8" : "4");
+	return -1;
 }
 
 /* A cursor over the tracing data: each step checks what is left. */
@@ -213,6 +244,14 @@ offcpu_create(const struct profile_info *pi, const struct perfread_opts *o,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (i < pi->nattrs && offcpu_fields_ok(&oc->f, oc->why,
+	    sizeof(oc->why)) == -1) {
+		snprintf(err, errlen, "%s: off-CPU time cannot be read",
+		    oc->why);
+		free(oc);
+		errno = EINVAL;
+		return NULL;
+	}
 	oc->o = *o;
 	oc->fn = fn;
 	oc->arg = arg;
@@ -270,6 +309,8 @@ offcpu_grow(struct offcpu *oc)
 		while (oc->tab[j].used)
 			j = (j + 1) & (oc->size - 1);
 		oc->tab[j] = old[i];
+		/* its sample's comm is its own copy, which moved with it */
+		oc->tab[j].s.comm = oc->tab[j].comm;
 	}
 	free(old);
 	return 0;
@@ -370,6 +411,26 @@ offcpu_out(struct offcpu *oc, uint32_t tid, const struct profile_sample *s)
 	return 0;
 }
 
+/* The walk stopped at a switch whose raw data does not hold the field
+ * name where the file's format puts it (off, size). */
+static int
+offcpu_misfit(struct offcpu *oc, const struct profile_sample *s,
+    const char *name, uint32_t off, uint32_t size)
+{
+	snprintf(oc->why, sizeof(oc->why), "a sched_switch sample at %"
+	    PRIu64 " has %" PRIu32 " bytes of raw data, and its format puts "
+	    "%s at offset %" PRIu32 " (size %" PRIu32 "): off-CPU time cannot "
+	    "be read", s->time, s->raw_size, name, off, size);
+	errno = EINVAL;
+	return -1;
+}
+
+const char *
+offcpu_error(const struct offcpu *oc)
+{
+	return oc->why[0] != '\0' ? oc->why : NULL;
+}
+
 int
 offcpu_sample(void *arg, const struct profile_sample *s)
 {
@@ -384,9 +445,18 @@ offcpu_sample(void *arg, const struct profile_sample *s)
 	next = offcpu_field_of(s, oc->f.next_pid, oc->f.next_pid_size);
 	state = offcpu_field_of(s, oc->f.prev_state, oc->f.prev_state_size);
 	prev = offcpu_field_of(s, oc->f.prev_pid, oc->f.prev_pid_size);
+	/* a format that does not fit its own samples is not guessed at */
+	if (next == UINT64_MAX)
+		return offcpu_misfit(oc, s, "next_pid", oc->f.next_pid,
+		    oc->f.next_pid_size);
+	if (state == UINT64_MAX)
+		return offcpu_misfit(oc, s, "prev_state", oc->f.prev_state,
+		    oc->f.prev_state_size);
+	if (prev == UINT64_MAX)
+		return offcpu_misfit(oc, s, "prev_pid", oc->f.prev_pid,
+		    oc->f.prev_pid_size);
 	/* the task coming on: its time off ends now */
-	if (next != 0 && next != UINT64_MAX &&
-	    (t = offcpu_task(oc, (uint32_t)next, 0)) != NULL && t->off) {
+	if (next != 0 && (t = offcpu_task(oc, (uint32_t)next, 0)) != NULL && t->off) {
 		t->off = 0;
 		if (s->time > t->s.time && offcpu_wanted(oc, &t->s)) {
 			t->s.period = s->time - t->s.time;
@@ -395,7 +465,7 @@ offcpu_sample(void *arg, const struct profile_sample *s)
 				return -1;
 		}
 	}
-	if (prev == 0 || prev == UINT64_MAX || state == UINT64_MAX)
+	if (prev == 0)
 		return 0;
 	if ((state & OFFCPU_SLEEPING) == 0) {
 		/* preempted: on the CPU until now, whatever was missed */

@@ -46,11 +46,16 @@ struct offcpu	*offcpu_create(const struct profile_info *pi,
 /* A perfread_fn: every sample of the file, unfiltered, in time order. */
 int		 offcpu_sample(void *offcpu, const struct profile_sample *);
 void		 offcpu_end(const struct offcpu *, struct offcpu_stats *);
+/* Why offcpu_sample stopped the walk (a switch whose raw data does not
+ * hold a field where the file's format puts it), or NULL. */
+const char	*offcpu_error(const struct offcpu *);
 void		 offcpu_free(struct offcpu *);
 
 /* The offsets and sizes of prev_pid, prev_state and next_pid in the
  * sched_switch format among len bytes of a tracing data feature (perf's
- * layout); 0, or -1 when it holds none. Exposed for the unit test. */
+ * layout); 0, or -1 when it holds none. offcpu_create refuses a format
+ * that lacks one of them or gives it a size it cannot have. Exposed for
+ * the unit test. */
 struct offcpu_fields {
 	uint32_t	 prev_pid, prev_pid_size;
 	uint32_t	 prev_state, prev_state_size;

@@ -128,18 +128,92 @@ struct otlp {
 	int			 failed;
 };
 
+/* The length of the UTF-8 sequence at s (RFC 3629: no overlong form,
+ * no surrogate, nothing past U+10FFFF), 0 if none starts there. */
+static size_t
+otlp_utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
+		    (s[0] == 0xe0 && s[1] < 0xa0) ||
+		    (s[0] == 0xed && s[1] > 0x9f))
+			return 0;
+		return 3;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
+		    (s[3] & 0xc0) != 0x80 || (s[0] == 0xf0 && s[1] < 0x90) ||
+		    (s[0] == 0xf4 && s[1] > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* s as valid UTF-8, as a string field must be (a receiver's protobuf
+ * refuses the whole request otherwise): s itself, or in *copy (to free)
+ * with each byte that starts no sequence as U+FFFD; a comm or a symbol
+ * name may hold any bytes. NULL without memory. */
+static const char *
+otlp_utf8(const char *s, char **copy)
+{
+	const unsigned char	*p;
+	size_t			 n, o = 0;
+
+	*copy = NULL;
+	for (p = (const unsigned char *)s; *p != '\0'; p += n)
+		if ((n = otlp_utf8_len(p)) == 0)
+			break;
+	if (*p == '\0')
+		return s;
+	if ((*copy = malloc(strlen(s) * 3 + 1)) == NULL)
+		return NULL;
+	for (p = (const unsigned char *)s; *p != '\0'; p += n)
+		if ((n = otlp_utf8_len(p)) == 0) {
+			memcpy(*copy + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		} else {
+			memcpy(*copy + o, p, n);
+			o += n;
+		}
+	(*copy)[o] = '\0';
+	return *copy;
+}
+
+/* A string field of s, as valid UTF-8. */
+static void
+otlp_text(struct pb_buf *b, unsigned int field, const char *s)
+{
+	char	*copy;
+
+	if ((s = otlp_utf8(s, &copy)) == NULL)
+		b->failed = 1;
+	else
+		pb_bytes(b, field, s, strlen(s));
+	free(copy);
+}
+
 static uint32_t
 otlp_str(struct otlp *ot, const char *s)
 {
 	int64_t	 id;
 	int	 isnew;
+	char	*copy;
 
 	if (s == NULL)
 		s = "";
-	if ((id = idtab_get(&ot->strings, s, strlen(s), &isnew)) == -1) {
+	if ((s = otlp_utf8(s, &copy)) == NULL ||
+	    (id = idtab_get(&ot->strings, s, strlen(s), &isnew)) == -1) {
+		free(copy);
 		ot->failed = 1;
 		return 0;
 	}
+	free(copy);
 	return (uint32_t)id;
 }
 
@@ -228,7 +302,7 @@ otlp_anyvalue(struct pb_buf *b, unsigned int field, const struct otlp_attr *a,
     struct pb_buf *sub)
 {
 	if (a->str != NULL)
-		pb_bytes(sub, OT_AV_STRING, a->str, strlen(a->str));
+		otlp_text(sub, OT_AV_STRING, a->str);
 	else {
 		pb_varint(sub, OT_AV_INT << 3 | PB_VARINT);
 		pb_varint(sub, (uint64_t)a->num);
@@ -257,7 +331,7 @@ otlp_resource(struct otlp *ot, const char *key, const struct otlp_attr *a,
 		return -1;
 	ot->nres++;
 	for (i = 0; i < n; i++) {
-		pb_bytes(&kv, OT_KV_KEY, a[i].key, strlen(a[i].key));
+		otlp_text(&kv, OT_KV_KEY, a[i].key);
 		otlp_anyvalue(&kv, OT_KV_VALUE, &a[i], &v);
 		pb_message(&r->attrs, OT_R_ATTRIBUTES, &kv);
 	}

@@ -200,5 +200,28 @@ def test_default_session_untouched():
     assert p.returncode == 1, p.stderr
 
 
+def test_start_off_cpu_alone():
+    """start --off-cpu records every sched_switch: another event (-e),
+    a period (-c) or a rate (-F) beside it is refused by name (-e
+    cpu-clock recorded cpu-clock at period 1 in session offcpu, and -c 5
+    one switch in 5, which no pairing can time)."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "99", "-g")
+        for extra in (("-e", "cpu-clock"), ("-c", "5"), ("-F", "99")):
+            for args in (("--off-cpu",) + extra, extra + ("--off-cpu",)):
+                rc, rep = d.ctl("start", *args, check=False)
+                assert rc != 0, (args, rep)
+        # no session offcpu was started
+        assert d.ctl("status", "--session", "offcpu", check=False)[0] != 0
+        p = subprocess.run([harness.PERFSPILLCTL, "-s", d.sock, "start",
+                            "--off-cpu", "-c", "5"], capture_output=True,
+                           text=True)
+        assert p.returncode != 0 and "not with -e, -c or -F" in p.stderr, p
+        rc, rep = d.ctl("start", "--off-cpu")
+        assert rep["data"]["overrides"]["events"] == ["sched:sched_switch"]
+        d.ctl("stop", "--session", "offcpu")
+        d.ctl("stop")
+
+
 if __name__ == "__main__":
     harness.main(globals())

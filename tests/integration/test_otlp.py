@@ -286,11 +286,12 @@ def test_off_cpu_request():
 
 class Collector:
     """An OTLP/HTTP receiver on 127.0.0.1 keeping each POST; the first
-    `fail` requests are answered 503."""
+    `fail` requests are answered `code` (503)."""
 
-    def __init__(self, fail=0):
+    def __init__(self, fail=0, code=503):
         self.requests = []
         self.fail = fail
+        self.code = code
         me = self
 
         class H(http.server.BaseHTTPRequestHandler):
@@ -300,7 +301,7 @@ class Collector:
                                     self.rfile.read(n)))
                 if me.fail > 0:
                     me.fail -= 1
-                    self.send_response(503)
+                    self.send_response(me.code)
                     self.end_headers()
                     return
                 # an empty ExportProfilesServiceResponse: all accepted
@@ -360,6 +361,77 @@ def test_ship_otlp_as_on_finish():
     p = subprocess.run([SHIP, path], capture_output=True, text=True,
                        env=dict(os.environ, SHIP_OTLP=""))
     assert p.returncode == 1 and "SHIP_OTLP" in p.stderr, p
+
+
+def test_ship_otlp_named_off_cpu_session_and_failures():
+    """A file of an off-CPU session named otherwise (start --off-cpu
+    --session locks: its one event every sched_switch) is shipped as
+    off-CPU time, as session offcpu's is, not as a count per switch. A
+    Collector that answers 500, closes the connection unanswered, or
+    never answers fails the run (SHIP_TIMEOUT bounds the wait), so that
+    perfspilld tries again."""
+    import socket
+    import test_offcpu
+    r = test_offcpu.recording()
+    src = r["offcpu"][0]
+    work = tempfile.mkdtemp(prefix="perfspill-otlp-ship-")
+    path = os.path.join(work, os.path.basename(src).replace("-offcpu-",
+                                                            "-locks-"))
+    shutil.copy2(src, path)
+    with open(src + ".json", encoding="utf-8") as f:
+        text = f.read()
+    assert '"session": "offcpu",' in text
+    with open(path + ".json", "w", encoding="utf-8") as f:
+        f.write(text.replace('"session": "offcpu",', '"session": "locks",'))
+
+    def ship(url, timeout="300"):
+        return subprocess.run([SHIP, path], capture_output=True, text=True,
+                              timeout=600, env=dict(
+                                  os.environ, SHIP_OTLP=url,
+                                  SHIP_TIMEOUT=timeout,
+                                  PERFSPILL_FLAME=test_flame.FLAME))
+    rcv = Collector(fail=1, code=500)
+    try:
+        p = ship(rcv.url)
+        assert p.returncode != 0 and "500" in p.stderr, p
+        p = ship(rcv.url)
+        assert p.returncode == 0, p
+        req = decode(gzip.decompress(rcv.requests[-1][2]))
+    finally:
+        rcv.close()
+    st = req["dictionary"][0]["string_table"]
+    vt = req["resource_profiles"][0]["scope_profiles"][0]["profiles"][0][
+        "sample_type"][0]
+    assert (st[one(vt, "type_strindex")], st[one(vt, "unit_strindex")]) == \
+        ("off_cpu", "nanoseconds")
+    want = folded(flame("--off-cpu", "-q", "-f", "-", path).stdout)
+    assert sum(stacks(req, values=True).values()) == sum(want.values())
+
+    # a receiver that reads the request and closes without an answer,
+    # and one that never answers
+    for close in (True, False):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
+        held = []
+
+        def serve(srv=srv, close=close, held=held):
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.recv(65536)
+            if close:
+                c.close()
+            else:
+                held.append(c)
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        p = ship("http://127.0.0.1:%d" % srv.getsockname()[1], timeout="3")
+        assert p.returncode != 0 and "curl" in p.stderr, (close, p)
+        srv.close()
+        for c in held:
+            c.close()
 
 
 if __name__ == "__main__":

@@ -657,6 +657,8 @@ offcpu_got(void *arg, const struct profile_sample *s)
 {
 	struct offcpu_got	*g = arg;
 
+	/* the comm is read as the folding reads it (ASan: where it lives) */
+	CHECK(strcmp(s->comm, "task") == 0);
 	g->n++;
 	if (s->nframes > 0 && s->frames[0].addr < 4)
 		g->ns[s->frames[0].addr] += s->period;
@@ -690,6 +692,87 @@ offcpu_feed(struct offcpu *oc, uint64_t t, uint32_t prev, uint64_t state,
 	s.raw = raw;
 	s.raw_size = sizeof(raw);
 	CHECK(offcpu_sample(oc, &s) == 0);
+}
+
+/* The blob's first old bytes replaced by new (as long) in a copy. */
+static uint8_t *
+offcpu_patch(const uint8_t *blob, size_t n, const char *old, const char *new)
+{
+	uint8_t	*b = malloc(n), *at;
+
+	if (b == NULL)
+		return NULL;
+	memcpy(b, blob, n);
+	if ((at = memmem(b, n, old, strlen(old))) != NULL)
+		memcpy(at, new, strlen(new));
+	CHECK(at != NULL && strlen(old) == strlen(new));
+	return b;
+}
+
+/* A format that lacks a field, gives one a wrong size, or puts one past
+ * its samples' raw data is refused by the field's name: nothing is read
+ * where the format cannot be. */
+static void
+test_offcpu_misfit(const uint8_t *blob, size_t n)
+{
+	static const char *const	 evs[] = { "sched:sched_switch" };
+	static const struct {
+		const char	*old, *new, *name;
+	} bad[] = {
+		{ "next_pid;", "next_pix;", "no field next_pid" },
+		{ "prev_pid;\toffset:24;\tsize:4", "prev_pid;\toffset:24;\tsize:2",
+		    "prev_pid has 2 bytes" },
+		{ "prev_state;\toffset:32;\tsize:8",
+		    "prev_state;\toffset:32;\tsize:2", "prev_state has 2" },
+	};
+	struct profile_info		 pi;
+	struct perfread_opts		 o;
+	struct offcpu_got		 g;
+	struct offcpu			*oc;
+	struct profile_sample		 s;
+	uint8_t				*b, raw[68];
+	char				 err[256];
+	size_t				 i;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.nattrs = 1;
+	pi.events = evs;
+	pi.tracing_len = n;
+	memset(&o, 0, sizeof(o));
+	o.tmax = UINT64_MAX;
+	memset(&g, 0, sizeof(g));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if ((b = offcpu_patch(blob, n, bad[i].old, bad[i].new)) == NULL)
+			continue;
+		pi.tracing = b;
+		err[0] = '\0';
+		CHECK(offcpu_create(&pi, &o, offcpu_got, &g, err,
+		    sizeof(err)) == NULL);
+		CHECK(strstr(err, bad[i].name) != NULL);
+		free(b);
+	}
+	/* next_pid at 96 of a 68-byte sample: the walk stops, naming it */
+	if ((b = offcpu_patch(blob, n, "next_pid;\toffset:56",
+	    "next_pid;\toffset:96")) == NULL)
+		return;
+	pi.tracing = b;
+	oc = offcpu_create(&pi, &o, offcpu_got, &g, err, sizeof(err));
+	CHECK(oc != NULL);
+	if (oc != NULL) {
+		memset(raw, 0, sizeof(raw));
+		memset(&s, 0, sizeof(s));
+		s.event = "sched:sched_switch";
+		s.comm = "task";
+		s.time = 1000;
+		s.raw = raw;
+		s.raw_size = sizeof(raw);
+		CHECK(offcpu_sample(oc, &s) == -1);
+		CHECK(offcpu_error(oc) != NULL &&
+		    strstr(offcpu_error(oc), "next_pid at offset 96") != NULL);
+		CHECK_EQ(g.n, 0);
+		offcpu_free(oc);
+	}
+	free(b);
 }
 
 static void
@@ -743,13 +826,20 @@ test_offcpu(void)
 	offcpu_feed(oc, 2500, 0, 0, 200, 0);
 	offcpu_feed(oc, 3000, 300, 1, 0, 3);
 	offcpu_feed(oc, 4000, 0, 0, 100, 0);
+	/* 1000 threads asleep at once: the table grows under them, and
+	 * each one's comm still reads as its own when it wakes */
+	for (i = 0; i < 1000; i++)
+		offcpu_feed(oc, 5000 + i, 1000 + (uint32_t)i, 1, 0, 0);
+	for (i = 0; i < 1000; i++)
+		offcpu_feed(oc, 7000 + i, 0, 0, 1000 + (uint32_t)i, 0);
+	g.n -= 1000;
 	offcpu_end(oc, &st);
 	CHECK_EQ(g.n, 2);
 	CHECK_EQ(g.ns[1], 3000);
 	CHECK_EQ(g.ns[2], 500);
 	CHECK_EQ(g.ns[3], 0);
-	CHECK_EQ(st.switches, 6);
-	CHECK_EQ(st.paired, 2);
+	CHECK_EQ(st.switches, 2006);
+	CHECK_EQ(st.paired, 1002);
 	CHECK_EQ(st.open, 1);
 	offcpu_free(oc);
 
@@ -757,6 +847,7 @@ test_offcpu(void)
 	pi.tracing = NULL;
 	CHECK(offcpu_create(&pi, &o, offcpu_got, &g, err, sizeof(err)) ==
 	    NULL);
+	test_offcpu_misfit(blob, n);
 }
 
 /* One name through demangle (want NULL: not a mangled name). */

@@ -34,5 +34,8 @@ want 'trace_id: "\\000' 1
 want 'mapping_table {' 2
 want 'string_value: "0123456789abcdef0123456789abcdef01234567"' 1
 want 'duration_nano: 200000000' 1
+# a comm's bytes that are no UTF-8 arrive as U+FFFD (protoc refuses the
+# whole request otherwise)
+want 'string_value: "\\357\\277\\275\\357\\277\\275;a\\nb' 1
 [ $fail = 0 ] && echo "protoc read the synthetic request"
 exit $fail

@@ -36,6 +36,8 @@ synthetic(void)
 	struct otlp_attr		 pid0 = { "process.pid", NULL, 0 };
 	struct otlp_attr		 pid7 = { "process.pid", NULL, 7 };
 	struct otlp_attr		 pid7b = { "process.pid", NULL, 7 };
+	struct otlp_attr		 evil = { "process.executable.name",
+					     "\xff\xfe;a\nb\xed\xa0\x80", 0 };
 	struct otlp			*ot = otlp_create("test", "1");
 	uint32_t			 m, m2, l1, l2, l0, s1, s2, a0, a7;
 	uint64_t			 locs[3];
@@ -79,6 +81,11 @@ synthetic(void)
 	a7 = otlp_attribute(ot, &pid7);
 	CHECK(a0 != 0 && a7 != 0 && a0 != a7);
 	CHECK_EQ(otlp_attribute(ot, &pid7b), a7);
+	/* a comm and a function name hold any bytes: the request carries
+	 * them as UTF-8, each byte that starts no sequence as U+FFFD */
+	CHECK(otlp_attribute(ot, &evil) != 0);
+	CHECK(otlp_location(ot, m, 0x400300, (const char *[]){
+	    "cut\xc3\xa9\xe2\x82" }, 1, 0) != 0);
 	CHECK(otlp_sample(ot, 0, s1, &a7, 1, 1000, 1764856800000000000ULL) ==
 	    0);
 	CHECK(otlp_sample(ot, 0, s1, &a7, 1, 2000, 1764856800100000000ULL) ==
@@ -133,6 +140,10 @@ main(int argc, char **argv)
 		CHECK(otlp_encode(ot, &raw, &len) == 0 && len > 0);
 		/* the request starts with its first resource's profiles */
 		CHECK(len > 2 && raw[0] == (1 << 3 | 2));
+		CHECK(memmem(raw, len, "\xef\xbf\xbd\xef\xbf\xbd;a\nb"
+		    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 19) != NULL);
+		CHECK(memmem(raw, len, "cut\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd",
+		    11) != NULL);
 	}
 	test_container();
 	if (argc > 1 && raw != NULL) {
