@@ -8,6 +8,8 @@
 #ifndef PERFSPILL_DAEMON_H
 #define PERFSPILL_DAEMON_H
 
+#include <stdint.h>
+
 #include <event2/event.h>
 
 #include "config.h"
@@ -70,6 +72,15 @@ struct daemon {
 		int			 whole;
 	}			 rotate_waiters[16];
 	size_t			 nr_rotate_waiters;
+	/* whole files handed to jitcopy, and those whose copy is done */
+	uint64_t		 files_queued, files_copied;
+	/* replies that wait for the files before them to be copied */
+	struct {
+		struct control_client	*c;
+		json_object		*reply;
+		uint64_t		 until;	/* files_copied to reach */
+	}			 late[16];
+	size_t			 nr_late;
 };
 
 /* Empty, with its hooks: reload re-reads the config file (0, or -1 with
