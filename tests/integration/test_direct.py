@@ -224,6 +224,31 @@ def test_kill9_direct_partial_is_salvaged():
         assert "spinner" in out
 
 
+def test_a_refused_padded_tail_never_lands_after_its_block():
+    """Issue 40 item 8: a padded tail that glibc refuses (EAGAIN) waits to
+    be offered again; if the stream's next request rewrites its block
+    meanwhile, the pad must not be written after it (zeros over records).
+    The test hook PERFSPILL_TEST_PAD_EAGAIN=N refuses the Nth pad for as
+    long as it is its file's current one: the pad is offered again (status
+    counts it under other_requests) and dropped once its block is taken,
+    and perf reads every sample of the file."""
+    with Daemon(env={"PERFSPILL_TEST_PAD_EAGAIN": "3"}) as d:
+        need_direct(d)
+        d.ctl("start", "-F", "999", "-g", "--cblocks", "2",
+              "--direct-tail-ms", "20")
+        harness.spinner(2.0).wait()
+        other = d.status()["other_requests"]
+        assert other["aio_resubmitted"] > 0, other
+        assert other["aio_failed"] == 0, other
+        rc, rep = d.ctl("stop")
+        path = rep["data"]["path"]
+        n = perf_valid(path)
+        assert n == d.status()["last_totals"]["samples"], n
+        assert n > 500, n
+        out = harness.perf("script", "-F", "comm", "-i", path).stdout
+        assert "spinner" in out
+
+
 class Ext4:
     """A small ext4 on a loop device: a file system that takes O_DIRECT
     and fills up."""
