@@ -298,6 +298,9 @@ daemon_start(struct daemon *d)
 	/* a crash left .partial files: make them whole before anything new,
 	 * with their manifests and hand-offs */
 	salvage_dir(d->dirfd, daemon_file_done, d);
+	/* ...with their maps, as a file finished by a recording is, before
+	 * anyone can ask: the loop does not run yet */
+	jitcopy_wait(d->jitcopy);
 	retain_enforce(d->dirfd, d->cfg.max_files, d->cfg.max_size,
 	    d->cfg.min_free, daemon_holds, d);
 	memset(&hooks, 0, sizeof(hooks));

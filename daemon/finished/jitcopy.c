@@ -74,6 +74,7 @@ struct jitcopy {
 	pthread_t		 th;
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 wake;
+	pthread_cond_t		 idle;		/* a job is done */
 	struct jitcopy_jobs	 queue;		/* for the worker, in order */
 	struct jitcopy_jobs	 done;		/* for the loop, in order */
 	struct jitcopy_job	*busy;		/* the worker's now */
@@ -351,6 +352,7 @@ jitcopy_main(void *arg)
 			pthread_mutex_lock(&jm->lock);
 			jm->busy = NULL;
 			TAILQ_INSERT_TAIL(&jm->done, j, entry);
+			pthread_cond_broadcast(&jm->idle);
 			(void)write(jm->donefd, &one, sizeof(one));
 			continue;
 		}
@@ -414,6 +416,7 @@ jitcopy_create(struct event_base *base, const char *dir)
 	TAILQ_INIT(&jm->done);
 	pthread_mutex_init(&jm->lock, NULL);
 	pthread_cond_init(&jm->wake, NULL);
+	pthread_cond_init(&jm->idle, NULL);
 	if ((jm->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
 		log_warn("jit maps: %s", dir);
@@ -442,6 +445,7 @@ error:
 	if (jm->dirfd != -1)
 		close(jm->dirfd);
 	pthread_cond_destroy(&jm->wake);
+	pthread_cond_destroy(&jm->idle);
 	pthread_mutex_destroy(&jm->lock);
 	free(jm->hold);
 	free(jm);
@@ -464,9 +468,22 @@ jitcopy_free(struct jitcopy *jm)
 	close(jm->donefd);
 	close(jm->dirfd);
 	pthread_cond_destroy(&jm->wake);
+	pthread_cond_destroy(&jm->idle);
 	pthread_mutex_destroy(&jm->lock);
 	free(jm->hold);
 	free(jm);
+}
+
+void
+jitcopy_wait(struct jitcopy *jm)
+{
+	if (jm == NULL)
+		return;
+	pthread_mutex_lock(&jm->lock);
+	while (!TAILQ_EMPTY(&jm->queue) || jm->busy != NULL)
+		pthread_cond_wait(&jm->idle, &jm->lock);
+	pthread_mutex_unlock(&jm->lock);
+	jitcopy_reap(jm);
 }
 
 int

@@ -77,6 +77,10 @@ struct jitcopy	*jitcopy_create(struct event_base *, const char *dir);
 /* The copies queued are finished first, their callbacks called (here,
  * not in the loop); then the worker ends. Accepts NULL. */
 void		 jitcopy_free(struct jitcopy *);
+/* Blocks until the copies queued are done, and calls their callbacks
+ * (start-up: salvaged files are whole with their maps before the daemon
+ * is ready). Accepts NULL. */
+void		 jitcopy_wait(struct jitcopy *);
 /* Queues the finished file name of dirfd: its maps are copied into
  * name's companion (written whole, then renamed) on the worker, and
  * done(arg) is called in the loop after it, in the order the files came.

@@ -85,7 +85,7 @@ def test_map_copied_named_and_read_elsewhere():
             assert "jit maps of 1 processes copied" in d.read_log()
             # on this host, perf reads the live map itself
             rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
-                       "--pid", str(pid)).stdout
+                       "--pid", str(pid), tmp=("perf-%d.map" % pid,)).stdout
             assert "jit_hot" in rep, rep
             away = os.path.join(d.dir, "moved.map")
             shutil.move(live, away)
@@ -134,7 +134,7 @@ def test_map_copied_named_and_read_elsewhere():
             with tarfile.open(tar) as t:
                 t.extractall("/tmp", filter="data")
             rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
-                       "--pid", str(pid)).stdout
+                       "--pid", str(pid), tmp=("perf-%d.map" % pid,)).stdout
             assert "jit_hot" in rep, rep
         finally:
             for p in ("/tmp/perf-%d.map" % pid,):
