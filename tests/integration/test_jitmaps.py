@@ -421,6 +421,34 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
                 os.unlink(p)
 
 
+def test_perf_in_the_tests_reads_no_fifo_left_in_tmp():
+    """Issue 40 item 11: perf opens /tmp/perf-PID.map of each sampled JIT
+    process; a FIFO another user left there made perf script wait 300 s.
+    The harness runs perf with a private /tmp: with a FIFO in place of a
+    sampled JIT's map perf script reads the file to its end (and names
+    nothing from the FIFO), and the daemon refuses to copy it."""
+    made = []
+    try:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            pid, _ = jitgen(1.0)
+            fifo = "/tmp/perf-%d.map" % pid
+            made.append(fifo)
+            os.unlink(fifo)
+            os.mkfifo(fifo)
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            assert "perf-%d.map not copied: not a regular file" % pid in \
+                d.read_log()
+            out = perf("script", "-i", path, "-F", "pid,sym",
+                       "--pid", str(pid)).stdout
+            assert len(out.splitlines()) > 100 and "jit_hot" not in out
+    finally:
+        for p in made:
+            if os.path.lexists(p):
+                os.unlink(p)
+
+
 def ping_ms(d):
     """One ping on a fresh connection: its answer's latency, ms."""
     t0 = time.monotonic()
