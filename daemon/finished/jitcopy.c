@@ -31,10 +31,6 @@
 #define JITCOPY_SCAN_EVERY	1	/* seconds */
 #define JITCOPY_MAX_SEEN		1024
 #define JITCOPY_SHORT_EVERY	60	/* seconds between "stopped short" */
-/* What a process's start time may lie past its pid's first sample and
- * still be the sampled process: the error of the clocks' offset (a few
- * microseconds measured) and their drift since the file was recorded. */
-#define JITCOPY_CLOCK_SLACK	2000000	/* ns */
 
 /* A process with a map in the directory: who it is (its pid and start
  * time) and the user it ran as. */
@@ -110,9 +106,9 @@ static int
 jitcopy_live(uint32_t pid, uid_t *uid, uint64_t *start)
 {
 	struct stat	 st;
-	char		 path[32], buf[1024], *p;
+	char		 path[32], buf[1024];
 	ssize_t		 n;
-	int		 dfd, fd, i;
+	int		 dfd, fd;
 
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
@@ -128,17 +124,29 @@ jitcopy_live(uint32_t pid, uid_t *uid, uint64_t *start)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	if (jitcopy_stat_start(buf, start) == -1)
+		return -1;
+	*uid = st.st_uid;
+	return 0;
+}
+
+int
+jitcopy_stat_start(const char *stat, uint64_t *start)
+{
+	const char	*p;
+	char		*end;
+	int		 i;
+
 	/* the comm may hold anything but ends at the last parenthesis;
 	 * field 3 follows it, 22 is 19 fields later */
-	if ((p = strrchr(buf, ')')) == NULL)
+	if ((p = strrchr(stat, ')')) == NULL)
 		return -1;
 	for (i = 0; i < 20 && p != NULL; i++)
 		p = strchr(p + 1, ' ');
-	if (p == NULL)
+	if (p == NULL || p[1] < '0' || p[1] > '9')
 		return -1;
-	*start = strtoull(p + 1, NULL, 10);
-	*uid = st.st_uid;
-	return 0;
+	*start = strtoull(p + 1, &end, 10);
+	return *end == ' ' || *end == '\n' || *end == '\0' ? 0 : -1;
 }
 
 /* The largest pid the kernel gives now; INT32_MAX when unreadable. */
@@ -311,18 +319,29 @@ fallback:
 	    (m.tv_nsec - b.tv_nsec);
 }
 
+int
+jitcopy_started_before(uint64_t start, long hz, int64_t off, uint64_t first)
+{
+	int64_t	 t;
+
+	if (first == 0 || hz <= 0 || start > (uint64_t)INT64_MAX /
+	    (1000000000 / (uint64_t)hz) || first > INT64_MAX -
+	    JITCOPY_CLOCK_SLACK)
+		return 0;
+	t = (int64_t)(start * (1000000000 / (uint64_t)hz));
+	if ((off > 0 && t > INT64_MAX - off) || (off < 0 && t < INT64_MIN -
+	    off))
+		return 0;
+	return t + off <= (int64_t)first + JITCOPY_CLOCK_SLACK;
+}
+
 /* Did p start before its pid's first sample in the file, that is, is it
  * the process that was sampled? off: jitcopy_clock_offset. */
 static int
 jitcopy_same(const struct jitcopy_proc *p, int64_t off)
 {
-	long	 hz = sysconf(_SC_CLK_TCK);
-	int64_t	 start;
-
-	if (p->first == 0 || hz <= 0)
-		return 0;
-	start = (int64_t)(p->start * (1000000000 / (uint64_t)hz)) + off;
-	return start <= (int64_t)p->first + JITCOPY_CLOCK_SLACK;
+	return jitcopy_started_before(p->start, sysconf(_SC_CLK_TCK), off,
+	    p->first);
 }
 
 static int	jitcopy_file(struct jitcopy *, int dirfd, const char *name,

@@ -90,7 +90,22 @@ int		 jitcopy_submit(struct jitcopy *, int dirfd, const char *name,
 /* Is name queued or being copied? (retention's hold, as handoff_holds) */
 int		 jitcopy_holds(const char *name, void *jitcopy);
 
+/* What a process's start time may lie past its pid's first sample and
+ * still be the sampled process: the error of the clocks' offset (a few
+ * microseconds measured) and their drift since the file was recorded. */
+#define JITCOPY_CLOCK_SLACK	2000000		/* ns */
+
 /* Called on any thread (pure). */
+/* Field 22 of a /proc/PID/stat text, the start time in clock ticks
+ * after boot (the comm, field 2, may hold spaces and parentheses). 0,
+ * or -1 when the text is not one. */
+int		 jitcopy_stat_start(const char *stat, uint64_t *start);
+/* Did a process that started start ticks (hz a second) after boot start
+ * before a sample at first (perf clock, ns; off: perf clock minus boot
+ * clock), within JITCOPY_CLOCK_SLACK? 0 when not, or not known (first 0,
+ * values past the clocks' range). */
+int		 jitcopy_started_before(uint64_t start, long hz, int64_t off,
+		    uint64_t first);
 /* "perf-PID.map" of name, PID decimal without leading zeros: its pid,
  * or 0. */
 uint32_t	 jitcopy_pid_of(const char *name);
