@@ -94,6 +94,7 @@ daemon_file_copied(void *arg, const char *name, const struct jitcopy_result
 {
 	struct daemon_file	*df = arg;
 	struct daemon		*d = df->d;
+	struct session		*s;
 
 	(void)name;
 	if (rc == 0) {
@@ -102,6 +103,11 @@ daemon_file_copied(void *arg, const char *name, const struct jitcopy_result
 		manifest_set_jitmaps(df->manifest, &df->mf);
 	}
 	daemon_file_ready(d, &df->mf, df->manifest);
+	/* retention held the file while it was copied: its turn now, by the
+	 * settings of the recording that wrote it */
+	if (d->sessions != NULL && (s = session_find(d->sessions,
+	    df->mf.session)) != NULL)
+		record_retain(session_record(s));
 	json_object_put(df->manifest);
 	free(df);
 	d->files_copied++;

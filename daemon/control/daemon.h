@@ -70,7 +70,7 @@ struct daemon {
 		char			 file[256];
 		int			 done;	/* finished within the rotate */
 		int			 whole;
-	}			 rotate_waiters[16];
+	}			 rotate_waiters[64];
 	size_t			 nr_rotate_waiters;
 	/* whole files handed to jitcopy, and those whose copy is done */
 	uint64_t		 files_queued, files_copied;

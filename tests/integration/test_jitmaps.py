@@ -248,6 +248,8 @@ def test_retention_and_shipping_take_the_maps():
             d.ctl("rotate")
             wait_for(lambda: len(d.finished_files()) == 1, what="rotation")
             old = d.finished_files()[0]
+            # the maps are copied after the rename, the manifest last
+            wait_for(lambda: os.path.exists(old + ".json"), what="manifest")
             assert os.path.exists(old + SUFFIX)
             wait_for(lambda: d.status()["handoffs"]["ok"] == 1, 60,
                      "the hand-off")
