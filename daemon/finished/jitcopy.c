@@ -360,7 +360,7 @@ jitcopy_main(void *arg)
 	/* the daemon's signals are the loop's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	clock_gettime(CLOCK_REALTIME, &next);
+	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&jm->lock);
 	for (;;) {
 		if ((j = TAILQ_FIRST(&jm->queue)) != NULL) {
@@ -380,9 +380,12 @@ jitcopy_main(void *arg)
 		if (pthread_cond_timedwait(&jm->wake, &jm->lock, &next) !=
 		    ETIMEDOUT)
 			continue;
-		next.tv_sec += JITCOPY_SCAN_EVERY;
 		pthread_mutex_unlock(&jm->lock);
 		jitcopy_tick(jm);
+		/* a second after this scan: scans late behind a long copy are
+		 * not made up for */
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_sec += JITCOPY_SCAN_EVERY;
 		pthread_mutex_lock(&jm->lock);
 	}
 	pthread_mutex_unlock(&jm->lock);
@@ -420,9 +423,10 @@ jitcopy_done_cb(evutil_socket_t fd, short what, void *arg)
 struct jitcopy *
 jitcopy_create(struct event_base *base, const char *dir)
 {
-	struct jitcopy	*jm;
-	const char	*hold = getenv("PERFSPILL_TEST_JITCOPY_HOLD");
-	int		 rc;
+	struct jitcopy		*jm;
+	pthread_condattr_t	 ca;
+	const char		*hold = getenv("PERFSPILL_TEST_JITCOPY_HOLD");
+	int			 rc;
 
 	if (dir == NULL)
 		dir = "/tmp";
@@ -434,7 +438,12 @@ jitcopy_create(struct event_base *base, const char *dir)
 	TAILQ_INIT(&jm->queue);
 	TAILQ_INIT(&jm->done);
 	pthread_mutex_init(&jm->lock, NULL);
-	pthread_cond_init(&jm->wake, NULL);
+	/* the scans' timer is on the monotonic clock: a change of the wall
+	 * clock neither hurries nor stalls them */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&jm->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&jm->idle, NULL);
 	if ((jm->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
