@@ -680,13 +680,38 @@ jitcopy_walk(const uint8_t *map, uint64_t size, const char *name,
 	return 0;
 }
 
+/*
+ * The pages of fd's map[0..len) that the walk brought into the page
+ * cache go again: a file written past it (direct I/O) so as not to take
+ * the traced programs' memory stays so; one cached before (buffered)
+ * keeps what it had. was: mincore's vector before the walk, or NULL.
+ */
+static void
+jitcopy_uncache(int fd, const uint8_t *was, size_t len)
+{
+	size_t	 psz = (size_t)sysconf(_SC_PAGESIZE), np = (len + psz - 1) /
+	    psz, i, from;
+
+	if (was == NULL)
+		return;
+	for (i = 0; i < np; i++) {
+		if (was[i] & 1)
+			continue;
+		for (from = i; i < np && !(was[i] & 1); i++)
+			;
+		(void)posix_fadvise(fd, (off_t)(from * psz),
+		    (off_t)((i - from) * psz), POSIX_FADV_DONTNEED);
+	}
+}
+
 /* Marks the processes of procs[0..n) that have samples in the file. */
 static int
 jitcopy_mark(int dirfd, const char *name, struct jitcopy_proc *procs,
     size_t n)
 {
 	struct stat		 sb;
-	uint8_t			*map;
+	uint8_t			*map, *was;
+	size_t			 psz = (size_t)sysconf(_SC_PAGESIZE);
 	int			 fd, rv;
 
 	if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
@@ -699,9 +724,17 @@ jitcopy_mark(int dirfd, const char *name, struct jitcopy_proc *procs,
 		errno = EINVAL;
 		return -1;
 	}
-	close(fd);
+	(void)madvise(map, (size_t)sb.st_size, MADV_SEQUENTIAL);
+	if ((was = malloc(((size_t)sb.st_size + psz - 1) / psz)) != NULL &&
+	    mincore(map, (size_t)sb.st_size, was) == -1) {
+		free(was);
+		was = NULL;
+	}
 	rv = jitcopy_walk(map, (uint64_t)sb.st_size, name, procs, n);
 	munmap(map, (size_t)sb.st_size);
+	jitcopy_uncache(fd, was, (size_t)sb.st_size);
+	free(was);
+	close(fd);
 	return rv;
 }
 
