@@ -365,8 +365,10 @@ def perf(*args, check=True, env=None, tmp=()):
     e = dict(os.environ)
     e.update(env or {})
     e.update(extra)
+    # a system-wide file names other users' processes: their names may
+    # be any bytes (a test of another suite makes such names on purpose)
     p = subprocess.run(argv, capture_output=True, text=True, timeout=300,
-                       env=e)
+                       env=e, errors="replace")
     if check and p.returncode != 0:
         raise AssertionError("perf %s failed (%d): %s" % (
             " ".join(args), p.returncode, p.stderr[-2000:]))
