@@ -200,6 +200,56 @@ cmd_client_gone(struct daemon *d, struct control_client *c)
 	}
 	cmd_drop_rotate_waiter(d, c);
 	cmd_drop_flush(d, c);
+	for (i = 0; i < d->nr_late; i++) {
+		if (d->late[i].c != c)
+			continue;
+		json_object_put(d->late[i].reply);
+		d->late[i--] = d->late[--d->nr_late];
+	}
+}
+
+/*
+ * A reply that speaks of finished files (a stop's) goes out once the
+ * files finished before it have their JIT maps and manifests: a client
+ * that reads the directory on the answer finds them there. Past the
+ * table's room it goes out at once.
+ */
+static void
+cmd_reply_after_files(struct daemon *d, struct control_client *c,
+    json_object *reply)
+{
+	if (d->files_copied >= d->files_queued || d->nr_late ==
+	    sizeof(d->late) / sizeof(d->late[0])) {
+		control_client_reply(c, reply);
+		return;
+	}
+	d->late[d->nr_late].c = c;
+	d->late[d->nr_late].reply = reply;
+	d->late[d->nr_late++].until = d->files_queued;
+}
+
+/* The daemon leaves the loop once it is exiting, nothing records and
+ * every file's copy is done. */
+static void
+cmd_exit_when_done(struct daemon *d)
+{
+	if (d->exiting && session_busy(d->sessions) == 0 &&
+	    d->files_copied >= d->files_queued)
+		event_base_loopexit(d->base, NULL);
+}
+
+void
+cmd_files_copied(struct daemon *d)
+{
+	size_t	 i;
+
+	for (i = 0; i < d->nr_late; i++) {
+		if (d->late[i].until > d->files_copied)
+			continue;
+		control_client_reply(d->late[i].c, d->late[i].reply);
+		d->late[i--] = d->late[--d->nr_late];
+	}
+	cmd_exit_when_done(d);
 }
 
 void
@@ -716,7 +766,7 @@ cmd_stopped(struct session *s, const char *file, void *arg)
 		/* stopped, but files were lost: say so, and not "ok" */
 		if ((problem = record_problem(rec)) != NULL ||
 		    (problem = cmd_window_lost(rec, file)) != NULL) {
-			control_client_reply(c, proto_reply_error(
+			cmd_reply_after_files(d, c, proto_reply_error(
 			    PROTO_E_SYSTEM, NULL, problem));
 			continue;
 		}
@@ -736,15 +786,14 @@ cmd_stopped(struct session *s, const char *file, void *arg)
 		}
 		if ((t = record_last_totals(rec)) != NULL)
 			json_object_object_add(o, "totals", t);
-		control_client_reply(c, proto_reply_ok(o));
+		cmd_reply_after_files(d, c, proto_reply_ok(o));
 	}
 	/* they were the default recording's */
 	if (!session_on_demand(s)) {
 		json_object_put(d->overrides);
 		d->overrides = NULL;
 	}
-	if (d->exiting && session_busy(d->sessions) == 0)
-		event_base_loopexit(d->base, NULL);
+	cmd_exit_when_done(d);
 }
 
 static void

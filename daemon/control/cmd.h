@@ -34,6 +34,9 @@ int	cmd_settings_fit(struct daemon *, const struct config *cfg,
 /* A file was closed (record_on_file_done): answers the rotates waiting
  * for it. */
 void	cmd_file_done(struct daemon *, const char *file, int whole);
+/* Another whole file's JIT copy is done (d->files_copied): the replies
+ * that waited for it go out, and an exit waiting for it goes on. */
+void	cmd_files_copied(struct daemon *);
 
 struct session;
 /* A session's stop has finished (session_hooks.stopped): answers the

@@ -8,8 +8,10 @@
  */
 #include <aio.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -56,33 +58,118 @@ daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
 	return 0;
 }
 
+/* A whole file waiting for its JIT maps: what its manifest and its
+ * hand-off need once they are copied (the facts' strings copied, the
+ * rest of them in the manifest built when the file finished). */
+struct daemon_file {
+	struct daemon		*d;
+	struct manifest_facts	 mf;
+	char			 name[NAME_MAX + 1];
+	char			 host[256];
+	char			 session[256];
+	json_object		*manifest;
+};
+
+/* A whole file's manifest (the last thing written beside it: it lists the
+ * maps) and hand-off, then the rotates waiting for it. In the loop. */
+static void
+daemon_file_ready(struct daemon *d, const struct manifest_facts *mf,
+    json_object *manifest)
+{
+	int	 manifest_ok = 1;
+
+	if ((manifest != NULL ? manifest_write_built(d->dirfd, mf->name,
+	    manifest) : manifest_write(d->dirfd, mf)) == -1) {
+		log_warn("%s: writing its manifest", mf->name);
+		manifest_ok = 0;
+	}
+	handoff_add(d->handoff, mf, manifest_ok);
+	cmd_file_done(d, mf->name, 1);
+}
+
+/* The JIT maps of a file are copied (jitcopy's worker): in the loop. */
+static void
+daemon_file_copied(void *arg, const char *name, const struct jitcopy_result
+    *jr, int rc)
+{
+	struct daemon_file	*df = arg;
+	struct daemon		*d = df->d;
+	struct session		*s;
+
+	(void)name;
+	if (rc == 0) {
+		df->mf.jit_pids = jr->pids;
+		df->mf.jit_n = jr->n;
+		manifest_set_jitmaps(df->manifest, &df->mf);
+	}
+	daemon_file_ready(d, &df->mf, df->manifest);
+	/* retention held the file while it was copied: its turn now, by the
+	 * settings of the recording that wrote it */
+	if (d->sessions != NULL && (s = session_find(d->sessions,
+	    df->mf.session)) != NULL)
+		record_retain(session_record(s));
+	json_object_put(df->manifest);
+	free(df);
+	d->files_copied++;
+	cmd_files_copied(d);
+}
+
 /*
  * A file was closed. A whole one gets its JIT maps and its manifest
- * beside it (the manifest last: it lists the maps), then its hand-off
- * (which retention, run after this, must see); then the rotates waiting
- * for it are answered either way.
+ * beside it (the manifest last: it lists the maps), then its hand-off;
+ * then the rotates waiting for it are answered either way. The maps are
+ * copied on jitcopy's worker, which reads the file: the rest follows in
+ * daemon_file_copied, and retention holds the file meanwhile
+ * (daemon_holds).
  */
 static void
 daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
 {
 	struct daemon		*d = arg;
-	struct manifest_facts	 mf;
-	struct jitcopy_result	 jr;
-	int			 manifest_ok = 1;
+	struct daemon_file	*df;
 
-	if (whole) {
-		mf = *f;
-		if (jitcopy_file(d->jitcopy, d->dirfd, f->name, &jr) == 0) {
-			mf.jit_pids = jr.pids;
-			mf.jit_n = jr.n;
-		}
-		if (manifest_write(d->dirfd, &mf) == -1) {
-			log_warn("%s: writing its manifest", f->name);
-			manifest_ok = 0;
-		}
-		handoff_add(d->handoff, &mf, manifest_ok);
+	if (!whole) {
+		cmd_file_done(d, f->name, 0);
+		return;
 	}
-	cmd_file_done(d, f->name, whole);
+	if (d->jitcopy == NULL || (df = calloc(1, sizeof(*df))) == NULL) {
+		daemon_file_ready(d, f, NULL);
+		return;
+	}
+	df->d = d;
+	df->mf = *f;
+	snprintf(df->name, sizeof(df->name), "%s", f->name);
+	snprintf(df->host, sizeof(df->host), "%s", f->host);
+	df->mf.name = df->name;
+	df->mf.host = df->host;
+	if (f->session != NULL) {
+		snprintf(df->session, sizeof(df->session), "%s", f->session);
+		df->mf.session = df->session;
+	}
+	/* what only the manifest needs is in it now */
+	df->mf.cfg = NULL;
+	df->mf.buildids = NULL;
+	df->mf.buildids_len = 0;
+	df->mf.trigger = NULL;
+	if ((df->manifest = manifest_build(f)) == NULL ||
+	    jitcopy_submit(d->jitcopy, d->dirfd, f->name, daemon_file_copied,
+	    df) == -1) {
+		json_object_put(df->manifest);
+		free(df);
+		daemon_file_ready(d, f, NULL);
+		return;
+	}
+	d->files_queued++;
+}
+
+/* Retention keeps a file while its hand-off or its JIT copy holds it. */
+static int
+daemon_holds(const char *name, void *arg)
+{
+	struct daemon	*d = arg;
+
+	return handoff_holds(name, d->handoff) ||
+	    jitcopy_holds(name, d->jitcopy);
 }
 
 static int
@@ -222,13 +309,16 @@ daemon_start(struct daemon *d)
 	/* a crash left .partial files: make them whole before anything new,
 	 * with their manifests and hand-offs */
 	salvage_dir(d->dirfd, daemon_file_done, d);
+	/* ...with their maps, as a file finished by a recording is, before
+	 * anyone can ask: the loop does not run yet */
+	jitcopy_wait(d->jitcopy);
 	retain_enforce(d->dirfd, d->cfg.max_files, d->cfg.max_size,
-	    d->cfg.min_free, handoff_holds, d->handoff);
+	    d->cfg.min_free, daemon_holds, d);
 	memset(&hooks, 0, sizeof(hooks));
 	hooks.file_cb = daemon_file_done;
 	hooks.file_arg = d;
-	hooks.hold_cb = handoff_holds;
-	hooks.hold_arg = d->handoff;
+	hooks.hold_cb = daemon_holds;
+	hooks.hold_arg = d;
 	hooks.stopped = cmd_stopped;
 	hooks.stopped_arg = d;
 	if ((d->sessions = session_table_create(d->base, d->dirfd, d->lockfd,
@@ -281,10 +371,13 @@ daemon_finish(struct daemon *d)
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	log_info("exiting");
 	exporter_finish(d);
+	/* the copies still queued finish first: their hand-offs are owed
+	 * (marked) and their rotate waiters answered */
+	jitcopy_free(d->jitcopy);
+	d->jitcopy = NULL;
 	control_destroy(d->ctl);
 	session_table_destroy(d->sessions);
 	handoff_destroy(d->handoff);
-	jitcopy_free(d->jitcopy);
 	notify_destroy(d->notify);
 	for (i = 0; i < DAEMON_NSIGNALS; i++)
 		event_free(d->sigs[i]);

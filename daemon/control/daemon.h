@@ -8,6 +8,8 @@
 #ifndef PERFSPILL_DAEMON_H
 #define PERFSPILL_DAEMON_H
 
+#include <stdint.h>
+
 #include <event2/event.h>
 
 #include "config.h"
@@ -69,11 +71,20 @@ struct daemon {
 		char			 file[256];
 		int			 done;	/* finished within the rotate */
 		int			 whole;
-	}			 rotate_waiters[16];
+	}			 rotate_waiters[64];
 	size_t			 nr_rotate_waiters;
 	/* clients waiting for their flush to land (cmd.c) */
 	struct cmd_flush	*flushes[16];
 	size_t			 nr_flushes;
+	/* whole files handed to jitcopy, and those whose copy is done */
+	uint64_t		 files_queued, files_copied;
+	/* replies that wait for the files before them to be copied */
+	struct {
+		struct control_client	*c;
+		json_object		*reply;
+		uint64_t		 until;	/* files_copied to reach */
+	}			 late[16];
+	size_t			 nr_late;
 };
 
 /* Empty, with its hooks: reload re-reads the config file (0, or -1 with

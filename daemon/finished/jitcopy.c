@@ -5,11 +5,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -18,23 +26,55 @@
 #include "log.h"
 #include "perfcheck.h"
 #include "perfdata.h"
+#include "worker.h"
 
 #define JITCOPY_SCAN_EVERY	1	/* seconds */
 #define JITCOPY_MAX_SEEN		1024
+#define JITCOPY_SHORT_EVERY	60	/* seconds between "stopped short" */
 
-/* A process with a map in the directory, and the user it ran as. */
+/* A process with a map in the directory: who it is (its pid and start
+ * time) and the user it ran as. */
 struct jitcopy_proc {
 	uint32_t	 pid;
 	uid_t		 uid;
+	uint64_t	 start;		/* /proc/PID/stat field 22, ticks */
 	int		 known;		/* uid seen (alive, or remembered) */
 	int		 sampled;	/* has samples in the file */
+	uint64_t	 first;		/* ...the first one's time; 0: none */
 };
 
+/* A finished file queued for its copy. */
+struct jitcopy_job {
+	char			 name[NAME_MAX + 1];
+	int			 dirfd;
+	jitcopy_done_fn		 done;
+	void			*arg;
+	struct jitcopy_result	 res;
+	int			 rc;
+	TAILQ_ENTRY(jitcopy_job) entry;
+};
+
+TAILQ_HEAD(jitcopy_jobs, jitcopy_job);
+
 struct jitcopy {
-	struct event		*ev;
+	/* the loop's */
+	struct event		*ev;		/* on donefd */
+	int			 donefd;	/* eventfd: a job is done */
+	/* the worker's alone */
 	int			 dirfd;
 	struct jitcopy_proc	 seen[JITCOPY_MAX_SEEN];	/* by pid */
 	size_t			 nseen;
+	time_t			 short_logged;
+	char			*hold;		/* PERFSPILL_TEST_JITCOPY_HOLD */
+	/* shared, under lock */
+	pthread_t		 th;
+	pthread_mutex_t		 lock;
+	pthread_cond_t		 wake;
+	pthread_cond_t		 idle;		/* a job is done */
+	struct jitcopy_jobs	 queue;		/* for the worker, in order */
+	struct jitcopy_jobs	 done;		/* for the loop, in order */
+	struct jitcopy_job	*busy;		/* the worker's now */
+	int			 stop;
 };
 
 uint32_t
@@ -59,54 +99,116 @@ jitcopy_proc_cmp(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The user pid runs as now (its /proc directory's owner); -1 when gone. */
+/* The user pid runs as now (its /proc directory's owner) and its start
+ * time, both of one process (read through one directory descriptor);
+ * -1 when gone. */
 static int
-jitcopy_live_uid(uint32_t pid, uid_t *uid)
+jitcopy_live(uint32_t pid, uid_t *uid, uint64_t *start)
 {
 	struct stat	 st;
-	char		 path[32];
+	char		 path[32], buf[1024];
+	ssize_t		 n;
+	int		 dfd, fd;
 
 	snprintf(path, sizeof(path), "/proc/%u", pid);
-	if (stat(path, &st) == -1)
+	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(dfd, &st) == -1 || (fd = openat(dfd, "stat", O_RDONLY |
+	    O_CLOEXEC)) == -1) {
+		close(dfd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	close(dfd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (jitcopy_stat_start(buf, start) == -1)
 		return -1;
 	*uid = st.st_uid;
 	return 0;
 }
 
+int
+jitcopy_stat_start(const char *stat, uint64_t *start)
+{
+	const char	*p;
+	char		*end;
+	int		 i;
+
+	/* the comm may hold anything but ends at the last parenthesis;
+	 * field 3 follows it, 22 is 19 fields later */
+	if ((p = strrchr(stat, ')')) == NULL)
+		return -1;
+	for (i = 0; i < 20 && p != NULL; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || p[1] < '0' || p[1] > '9')
+		return -1;
+	*start = strtoull(p + 1, &end, 10);
+	return *end == ' ' || *end == '\n' || *end == '\0' ? 0 : -1;
+}
+
+/* The largest pid the kernel gives now; INT32_MAX when unreadable. */
+static uint32_t
+jitcopy_pid_max(void)
+{
+	unsigned long	 v = 0;
+	FILE		*f;
+
+	if ((f = fopen("/proc/sys/kernel/pid_max", "re")) == NULL)
+		return INT32_MAX;
+	if (fscanf(f, "%lu", &v) != 1 || v == 0 || v > INT32_MAX)
+		v = INT32_MAX;
+	fclose(f);
+	return (uint32_t)v;
+}
+
 /*
  * The processes with a map in the directory now, sorted by pid, each
- * with the user it runs as, or ran as when an earlier scan saw it alive.
- * Up to max of them; how many.
+ * with who it is and the user it runs as, or ran as when an earlier scan
+ * saw it alive. A name that cannot be a process's map (above pid_max,
+ * or of a pid neither alive nor seen alive) is skipped before it counts:
+ * names anyone can make do not push real maps out. Up to max of them;
+ * how many, *stopped set when more were there.
  */
 static size_t
-jitcopy_scan(struct jitcopy *jm, struct jitcopy_proc *out, size_t max)
+jitcopy_scan(struct jitcopy *jm, struct jitcopy_proc *out, size_t max,
+    int *stopped)
 {
 	struct jitcopy_proc	 key, *old;
 	struct dirent		*e;
 	DIR			*dir;
 	size_t			 n = 0;
-	uint32_t		 pid;
+	uint32_t		 pid, pid_max = jitcopy_pid_max();
 	int			 fd;
 
+	*stopped = 0;
 	if ((fd = openat(jm->dirfd, ".", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) == -1 || (dir = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
 		return 0;
 	}
-	while (n < max && (e = readdir(dir)) != NULL) {
-		if ((pid = jitcopy_pid_of(e->d_name)) == 0)
+	while ((e = readdir(dir)) != NULL) {
+		if ((pid = jitcopy_pid_of(e->d_name)) == 0 || pid > pid_max)
 			continue;
+		if (n == max) {
+			*stopped = 1;
+			break;
+		}
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].pid = pid;
 		key.pid = pid;
-		if (jitcopy_live_uid(pid, &out[n].uid) == 0)
+		if (jitcopy_live(pid, &out[n].uid, &out[n].start) == 0)
 			out[n].known = 1;
 		else if ((old = bsearch(&key, jm->seen, jm->nseen,
 		    sizeof(*jm->seen), jitcopy_proc_cmp)) != NULL) {
 			out[n].uid = old->uid;
+			out[n].start = old->start;
 			out[n].known = 1;
-		}
+		} else
+			continue;	/* dead, never seen: not counted */
 		n++;
 	}
 	closedir(dir);
@@ -114,32 +216,217 @@ jitcopy_scan(struct jitcopy *jm, struct jitcopy_proc *out, size_t max)
 	return n;
 }
 
+/* A scan that stopped short, in the log at most once a minute. */
+static void
+jitcopy_short(struct jitcopy *jm)
+{
+	time_t	 now = time(NULL);
+
+	if (jm->short_logged != 0 && now - jm->short_logged <
+	    JITCOPY_SHORT_EVERY)
+		return;
+	jm->short_logged = now;
+	log_warnx("jit maps: more than %d live processes have a map in /tmp; "
+	    "the scan stopped there, and the maps of the others are not "
+	    "copied", JITCOPY_MAX_SEEN);
+}
+
 /* Remembers who runs each process with a map, for after it exits. */
 static void
-jitcopy_tick(evutil_socket_t fd, short what, void *arg)
+jitcopy_tick(struct jitcopy *jm)
 {
-	struct jitcopy		*jm = arg;
 	struct jitcopy_proc	*now;
-	size_t			 n, i, k = 0;
+	size_t			 n;
+	int			 stopped;
 
-	(void)fd;
-	(void)what;
 	if ((now = calloc(JITCOPY_MAX_SEEN, sizeof(*now))) == NULL)
 		return;
-	n = jitcopy_scan(jm, now, JITCOPY_MAX_SEEN);
+	n = jitcopy_scan(jm, now, JITCOPY_MAX_SEEN, &stopped);
+	if (stopped)
+		jitcopy_short(jm);
 	/* a map gone takes its process with it: the table stays bounded */
-	for (i = 0; i < n; i++)
-		if (now[i].known)
-			jm->seen[k++] = now[i];
-	jm->nseen = k;
+	memcpy(jm->seen, now, n * sizeof(*now));
+	jm->nseen = n;
 	free(now);
+}
+
+/*
+ * The perf clock (sample times: the kernel's local clock) minus the boot
+ * clock (process start times), in ns, measured now: a COMM record of our
+ * own thread, made by renaming it to its own name, stamped between two
+ * readings of CLOCK_BOOTTIME. The two clocks differ by more than a tick
+ * on some machines and drift apart over days, so it is measured for each
+ * file. Falls back to CLOCK_MONOTONIC's offset (which the perf clock
+ * follows closely) when the event cannot be had.
+ */
+static int64_t
+jitcopy_clock_offset(void)
+{
+	struct perf_event_attr		 attr;
+	struct perf_event_mmap_page	*pg;
+	struct perf_event_header	 h;
+	struct timespec			 a, b, m;
+	uint8_t				*map, *rec;
+	uint64_t			 t, head;
+	size_t				 psz = (size_t)sysconf(_SC_PAGESIZE);
+	char				 comm[16];
+	int				 fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.comm = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	memset(comm, 0, sizeof(comm));
+	if ((fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+	    PERF_FLAG_FD_CLOEXEC)) == -1)
+		goto fallback;
+	if ((map = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	    0)) == MAP_FAILED) {
+		close(fd);
+		goto fallback;
+	}
+	pg = (struct perf_event_mmap_page *)(void *)map;
+	prctl(PR_GET_NAME, comm);
+	clock_gettime(CLOCK_BOOTTIME, &a);
+	prctl(PR_SET_NAME, comm);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	rec = map + psz;
+	if (head >= sizeof(h)) {
+		memcpy(&h, rec, sizeof(h));
+		if (h.type == PERF_RECORD_COMM && h.size >= sizeof(h) + 8 &&
+		    h.size <= head && h.size <= psz) {
+			/* sample_id_all: the time is the record's last u64 */
+			memcpy(&t, rec + h.size - 8, 8);
+			munmap(map, 2 * psz);
+			close(fd);
+			return (int64_t)t - ((int64_t)a.tv_sec * 1000000000 +
+			    a.tv_nsec + ((int64_t)b.tv_sec - a.tv_sec) *
+			    500000000 + (b.tv_nsec - a.tv_nsec) / 2);
+		}
+	}
+	munmap(map, 2 * psz);
+	close(fd);
+fallback:
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	return ((int64_t)m.tv_sec - b.tv_sec) * 1000000000 +
+	    (m.tv_nsec - b.tv_nsec);
+}
+
+int
+jitcopy_started_before(uint64_t start, long hz, int64_t off, uint64_t first)
+{
+	int64_t	 t;
+
+	if (first == 0 || hz <= 0 || start > (uint64_t)INT64_MAX /
+	    (1000000000 / (uint64_t)hz) || first > INT64_MAX -
+	    JITCOPY_CLOCK_SLACK)
+		return 0;
+	t = (int64_t)(start * (1000000000 / (uint64_t)hz));
+	if ((off > 0 && t > INT64_MAX - off) || (off < 0 && t < INT64_MIN -
+	    off))
+		return 0;
+	return t + off <= (int64_t)first + JITCOPY_CLOCK_SLACK;
+}
+
+/* Did p start before its pid's first sample in the file, that is, is it
+ * the process that was sampled? off: jitcopy_clock_offset. */
+static int
+jitcopy_same(const struct jitcopy_proc *p, int64_t off)
+{
+	return jitcopy_started_before(p->start, sysconf(_SC_CLK_TCK), off,
+	    p->first);
+}
+
+static int	jitcopy_file(struct jitcopy *, int dirfd, const char *name,
+		    struct jitcopy_result *);
+
+/* The worker: a scan each second, and the files queued, in order. */
+static void *
+jitcopy_main(void *arg)
+{
+	struct jitcopy		*jm = arg;
+	struct jitcopy_job	*j;
+	struct timespec		 next;
+	uint64_t		 one = 1;
+	sigset_t		 all;
+
+	/* the daemon's signals are the loop's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&jm->lock);
+	for (;;) {
+		if ((j = TAILQ_FIRST(&jm->queue)) != NULL) {
+			TAILQ_REMOVE(&jm->queue, j, entry);
+			jm->busy = j;
+			pthread_mutex_unlock(&jm->lock);
+			j->rc = jitcopy_file(jm, j->dirfd, j->name, &j->res);
+			pthread_mutex_lock(&jm->lock);
+			jm->busy = NULL;
+			TAILQ_INSERT_TAIL(&jm->done, j, entry);
+			pthread_cond_broadcast(&jm->idle);
+			(void)write(jm->donefd, &one, sizeof(one));
+			continue;
+		}
+		if (jm->stop)
+			break;
+		if (pthread_cond_timedwait(&jm->wake, &jm->lock, &next) !=
+		    ETIMEDOUT)
+			continue;
+		pthread_mutex_unlock(&jm->lock);
+		jitcopy_tick(jm);
+		/* a second after this scan: scans late behind a long copy are
+		 * not made up for */
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_sec += JITCOPY_SCAN_EVERY;
+		pthread_mutex_lock(&jm->lock);
+	}
+	pthread_mutex_unlock(&jm->lock);
+	return NULL;
+}
+
+/* The copies done, their callbacks in the order the files came. */
+static void
+jitcopy_reap(struct jitcopy *jm)
+{
+	struct jitcopy_jobs	 done;
+	struct jitcopy_job	*j;
+
+	TAILQ_INIT(&done);
+	pthread_mutex_lock(&jm->lock);
+	TAILQ_CONCAT(&done, &jm->done, entry);
+	pthread_mutex_unlock(&jm->lock);
+	while ((j = TAILQ_FIRST(&done)) != NULL) {
+		TAILQ_REMOVE(&done, j, entry);
+		j->done(j->arg, j->name, &j->res, j->rc);
+		free(j);
+	}
+}
+
+static void
+jitcopy_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	uint64_t	 v;
+
+	(void)what;
+	(void)read(fd, &v, sizeof(v));
+	jitcopy_reap(arg);
 }
 
 struct jitcopy *
 jitcopy_create(struct event_base *base, const char *dir)
 {
-	struct jitcopy	*jm;
-	struct timeval	 tv = { JITCOPY_SCAN_EVERY, 0 };
+	struct jitcopy		*jm;
+	pthread_condattr_t	 ca;
+	const char		*hold = getenv("PERFSPILL_TEST_JITCOPY_HOLD");
+	int			 rc;
 
 	if (dir == NULL)
 		dir = "/tmp";
@@ -147,19 +434,50 @@ jitcopy_create(struct event_base *base, const char *dir)
 		log_warn("jit maps");
 		return NULL;
 	}
+	jm->donefd = -1;
+	TAILQ_INIT(&jm->queue);
+	TAILQ_INIT(&jm->done);
+	pthread_mutex_init(&jm->lock, NULL);
+	/* the scans' timer is on the monotonic clock: a change of the wall
+	 * clock neither hurries nor stalls them */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&jm->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&jm->idle, NULL);
 	if ((jm->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
 		log_warn("jit maps: %s", dir);
-		free(jm);
-		return NULL;
+		goto error;
 	}
-	if ((jm->ev = event_new(base, -1, EV_PERSIST, jitcopy_tick, jm)) ==
-	    NULL || event_add(jm->ev, &tv) == -1) {
-		log_warnx("jit maps: no timer");
-		jitcopy_free(jm);
-		return NULL;
+	if (hold != NULL && hold[0] != '\0' &&
+	    (jm->hold = strdup(hold)) == NULL)
+		goto error;
+	if ((jm->donefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
+	    (jm->ev = event_new(base, jm->donefd, EV_READ | EV_PERSIST,
+	    jitcopy_done_cb, jm)) == NULL || event_add(jm->ev, NULL) == -1) {
+		log_warn("jit maps: no event");
+		goto error;
+	}
+	if ((rc = worker_spawn(&jm->th, jitcopy_main, jm)) != 0) {
+		errno = rc;
+		log_warn("jit maps: no thread");
+		goto error;
 	}
 	return jm;
+error:
+	if (jm->ev != NULL)
+		event_free(jm->ev);
+	if (jm->donefd != -1)
+		close(jm->donefd);
+	if (jm->dirfd != -1)
+		close(jm->dirfd);
+	pthread_cond_destroy(&jm->wake);
+	pthread_cond_destroy(&jm->idle);
+	pthread_mutex_destroy(&jm->lock);
+	free(jm->hold);
+	free(jm);
+	return NULL;
 }
 
 void
@@ -167,10 +485,91 @@ jitcopy_free(struct jitcopy *jm)
 {
 	if (jm == NULL)
 		return;
-	if (jm->ev != NULL)
-		event_free(jm->ev);
+	/* the worker finishes the queue before it sees stop */
+	pthread_mutex_lock(&jm->lock);
+	jm->stop = 1;
+	pthread_cond_signal(&jm->wake);
+	pthread_mutex_unlock(&jm->lock);
+	pthread_join(jm->th, NULL);
+	jitcopy_reap(jm);
+	event_free(jm->ev);
+	close(jm->donefd);
 	close(jm->dirfd);
+	pthread_cond_destroy(&jm->wake);
+	pthread_cond_destroy(&jm->idle);
+	pthread_mutex_destroy(&jm->lock);
+	free(jm->hold);
 	free(jm);
+}
+
+void
+jitcopy_wait(struct jitcopy *jm)
+{
+	if (jm == NULL)
+		return;
+	pthread_mutex_lock(&jm->lock);
+	while (!TAILQ_EMPTY(&jm->queue) || jm->busy != NULL)
+		pthread_cond_wait(&jm->idle, &jm->lock);
+	pthread_mutex_unlock(&jm->lock);
+	jitcopy_reap(jm);
+}
+
+int
+jitcopy_submit(struct jitcopy *jm, int dirfd, const char *name,
+    jitcopy_done_fn done, void *arg)
+{
+	struct jitcopy_job	*j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -1;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->dirfd = dirfd;
+	j->done = done;
+	j->arg = arg;
+	pthread_mutex_lock(&jm->lock);
+	TAILQ_INSERT_TAIL(&jm->queue, j, entry);
+	pthread_cond_signal(&jm->wake);
+	pthread_mutex_unlock(&jm->lock);
+	return 0;
+}
+
+int
+jitcopy_holds(const char *name, void *arg)
+{
+	struct jitcopy		*jm = arg;
+	struct jitcopy_job	*j;
+	int			 held = 0;
+
+	if (jm == NULL)
+		return 0;
+	pthread_mutex_lock(&jm->lock);
+	if (jm->busy != NULL && strcmp(jm->busy->name, name) == 0)
+		held = 1;
+	TAILQ_FOREACH(j, &jm->queue, entry)
+		held |= strcmp(j->name, name) == 0;
+	TAILQ_FOREACH(j, &jm->done, entry)
+		held |= strcmp(j->name, name) == 0;
+	pthread_mutex_unlock(&jm->lock);
+	return held;
+}
+
+/* The test hook: the copy waits here, its scan done and the file not
+ * yet read, until the test removes the file the worker makes. */
+static void
+jitcopy_hold(struct jitcopy *jm)
+{
+	struct timespec	 ts = { 0, 10000000 };
+	int		 fd;
+
+	if (jm->hold == NULL)
+		return;
+	if ((fd = open(jm->hold, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return;
+	close(fd);
+	log_info("jit maps: held by the test hook until %s is removed",
+	    jm->hold);
+	while (access(jm->hold, F_OK) == 0)
+		nanosleep(&ts, NULL);
 }
 
 /* v in width - 1 octal digits and a NUL (the high ones cut: every
@@ -215,23 +614,30 @@ struct jitcopy_marks {
 	size_t			 n;
 };
 
-/* A record perf reads: a sample's pid marks its process. */
+/* A record perf reads: a sample's pid marks its process, and the first
+ * sample's time is kept (the file is in time order but for what one
+ * round mixes: the least is kept). */
 static int
 jitcopy_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 {
-	struct jitcopy_marks	*m = arg;
-	struct perf_event_header h;
-	struct jitcopy_proc	*p, key;
-	size_t			 off;
+	const struct perfcheck_sample	*s;
+	struct jitcopy_marks		*m = arg;
+	struct perf_event_header	 h;
+	struct jitcopy_proc		*p, key;
 
+	(void)size;
+	(void)attr;
 	memcpy(&h, rec, sizeof(h));
-	if (h.type != PERF_RECORD_SAMPLE || (off = perfdata_pid_off(
-	    perfcheck_sample_type(m->pc, attr))) == 0 || off + 4 > size)
+	if (h.type != PERF_RECORD_SAMPLE ||
+	    (s = perfcheck_sample_fields(m->pc)) == NULL)
 		return 0;
-	memcpy(&key.pid, rec + off, sizeof(key.pid));
+	key.pid = s->pid;
 	if ((p = bsearch(&key, m->procs, m->n, sizeof(*p),
-	    jitcopy_proc_cmp)) != NULL)
-		p->sampled = 1;
+	    jitcopy_proc_cmp)) == NULL)
+		return 0;
+	p->sampled = 1;
+	if (s->time != 0 && (p->first == 0 || s->time < p->first))
+		p->first = s->time;
 	return 0;
 }
 
@@ -274,13 +680,38 @@ jitcopy_walk(const uint8_t *map, uint64_t size, const char *name,
 	return 0;
 }
 
+/*
+ * The pages of fd's map[0..len) that the walk brought into the page
+ * cache go again: a file written past it (direct I/O) so as not to take
+ * the traced programs' memory stays so; one cached before (buffered)
+ * keeps what it had. was: mincore's vector before the walk, or NULL.
+ */
+static void
+jitcopy_uncache(int fd, const uint8_t *was, size_t len)
+{
+	size_t	 psz = (size_t)sysconf(_SC_PAGESIZE), np = (len + psz - 1) /
+	    psz, i, from;
+
+	if (was == NULL)
+		return;
+	for (i = 0; i < np; i++) {
+		if (was[i] & 1)
+			continue;
+		for (from = i; i < np && !(was[i] & 1); i++)
+			;
+		(void)posix_fadvise(fd, (off_t)(from * psz),
+		    (off_t)((i - from) * psz), POSIX_FADV_DONTNEED);
+	}
+}
+
 /* Marks the processes of procs[0..n) that have samples in the file. */
 static int
 jitcopy_mark(int dirfd, const char *name, struct jitcopy_proc *procs,
     size_t n)
 {
 	struct stat		 sb;
-	uint8_t			*map;
+	uint8_t			*map, *was;
+	size_t			 psz = (size_t)sysconf(_SC_PAGESIZE);
 	int			 fd, rv;
 
 	if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
@@ -293,9 +724,17 @@ jitcopy_mark(int dirfd, const char *name, struct jitcopy_proc *procs,
 		errno = EINVAL;
 		return -1;
 	}
-	close(fd);
+	(void)madvise(map, (size_t)sb.st_size, MADV_SEQUENTIAL);
+	if ((was = malloc(((size_t)sb.st_size + psz - 1) / psz)) != NULL &&
+	    mincore(map, (size_t)sb.st_size, was) == -1) {
+		free(was);
+		was = NULL;
+	}
 	rv = jitcopy_walk(map, (uint64_t)sb.st_size, name, procs, n);
 	munmap(map, (size_t)sb.st_size);
+	jitcopy_uncache(fd, was, (size_t)sb.st_size);
+	free(was);
+	close(fd);
 	return rv;
 }
 
@@ -408,7 +847,12 @@ jitcopy_member(int fd, const struct jitcopy_proc *p, const uint8_t *buf,
 	return 0;
 }
 
-int
+/*
+ * Copies the maps of the processes sampled in the finished file name of
+ * dirfd into name's companion (written whole, then renamed); nothing
+ * when no map is there. On the worker. 0, or -1 with errno (logged).
+ */
+static int
 jitcopy_file(struct jitcopy *jm, int dirfd, const char *name,
     struct jitcopy_result *res)
 {
@@ -419,18 +863,22 @@ jitcopy_file(struct jitcopy *jm, int dirfd, const char *name,
 	const char		*why;
 	char			 comp[NAME_MAX + 1], tmp[NAME_MAX + 1];
 	size_t			 n, i;
-	int			 fd = -1, saved;
+	int64_t			 off = 0;
+	int			 fd = -1, saved, stopped, clocked = 0;
 
 	memset(res, 0, sizeof(*res));
-	if (jm == NULL)
-		return 0;
 	if ((procs = calloc(JITCOPY_MAX_SEEN, sizeof(*procs))) == NULL)
 		goto error;
 	/* no map in /tmp, the common case: the file is not read */
-	if ((n = jitcopy_scan(jm, procs, JITCOPY_MAX_SEEN)) == 0) {
+	if ((n = jitcopy_scan(jm, procs, JITCOPY_MAX_SEEN, &stopped)) == 0) {
 		free(procs);
 		return 0;
 	}
+	if (stopped)
+		log_warnx("%s: jit maps: more than %d live processes have a "
+		    "map in /tmp; only the first %d were looked at", name,
+		    JITCOPY_MAX_SEEN, JITCOPY_MAX_SEEN);
+	jitcopy_hold(jm);
 	if (jitcopy_mark(dirfd, name, procs, n) == -1)
 		goto error;
 	if (snprintf(comp, sizeof(comp), "%s%s", name, JITCOPY_SUFFIX) >=
@@ -447,6 +895,17 @@ jitcopy_file(struct jitcopy *jm, int dirfd, const char *name,
 			    "perf-%u.map and later ones not copied", name,
 			    JITCOPY_MAX_MAPS, procs[i].pid);
 			break;
+		}
+		if (!clocked) {
+			off = jitcopy_clock_offset();
+			clocked = 1;
+		}
+		if (procs[i].known && !jitcopy_same(&procs[i], off)) {
+			log_warnx("%s: jit map perf-%u.map not copied: its "
+			    "process started after the pid's first sample "
+			    "(another process has the pid now)", name,
+			    procs[i].pid);
+			continue;
 		}
 		if (jitcopy_read(jm, &procs[i], JITCOPY_MAX_TOTAL - res->bytes <
 		    JITCOPY_MAX_BYTES ? JITCOPY_MAX_TOTAL - res->bytes :

@@ -14,6 +14,28 @@
  * ran as, and bounded in size and count. A process that has exited is
  * known by the user a scan of /tmp (each second, a readdir) saw it run
  * as while its map was there; one never seen alive is skipped.
+ *
+ * A pid is not a process: once one exits, another may get its pid and
+ * write a map for it (issue 40). So the process a map is taken for is
+ * the one with the pid and its start time (/proc/PID/stat, field 22),
+ * and it must have started before the pid's first sample in the file;
+ * the map must be owned by the user that process ran as. Its start time
+ * is on the boot clock in ticks (10 ms): a process started less than a
+ * tick after the pid's first sample is not told apart from the sampled
+ * one. A pid whose process runs again under another start time than
+ * the scans saw gets no map (the map may be the sampled one's, but the
+ * daemon cannot tell).
+ *
+ * A scan counts only what can be a process's map: a name above
+ * pid_max or of a pid neither alive nor seen alive is skipped before
+ * the count of JITCOPY_MAX_SEEN; a scan that stops short says so in the
+ * log, at most once a minute.
+ *
+ * Everything here that reads /tmp or a finished file runs on one worker
+ * thread (jitcopy's own): a large file finishing with maps present took
+ * the loop for seconds (issue 40). The loop queues a finished file and
+ * is told on an eventfd when its copy is done; the files are done in the
+ * order they came.
  */
 #ifndef PERFSPILL_JITCOPY_H
 #define PERFSPILL_JITCOPY_H
@@ -32,23 +54,58 @@
 
 struct jitcopy;
 
-/* What jitcopy_file put beside a file. */
+/* What jitcopy put beside a file. */
 struct jitcopy_result {
 	uint32_t	 pids[JITCOPY_MAX_MAPS];	/* whose maps, ascending */
 	size_t		 n;			/* 0: no companion */
 	uint64_t	 bytes;
 };
 
-/* Watches dir (NULL: /tmp) for perf maps on base; NULL (logged) when the
- * directory cannot be opened or without memory. */
+/* Called in the loop when a file's copy is done: rc 0, or -1 (logged:
+ * no companion then); name is the file's. */
+typedef void	(*jitcopy_done_fn)(void *arg, const char *name,
+		    const struct jitcopy_result *, int rc);
+
+/* Called in the loop. */
+/* Watches dir (NULL: /tmp) for perf maps on a thread of its own, which
+ * tells the loop of base when a copy is done; NULL (logged) when the
+ * directory cannot be opened, without memory or without a thread. The
+ * test hook PERFSPILL_TEST_JITCOPY_HOLD=PATH (read here) holds each
+ * copy after its scan, before the file is read: the worker creates PATH
+ * and waits until it is removed. */
 struct jitcopy	*jitcopy_create(struct event_base *, const char *dir);
+/* The copies queued are finished first, their callbacks called (here,
+ * not in the loop); then the worker ends. Accepts NULL. */
 void		 jitcopy_free(struct jitcopy *);
-/* Copies the maps of the processes with samples in the finished file
- * name of dirfd into name's companion (written whole, then renamed);
- * nothing when no map is there. 0, or -1 with errno (logged): no
- * companion then. The file itself is only read. */
-int		 jitcopy_file(struct jitcopy *, int dirfd, const char *name,
-		    struct jitcopy_result *);
+/* Blocks until the copies queued are done, and calls their callbacks
+ * (start-up: salvaged files are whole with their maps before the daemon
+ * is ready). Accepts NULL. */
+void		 jitcopy_wait(struct jitcopy *);
+/* Queues the finished file name of dirfd: its maps are copied into
+ * name's companion (written whole, then renamed) on the worker, and
+ * done(arg) is called in the loop after it, in the order the files came.
+ * The file itself is only read. 0, or -1 without memory. */
+int		 jitcopy_submit(struct jitcopy *, int dirfd, const char *name,
+		    jitcopy_done_fn done, void *arg);
+/* Is name queued or being copied? (retention's hold, as handoff_holds) */
+int		 jitcopy_holds(const char *name, void *jitcopy);
+
+/* What a process's start time may lie past its pid's first sample and
+ * still be the sampled process: the error of the clocks' offset (a few
+ * microseconds measured) and their drift since the file was recorded. */
+#define JITCOPY_CLOCK_SLACK	2000000		/* ns */
+
+/* Called on any thread (pure). */
+/* Field 22 of a /proc/PID/stat text, the start time in clock ticks
+ * after boot (the comm, field 2, may hold spaces and parentheses). 0,
+ * or -1 when the text is not one. */
+int		 jitcopy_stat_start(const char *stat, uint64_t *start);
+/* Did a process that started start ticks (hz a second) after boot start
+ * before a sample at first (perf clock, ns; off: perf clock minus boot
+ * clock), within JITCOPY_CLOCK_SLACK? 0 when not, or not known (first 0,
+ * values past the clocks' range). */
+int		 jitcopy_started_before(uint64_t start, long hz, int64_t off,
+		    uint64_t first);
 /* "perf-PID.map" of name, PID decimal without leading zeros: its pid,
  * or 0. */
 uint32_t	 jitcopy_pid_of(const char *name);

@@ -244,23 +244,39 @@ manifest_build(const struct manifest_facts *f)
 	return o;
 }
 
+void
+manifest_set_jitmaps(json_object *o, const struct manifest_facts *f)
+{
+	json_object_object_add(o, "perf_maps", manifest_jitmaps(f));
+}
+
 int
 manifest_write(int dirfd, const struct manifest_facts *f)
 {
 	json_object	*o;
+	int		 rc;
+
+	if ((o = manifest_build(f)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	rc = manifest_write_built(dirfd, f->name, o);
+	json_object_put(o);
+	return rc;
+}
+
+int
+manifest_write_built(int dirfd, const char *file, json_object *o)
+{
 	const char	*s;
 	char		 name[NAME_MAX + 1], tmp[NAME_MAX + 1];
 	size_t		 len, done = 0;
 	ssize_t		 n;
 	int		 fd = -1, saved;
 
-	if (manifest_name(f->name, name, sizeof(name)) == -1 ||
+	if (manifest_name(file, name, sizeof(name)) == -1 ||
 	    snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp)) {
 		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((o = manifest_build(f)) == NULL) {
-		errno = ENOMEM;
 		return -1;
 	}
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
@@ -295,14 +311,12 @@ manifest_write(int dirfd, const struct manifest_facts *f)
 	fd = -1;
 	if (renameat(dirfd, tmp, dirfd, name) == -1)
 		goto error;
-	json_object_put(o);
 	return 0;
 error:
 	saved = errno;
 	if (fd != -1)
 		close(fd);
 	unlinkat(dirfd, tmp, 0);
-	json_object_put(o);
 	errno = saved;
 	return -1;
 }

@@ -66,6 +66,13 @@ json_object	*manifest_build(const struct manifest_facts *);
 json_object	*manifest_buildids(const uint8_t *, size_t);
 /* Write NAME.json into dirfd atomically; 0, or -1 with errno. */
 int		 manifest_write(int dirfd, const struct manifest_facts *);
+/* ...of a manifest built before (manifest_build): the facts of a file
+ * are taken when it finishes, its JIT maps added once copied. */
+int		 manifest_write_built(int dirfd, const char *name,
+		    json_object *);
+/* Sets a built manifest's "perf_maps" to f's JIT maps (jit_pids). */
+void		 manifest_set_jitmaps(json_object *,
+		    const struct manifest_facts *f);
 /* NAME.json for NAME into buf; -1 when it does not fit. */
 int		 manifest_name(const char *name, char *buf, size_t len);
 /* Removes what describes NAME once NAME is gone: its manifest and its

@@ -98,6 +98,7 @@ struct tracefile_direct {
 	int			 flush_fd;
 	uint64_t		 flush_off;
 	uint64_t		 flushed;	/* reserved at the last flush */
+	uint64_t		 pads;		/* padded tails made */
 	int			 refused;	/* errno: why it is not direct */
 };
 
@@ -224,6 +225,13 @@ size_t	 tracefile_direct_block(struct tracefile *, uint8_t *, size_t lead,
 	    size_t len, const struct tracefile_mark *, uint64_t *off, int *fd);
 size_t	 tracefile_direct_pad(struct tracefile *, uint8_t *, uint64_t *off,
 	    int *fd);
+/* Is the padded tail at off, the file's pad number seq (its pads count
+ * once it was made), still the one to write? Not once the stream's next
+ * request took its block, nor once a later pad replaced it. */
+int	 tracefile_direct_pad_current(const struct tracefile *, uint64_t off,
+	    uint64_t seq);
+/* The padded tails made so far: the last one's number. */
+uint64_t tracefile_direct_pads(const struct tracefile *);
 /*
  * For a writer that keeps the stream's unwritten end in a buffer of its
  * own (a pool block, record-pool.h), so that no lead is copied per

@@ -534,7 +534,6 @@ int	record_flight_write(struct record *, struct record_prep *);
 void	record_retry_unfinished(struct record *);
 void	record_close_file(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
-int	record_retain(struct record *);
 /* Move the closing files on; returns how many are still closing. */
 size_t	record_reap_files(struct record *);
 /* The output directory is back (0), or not yet (-1: look again later). */

@@ -317,6 +317,7 @@ record_status_locked(struct record *rec)
 {
 	static const char	*names[] = { "idle", "recording", "stopping" };
 	json_object		*o = json_object_new_object(), *cpus, *c, *f;
+	json_object		*p;
 	struct record_cpu	*rc;
 	uint64_t		 files, cleared, reading;
 	size_t			 i;
@@ -348,6 +349,10 @@ record_status_locked(struct record *rec)
 	 * kernel's rings): docs/file-format.md has the formula */
 	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
 	record_add_pool(rec, o);
+	/* the one-off requests: preambles, padded tails, last drains */
+	p = json_object_new_object();
+	record_add_aio(p, &rec->heap_stats);
+	json_object_object_add(o, "other_requests", p);
 	record_add_drain(rec, o);
 	if (rec->compact != NULL)
 		json_object_object_add(o, "compact",

@@ -547,6 +547,21 @@ record_note_direct(struct record *rec)
 }
 
 /*
+ * Is the current file at its rotation size? A pass of the drain thread
+ * reports on the file it wrote to, and the loop may take its report after
+ * a rotation already switched files (the preamble was ready first): that
+ * report is about the old file, and rotating the new one for it finished
+ * files of a few MB between full ones (issue 40). The size that counts is
+ * the current file's own.
+ */
+static int
+record_at_size(const struct record *rec)
+{
+	return rec->cur != NULL && rec->cfg.rotate_size != 0 &&
+	    rec->cur->reserved >= rec->cfg.rotate_size;
+}
+
+/*
  * After a pass: a failed write pauses, a file at its size rotates, and
  * rings left for want of a cblock are looked at again after 1 ms, then
  * 2, 4, 8 while their cblocks stay busy.
@@ -568,7 +583,7 @@ record_passed(struct record *rec, const struct record_pass *pass)
 		rec->retry_us = RECORD_RETRY_MIN_US;
 	if (pass->err != 0)
 		record_pause_err(rec, pass->err);
-	else if (pass->full)
+	else if (pass->full && record_at_size(rec))
 		record_rotate(rec, "size", 0);
 }
 

@@ -49,6 +49,9 @@ void		 record_set_name(struct record *, const char *name);
 void		 record_on_file_done(struct record *, manifest_file_cb, void *);
 /* Retention keeps the files cb holds (a hand-off not yet done). */
 void		 record_set_retain_hold(struct record *, retain_hold_cb, void *);
+/* Retention now, by the recording's settings (a file held when its turn
+ * came is free now); the files removed, or -1. In the loop. */
+int		 record_retain(struct record *);
 /* The output directory's lock (outdir.h): a directory removed and made
  * again is locked anew before anything is written into it. */
 void		 record_set_lock(struct record *, int lockfd);

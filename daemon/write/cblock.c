@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,11 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	cb->deferred = 0;
 	if (q->hold_ms != 0)
 		clock_gettime(CLOCK_MONOTONIC, &cb->sent);
+	if (cb->refused && cb->refused++ <= CBLOCK_TEST_REFUSALS &&
+	    tracefile_direct_pad_current(cb->tf, cb->off, cb->pad_seq)) {
+		cb->deferred = 1;
+		return 0;
+	}
 	if (cblock_aio_submit(q, &cb->aio) == -1) {
 		if (errno != EAGAIN)
 			return -1;
@@ -323,6 +329,23 @@ cblock_retry_buffered(struct cblock_queue *q, struct cblock *cb)
 	return 0;
 }
 
+/* The test hook's padded tail: the Nth of the daemon, N from
+ * PERFSPILL_TEST_PAD_EAGAIN (cblock.h); 0 when the hook is off. */
+static int
+cblock_test_refuse(void)
+{
+	static _Atomic long	 n = -1, pads;
+	const char		*e;
+	long			 want = atomic_load(&n);
+
+	if (want == -1) {
+		e = getenv("PERFSPILL_TEST_PAD_EAGAIN");
+		want = e != NULL ? strtol(e, NULL, 10) : 0;
+		atomic_store(&n, want > 0 ? want : 0);
+	}
+	return want > 0 && atomic_fetch_add(&pads, 1) + 1 == want;
+}
+
 int
 cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
     uint64_t off, int fd)
@@ -332,6 +355,12 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->off = off;
 	cb->done = 0;
 	cb->err = 0;
+	cb->refused = 0;
+	/* a pad is submitted as it is made: it is its file's last */
+	if (cb->pad) {
+		cb->pad_seq = tracefile_direct_pads(tf);
+		cb->refused = cblock_test_refuse();
+	}
 	cb->stats->submitted++;
 	if (cblock_aio_write(q, cb) == -1) {
 		int	 saved = errno;
@@ -365,8 +394,18 @@ cblock_reap(struct cblock_queue *q)
 
 	for (cb = TAILQ_FIRST(&q->busy); cb != NULL; cb = next) {
 		next = TAILQ_NEXT(cb, entry);
+		if (cb->deferred && cb->pad && !tracefile_direct_pad_current(
+		    cb->tf, cb->off, cb->pad_seq)) {
+			/* its block is the stream's again, or a later pad's:
+			 * written now, it would land after them */
+			cb->stats->completed++;
+			cblock_completed(cb, 0, 0);
+			cblock_release(q, cb);
+			continue;
+		}
 		if (cb->deferred) {
 			/* its aiocb was never queued: aio_error cannot say */
+			cb->stats->resubmitted++;
 			if (cblock_aio_write(q, cb) == 0)
 				continue;
 			cb->err = errno;

@@ -25,11 +25,15 @@
 
 struct tracefile;
 
+/* The most offers the test hook refuses (PERFSPILL_TEST_PAD_EAGAIN). */
+#define CBLOCK_TEST_REFUSALS	10000
+
 struct cblock_stats {
 	uint64_t	inflight;
 	uint64_t	submitted;
 	uint64_t	completed;
-	uint64_t	resubmitted;	/* partial writes continued */
+	uint64_t	resubmitted;	/* partial writes continued, refused
+					 * ones (EAGAIN) offered again */
 	uint64_t	failed;
 	uint64_t	bytes_written;
 	uint64_t	bytes_dropped;	/* copied but could not be written */
@@ -49,6 +53,8 @@ struct cblock {
 	 * block, record-pool.h), counted there while it is in flight */
 	unsigned int		*slices;
 	int			 pad;	/* a padded tail, outside the stream */
+	uint64_t		 pad_seq; /* ...which of its file's pads */
+	int			 refused; /* the test hook refuses it */
 	int			 fd;	/* the descriptor it writes on */
 	int			 err;	/* errno of a failed write */
 	int			 deferred; /* refused for now: not glibc's */
@@ -133,7 +139,13 @@ void	 cblock_thread_prio(int prio);
  * descriptor or one of its direct ones). 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). A request
  * glibc cannot take for the moment (EAGAIN) is busy but deferred: the
- * next cblock_reap offers it again. */
+ * next cblock_reap offers it again, unless it is a padded tail whose
+ * block the stream's next request has taken since (or a later pad): that
+ * one ends unwritten, since it would land after the request that
+ * rewrites its block and put zeros into the file. The test hook
+ * PERFSPILL_TEST_PAD_EAGAIN=N (read at the first submission) refuses the
+ * Nth padded tail of the daemon with EAGAIN for as long as it is its
+ * file's current pad, at most CBLOCK_TEST_REFUSALS offers. */
 int	 cblock_submit(struct cblock_queue *, struct cblock *,
 	    struct tracefile *, uint64_t off, int fd);
 /*

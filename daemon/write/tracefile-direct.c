@@ -235,7 +235,21 @@ tracefile_direct_pad(struct tracefile *tf, uint8_t *buf, uint64_t *off,
 	d->flush_fd = *fd;
 	d->flush_off = *off;
 	d->flushed = tf->reserved;
+	d->pads++;
 	return d->align;
+}
+
+int
+tracefile_direct_pad_current(const struct tracefile *tf, uint64_t off,
+    uint64_t seq)
+{
+	return tf->direct.flush_off == off && tf->direct.pads == seq;
+}
+
+uint64_t
+tracefile_direct_pads(const struct tracefile *tf)
+{
+	return tf->direct.pads;
 }
 
 int

@@ -11,6 +11,7 @@ import datetime
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -305,12 +306,69 @@ def assert_received(files, where):
                 assert a.read() == b.read(), name + ext
 
 
-def perf(*args, check=True):
-    """Run the stock perf; fail on a non-zero exit. Its output is read
-    with surrogateescape, as perfspill-flame's (flame): other programs'
-    names in a whole-machine recording need not be UTF-8."""
-    p = subprocess.run(["perf"] + list(args), capture_output=True, text=True,
-                       errors="surrogateescape", timeout=300)
+# perf opens /tmp/perf-PID.map, by that literal name (TMPDIR is not
+# asked, no option turns it off: tools/perf/util/map.c and symbol.c), for
+# every sampled process with anonymous executable memory; a system-wide
+# file samples other users' processes, and another user's FIFO there
+# made perf script wait 300 s (issue 40). So perf runs in a mount
+# namespace of its own whose /tmp is a private tmpfs holding every entry
+# of the real one (bind mounts: what perf writes lands there) but the
+# perf-PID.map files, save those a test names (a JIT's map it made); and
+# in a pid namespace of its own with its own /proc, where no sampled
+# process is found alive: perf enters a live process's mount namespace
+# to read its files (util/namespaces.c), which would be the real /tmp.
+_PRIVATE_TMP = r"""
+import ctypes, os, re, stat, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MS_BIND, MS_REC = 4096, 16384
+keep = set(os.environ.pop("PERFSPILL_TMP_KEEP", "").split())
+real = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)
+if libc.mount(b"perfspill-private-tmp", b"/tmp", b"tmpfs", 0,
+              b"mode=1777,size=256m") != 0:
+    sys.exit("private /tmp: mount: " + os.strerror(ctypes.get_errno()))
+for name in os.listdir(real):
+    if re.fullmatch(r"perf-\d+\.map", name) and name not in keep:
+        continue
+    src, dst = "/proc/self/fd/%d/%s" % (real, name), "/tmp/" + name
+    try:
+        st = os.lstat(src)
+        if stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(src), dst)
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            os.mkdir(dst)
+        else:
+            open(dst, "w").close()
+    except OSError:
+        continue        # gone meanwhile
+    libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None)
+os.close(real)
+os.execvp("perf", ["perf"] + sys.argv[1:])
+"""
+
+
+def perf_argv(args, tmp=()):
+    """argv and environment additions that run perf with a private /tmp
+    (above); tmp: the perf-PID.map names it may read."""
+    if shutil.which("unshare") is None:
+        return ["perf"] + list(args), {}
+    return (["unshare", "--mount", "--propagation", "private", "--pid",
+             "--fork", "--mount-proc", "--kill-child",
+             sys.executable, "-I", "-S", "-c", _PRIVATE_TMP] + list(args),
+            {"PERFSPILL_TMP_KEEP": " ".join(tmp)})
+
+
+def perf(*args, check=True, env=None, tmp=()):
+    """Run the stock perf (with a private /tmp: perf_argv); fail on a
+    non-zero exit. tmp: the perf-PID.map names in /tmp perf may read."""
+    argv, extra = perf_argv(args, tmp)
+    e = dict(os.environ)
+    e.update(env or {})
+    e.update(extra)
+    # a system-wide file names other users' processes: their names may
+    # be any bytes (a test of another suite makes such names on purpose)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                       env=e, errors="replace")
     if check and p.returncode != 0:
         raise AssertionError("perf %s failed (%d): %s" % (
             " ".join(args), p.returncode, p.stderr[-2000:]))

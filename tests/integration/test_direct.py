@@ -8,6 +8,7 @@ the reason. The disk-full test makes its own small ext4 on a loop device.
 """
 import errno
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -65,6 +66,16 @@ def buffers_need(st, direct):
     return min(max(2 * k, 2), 16) * ((b + 4095) // 4096 * 4096) + r
 
 
+def session_spills(d):
+    """The default session's drains spilled through the page cache, over
+    the daemon's life (metrics)."""
+    text = d.ctl("metrics")[1]["data"]["text"]
+    m = re.search(r'^perfspill_session_spills_total\{session="default"\} '
+                  r'(\d+)$', text, re.M)
+    assert m, text[-2000:]
+    return int(m.group(1))
+
+
 def test_direct_file_is_whole_and_not_in_the_page_cache():
     """The default path: status says direct, and its buffers are the
     pool's (cblocks per ring on the buffered path), the finished file
@@ -84,12 +95,20 @@ def test_direct_file_is_whole_and_not_in_the_page_cache():
             text = d.ctl("metrics")[1]["data"]["text"]
             assert 'perfspill_session_direct_io{session="default"} %d' % \
                 direct in text.splitlines(), text[-2000:]
+            spills0 = session_spills(d)
             harness.spinner(1.0).wait()
             rc, rep = d.ctl("stop")
             path = rep["data"]["path"]
             # before anything reads it
             res, size = resident_pages(path)
-            if direct:
+            spilled = session_spills(d) - spills0
+            if direct and spilled:
+                # the pool was at its bound with every block in flight (a
+                # loaded machine's AIO threads wait for a CPU): those
+                # drains went through the page cache, as they must
+                print("%d drains spilled through the page cache: %d of "
+                      "%d pages resident, not checked" % (spilled, res, size))
+            elif direct:
                 # the head, the tail and the features went through the
                 # page cache and were dropped after the fsync
                 assert res <= max(1, size // 50), (res, size)
@@ -221,6 +240,31 @@ def test_kill9_direct_partial_is_salvaged():
         assert len(files) == 1, files
         assert perf_valid(files[0]) > 0
         out = harness.perf("script", "-F", "comm", "-i", files[0]).stdout
+        assert "spinner" in out
+
+
+def test_a_refused_padded_tail_never_lands_after_its_block():
+    """Issue 40 item 8: a padded tail that glibc refuses (EAGAIN) waits to
+    be offered again; if the stream's next request rewrites its block
+    meanwhile, the pad must not be written after it (zeros over records).
+    The test hook PERFSPILL_TEST_PAD_EAGAIN=N refuses the Nth pad for as
+    long as it is its file's current one: the pad is offered again (status
+    counts it under other_requests) and dropped once its block is taken,
+    and perf reads every sample of the file."""
+    with Daemon(env={"PERFSPILL_TEST_PAD_EAGAIN": "3"}) as d:
+        need_direct(d)
+        d.ctl("start", "-F", "999", "-g", "--cblocks", "2",
+              "--direct-tail-ms", "20")
+        harness.spinner(2.0).wait()
+        other = d.status()["other_requests"]
+        assert other["aio_resubmitted"] > 0, other
+        assert other["aio_failed"] == 0, other
+        rc, rep = d.ctl("stop")
+        path = rep["data"]["path"]
+        n = perf_valid(path)
+        assert n == d.status()["last_totals"]["samples"], n
+        assert n > 500, n
+        out = harness.perf("script", "-F", "comm", "-i", path).stdout
         assert "spinner" in out
 
 

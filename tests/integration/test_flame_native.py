@@ -339,12 +339,10 @@ def perf_shares(path, pid, env=None):
     of pid's rows (the machine is shared: others' programs of the same
     names may be sampled too; perf report's own --pid filter gave other
     shares than its rows of that pid)."""
-    e = dict(os.environ)
-    e.update(env or {})
-    out = subprocess.run(["perf", "report", "-i", path, "--stdio",
-                          "--no-children", "--sort", "pid,sym", "-q", "-n",
-                          "-g", "none"], capture_output=True, text=True,
-                         env=e, timeout=300, check=True).stdout
+    # perf reads the JIT's live map, in its private /tmp (harness.perf)
+    out = perf("report", "-i", path, "--stdio", "--no-children", "--sort",
+               "pid,sym", "-q", "-n", "-g", "none", env=env,
+               tmp=("perf-%d.map" % pid,)).stdout
     # perf's "pid" rows are threads: those of the process
     tids = set()
     for line in perf("script", "-i", path, "-G", "-F",

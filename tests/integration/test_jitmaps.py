@@ -13,6 +13,8 @@ import socket
 import subprocess
 import tarfile
 import tempfile
+import threading
+import time
 
 import harness
 from harness import Daemon, Receiver, perf, wait_for
@@ -83,7 +85,7 @@ def test_map_copied_named_and_read_elsewhere():
             assert "jit maps of 1 processes copied" in d.read_log()
             # on this host, perf reads the live map itself
             rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
-                       "--pid", str(pid)).stdout
+                       "--pid", str(pid), tmp=("perf-%d.map" % pid,)).stdout
             assert "jit_hot" in rep, rep
             away = os.path.join(d.dir, "moved.map")
             shutil.move(live, away)
@@ -132,7 +134,7 @@ def test_map_copied_named_and_read_elsewhere():
             with tarfile.open(tar) as t:
                 t.extractall("/tmp", filter="data")
             rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
-                       "--pid", str(pid)).stdout
+                       "--pid", str(pid), tmp=("perf-%d.map" % pid,)).stdout
             assert "jit_hot" in rep, rep
         finally:
             for p in ("/tmp/perf-%d.map" % pid,):
@@ -246,6 +248,8 @@ def test_retention_and_shipping_take_the_maps():
             d.ctl("rotate")
             wait_for(lambda: len(d.finished_files()) == 1, what="rotation")
             old = d.finished_files()[0]
+            # the maps are copied after the rename, the manifest last
+            wait_for(lambda: os.path.exists(old + ".json"), what="manifest")
             assert os.path.exists(old + SUFFIX)
             wait_for(lambda: d.status()["handoffs"]["ok"] == 1, 60,
                      "the hand-off")
@@ -292,6 +296,237 @@ def test_tar_reader_refuses_a_damaged_companion():
         assert r.stdout.strip()
     finally:
         shutil.rmtree(work)
+
+
+def take_pid(pid, argv, user=None):
+    """argv started as a process of pid `pid` (free now): the last pid
+    given is set to pid - 1 (/proc/sys/kernel/ns_last_pid) and the next
+    fork takes pid, again until it does (other processes fork too)."""
+    for _ in range(500):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, user=user)
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    raise harness.Skip("pid %d could not be taken again" % pid)
+
+
+def test_a_reused_pid_forges_no_symbol():
+    """Issue 40: a JIT process is sampled and exits (its map removed, as a
+    JIT that cleans up does); another user's process gets its pid, writes
+    a map naming everything forged_by_attacker and stays alive. The
+    daemon copies no map for that pid (the process started after the
+    pid's first sample) and says why; a real JIT's map in the same file
+    is copied; perfspill-flame names none of the victim's samples with
+    the forged name."""
+    nobody = 65534
+    made = []
+    attacker = None
+    try:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            good, text = jitgen(1.5)
+            made.append("/tmp/perf-%d.map" % good)
+            victim, _ = jitgen(1.5)
+            os.unlink("/tmp/perf-%d.map" % victim)
+            attacker = take_pid(victim, [
+                "sh", "-c", "printf '0 ffffffffffffffff forged_by_attacker"
+                "\\n' > /tmp/perf-$$.map && echo ready && exec sleep 120"],
+                user=nobody)
+            made.append("/tmp/perf-%d.map" % victim)
+            assert attacker.stdout.readline().strip() == b"ready"
+            st = os.stat("/tmp/perf-%d.map" % victim)
+            assert st.st_uid == nobody
+            # seen alive by the daemon's scan, map and all
+            time.sleep(1.5)
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            log = d.read_log()
+            assert ("perf-%d.map not copied: its process started after "
+                    "the pid's first sample" % victim) in log, log
+            assert members(path + SUFFIX) == {"perf-%d.map" % good: text}
+            with open(path + ".json") as f:
+                assert json.load(f)["perf_maps"]["pids"] == [good]
+            # the victim's samples are there, under its pid
+            out = flame_folded(path)
+            script = perf("script", "-i", path, "-F", "pid",
+                          "--pid", str(victim)).stdout
+            assert len(script.split()) > 100, script[:200]
+            attacker.kill()
+            attacker.wait()
+            for p in made:
+                os.unlink(p)
+            made = []
+            out = flame_folded(path)
+            assert "forged_by_attacker" not in out
+            assert jit_samples(out, "jit_hot") > 0
+    finally:
+        if attacker is not None and attacker.poll() is None:
+            attacker.kill()
+            attacker.wait()
+        for p in made:
+            if os.path.lexists(p):
+                os.unlink(p)
+
+
+def test_names_anyone_can_make_do_not_stop_the_copy():
+    """Issue 40: 5,000 empty maps of pids above pid_max and of pids that
+    are not alive do not push the maps of real JIT processes out of the
+    scan: all three are copied. Past 1,024 maps of live processes (here
+    the threads of this test, /proc/TID being alive) the log says the
+    scan stopped short."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid_max = int(f.read())
+    junk = ["/tmp/perf-%d.map" % (pid_max + 1 + i) for i in range(4000)]
+    dead = [p for p in range(pid_max - 3000, pid_max)
+            if not os.path.exists("/proc/%d" % p)][:1000]
+    junk += ["/tmp/perf-%d.map" % p for p in dead]
+    made = []
+    stop = threading.Event()
+    crowd = []
+    try:
+        for p in junk:
+            if not os.path.lexists(p):
+                open(p, "w").close()
+                made.append(p)
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            texts = {}
+            for _ in range(3):
+                pid, text = jitgen(1.2)
+                made.append("/tmp/perf-%d.map" % pid)
+                texts["perf-%d.map" % pid] = text
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            assert members(path + SUFFIX) == texts, d.read_log()
+            assert "the scan stopped" not in d.read_log()
+            # now 1,100 live threads, each with a map
+            for _ in range(1100):
+                t = threading.Thread(target=stop.wait)
+                t.start()
+                crowd.append(t)
+            for t in crowd:
+                p = "/tmp/perf-%d.map" % t.native_id
+                if not os.path.lexists(p):
+                    open(p, "w").close()
+                    made.append(p)
+            wait_for(lambda: "the scan stopped there" in d.read_log(), 30,
+                     "the log of a scan stopped short")
+    finally:
+        stop.set()
+        for t in crowd:
+            t.join()
+        for p in made:
+            if os.path.lexists(p):
+                os.unlink(p)
+
+
+def test_perf_in_the_tests_reads_no_fifo_left_in_tmp():
+    """Issue 40 item 11: perf opens /tmp/perf-PID.map of each sampled JIT
+    process; a FIFO another user left there made perf script wait 300 s.
+    The harness runs perf with a private /tmp: with a FIFO in place of a
+    sampled JIT's map perf script reads the file to its end (and names
+    nothing from the FIFO), and the daemon refuses to copy it."""
+    made = []
+    try:
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            pid, _ = jitgen(1.0)
+            fifo = "/tmp/perf-%d.map" % pid
+            made.append(fifo)
+            os.unlink(fifo)
+            os.mkfifo(fifo)
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            assert "perf-%d.map not copied: not a regular file" % pid in \
+                d.read_log()
+            out = perf("script", "-i", path, "-F", "pid,sym",
+                       "--pid", str(pid)).stdout
+            assert len(out.splitlines()) > 100 and "jit_hot" not in out
+    finally:
+        for p in made:
+            if os.path.lexists(p):
+                os.unlink(p)
+
+
+def ping_ms(d):
+    """One ping on a fresh connection: its answer's latency, ms."""
+    t0 = time.monotonic()
+    rep = d.request({"v": 1, "cmd": "ping"})
+    assert rep["ok"], rep
+    return (time.monotonic() - t0) * 1000
+
+
+def test_the_loop_answers_while_a_file_is_copied():
+    """Issue 40: the JIT copy reads a finished file on a worker thread, not
+    on the loop. The test hook PERFSPILL_TEST_JITCOPY_HOLD holds a copy
+    after its scan: while it is held (its hold file there, the file's
+    manifest not yet written, the rotate that finished it not answered)
+    ping and status are answered; once let go, the copy finishes. Then a
+    storm's large file finishes with a map present, and the worst ping
+    latency meanwhile is printed (a measure, not a verdict)."""
+    hold = os.path.join(tempfile.gettempdir(),
+                        "perfspill-jit-hold-%d" % os.getpid())
+    made = []
+    rot = None
+    try:
+        with Daemon(env={"PERFSPILL_TEST_JITCOPY_HOLD": hold}) as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            pid, text = jitgen(1.0)
+            made.append("/tmp/perf-%d.map" % pid)
+            rot = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
+                                    "--json", "rotate"],
+                                   stdout=subprocess.PIPE, text=True)
+            wait_for(lambda: os.path.exists(hold), 60, "the held copy")
+            held = [ping_ms(d) for _ in range(20)]
+            assert d.status()["state"] == "recording"
+            # provably still in the copy: nothing written beside the file
+            old = d.finished_files()[0]
+            assert not os.path.exists(old + ".json")
+            assert not os.path.exists(old + SUFFIX)
+            assert rot.poll() is None
+            print("ping while a copy is held: worst %.1f ms of %d" % (
+                max(held), len(held)))
+            os.unlink(hold)
+            out, _ = rot.communicate(timeout=120)
+            assert json.loads(out.strip().splitlines()[-1])["ok"], out
+            assert members(old + SUFFIX) == {"perf-%d.map" % pid: text}
+            assert os.path.exists(old + ".json")
+        # a large file finishing with a map present, nothing held: the
+        # worker reads it whole, the loop answers meanwhile
+        harness.need_tp()
+        from test_drain import storm
+        with Daemon() as d:
+            d.ctl("start", "-e", "raw_syscalls:sys_enter", "--no-callgraph",
+                  "-m", "256", "--rotate-size", "0")
+            pid, text = jitgen(1.0)
+            made.append("/tmp/perf-%d.map" % pid)
+            storm(2, 3)
+            stopper = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
+                                        "--json", "stop"],
+                                       stdout=subprocess.PIPE, text=True)
+            lat = []
+            while stopper.poll() is None:
+                lat.append(ping_ms(d))
+            stopper.communicate()
+            path = d.finished_files()[-1]
+            assert "jit maps of 1 processes copied" in d.read_log()
+            lat.sort()
+            print("ping while a %d-byte file finished with a map present: "
+                  "worst %.1f ms, median %.1f ms of %d" % (
+                      os.path.getsize(path), lat[-1] if lat else 0,
+                      lat[len(lat) // 2] if lat else 0, len(lat)))
+    finally:
+        if rot is not None and rot.poll() is None:
+            rot.kill()
+            rot.wait()
+        if os.path.exists(hold):
+            os.unlink(hold)
+        for p in made:
+            if os.path.lexists(p):
+                os.unlink(p)
 
 
 harness.main(globals())

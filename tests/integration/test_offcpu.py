@@ -92,10 +92,8 @@ def perf_offcpu(path):
     """{(tid, stack): ns} by offcputime's reasoning over perf script's
     view of the file: a task's switch-out (prev_state S, D or I) with its
     stack, timed to the next switch that names it as next_pid."""
-    p = subprocess.run(["perf", "script", "-i", path, "-F",
-                        "tid,time,event,trace,ip,sym", "--ns"],
-                       capture_output=True, text=True, errors="replace")
-    assert p.returncode == 0, p.stderr
+    p = harness.perf("script", "-i", path, "-F",
+                     "tid,time,event,trace,ip,sym", "--ns")
     out = collections.Counter()
     pending = {}
     for block in p.stdout.split("\n\n"):

@@ -240,6 +240,12 @@ def test_a_ring_full_at_a_rotation_says_so_in_the_old_file():
                   "--rotate-size", "1M", *args)
             p = taskstorm(2, 1, 10)
             assert p.wait() == 0
+            # the storm asked for a rotation; its /proc walk may take
+            # longer than the storm on a loaded machine: the stop waits
+            # for it, rather than dropping it
+            harness.wait_for(
+                lambda: d.status()["totals"]["files_finished"] >= 1, 120,
+                "the rotation the storm asked for (%s)" % what)
             d.ctl("stop")
             busy.wait()
             files = d.finished_files()

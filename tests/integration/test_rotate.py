@@ -53,6 +53,36 @@ def test_size_rotation_counts_add_up():
         assert files == sorted(files)
 
 
+def test_storm_rotates_each_file_once_at_its_size():
+    """Issue 40: under a storm a size rotation was followed at once by a
+    second one (the drain thread's report on the old file, taken after the
+    switch, rotated the new file too), finishing files of a few MB between
+    full ones. Across several 8M rotations every finished file but the
+    last holds at least half of rotate_size."""
+    need_tp()
+    from test_drain import storm
+    size = 8 << 20
+    with Daemon() as d:
+        d.ctl("start", "-e", TP, "--no-callgraph", "--rotate-size", "8M",
+              "-m", "256")
+        # as long as it takes for several rotations on this machine
+        for _ in range(30):
+            storm(2, 1)
+            if d.status()["totals"]["files_finished"] >= 6:
+                break
+        d.ctl("stop")
+        files = d.finished_files()
+        log = d.read_log()
+        sizes = [os.path.getsize(f) for f in files]
+        print("%d files, sizes %s" % (len(files), sizes))
+        assert len(files) >= 4, (files, log)
+        small = [(f, n) for f, n in zip(files[:-1], sizes) if n < size // 2]
+        assert not small, (small, [l for l in log.splitlines()
+                                   if "rotated" in l])
+        for f in files:
+            perf_valid(f, allow_lost=True)
+
+
 def test_each_rotated_file_names_user_symbols():
     with Daemon() as d:
         sp = harness.spinner(4.0)

@@ -118,10 +118,12 @@ def perf_reads(path, nosym):
         return "perf report --stats: %d %s" % (st.returncode,
                                                 st.stderr[-600:]), 0
     # its output is long and of no interest here: not through a pipe
-    sc = subprocess.run(["perf", "script", "--kallsyms",
-                         os.path.join(nosym, "kallsyms"), "--symfs", nosym,
-                         "-i", path], stdout=subprocess.DEVNULL,
-                        stderr=subprocess.PIPE, text=True, timeout=300)
+    argv, extra = harness.perf_argv(["script", "--kallsyms",
+                                     os.path.join(nosym, "kallsyms"),
+                                     "--symfs", nosym, "-i", path])
+    sc = subprocess.run(argv, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE, text=True, timeout=300,
+                        env=dict(os.environ, **extra))
     if sc.returncode != 0 or "failed to process" in sc.stderr:
         return "perf script: %d %s" % (sc.returncode, sc.stderr[-600:]), 0
     return None, harness._parse_stats(st.stdout).get("SAMPLE", 0)

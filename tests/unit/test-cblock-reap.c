@@ -417,6 +417,60 @@ test_heap(void)
 	teardown(&f);
 }
 
+/*
+ * A padded tail refused with EAGAIN waits in the busy set; offered again
+ * while it is its file's current pad, it is dropped once the stream's
+ * next request took its block, or a later pad replaced it: written then,
+ * it would land after them and put zeros over records (issue 40).
+ */
+static void
+test_stale_pad(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb;
+	uint8_t		*buf;
+	int		 later;
+
+	for (later = 0; later < 2; later++) {
+		setup(&f);
+		if ((buf = calloc(1, 4096)) == NULL)
+			abort();
+		cb = cblock_create_heap(buf, 4096, &f.stats);
+		CHECK(cb != NULL);
+		if (cb == NULL)
+			return;
+		cb->pad = 1;
+		/* as tracefile_direct_pad leaves the file */
+		f.tf.direct.nr_fds = 1;
+		f.tf.direct.flush_off = 8192;
+		f.tf.direct.pads = 1;
+		fake_refuse(EAGAIN);
+		CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 8192, f.tf.fd), 0);
+		CHECK_EQ(cb->deferred, 1);
+		CHECK_U64(cb->pad_seq, 1);
+		/* still current: offered again (and refused again) */
+		fake_refuse(EAGAIN);
+		CHECK_EQ(cblock_reap(&f.q), 1);
+		CHECK_EQ(nwrite_calls, 2);
+		CHECK_U64(f.stats.resubmitted, 1);
+		if (later)
+			f.tf.direct.pads = 2;
+		else
+			(void)tracefile_direct_slice(&f.tf, 8192);
+		/* its block is taken: dropped unwritten, never offered */
+		CHECK_EQ(cblock_reap(&f.q), 0);
+		CHECK_EQ(nwrite_calls, 2);
+		CHECK_EQ(nreqs, 0);
+		CHECK_U64(f.stats.completed, 1);
+		CHECK_U64(f.stats.failed, 0);
+		CHECK_U64(f.stats.inflight, 0);
+		CHECK_EQ(f.tf.inflight, 0);
+		CHECK_U64(f.tf.bad_off, UINT64_MAX);
+		f.tf.direct.nr_fds = 0;
+		teardown(&f);
+	}
+}
+
 int
 main(void)
 {
@@ -426,5 +480,6 @@ main(void)
 	test_eagain();
 	test_wait();
 	test_heap();
+	test_stale_pad();
 	return check_exit();
 }

@@ -65,10 +65,60 @@ test_tar_header(void)
 	CHECK_EQ(h[155], ' ');
 }
 
+/* Field 22 of /proc/PID/stat, whatever the comm holds. */
+static void
+test_stat_start(void)
+{
+	uint64_t	 v = 0;
+
+	CHECK_EQ(jitcopy_stat_start("4242 (java) S 1 4242 4242 0 -1 4194560 "
+	    "100 0 0 0 5 3 0 0 20 0 20 0 123456 9000000 300 "
+	    "18446744073709551615\n", &v), 0);
+	CHECK_U64(v, 123456);
+	/* a comm that looks like fields: the last ')' ends it */
+	CHECK_EQ(jitcopy_stat_start("4243 (a) 1 2 3 4 5 6 7 8 9 1 2 3 4 5 6 "
+	    "7 8 9 0 1 2) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 20 "
+	    "0 777 9000000\n", &v), 0);
+	CHECK_U64(v, 777);
+	/* too short, or not a number there */
+	CHECK_EQ(jitcopy_stat_start("4244 (x) S 1 2 3", &v), -1);
+	CHECK_EQ(jitcopy_stat_start("4244 (x) S 1 4242 4242 0 -1 4194560 100 "
+	    "0 0 0 5 3 0 0 20 0 20 0 -5 9000000\n", &v), -1);
+	CHECK_EQ(jitcopy_stat_start("no parenthesis", &v), -1);
+}
+
+/* The sampled process started before its pid's first sample; one that
+ * took the pid later did not. */
+static void
+test_started_before(void)
+{
+	const uint64_t	 tick = 10000000;	/* ns, at 100 Hz */
+	const int64_t	 off = -1245000;	/* perf clock behind by 1.2 ms */
+
+	/* started at tick 500, first sampled 3 ms after */
+	CHECK_EQ(jitcopy_started_before(500, 100, off, 500 * tick + off +
+	    3000000), 1);
+	/* the start counts down to its tick: sampled within the tick */
+	CHECK_EQ(jitcopy_started_before(500, 100, off, 500 * tick + off), 1);
+	CHECK_EQ(jitcopy_started_before(500, 100, off, 500 * tick + off -
+	    JITCOPY_CLOCK_SLACK), 1);
+	/* started a tick after the pid's first sample: another process */
+	CHECK_EQ(jitcopy_started_before(501, 100, off, 500 * tick + off +
+	    (tick - JITCOPY_CLOCK_SLACK) - 1), 0);
+	CHECK_EQ(jitcopy_started_before(900, 100, off, 500 * tick), 0);
+	/* nothing to compare, or out of range: not the same */
+	CHECK_EQ(jitcopy_started_before(500, 100, off, 0), 0);
+	CHECK_EQ(jitcopy_started_before(500, 0, off, 500 * tick), 0);
+	CHECK_EQ(jitcopy_started_before(UINT64_MAX / 2, 100, 0, 1), 0);
+	CHECK_EQ(jitcopy_started_before(5, 100, INT64_MAX, 1), 0);
+}
+
 int
 main(void)
 {
 	test_pid_of();
 	test_tar_header();
+	test_stat_start();
+	test_started_before();
 	return check_exit();
 }
