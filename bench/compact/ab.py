@@ -100,6 +100,7 @@ def one(args, mode, work, mixed):
          "unwound": c.get("unwound_samples", 0),
          "worker_cpu_s": c.get("worker_cpu_ns", 0) / 1e9,
          "whole": c.get("stops", {}).get("end", 0),
+         "fallbacks": c.get("libdwfl_fallbacks", 0),
          "lost": m["lost"] + m["lost_samples"]}
     shutil.rmtree(d, ignore_errors=True)
     return r
