@@ -39,6 +39,21 @@ def cpu_ticks(pid):
     return int(p[11]) + int(p[12])
 
 
+def thread_ticks(pid):
+    """Each thread's CPU ticks so far, summed by thread name."""
+    t = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                s = f.read()
+        except OSError:
+            continue
+        name = s.split("(", 1)[1].rsplit(")", 1)[0]
+        p = s.rsplit(")", 1)[1].split()
+        t[name] = t.get(name, 0) + int(p[11]) + int(p[12])
+    return t
+
+
 def build_mixed(work):
     dst = os.path.join(work, "mixed")
     subprocess.run(["gcc", "-O2", "-o", dst,
@@ -64,6 +79,7 @@ def one(args, mode, work, mixed):
         time.sleep(0.05)
     time.sleep(0.2)
     t0 = cpu_ticks(p.pid)
+    th0 = thread_ticks(p.pid)
     w0 = time.monotonic()
     subprocess.run(ctl + ["start", "-e", "cpu-clock", "-F", str(args.hz),
                           "-m", "128", "--cblocks", "2", "--call-graph",
@@ -84,6 +100,7 @@ def one(args, mode, work, mixed):
     st = json.loads(subprocess.run(ctl + ["status"], check=True,
                                    capture_output=True,
                                    text=True).stdout)["data"]
+    th1 = thread_ticks(p.pid)
     subprocess.run(ctl + ["stop"], check=True, capture_output=True)
     t1 = cpu_ticks(p.pid)
     wall = time.monotonic() - w0
@@ -101,6 +118,8 @@ def one(args, mode, work, mixed):
          "worker_cpu_s": c.get("worker_cpu_ns", 0) / 1e9,
          "whole": c.get("stops", {}).get("end", 0),
          "fallbacks": c.get("libdwfl_fallbacks", 0),
+         "threads_s": {k: (v - th0.get(k, 0)) / TICK for k, v in
+                       th1.items()},
          "lost": m["lost"] + m["lost_samples"]}
     shutil.rmtree(d, ignore_errors=True)
     return r

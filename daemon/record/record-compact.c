@@ -570,6 +570,8 @@ record_compact_create(const struct record *rec)
 		pthread_cond_destroy(&rc->idle);
 		goto error;
 	}
+	/* its own name: top -H and bench/compact/ab.py tell its CPU */
+	pthread_setname_np(rc->th, "unwind");
 	rc->running = 1;
 	return rc;
 error:
