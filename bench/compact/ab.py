@@ -8,7 +8,10 @@ directory), records the load with the shipped config's recording
 settings (cpu-clock at HZ, 128 pages, cblocks 2) and call_graph MODE,
 stops, and reads: the daemon's CPU over the recording (utime + stime of
 /proc/PID/stat, from start to stop), the file's bytes and samples, the
-samples written raw, and the unwinding worker's CPU (status).
+samples written raw, and the unwinding worker's CPU (status), with its
+libdwfl fallbacks and why its stacks stopped, and each daemon thread's
+CPU by name (threads_s: unwind the worker, drain, perfspilld the main
+loop and glibc's AIO threads).
 
     bench/compact/ab.py BUILD [--hz 99] [--rounds 3] [--iter 2]
         [--load mixed|spin] [--modes fp,compact]
@@ -118,6 +121,7 @@ def one(args, mode, work, mixed):
          "worker_cpu_s": c.get("worker_cpu_ns", 0) / 1e9,
          "whole": c.get("stops", {}).get("end", 0),
          "fallbacks": c.get("libdwfl_fallbacks", 0),
+         "stops": c.get("stops", {}),
          "threads_s": {k: (v - th0.get(k, 0)) / TICK for k, v in
                        th1.items()},
          "lost": m["lost"] + m["lost_samples"]}
