@@ -99,6 +99,8 @@ uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
 	char			*p;
 	int			 len, fd;
 
+	if (uw != NULL && uw->cfg.eh_frame_only)
+		return -1;	/* .eh_frame's CFI, or none */
 	len = dwfl_module_build_id(mod, &id, &vaddr);
 	if (uw != NULL && len > 0 && (p = uw_find(id, (size_t)len, NULL, 1,
 	    uw->be->home, uw->be->dbg)) != NULL) {

@@ -36,7 +36,8 @@ struct uw_proc {
 	uint32_t	 used;		/* a slot of the table */
 	struct uw_map	*maps;
 	size_t		 nmaps, cap;
-	uint64_t	 gen;		/* bumped at each change */
+	uint64_t	 gen;		/* bumped when a mapping is replaced
+					 * by another file or placement */
 	void		*priv;		/* the unwinder's */
 };
 

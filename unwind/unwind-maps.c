@@ -199,6 +199,20 @@ uw_proc_reserve(struct uw_proc *p, size_t n)
 	return 0;
 }
 
+/* Whether nm replaces one of the n mappings it overlaps by another
+ * file, or by the same file at another place. */
+static int
+uw_maps_replace(const struct uw_map *maps, size_t n, const struct uw_map *nm)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (maps[i].bin != nm->bin || maps[i].start - maps[i].pgoff !=
+		    nm->start - nm->pgoff)
+			return 1;
+	return 0;
+}
+
 int
 uw_space_map(struct uw_space *sp, const struct unwind_map *m)
 {
@@ -224,6 +238,11 @@ uw_space_map(struct uw_space *sp, const struct unwind_map *m)
 	nm.end = end;
 	nm.pgoff = m->pgoff;
 	nm.bin = b;
+	/* a mapping into free space, or over the same file at the same
+	 * place (ld.so maps a library whole, then its segments over it),
+	 * leaves what the unwinder built on the maps valid */
+	if (uw_maps_replace(p->maps + lo, hi - lo, &nm))
+		p->gen++;
 	if (lo < hi && p->maps[lo].start < m->start && p->maps[lo].end > end) {
 		/* inside one mapping: it splits in two around the new one */
 		memmove(&p->maps[lo + 3], &p->maps[lo + 1],
@@ -234,7 +253,6 @@ uw_space_map(struct uw_space *sp, const struct unwind_map *m)
 		p->maps[lo].end = m->start;
 		p->maps[lo + 1] = nm;
 		p->nmaps += 2;
-		p->gen++;
 		return 0;
 	}
 	if (lo < hi && p->maps[lo].start < m->start) {
@@ -258,7 +276,6 @@ uw_space_map(struct uw_space *sp, const struct unwind_map *m)
 		p->nmaps -= hi - lo - 1;
 	}
 	p->maps[lo] = nm;
-	p->gen++;
 	return 0;
 }
 

@@ -4,8 +4,9 @@
  * in a table of the binary's own, shared by every process that maps it
  * (see unwind-int.h). A rule is kept in the form x86-64 code almost
  * always has: the CFA a register (rsp or rbp) plus an offset, the
- * return address and rbp saved at offsets from it or left as they are.
- * Anything else (a DWARF expression, a register rule, a signal frame,
+ * return address and rbp saved at offsets from it or left as they are;
+ * the .plt's CFA expression is that form too, its offset taken at the
+ * pc. Anything else (a DWARF expression, a register rule, a signal frame,
  * no FDE at all) is marked hard, and the unwinder gives that sample to
  * libdwfl, which evaluates everything.
  */
@@ -92,6 +93,34 @@ uw_cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *off)
 	return 0;
 }
 
+/*
+ * Is ops the CFA expression of an x86-64 .plt (every binary's: the
+ * linker writes it, perf's unwinders know it), rsp + 8, plus 8 more
+ * past the entry's push, at offset k of its 16 bytes:
+ * breg7 8; breg16 0; lit15; and; lit<k>; ge; lit3; shl; plus.
+ * The CFA offset at vaddr (a bias keeps the low 4 bits) in *off.
+ */
+static int
+uw_cfa_plt(const Dwarf_Op *ops, size_t nops, uint64_t vaddr, int32_t *off)
+{
+	static const uint8_t	 atoms[9] = {
+		DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+		DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus,
+	};
+	size_t			 i;
+	unsigned		 k;
+
+	if (nops != 9 || ops[0].number != 8 || ops[1].number != 0 ||
+	    ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15)
+		return 0;
+	for (i = 0; i < 9; i++)
+		if (i != 4 && ops[i].atom != atoms[i])
+			return 0;
+	k = ops[4].atom - DW_OP_lit0;
+	*off = 8 + ((vaddr & 15) >= k ? 8 : 0);
+	return 1;
+}
+
 /* The rule at vaddr from the CFI. */
 static void
 uw_rule_make(struct uw_table *t, uint64_t vaddr, struct uw_rule *r)
@@ -110,14 +139,21 @@ uw_rule_make(struct uw_table *t, uint64_t vaddr, struct uw_rule *r)
 	if (dwarf_frame_info(fr, &start, &end, &signal) != UW_DW_RA ||
 	    signal)
 		goto out;
-	/* the CFA: DW_OP_bregx of rsp or rbp and an offset */
-	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1 ||
-	    ops[0].atom != DW_OP_bregx || (ops[0].number != UW_DW_RSP &&
-	    ops[0].number != UW_DW_RBP) || (int64_t)ops[0].number2 < INT32_MIN ||
+	/* the CFA: DW_OP_bregx of rsp or rbp and an offset, or the .plt's
+	 * expression (a pc in a .plt is a leaf: vaddr is the pc) */
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0)
+		goto out;
+	if (uw_cfa_plt(ops, nops, vaddr, &r->cfa_off))
+		r->cfa_reg = UW_DW_RSP;
+	else if (nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    (ops[0].number != UW_DW_RSP && ops[0].number != UW_DW_RBP) ||
+	    (int64_t)ops[0].number2 < INT32_MIN ||
 	    (int64_t)ops[0].number2 > INT32_MAX)
 		goto out;
-	r->cfa_reg = (uint8_t)ops[0].number;
-	r->cfa_off = (int32_t)ops[0].number2;
+	else {
+		r->cfa_reg = (uint8_t)ops[0].number;
+		r->cfa_off = (int32_t)ops[0].number2;
+	}
 	/* the return address: saved at CFA + off, or undefined (the
 	 * outermost frame: _start, a thread's start) */
 	/* (libdw.h: no ops and ops_mem given, "undefined"; no ops and

@@ -53,6 +53,12 @@ struct unwind_config {
 					 * used for which mapping */
 	int		 method;	/* UNWIND_METHOD_*: how frames are
 					 * stepped (0: the default) */
+	int		 eh_frame_only;	/* 1: the CFI of .eh_frame alone, no
+					 * debug file looked for (libdw
+					 * decompresses a debug file's DWARF
+					 * whole to read its .debug_frame:
+					 * milliseconds per binary and
+					 * process, the daemon's cost) */
 };
 
 /* The default steps each frame with the binary's CFA rules, looked up

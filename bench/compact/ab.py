@@ -8,7 +8,10 @@ directory), records the load with the shipped config's recording
 settings (cpu-clock at HZ, 128 pages, cblocks 2) and call_graph MODE,
 stops, and reads: the daemon's CPU over the recording (utime + stime of
 /proc/PID/stat, from start to stop), the file's bytes and samples, the
-samples written raw, and the unwinding worker's CPU (status).
+samples written raw, and the unwinding worker's CPU (status), with its
+libdwfl fallbacks and why its stacks stopped, and each daemon thread's
+CPU by name (threads_s: unwind the worker, drain, perfspilld the main
+loop and glibc's AIO threads).
 
     bench/compact/ab.py BUILD [--hz 99] [--rounds 3] [--iter 2]
         [--load mixed|spin] [--modes fp,compact]
@@ -39,6 +42,21 @@ def cpu_ticks(pid):
     return int(p[11]) + int(p[12])
 
 
+def thread_ticks(pid):
+    """Each thread's CPU ticks so far, summed by thread name."""
+    t = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                s = f.read()
+        except OSError:
+            continue
+        name = s.split("(", 1)[1].rsplit(")", 1)[0]
+        p = s.rsplit(")", 1)[1].split()
+        t[name] = t.get(name, 0) + int(p[11]) + int(p[12])
+    return t
+
+
 def build_mixed(work):
     dst = os.path.join(work, "mixed")
     subprocess.run(["gcc", "-O2", "-o", dst,
@@ -64,6 +82,7 @@ def one(args, mode, work, mixed):
         time.sleep(0.05)
     time.sleep(0.2)
     t0 = cpu_ticks(p.pid)
+    th0 = thread_ticks(p.pid)
     w0 = time.monotonic()
     subprocess.run(ctl + ["start", "-e", "cpu-clock", "-F", str(args.hz),
                           "-m", "128", "--cblocks", "2", "--call-graph",
@@ -84,6 +103,7 @@ def one(args, mode, work, mixed):
     st = json.loads(subprocess.run(ctl + ["status"], check=True,
                                    capture_output=True,
                                    text=True).stdout)["data"]
+    th1 = thread_ticks(p.pid)
     subprocess.run(ctl + ["stop"], check=True, capture_output=True)
     t1 = cpu_ticks(p.pid)
     wall = time.monotonic() - w0
@@ -100,6 +120,10 @@ def one(args, mode, work, mixed):
          "unwound": c.get("unwound_samples", 0),
          "worker_cpu_s": c.get("worker_cpu_ns", 0) / 1e9,
          "whole": c.get("stops", {}).get("end", 0),
+         "fallbacks": c.get("libdwfl_fallbacks", 0),
+         "stops": c.get("stops", {}),
+         "threads_s": {k: (v - th0.get(k, 0)) / TICK for k, v in
+                       th1.items()},
          "lost": m["lost"] + m["lost_samples"]}
     shutil.rmtree(d, ignore_errors=True)
     return r

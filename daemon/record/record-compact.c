@@ -108,6 +108,9 @@ struct record_compact {
 	/* the processes the maps know, a bit a pid (record_compact_seen) */
 	uint8_t			*pids;
 	uint32_t		 pid_max;
+	/* the processes whose EXIT the pass read, forgotten at its round */
+	uint32_t		*exits;
+	size_t			 nr_exits, cap_exits;
 };
 
 static const struct perf_event_header record_compact_round_hdr = {
@@ -251,6 +254,40 @@ record_compact_seen(struct record_compact *rc, uint32_t pid, int set)
 }
 
 /* The task records of buf[0..len) into the model (exits: see below). */
+/* The process pid exited: forgotten at the round (now without memory
+ * to remember it). */
+static void
+record_compact_exit(struct record_compact *rc, uint32_t pid)
+{
+	uint32_t	*tmp;
+	size_t		 cap;
+
+	if (rc->nr_exits == rc->cap_exits) {
+		cap = rc->cap_exits ? rc->cap_exits * 2 : 64;
+		if ((tmp = realloc(rc->exits, cap * sizeof(*tmp))) == NULL) {
+			unwind_exit(rc->uw, pid);
+			(void)record_compact_seen(rc, pid, -1);
+			return;
+		}
+		rc->exits = tmp;
+		rc->cap_exits = cap;
+	}
+	rc->exits[rc->nr_exits++] = pid;
+}
+
+/* The round of a pass: the processes that exited in it are forgotten. */
+static void
+record_compact_exits(struct record_compact *rc)
+{
+	size_t	 i;
+
+	for (i = 0; i < rc->nr_exits; i++) {
+		unwind_exit(rc->uw, rc->exits[i]);
+		(void)record_compact_seen(rc, rc->exits[i], -1);
+	}
+	rc->nr_exits = 0;
+}
+
 static void
 record_compact_model(struct record_compact *rc, const uint8_t *buf,
     size_t len)
@@ -289,15 +326,15 @@ record_compact_model(struct record_compact *rc, const uint8_t *buf,
 				unwind_exec(rc->uw, pid);
 			break;
 		case PERF_RECORD_EXIT:
-			/* a process's last thread; samples of it drained from
-			 * another CPU's ring later in the pass are rare, and
-			 * stop at "no mapping" */
+			/* a process's last thread: forgotten at the pass's
+			 * round, after its samples in this chunk and in the
+			 * other CPUs' chunks of the pass (a short-lived
+			 * process's samples and exit share a chunk: they
+			 * stopped at "no mapping") */
 			pid = track_u32(buf + pos, 0);
 			tid = track_u32(buf + pos, 8);
-			if (pid == tid) {
-				unwind_exit(rc->uw, pid);
-				(void)record_compact_seen(rc, pid, -1);
-			}
+			if (pid == tid)
+				record_compact_exit(rc, pid);
 			break;
 		}
 	}
@@ -491,6 +528,8 @@ record_compact_main(void *arg)
 			record_compact_chunk(rc, it);
 		else if (it->kind == RECORD_COMPACT_MODEL)
 			record_compact_model(rc, it->buf, it->len);
+		else
+			record_compact_exits(rc);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 		unwind_stats(rc->uw, &us);
 
@@ -534,7 +573,11 @@ record_compact_pid_max(void)
 struct record_compact *
 record_compact_create(const struct record *rec)
 {
-	struct unwind_config	 uc = { .cache_bytes = RECORD_COMPACT_CACHE };
+	/* .eh_frame alone: a debug file's DWARF, decompressed whole for
+	 * its .debug_frame, cost the worker milliseconds per binary and
+	 * process (74 % of its time on a compile load) */
+	struct unwind_config	 uc = { .cache_bytes = RECORD_COMPACT_CACHE,
+	    .eh_frame_only = 1 };
 	struct record_compact	*rc;
 	size_t			 i;
 
@@ -566,11 +609,14 @@ record_compact_create(const struct record *rec)
 		pthread_cond_destroy(&rc->idle);
 		goto error;
 	}
+	/* its own name: top -H and bench/compact/ab.py tell its CPU */
+	pthread_setname_np(rc->th, "unwind");
 	rc->running = 1;
 	return rc;
 error:
 	unwind_destroy(rc->uw);
 	free(rc->pids);
+	free(rc->exits);
 	free(rc->bids);
 	free(rc->scratch);
 	free(rc);

@@ -191,6 +191,37 @@ def test_compact_reaches_main():
     assert per < 8192 or m["raw_samples"] > m["samples"] // 2, (per, m)
 
 
+def test_compact_short_lived():
+    """Processes a few dozen samples long, one after another: each one's
+    last samples and its EXIT share a ring's chunk, and are unwound before
+    the worker forgets the process (at the pass's round): whole stacks,
+    not stops at "no mapping"."""
+    pids = []
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "--call-graph",
+              "compact")
+        for _ in range(20):
+            p = subprocess.Popen([NOFP, "0.05"], stdout=subprocess.PIPE,
+                                 text=True)
+            pids.append(int(p.stdout.readline().split()[1]))
+            p.wait(timeout=120)
+        st = d.status()["compact"]
+        d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) == 1, files
+        path = os.path.join(_work, "short.data")
+        shutil.copy2(files[0], path)
+        shutil.copy2(files[0] + ".json", path + ".json")
+    m = harness.manifest(path)
+    n = whole = 0
+    for pid in pids:
+        a, b = to_main(chains(path, pid))
+        n += a
+        whole += b
+    assert n >= 50, (n, st)
+    assert whole >= 0.9 * n - m["raw_samples"], (whole, n, m, st)
+
+
 def test_compact_pins_the_mapped_binary():
     """The program's file is replaced while it runs, by another binary of
     the same name: its samples are unwound from the file it maps (its

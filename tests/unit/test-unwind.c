@@ -11,6 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef UW_TEST_TABLE
+#include <fcntl.h>
+#include <gelf.h>
+#endif
+
 #include "check.h"
 #include "unwind/unwind-int.h"
 
@@ -87,6 +92,106 @@ test_maps(void)
 	CHECK_EQ(sp.nprocs, 1000 + 2);
 	uw_space_finish(&sp, NULL, NULL);
 }
+
+/* The maps' gen, on which a process's Dwfl is built: a mapping into
+ * free space or over the same file at the same place keeps it, one
+ * that puts another file or another placement there changes it. */
+static void
+test_maps_gen(void)
+{
+	struct uw_space		 sp;
+	struct unwind_map	 m = { .pid = 9, .path = "/lib/x.so" };
+	const struct uw_proc	*p;
+	uint64_t		 gen;
+
+	CHECK_EQ(uw_space_init(&sp), 0);
+	m.start = 0x10000;
+	m.len = 0x4000;		/* ld.so's reservation of the whole */
+	CHECK_EQ(uw_space_map(&sp, &m), 0);
+	gen = uw_proc_get(&sp, 9, 0)->gen;
+	/* its text segment over it, at the same place */
+	m.start = 0x11000;
+	m.len = 0x1000;
+	m.pgoff = 0x1000;
+	CHECK_EQ(uw_space_map(&sp, &m), 0);
+	p = uw_proc_get(&sp, 9, 0);
+	CHECK_EQ(p->gen, gen);
+	CHECK_EQ(p->nmaps, 3);
+	/* another library beside it */
+	m.path = "/lib/y.so";
+	m.start = 0x20000;
+	m.pgoff = 0;
+	CHECK_EQ(uw_space_map(&sp, &m), 0);
+	CHECK_EQ(uw_proc_get(&sp, 9, 0)->gen, gen);
+	/* the same file over it at another place: a dlclose and dlopen */
+	m.path = "/lib/x.so";
+	m.start = 0x13000;
+	m.pgoff = 0;
+	CHECK_EQ(uw_space_map(&sp, &m), 0);
+	CHECK(uw_proc_get(&sp, 9, 0)->gen != gen);
+	gen = uw_proc_get(&sp, 9, 0)->gen;
+	/* another file inside a mapping */
+	m.path = "/lib/z.so";
+	m.start = 0x12000;
+	m.len = 0x800;
+	m.pgoff = 0;
+	CHECK_EQ(uw_space_map(&sp, &m), 0);
+	CHECK(uw_proc_get(&sp, 9, 0)->gen != gen);
+	uw_space_finish(&sp, NULL, NULL);
+}
+
+#ifdef UW_TEST_TABLE
+/* This binary's .plt, as the linker wrote it (its entries' CFA an
+ * expression of rip): the CFA tables give each pc of an entry its rule,
+ * rsp + 8 up to the entry's push and rsp + 16 after it, as libdwfl
+ * would evaluate it. */
+static void
+test_table_plt(void)
+{
+	const struct uw_rule	*r;
+	struct uw_table		*t;
+	GElf_Shdr		 sh;
+	Elf_Scn			*scn = NULL;
+	const char		*name;
+	uint64_t		 plt = 0, a;
+	size_t			 shstrndx, size = 0;
+	Elf			*e;
+	int			 fd, added, n = 0;
+
+	elf_version(EV_CURRENT);
+	CHECK((fd = open("/proc/self/exe", O_RDONLY)) != -1);
+	CHECK((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL);
+	CHECK_EQ(elf_getshdrstrndx(e, &shstrndx), 0);
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL && (name = elf_strptr(e,
+		    shstrndx, sh.sh_name)) != NULL && strcmp(name, ".plt") == 0) {
+			plt = sh.sh_addr;
+			size = sh.sh_size;
+		}
+	elf_end(e);
+	close(fd);
+	if (size < 48) {
+		printf("test_table_plt: skipped, no .plt of 2 entries here\n");
+		return;
+	}
+	CHECK((t = uw_table_open("/proc/self/exe")) != NULL);
+	/* the second entry (after PLT0): jmp *GOT; push $n; jmp PLT0 */
+	for (a = plt + 16; a < plt + 32; a++) {
+		CHECK((r = uw_table_rule(t, a, &added)) != NULL);
+		if (r->kind == UW_RULE_HARD)
+			continue;	/* another linker's form */
+		CHECK_EQ(r->kind, UW_RULE_CFA);
+		CHECK_EQ(r->cfa_reg, 7);
+		CHECK_EQ(r->cfa_off, (a & 15) >= 11 ? 16 : 8);
+		CHECK_EQ(r->ra_off, -8);
+		n++;
+	}
+	printf("test_table_plt: %d of 16 pcs of a .plt entry by the "
+	    "tables\n", n);
+	CHECK_EQ(n, 16);
+	uw_table_close(t);
+}
+#endif
 
 /* What the innermost function captured, as a sample holds it. */
 static uint64_t		 t_regs[24];	/* perf's 0..23 */
@@ -249,6 +354,10 @@ int
 main(void)
 {
 	test_maps();
+	test_maps_gen();
+#ifdef UW_TEST_TABLE
+	test_table_plt();
+#endif
 	test_live(UNWIND_METHOD_TABLE);
 	test_live(UNWIND_METHOD_DWFL);
 	return check_exit();
