@@ -273,7 +273,10 @@ def test_a_partial_is_read_to_its_last_whole_round():
     cut: never one of the open round, never a torn one."""
     with Daemon() as d:
         d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
-        harness.spinner(1.0).wait()
+        # the drain passes at least once a second, each a round: 4 s
+        # make the three rounds this test cuts at (1 s made 2 in a CI
+        # rehearsal)
+        harness.spinner(4.0).wait()
         _, rep = d.ctl("stop")
         with open(rep["data"]["path"], "rb") as f:
             buf = f.read()
