@@ -59,7 +59,8 @@ class CacheAdds:
     DAMON with a pageout scheme, which took 198 of a fresh buffered
     file's 330 pages under load. perf starts disabled and is enabled
     through its control fifo, whose ack says the events are on: no
-    sleep."""
+    sleep. -N: what ran meanwhile is not copied into perf's build-id
+    cache, where another test would find it."""
 
     def __init__(self, top):
         self.top = top
@@ -68,7 +69,7 @@ class CacheAdds:
         for f in (ctl, ack):
             os.mkfifo(f)
         self.perf = subprocess.Popen(
-            ["perf", "record", "-a", "-q", "-e",
+            ["perf", "record", "-a", "-q", "-N", "-e",
              "filemap:mm_filemap_add_to_page_cache", "-D", "-1",
              "--control", "fifo:%s,%s" % (ctl, ack), "-o", self.out],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -498,8 +498,14 @@ def test_faithful_stripped_binary_from_debuginfod():
         return t.pid
     path, pid = record(run, name="stripped-rec")
     os.unlink(binary)
+    # perf's build-id cache (~/.debug) is one of the places perfspill-flame
+    # looks: any `perf record -a` run on this machine while the unstripped
+    # flametarget ran (same build-id) put a copy there, so the reading has
+    # a home of its own
+    home = os.path.join(d, "home")
+    os.mkdir(home)
     # without a server: no names for it
-    plain = our_shares(path, pid, env={"DEBUGINFOD_URLS": ""})
+    plain = our_shares(path, pid, env={"DEBUGINFOD_URLS": "", "HOME": home})
     assert "leaf_seventy" not in plain, plain
     port = free_port()
     srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d",
@@ -521,7 +527,7 @@ def test_faithful_stripped_binary_from_debuginfod():
             return re.search(r'scanned_files_total\{source="file"\} [1-9]',
                              text) is not None
         wait_for(scanned, 60, "debuginfod's scan")
-        env = {"DEBUGINFOD_URLS": url,
+        env = {"DEBUGINFOD_URLS": url, "HOME": home,
                "DEBUGINFOD_CACHE_PATH": os.path.join(d, "cache")}
         assert_faithful(path, pid, ["leaf_seventy", "leaf_thirty"],
                         env=env, before_perf=lambda: shutil.copy2(TARGET,
