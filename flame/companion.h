@@ -15,10 +15,10 @@
 
 #include <stdint.h>
 
-#include "manifest.h"
+#include "perfdata/beside.h"
 #include "stackset.h"
 
-#define COMPANION_SUFFIX	MANIFEST_FOLDED_SUFFIX
+#define COMPANION_SUFFIX	BESIDE_FOLDED_SUFFIX
 
 /* What the companion says of its data file. */
 struct companion_facts {

@@ -28,9 +28,9 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "perf-abi.h"
-#include "perfcheck.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfcheck.h"
+#include "perfdata/perfdata.h"
 #include "perfread.h"
 #include "rawstack.h"
 #include "symbolize.h"

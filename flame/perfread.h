@@ -1,6 +1,6 @@
 /*
  * perfread: a trace file's samples read from the file itself, with the
- * daemon's own perf.data parser (daemon/format: perfdata for the layout,
+ * perf.data library the daemon uses too (perfdata/: perfdata for the layout,
  * perfcheck for the record checks salvage uses, decompress for zstd),
  * into the profile model (profile.h). No perf, no text: a comm or a
  * symbol name is data, never something the reader parses.

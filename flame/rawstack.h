@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "perfcheck.h"
+#include "perfdata/perfcheck.h"
 #include "profile.h"
 
 struct rawstack;

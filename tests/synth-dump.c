@@ -32,8 +32,8 @@
 #include "config.h"
 #include "cpuring.h"
 #include "evsel.h"
-#include "perf-abi.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfdata.h"
 #include "ring.h"
 #include "synth.h"
 

@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "perfcheck.h"
-#include "perfdata.h"
+#include "perfdata/perfcheck.h"
+#include "perfdata/perfdata.h"
 #include "unwind/unwind.h"
 
 struct bench_sample {

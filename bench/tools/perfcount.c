@@ -33,7 +33,7 @@
 #include <linux/perf_event.h>
 #include <zstd.h>
 
-#include "../../daemon/format/perf-abi.h"
+#include "../../perfdata/perf-abi.h"
 
 #define MAX_ATTRS	64
 #define MAX_PIDS	16

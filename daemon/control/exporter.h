@@ -7,7 +7,7 @@
 #ifndef PERFSPILL_EXPORTER_H
 #define PERFSPILL_EXPORTER_H
 
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 
 struct daemon;
 

@@ -24,8 +24,8 @@
 
 #include "jitcopy.h"
 #include "log.h"
-#include "perfcheck.h"
-#include "perfdata.h"
+#include "perfdata/perfcheck.h"
+#include "perfdata/perfdata.h"
 #include "worker.h"
 
 #define JITCOPY_SCAN_EVERY	1	/* seconds */

@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "buildid.h"
+#include "perfdata/buildid.h"
 #include "manifest.h"
 #include "paths.h"
-#include "perf-abi.h"
+#include "perfdata/perf-abi.h"
 #include "proto.h"
 
 /* where HEADER_BUILD_ID's parts are (perf-abi.h) */

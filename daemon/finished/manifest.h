@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "perfdata/beside.h"
 
 /* What the daemon knows of one finished file. */
 struct manifest_facts {
@@ -48,10 +49,10 @@ struct manifest_facts {
 
 /* perfspill-flame's folded companion of NAME: NAME.folded. Made and read
  * by that tool (flame/companion.c), removed with NAME by the daemon. */
-#define MANIFEST_FOLDED_SUFFIX	".folded"
+#define MANIFEST_FOLDED_SUFFIX	BESIDE_FOLDED_SUFFIX
 
 /* The JIT maps of NAME's processes: NAME.perf-maps.tar (jitcopy.h). */
-#define MANIFEST_JITMAPS_SUFFIX	".perf-maps.tar"
+#define MANIFEST_JITMAPS_SUFFIX	BESIDE_JITMAPS_SUFFIX
 
 /* A file was finished, by a recording or by salvage: its facts (valid
  * during the call), whole 1 when it got its final name f->name. The one

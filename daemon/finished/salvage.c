@@ -14,9 +14,9 @@
 
 #include "log.h"
 #include "manifest.h"
-#include "perf-abi.h"
-#include "perfcheck.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfcheck.h"
+#include "perfdata/perfdata.h"
 #include "retain.h"
 #include "salvage.h"
 

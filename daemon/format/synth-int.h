@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perf-abi.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfdata.h"
 #include "synth.h"
 
 #define SYNTH_ALIGN(x, a)	(((x) + (a) - 1) / (a) * (a))

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buildid.h"
+#include "perfdata/buildid.h"
 #include "synth-int.h"
 
 #define SYNTH_PROC_KERNEL	"[kernel.kallsyms]_text"

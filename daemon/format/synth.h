@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 
 struct synth_event {
 	struct perf_event_attr	 attr;		/* as passed to perf_event_open */

@@ -11,7 +11,9 @@
  * read again, so that an id follows the file, also within one trace
  * file. The loop never opens a mapped file. When a trace file is
  * finished, it takes a PERF_RECORD_HEADER_BUILD_ID for each id its
- * mappings found, resolved by then.
+ * mappings found, resolved by then. Reading one file's id, and the
+ * record that names it, are perfdata/buildid.h's; this file keeps the
+ * table.
  */
 #ifndef PERFSPILL_BUILDID_H
 #define PERFSPILL_BUILDID_H
@@ -19,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sbuf.h"
+#include "perfdata/buildid.h"
+#include "perfdata/sbuf.h"
 
-#define BUILDID_MAX		20	/* the most an MMAP2 record holds */
 /* How long finishing the last file of a recording waits for the files
  * its rings named last; a rotation does not wait, the new file takes
  * what is still being read. */
@@ -29,20 +31,6 @@
 /* Files remembered over the daemon's life; past it, new ones are not
  * read (perf then reads them itself at report time). */
 #define BUILDID_MAX_FILES	65536
-
-/*
- * The NT_GNU_BUILD_ID note of an ELF file: from the program headers
- * (PT_NOTE), else from the section headers (SHT_NOTE). 0 with the id
- * and its size (1..BUILDID_MAX), or -1 when the file has none.
- */
-int	buildid_elf(int fd, uint8_t *id, size_t *len);
-/* The same from a run of notes (align 4 or 8), as in /sys/kernel/notes. */
-int	buildid_notes(const uint8_t *notes, size_t size, size_t align,
-	    uint8_t *id, size_t *len);
-/* Append one PERF_RECORD_HEADER_BUILD_ID (perf's layout, the name padded
- * to 64 bytes as perf writes it). 0, or -1 when memory runs out. */
-int	buildid_record(struct sbuf *, int32_t pid, uint16_t misc,
-	    const uint8_t *id, size_t len, const char *name);
 
 /* A HEADER_BUILD_ID for each name and id that the MMAP2 records of
  * buf[0..len) (a preamble's, whole and 8-aligned) carry. 0 or -1. */

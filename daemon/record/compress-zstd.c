@@ -12,7 +12,7 @@
 
 #include "compress.h"
 #include "log.h"
-#include "perf-abi.h"
+#include "perfdata/perf-abi.h"
 
 /* perf's limit for one record, less the header and perf's own margin */
 #define REC_MAX			(65535 - sizeof(struct perf_event_header) - 1)

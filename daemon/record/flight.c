@@ -7,7 +7,7 @@
 #include <linux/perf_event.h>
 
 #include "flight.h"
-#include "perfdata.h"
+#include "perfdata/perfdata.h"
 #include "track.h"
 
 /* What the task store keeps of the chunks that leave the window. */

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 
 /* A FINISHED_ROUND record: the room every chunk keeps at its end. */
 #define FLIGHT_ROUND_LEN	8

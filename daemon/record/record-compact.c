@@ -45,7 +45,7 @@
 
 #include "log.h"
 #include "proto.h"
-#include "perfdata.h"
+#include "perfdata/perfdata.h"
 #include "record-int.h"
 #include "track.h"
 #include "unwind/unwind.h"

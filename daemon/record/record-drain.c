@@ -14,8 +14,8 @@
 #include <linux/perf_event.h>
 
 #include "log.h"
-#include "perf-abi.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfdata.h"
 #include "record-int.h"
 #include "track.h"
 

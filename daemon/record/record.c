@@ -25,7 +25,7 @@
 #include "cgroup.h"
 #include "log.h"
 #include "outdir.h"
-#include "perfdata.h"
+#include "perfdata/perfdata.h"
 #include "record-int.h"
 #include "target.h"
 #include "size.h"

@@ -132,7 +132,8 @@ const char *record_file_name(const struct record *);
  * for stop to report; NULL when nothing was lost that way. */
 const char	*record_problem(const struct record *);
 /* The daemon's counters since it started, this recording included, and
- * the gauges of now (metrics.h); the caller sets started and version. */
+ * the gauges of now (record-metrics.h); the caller sets started and
+ * version. */
 struct metrics;
 void	record_metrics(struct record *, struct metrics *);
 /* The output directory's gauges of m: files kept, their bytes, free

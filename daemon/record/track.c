@@ -5,7 +5,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 #include "track.h"
 
 /* LOST too, its count zeroed (track.h) */

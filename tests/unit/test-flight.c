@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "flight.h"
-#include "perf-abi.h"
+#include "perfdata/perf-abi.h"
 
 #define SEC	UINT64_C(1000000000)
 #define TOFF	8	/* a test sample: header, then its time */

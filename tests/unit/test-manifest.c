@@ -6,10 +6,10 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
-#include "buildid.h"
+#include "perfdata/buildid.h"
 #include "check.h"
 #include "manifest.h"
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 
 static const char *
 bid_at(json_object *a, size_t i, const char *k)

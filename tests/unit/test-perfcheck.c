@@ -14,9 +14,9 @@
 
 #include "check.h"
 #include "compress.h"
-#include "perf-abi.h"
-#include "perfcheck.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfcheck.h"
+#include "perfdata/perfdata.h"
 
 #define TP_ID		77		/* the tracepoint's attr.config */
 #define ST_CLOCK	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |	\

@@ -9,8 +9,8 @@
 #include <linux/perf_event.h>
 
 #include "check.h"
-#include "perf-abi.h"
-#include "perfdata.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfdata.h"
 
 #define PIPE	PERFDATA_PIPE_HEADER_LEN
 

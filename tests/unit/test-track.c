@@ -9,7 +9,7 @@
 #include <linux/perf_event.h>
 
 #include "check.h"
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 #include "track.h"
 
 #define SIZE	128

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbuf.h"
+#include "perfdata/sbuf.h"
 
 void
 sbuf_init(struct sbuf *sb)

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
-#include "decompress.h"
-#include "perf-abi.h"
-#include "perfcheck.h"
+#include "perfdata/decompress.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfcheck.h"
 
 /* perf's own record types start here; what lies below is the kernel's */
 #define PC_USER_TYPES		64

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decompress.h"
+#include "perfdata/decompress.h"
 
 struct decompress *
 decompress_create(void)

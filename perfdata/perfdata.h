@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perf-abi.h"
+#include "perfdata/perf-abi.h"
 
 struct perfdata_section {
 	uint64_t	 offset;

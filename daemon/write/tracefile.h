@@ -28,8 +28,8 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#include "perfdata.h"
-#include "sbuf.h"
+#include "perfdata/perfdata.h"
+#include "perfdata/sbuf.h"
 
 enum tracefile_state {
 	TRACEFILE_OPEN,		/* takes new data */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <zstd.h>
 
-#include "decompress.h"
+#include "perfdata/decompress.h"
 
 struct decompress {
 	ZSTD_DStream	*ds;

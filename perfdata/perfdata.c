@@ -8,9 +8,9 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "perf-abi.h"
-#include "perfdata.h"
-#include "sbuf.h"
+#include "perfdata/perf-abi.h"
+#include "perfdata/perfdata.h"
+#include "perfdata/sbuf.h"
 
 /* record types end well below this; a larger one is garbage */
 #define REC_TYPE_MAX		128

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfdata.h"
+#include "perfdata/perfdata.h"
 
 struct perfcheck;
 
