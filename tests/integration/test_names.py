@@ -352,10 +352,13 @@ def test_sqlite3_as_perf_report():
               for n in set(lv) | set(theirs)
               if not n.startswith(("[", "0x")) and n not in unnamed)
     # at most 0.1 point, or two samples named otherwise (each counts
-    # twice in the sum: once where it left, once where it went): a CI
-    # rehearsal's 2,738 samples gave 0.1096, three samples' worth, with
-    # the two totals apart by exec samples counted under the old comm
-    assert gap <= max(0.1, 400.0 / total), (gap, total)
+    # twice in the sum: once where it left, once where it went) and the
+    # samples in one total only (exec samples counted under the old comm
+    # in the other: each such one moves every share, 200/total points in
+    # all): a CI rehearsal's 2,738 samples gave 0.1096, a run under load
+    # 0.1606 of 2,960
+    d = abs(ptotal - total)
+    assert gap <= max(0.1, 200.0 * (2 + d) / total), (gap, total, ptotal)
 
 
 def test_python3_as_perf():
