@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "jemit.h"
 #include "log.h"
 #include "proto.h"
 #include "session.h"
@@ -549,22 +550,38 @@ session_check_update(struct session_table *t, const struct config *cfg,
 	return session_fits(t, s, s->name, &m, cfg->max_memory, err);
 }
 
-static json_object *
-session_memory_json(const struct record_memory *m)
-{
-	json_object	*o = json_object_new_object();
+/* What a session's recording holds, counted in the budget. */
+static const struct jemit_field session_memory_rows[] = {
+	JEMIT_U("total", struct record_memory, total),
+	JEMIT_U("cpus", struct record_memory, ncpus),
+	JEMIT_U("per_cpu", struct record_memory, per_cpu),
+	JEMIT_U("ring", struct record_memory, ring),
+	JEMIT_U("cblocks", struct record_memory, cblocks),
+	JEMIT_U("pool", struct record_memory, pool),
+	JEMIT_U("buffers", struct record_memory, buffers),
+	JEMIT_U("drain", struct record_memory, drain),
+	JEMIT_U("compress", struct record_memory, compress),
+	JEMIT_ROWS_END
+};
 
-	proto_add_u64(o, "total", m->total);
-	proto_add_u64(o, "cpus", m->ncpus);
-	proto_add_u64(o, "per_cpu", m->per_cpu);
-	proto_add_u64(o, "ring", m->ring);
-	proto_add_u64(o, "cblocks", m->cblocks);
-	proto_add_u64(o, "pool", m->pool);
-	proto_add_u64(o, "buffers", m->buffers);
-	proto_add_u64(o, "drain", m->drain);
-	proto_add_u64(o, "compress", m->compress);
-	return o;
-}
+/* A session's entry in status, besides its recording's status. */
+static const struct jemit_field session_rows[] = {
+	JEMIT_S("name", struct session, name),
+	JEMIT_B("on_demand", struct session, on_demand),
+	/* its memory only while it counts in the budget */
+	{ .key = "memory", .member = JEMIT_MEMBER(JEMIT_OBJECT,
+	    struct session, mem), .sub = session_memory_rows,
+	    .when = JEMIT_MEMBER(JEMIT_BOOL, struct session, holds) },
+	JEMIT_ROWS_END
+};
+
+/* The budget in status, after what the sessions hold. */
+static const struct jemit_field session_budget_rows[] = {
+	JEMIT_U("budget", struct session_budget, budget),
+	JEMIT_U("limit", struct session_budget, limit),
+	JEMIT_S("budget_from", struct session_budget, from),
+	JEMIT_ROWS_END
+};
 
 void
 session_add_end(const struct session *s, json_object *o)
@@ -587,13 +604,7 @@ session_status(struct session_table *t, json_object *o)
 		if (s->ended)
 			continue;
 		e = record_status(s->rec);
-		json_object_object_add(e, "name",
-		    json_object_new_string(s->name));
-		json_object_object_add(e, "on_demand",
-		    json_object_new_boolean(s->on_demand));
-		if (s->holds)
-			json_object_object_add(e, "memory",
-			    session_memory_json(&s->mem));
+		jemit_add(e, session_rows, s);
 		session_add_end(s, e);
 		json_object_array_add(a, e);
 	}
@@ -601,10 +612,7 @@ session_status(struct session_table *t, json_object *o)
 	session_budget(t, &b);
 	m = json_object_new_object();
 	proto_add_u64(m, "held", session_held(t, NULL));
-	proto_add_u64(m, "budget", b.budget);
-	proto_add_u64(m, "limit", b.limit);
-	json_object_object_add(m, "budget_from",
-	    json_object_new_string(b.from));
+	jemit_add(m, session_budget_rows, &b);
 	proto_add_u64(m, "max_sessions", t->cfg->max_sessions);
 	json_object_object_add(o, "memory", m);
 }

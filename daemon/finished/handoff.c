@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "handoff-int.h"
+#include "jemit.h"
 #include "log.h"
 #include "proto.h"
 
@@ -434,35 +435,62 @@ handoff_holds(const char *name, void *arg)
 	return 0;
 }
 
+/* Where the program runs: a unit of its own, or a child of ours as a
+ * user. */
+static void
+handoff_add_via(json_object *o, const char *key, const void *base)
+{
+	const struct handoff	*ho = base;
+
+	json_object_object_add(o, key, json_object_new_string(ho->use_unit ?
+	    HANDOFF_UNIT_PREFIX ".service" : "spawn"));
+}
+
+static uint64_t
+handoff_count(const struct handoff *ho, enum handoff_state state)
+{
+	const struct handoff_job	*j;
+	uint64_t			 n = 0;
+
+	TAILQ_FOREACH(j, &ho->q, entry)
+		if (j->state == state)
+			n++;
+	return n;
+}
+
+/* The jobs waiting for a free slot. */
+static void
+handoff_add_queued(json_object *o, const char *key, const void *ho)
+{
+	proto_add_u64(o, key, handoff_count(ho, HANDOFF_QUEUED));
+}
+
+/* The jobs that failed, waiting for their next try. */
+static void
+handoff_add_retrying(json_object *o, const char *key, const void *ho)
+{
+	proto_add_u64(o, key, handoff_count(ho, HANDOFF_WAITING));
+}
+
+static const struct jemit_field handoff_rows[] = {
+	JEMIT_S("program", struct handoff, prog),
+	JEMIT_FN_ROW("via", handoff_add_via),
+	JEMIT_S("user", struct handoff, user),
+	JEMIT_U("running", struct handoff, running),
+	JEMIT_FN_ROW("queued", handoff_add_queued),
+	JEMIT_FN_ROW("retrying", handoff_add_retrying),
+	JEMIT_U("ok", struct handoff, ok),
+	JEMIT_U("failed", struct handoff, failed),
+	JEMIT_U("timed_out", struct handoff, timed_out),
+	JEMIT_U("gave_up", struct handoff, gave_up),
+	JEMIT_U("removed", struct handoff, removed),
+	JEMIT_ROWS_END
+};
+
 json_object *
 handoff_status(struct handoff *ho)
 {
-	struct handoff_job	*j;
-	json_object		*o;
-	uint64_t		 queued = 0, waiting = 0;
-
-	TAILQ_FOREACH(j, &ho->q, entry) {
-		if (j->state == HANDOFF_QUEUED)
-			queued++;
-		else if (j->state == HANDOFF_WAITING)
-			waiting++;
-	}
-	if ((o = json_object_new_object()) == NULL)
-		return NULL;
-	json_object_object_add(o, "program", json_object_new_string(ho->prog));
-	/* where it runs: a unit of its own, or a child of ours as a user */
-	json_object_object_add(o, "via", json_object_new_string(ho->use_unit ?
-	    HANDOFF_UNIT_PREFIX ".service" : "spawn"));
-	json_object_object_add(o, "user", json_object_new_string(ho->user));
-	proto_add_u64(o, "running", ho->running);
-	proto_add_u64(o, "queued", queued);
-	proto_add_u64(o, "retrying", waiting);
-	proto_add_u64(o, "ok", ho->ok);
-	proto_add_u64(o, "failed", ho->failed);
-	proto_add_u64(o, "timed_out", ho->timed_out);
-	proto_add_u64(o, "gave_up", ho->gave_up);
-	proto_add_u64(o, "removed", ho->removed);
-	return o;
+	return jemit_object(handoff_rows, ho);
 }
 
 void

@@ -15,6 +15,7 @@
 #include <linux/perf_event.h>
 
 #include "perfdata/buildid.h"
+#include "jemit.h"
 #include "manifest.h"
 #include "paths.h"
 #include "perfdata/perf-abi.h"
@@ -176,6 +177,66 @@ manifest_buildids(const uint8_t *buf, size_t len)
 	return a;
 }
 
+/* A salvaged file's opening is not known: null. */
+static void
+manifest_add_opened(json_object *o, const char *key, const void *base)
+{
+	const struct manifest_facts	*f = base;
+
+	if (f->opened != 0)
+		manifest_add_utc(o, key, f->opened, -1);
+	else
+		json_object_object_add(o, key, NULL);
+}
+
+static void
+manifest_add_finished(json_object *o, const char *key, const void *base)
+{
+	const struct manifest_facts	*f = base;
+
+	manifest_add_utc(o, key, f->finished, -1);
+}
+
+/* The file, where and by which session it was recorded. */
+static const struct jemit_field manifest_name_rows[] = {
+	JEMIT_SP("file", struct manifest_facts, name),
+	JEMIT_SP("host", struct manifest_facts, host),
+	JEMIT_SP("session", struct manifest_facts, session), /* NULL: null */
+	JEMIT_ROWS_END
+};
+
+/* call_graph compact: how many samples the daemon unwound, and how many
+ * went raw because its worker fell behind. */
+static const struct jemit_field manifest_compact_rows[] = {
+	JEMIT_U("unwound_samples", struct manifest_facts, unwound),
+	JEMIT_U("raw_samples", struct manifest_facts, raw_samples),
+	JEMIT_ROWS_END
+};
+
+static const struct jemit_field manifest_kernel_rows[] = {
+	JEMIT_S("release", struct utsname, release),
+	JEMIT_S("version", struct utsname, version),
+	JEMIT_S("machine", struct utsname, machine),
+	JEMIT_ROWS_END
+};
+
+/* What the file is and holds, after the machine's facts. */
+static const struct jemit_field manifest_facts_rows[] = {
+	JEMIT_U("seq", struct manifest_facts, seq),
+	JEMIT_B("salvaged", struct manifest_facts, salvaged),
+	{ .key = "snapshot_trigger", .member = JEMIT_MEMBER(JEMIT_STRP,
+	    struct manifest_facts, trigger), .empty = JEMIT_OMIT },
+	JEMIT_FN_ROW("opened", manifest_add_opened),
+	JEMIT_FN_ROW("finished", manifest_add_finished),
+	JEMIT_U("bytes", struct manifest_facts, bytes),
+	JEMIT_U("samples", struct manifest_facts, samples),
+	JEMIT_U("lost", struct manifest_facts, lost),
+	JEMIT_U("lost_samples", struct manifest_facts, lost_samples),
+	JEMIT_IF(JEMIT_BOOL, struct manifest_facts, compact,
+	    manifest_compact_rows),
+	JEMIT_ROWS_END
+};
+
 json_object *
 manifest_build(const struct manifest_facts *f)
 {
@@ -186,46 +247,18 @@ manifest_build(const struct manifest_facts *f)
 	if ((o = json_object_new_object()) == NULL)
 		return NULL;
 	proto_add_u64(o, "manifest_version", 1);
-	json_object_object_add(o, "file", json_object_new_string(f->name));
-	json_object_object_add(o, "host", json_object_new_string(f->host));
-	json_object_object_add(o, "session", f->session != NULL ?
-	    json_object_new_string(f->session) : NULL);
+	jemit_add(o, manifest_name_rows, f);
+	/* the machine's facts */
 	manifest_line("/etc/machine-id", line, sizeof(line));
 	manifest_add_str(o, "machine_id", line);
 	manifest_line("/proc/sys/kernel/random/boot_id", line, sizeof(line));
 	manifest_add_str(o, "boot_id", line);
-	if (uname(&u) == 0 && (k = json_object_new_object()) != NULL) {
-		json_object_object_add(k, "release",
-		    json_object_new_string(u.release));
-		json_object_object_add(k, "version",
-		    json_object_new_string(u.version));
-		json_object_object_add(k, "machine",
-		    json_object_new_string(u.machine));
+	if (uname(&u) == 0 &&
+	    (k = jemit_object(manifest_kernel_rows, &u)) != NULL)
 		json_object_object_add(o, "kernel", k);
-	}
 	json_object_object_add(o, "perfspill_version",
 	    json_object_new_string(PERFSPILL_VERSION));
-	proto_add_u64(o, "seq", f->seq);
-	json_object_object_add(o, "salvaged",
-	    json_object_new_boolean(f->salvaged));
-	if (f->trigger != NULL)
-		json_object_object_add(o, "snapshot_trigger",
-		    json_object_new_string(f->trigger));
-	if (f->opened != 0)
-		manifest_add_utc(o, "opened", f->opened, -1);
-	else
-		json_object_object_add(o, "opened", NULL);	/* salvaged */
-	manifest_add_utc(o, "finished", f->finished, -1);
-	proto_add_u64(o, "bytes", f->bytes);
-	proto_add_u64(o, "samples", f->samples);
-	proto_add_u64(o, "lost", f->lost);
-	proto_add_u64(o, "lost_samples", f->lost_samples);
-	if (f->compact) {
-		/* call_graph compact: how many samples the daemon unwound,
-		 * and how many went raw because its worker fell behind */
-		proto_add_u64(o, "unwound_samples", f->unwound);
-		proto_add_u64(o, "raw_samples", f->raw_samples);
-	}
+	jemit_add(o, manifest_facts_rows, f);
 	if (f->samples > 0 && f->time_first != 0) {
 		/* nanoseconds of perf's clock, as perf script prints them */
 		proto_add_u64(o, "first_sample_time", f->time_first);

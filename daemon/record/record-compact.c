@@ -43,6 +43,7 @@
 #include <sys/sysmacros.h>
 #include <linux/perf_event.h>
 
+#include "jemit.h"
 #include "log.h"
 #include "proto.h"
 #include "perfdata/perfdata.h"
@@ -878,34 +879,48 @@ record_compact_metrics(struct record_compact *rc, struct metrics *m)
 	m->compact_raw_samples += st.raw_samples;
 }
 
+/* Why each unwinding stopped, by the stop's name: "end" is a whole
+ * stack. */
+static void
+record_compact_add_stops(json_object *o, const char *key, const void *base)
+{
+	const struct record_compact_stats	*st = base;
+	json_object				*w;
+	size_t					 i;
+
+	w = json_object_new_object();
+	for (i = 0; i < UNWIND_STOP_COUNT; i++)
+		proto_add_u64(w, unwind_stop_name((enum unwind_stop)i),
+		    st->stops[i]);
+	json_object_object_add(o, key, w);
+}
+
+static const struct jemit_field record_compact_rows[] = {
+	JEMIT_U("unwound_samples", struct record_compact_stats, unwound),
+	JEMIT_U("raw_samples", struct record_compact_stats, raw_samples),
+	JEMIT_U("raw_chunks", struct record_compact_stats, raw_chunks),
+	JEMIT_U("frames", struct record_compact_stats, frames),
+	JEMIT_U("kernel_only_samples", struct record_compact_stats,
+	    kernel_only),
+	JEMIT_U("unparsed_samples", struct record_compact_stats, unparsed),
+	JEMIT_U("mappings_unpinned", struct record_compact_stats, unpinned),
+	JEMIT_U("mappings_not_kept", struct record_compact_stats, model_oom),
+	JEMIT_FN_ROW("stops", record_compact_add_stops),
+	JEMIT_U("worker_cpu_ns", struct record_compact_stats, cpu_ns),
+	JEMIT_U("binaries", struct record_compact_stats, binaries),
+	JEMIT_U("libdwfl_fallbacks", struct record_compact_stats, fallbacks),
+	JEMIT_U("cache_bytes", struct record_compact_stats, cache_bytes),
+	JEMIT_U("queued_bytes", struct record_compact_stats, queued),
+	JEMIT_U("queue_peak_bytes", struct record_compact_stats, peak),
+	JEMIT_U("queue_bound_bytes", struct record_compact_stats, bound),
+	JEMIT_ROWS_END
+};
+
 json_object *
 record_compact_status(struct record_compact *rc)
 {
 	struct record_compact_stats	 st;
-	json_object			*o = json_object_new_object(), *w;
-	size_t				 i;
 
 	record_compact_stats(rc, &st);
-	proto_add_u64(o, "unwound_samples", st.unwound);
-	proto_add_u64(o, "raw_samples", st.raw_samples);
-	proto_add_u64(o, "raw_chunks", st.raw_chunks);
-	proto_add_u64(o, "frames", st.frames);
-	proto_add_u64(o, "kernel_only_samples", st.kernel_only);
-	proto_add_u64(o, "unparsed_samples", st.unparsed);
-	proto_add_u64(o, "mappings_unpinned", st.unpinned);
-	proto_add_u64(o, "mappings_not_kept", st.model_oom);
-	/* why each unwinding stopped: "end" is a whole stack */
-	w = json_object_new_object();
-	for (i = 0; i < UNWIND_STOP_COUNT; i++)
-		proto_add_u64(w, unwind_stop_name((enum unwind_stop)i),
-		    st.stops[i]);
-	json_object_object_add(o, "stops", w);
-	proto_add_u64(o, "worker_cpu_ns", st.cpu_ns);
-	proto_add_u64(o, "binaries", st.binaries);
-	proto_add_u64(o, "libdwfl_fallbacks", st.fallbacks);
-	proto_add_u64(o, "cache_bytes", st.cache_bytes);
-	proto_add_u64(o, "queued_bytes", st.queued);
-	proto_add_u64(o, "queue_peak_bytes", st.peak);
-	proto_add_u64(o, "queue_bound_bytes", st.bound);
-	return o;
+	return jemit_object(record_compact_rows, &st);
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "jemit.h"
 #include "record-int.h"
 #include "proto.h"
 
@@ -16,6 +17,7 @@
 struct record_sums {
 	uint64_t	 bytes, records, samples, lost, lost_samples;
 	uint64_t	 written, dropped, inflight, self;
+	uint64_t	 files;		/* finished */
 };
 
 static void
@@ -44,26 +46,31 @@ record_sum(const struct record *rec, struct record_sums *s)
 	/* dropped: never written (paused, failed) or cut off a failed file */
 	s->dropped += rec->bytes_cut;
 	s->inflight += rec->heap_stats.inflight;
+	s->files = rec->files_done;
 }
+
+/* A recording's totals: in status, and in stop's reply. */
+static const struct jemit_field record_totals_rows[] = {
+	JEMIT_U("bytes", struct record_sums, bytes),
+	JEMIT_U("records", struct record_sums, records),
+	JEMIT_U("samples", struct record_sums, samples),
+	JEMIT_U("lost", struct record_sums, lost),
+	JEMIT_U("lost_samples", struct record_sums, lost_samples),
+	JEMIT_U("bytes_written", struct record_sums, written),
+	JEMIT_U("bytes_dropped", struct record_sums, dropped),
+	JEMIT_U("self_excluded", struct record_sums, self),
+	JEMIT_U("aio_inflight", struct record_sums, inflight),
+	JEMIT_U("files_finished", struct record_sums, files),
+	JEMIT_ROWS_END
+};
 
 json_object *
 record_totals(struct record *rec)
 {
-	json_object		*t = json_object_new_object();
 	struct record_sums	 s;
 
 	record_sum(rec, &s);
-	proto_add_u64(t, "bytes", s.bytes);
-	proto_add_u64(t, "records", s.records);
-	proto_add_u64(t, "samples", s.samples);
-	proto_add_u64(t, "lost", s.lost);
-	proto_add_u64(t, "lost_samples", s.lost_samples);
-	proto_add_u64(t, "bytes_written", s.written);
-	proto_add_u64(t, "bytes_dropped", s.dropped);
-	proto_add_u64(t, "self_excluded", s.self);
-	proto_add_u64(t, "aio_inflight", s.inflight);
-	proto_add_u64(t, "files_finished", rec->files_done);
-	return t;
+	return jemit_object(record_totals_rows, &s);
 }
 
 /* Why the recording is paused, as the metrics name it (record_pause's
@@ -158,32 +165,38 @@ record_disk(struct record *rec, struct record_disk *dk)
 	dk->have_free = retain_free_bytes(rec->dirfd, &dk->free) == 0;
 }
 
+static const struct jemit_field record_disk_names_rows[] = {
+	JEMIT_S("oldest", struct record_disk, oldest),
+	JEMIT_S("newest", struct record_disk, newest),
+	JEMIT_I("last_finished", struct record_disk, last_finished),
+	JEMIT_ROWS_END
+};
+
+static const struct jemit_field record_disk_rows[] = {
+	JEMIT_U("count", struct record_disk, nr),
+	JEMIT_U("bytes", struct record_disk, bytes),
+	/* the oldest and newest name only of a directory with a file */
+	JEMIT_IF(JEMIT_UINT, struct record_disk, nr, record_disk_names_rows),
+	JEMIT_ROWS_END
+};
+
+static const struct jemit_field record_free_rows[] = {
+	JEMIT_U("free", struct record_disk, free),
+	JEMIT_ROWS_END
+};
+
 static void
 record_add_disk(struct record *rec, json_object *o)
 {
 	struct record_disk	 dk;
-	json_object		*f;
 
 	record_disk(rec, &dk);
-	f = json_object_new_object();
-	if (dk.scanned) {
-		proto_add_u64(f, "count", dk.nr);
-		proto_add_u64(f, "bytes", dk.bytes);
-		if (dk.nr > 0) {
-			json_object_object_add(f, "oldest",
-			    json_object_new_string(dk.oldest));
-			json_object_object_add(f, "newest",
-			    json_object_new_string(dk.newest));
-			json_object_object_add(f, "last_finished",
-			    json_object_new_int64(dk.last_finished));
-		}
-	}
-	json_object_object_add(o, "files", f);
-	if (dk.have_free) {
-		f = json_object_new_object();
-		proto_add_u64(f, "free", dk.free);
-		json_object_object_add(o, "disk", f);
-	}
+	/* an unreadable directory: an empty object */
+	json_object_object_add(o, "files", dk.scanned ?
+	    jemit_object(record_disk_rows, &dk) : json_object_new_object());
+	if (dk.have_free)
+		json_object_object_add(o, "disk",
+		    jemit_object(record_free_rows, &dk));
 }
 
 void
@@ -248,47 +261,68 @@ record_add_write_path(struct record *rec, json_object *o)
 		    json_object_new_string(why));
 }
 
-/* What requests of one set (a CPU's cblocks, the pool) did. */
-static void
-record_add_aio(json_object *o, const struct cblock_stats *a)
-{
-	proto_add_u64(o, "aio_inflight", a->inflight);
-	proto_add_u64(o, "aio_submitted", a->submitted);
-	proto_add_u64(o, "aio_completed", a->completed);
-	proto_add_u64(o, "aio_resubmitted", a->resubmitted);
-	proto_add_u64(o, "aio_failed", a->failed);
-	proto_add_u64(o, "bytes_written", a->bytes_written);
-	proto_add_u64(o, "bytes_dropped", a->bytes_dropped);
-}
+/* What requests of one set (a CPU's cblocks, the pool, the one-off
+ * requests) did. */
+static const struct jemit_field record_aio_rows[] = {
+	JEMIT_U("aio_inflight", struct cblock_stats, inflight),
+	JEMIT_U("aio_submitted", struct cblock_stats, submitted),
+	JEMIT_U("aio_completed", struct cblock_stats, completed),
+	JEMIT_U("aio_resubmitted", struct cblock_stats, resubmitted),
+	JEMIT_U("aio_failed", struct cblock_stats, failed),
+	JEMIT_U("bytes_written", struct cblock_stats, bytes_written),
+	JEMIT_U("bytes_dropped", struct cblock_stats, bytes_dropped),
+	JEMIT_ROWS_END
+};
 
-/* The direct path's pool, when the recording has one: its blocks and
- * the requests written from them (every ring's). */
-static void
-record_add_pool(struct record *rec, json_object *o)
-{
-	const struct record_pool	*pool = &rec->pool;
-	json_object			*p;
-
-	if (!record_pool_made(pool))
-		return;
-	p = json_object_new_object();
-	proto_add_u64(p, "blocks", pool->nr);
-	proto_add_u64(p, "block_bytes", pool->cap);
-	proto_add_u64(p, "write_bytes", pool->write);
-	proto_add_u64(p, "blocks_filled", pool->finished);
-	proto_add_u64(p, "busy", pool->busy);
+/* The direct path's pool: its blocks and the requests written from them
+ * (every ring's). */
+static const struct jemit_field record_pool_rows[] = {
+	JEMIT_U("blocks", struct record_pool, nr),
+	JEMIT_U("block_bytes", struct record_pool, cap),
+	JEMIT_U("write_bytes", struct record_pool, write),
+	JEMIT_U("blocks_filled", struct record_pool, finished),
+	JEMIT_U("busy", struct record_pool, busy),
 	/* elastic: the base it keeps, the bound a burst grows it to (what
 	 * the start's memory budget counted), the most it held */
-	proto_add_u64(p, "base_blocks", pool->want);
-	proto_add_u64(p, "max_blocks", pool->max);
-	proto_add_u64(p, "peak_blocks", pool->peak);
-	proto_add_u64(p, "grown", pool->grown);
-	proto_add_u64(p, "shrunk", pool->shrunk);
-	proto_add_u64(p, "spills", pool->spills);
-	proto_add_u64(p, "spill_bytes", pool->spill_bytes);
-	record_add_aio(p, &pool->stats);
-	json_object_object_add(o, "pool", p);
+	JEMIT_U("base_blocks", struct record_pool, want),
+	JEMIT_U("max_blocks", struct record_pool, max),
+	JEMIT_U("peak_blocks", struct record_pool, peak),
+	JEMIT_U("grown", struct record_pool, grown),
+	JEMIT_U("shrunk", struct record_pool, shrunk),
+	JEMIT_U("spills", struct record_pool, spills),
+	JEMIT_U("spill_bytes", struct record_pool, spill_bytes),
+	JEMIT_SUB(struct record_pool, stats, record_aio_rows),
+	JEMIT_ROWS_END
+};
+
+static void
+record_cpu_online(json_object *o, const char *key, const void *rc)
+{
+	json_object_object_add(o, key, json_object_new_boolean(
+	    !((const struct record_cpu *)rc)->offline));
 }
+
+/* One CPU of status's "cpus": its ring's counts and its cblocks. */
+static const struct jemit_field record_cpu_rows[] = {
+	JEMIT_I("cpu", struct record_cpu, cpu),
+	JEMIT_FN_ROW("online", record_cpu_online),
+	JEMIT_U("bytes", struct record_cpu, bytes),
+	JEMIT_U("records", struct record_cpu, counts.records),
+	JEMIT_U("samples", struct record_cpu, counts.samples),
+	JEMIT_U("lost", struct record_cpu, counts.lost),
+	JEMIT_U("lost_samples", struct record_cpu, counts.lost_samples),
+	JEMIT_U("cblocks", struct record_cpu, nr_cbs),
+	JEMIT_SUB(struct record_cpu, aio, record_aio_rows),
+	JEMIT_ROWS_END
+};
+
+/* The file being written. */
+static const struct jemit_field record_file_rows[] = {
+	JEMIT_S("name", struct tracefile, partial),
+	JEMIT_U("bytes", struct tracefile, reserved),
+	JEMIT_U("samples", struct tracefile, samples),
+	JEMIT_ROWS_END
+};
 
 /* The drain thread: how it runs and what it did. */
 static void
@@ -316,9 +350,7 @@ static json_object *
 record_status_locked(struct record *rec)
 {
 	static const char	*names[] = { "idle", "recording", "stopping" };
-	json_object		*o = json_object_new_object(), *cpus, *c, *f;
-	json_object		*p;
-	struct record_cpu	*rc;
+	json_object		*o = json_object_new_object(), *cpus, *f;
 	uint64_t		 files, cleared, reading;
 	size_t			 i;
 
@@ -348,11 +380,12 @@ record_status_locked(struct record *rec)
 	/* the drain's buffers: cblocks, the pool, the copies (not the
 	 * kernel's rings): docs/file-format.md has the formula */
 	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
-	record_add_pool(rec, o);
+	if (record_pool_made(&rec->pool))
+		json_object_object_add(o, "pool",
+		    jemit_object(record_pool_rows, &rec->pool));
 	/* the one-off requests: preambles, padded tails, last drains */
-	p = json_object_new_object();
-	record_add_aio(p, &rec->heap_stats);
-	json_object_object_add(o, "other_requests", p);
+	json_object_object_add(o, "other_requests",
+	    jemit_object(record_aio_rows, &rec->heap_stats));
 	record_add_drain(rec, o);
 	if (rec->compact != NULL)
 		json_object_object_add(o, "compact",
@@ -363,21 +396,9 @@ record_status_locked(struct record *rec)
 	json_object_object_add(o, "uptime", json_object_new_int64(
 	    (int64_t)(time(NULL) - rec->started)));
 	cpus = json_object_new_array();
-	for (i = 0; i < rec->nr_cpus; i++) {
-		rc = &rec->cpus[i];
-		c = json_object_new_object();
-		json_object_object_add(c, "cpu", json_object_new_int(rc->cpu));
-		json_object_object_add(c, "online", json_object_new_boolean(
-		    !rc->offline));
-		proto_add_u64(c, "bytes", rc->bytes);
-		proto_add_u64(c, "records", rc->counts.records);
-		proto_add_u64(c, "samples", rc->counts.samples);
-		proto_add_u64(c, "lost", rc->counts.lost);
-		proto_add_u64(c, "lost_samples", rc->counts.lost_samples);
-		proto_add_u64(c, "cblocks", rc->nr_cbs);
-		record_add_aio(c, &rc->aio);
-		json_object_array_add(cpus, c);
-	}
+	for (i = 0; i < rec->nr_cpus; i++)
+		json_object_array_add(cpus,
+		    jemit_object(record_cpu_rows, &rec->cpus[i]));
 	json_object_object_add(o, "totals", record_totals(rec));
 	proto_add_u64(o, "cpus_added", rec->cpus_added);
 	proto_add_u64(o, "cpus_removed", rec->cpus_removed);
@@ -387,14 +408,9 @@ record_status_locked(struct record *rec)
 		proto_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
 		json_object_object_add(o, "flight", f);
 	}
-	if (rec->cur != NULL) {
-		f = json_object_new_object();
-		json_object_object_add(f, "name",
-		    json_object_new_string(rec->cur->partial));
-		proto_add_u64(f, "bytes", rec->cur->reserved);
-		proto_add_u64(f, "samples", rec->cur->samples);
-		json_object_object_add(o, "file", f);
-	}
+	if (rec->cur != NULL)
+		json_object_object_add(o, "file",
+		    jemit_object(record_file_rows, rec->cur));
 	return o;
 }
 

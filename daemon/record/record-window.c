@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "flight.h"
+#include "jemit.h"
 #include "record-int.h"
 #include "proto.h"
 
@@ -150,31 +151,39 @@ record_window_bytes(const struct record *rec)
 	    rec->flight->fl.store.len : 0;
 }
 
+static const struct jemit_field record_window_last_rows[] = {
+	JEMIT_S("last_snapshot", struct record_flight, last_file),
+	JEMIT_S("last_trigger", struct record_flight, last_why),
+	JEMIT_ROWS_END
+};
+
+/* The window's status, after its settings. */
+static const struct jemit_field record_window_rows[] = {
+	JEMIT_U("bytes", struct record_flight, fl.st.bytes),
+	JEMIT_U("chunks", struct record_flight, fl.st.chunks),
+	JEMIT_U("evicted_bytes", struct record_flight, fl.st.evicted),
+	JEMIT_U("store_bytes", struct record_flight, fl.store.len),
+	JEMIT_U("store_pruned", struct record_flight, fl.st.store_pruned),
+	JEMIT_U("store_dropped", struct record_flight, fl.st.store_dropped),
+	JEMIT_U("out_of_memory", struct record_flight, fl.st.oom),
+	JEMIT_U("snapshots", struct record_flight, snapshots),
+	JEMIT_U("snapshots_failed", struct record_flight, failed),
+	JEMIT_U("last_snapshot_ms", struct record_flight, last_ms),
+	JEMIT_U("snapshot_stall_us_max", struct record_flight, stall_us_max),
+	/* the last snapshot's name and trigger once there was one */
+	JEMIT_IF(JEMIT_STR, struct record_flight, last_file,
+	    record_window_last_rows),
+	JEMIT_ROWS_END
+};
+
 json_object *
 record_window_status(struct record *rec)
 {
-	struct record_flight	*rf = rec->flight;
 	json_object		*o = json_object_new_object();
 
 	proto_add_u64(o, "window", rec->cfg.window);
 	proto_add_u64(o, "window_bytes", rec->cfg.window_bytes);
 	proto_add_u64(o, "memory_max", flight_memory_max(rec->cfg.window_bytes));
-	proto_add_u64(o, "bytes", rf->fl.st.bytes);
-	proto_add_u64(o, "chunks", rf->fl.st.chunks);
-	proto_add_u64(o, "evicted_bytes", rf->fl.st.evicted);
-	proto_add_u64(o, "store_bytes", rf->fl.store.len);
-	proto_add_u64(o, "store_pruned", rf->fl.st.store_pruned);
-	proto_add_u64(o, "store_dropped", rf->fl.st.store_dropped);
-	proto_add_u64(o, "out_of_memory", rf->fl.st.oom);
-	proto_add_u64(o, "snapshots", rf->snapshots);
-	proto_add_u64(o, "snapshots_failed", rf->failed);
-	proto_add_u64(o, "last_snapshot_ms", rf->last_ms);
-	proto_add_u64(o, "snapshot_stall_us_max", rf->stall_us_max);
-	if (rf->last_file[0]) {
-		json_object_object_add(o, "last_snapshot",
-		    json_object_new_string(rf->last_file));
-		json_object_object_add(o, "last_trigger",
-		    json_object_new_string(rf->last_why));
-	}
+	jemit_add(o, record_window_rows, rec->flight);
 	return o;
 }

@@ -92,6 +92,38 @@ main(void)
 	CHECK(json_object_object_get_ex(o, "last_sample_time", &v) &&
 	    json_object_get_int64(v) == 2000);
 	json_object_put(o);
+
+	/* a salvaged file: no session, no opening known; no trigger, no
+	 * compact counts unless asked */
+	CHECK(!json_object_object_get_ex(o = manifest_build(&f),
+	    "snapshot_trigger", NULL));
+	CHECK(!json_object_object_get_ex(o, "unwound_samples", NULL));
+	CHECK(json_object_object_get_ex(o, "session", &v) && v == NULL);
+	CHECK(json_object_object_get_ex(o, "salvaged", &v) &&
+	    json_object_get_type(v) == json_type_boolean &&
+	    !json_object_get_boolean(v));
+	CHECK(json_object_object_get_ex(o, "kernel", &v) &&
+	    json_object_object_get_ex(v, "release", NULL));
+	json_object_put(o);
+	f.salvaged = 1;
+	f.opened = 0;
+	f.trigger = "psi:cpu";
+	f.session = "burst";
+	f.compact = 1;
+	f.unwound = 5;
+	o = manifest_build(&f);
+	CHECK(json_object_object_get_ex(o, "opened", &v) && v == NULL);
+	CHECK(json_object_object_get_ex(o, "salvaged", &v) &&
+	    json_object_get_boolean(v));
+	CHECK(json_object_object_get_ex(o, "snapshot_trigger", &v) &&
+	    strcmp(json_object_get_string(v), "psi:cpu") == 0);
+	CHECK(json_object_object_get_ex(o, "session", &v) &&
+	    strcmp(json_object_get_string(v), "burst") == 0);
+	CHECK(json_object_object_get_ex(o, "unwound_samples", &v) &&
+	    json_object_get_int(v) == 5);
+	CHECK(json_object_object_get_ex(o, "raw_samples", &v) &&
+	    json_object_get_int(v) == 0);
+	json_object_put(o);
 	sbuf_finish(&b);
 
 	return check_exit();
