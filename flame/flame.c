@@ -865,52 +865,35 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 	return 0;
 }
 
-/* The pprof profile of sd's files (host's only, unless NULL). */
+/* A profile output (pprofout_write, otlpout_write) reads the files again
+ * itself. */
+typedef int	flame_profile_fn(const struct pick_list *,
+		    const enum pick_cover *, const struct opts *,
+		    const char *host, const char *path,
+		    struct outread_stats *);
+
+/* flame_profile has out write the profile of sd's files (host's only,
+ * unless host is NULL) at path, o->pprof or o->otlp; a host's profile
+ * gets a name of its own with the host's in it. */
 static int
-flame_pprof(const struct flame_side *sd, const struct opts *o,
-    const char *host)
+flame_profile(const struct flame_side *sd, const struct opts *o,
+    const char *host, const char *path, flame_profile_fn *out)
 {
-	struct pprofout_stats	 st;
+	struct outread_stats	 st;
 	char			 name[PATH_MAX];
 
-	if (host != NULL && flame_host_name(name, sizeof(name), o->pprof,
-	    host) == -1) {
-		warnx("%s: name too long", o->pprof);
-		return -1;
-	}
-	if (pprofout_write(&sd->l, sd->cover, o, host, host ? name : o->pprof,
-	    &st) == -1)
-		return -1;
-	if (st.samples == 0)
-		warnx("%s%sno samples match the filters", host ? host : "",
-		    host ? ": " : "");
-	if (o->progress != 0 && strcmp(o->pprof, "-") != 0)
-		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
-		    "%" PRIu64 " bytes)\n", host ? name : o->pprof, st.samples,
-		    st.bytes);
-	return 0;
-}
-
-/* The OTLP request of sd's files (host's only, unless NULL). */
-static int
-flame_otlp(const struct flame_side *sd, const struct opts *o,
-    const char *host)
-{
-	struct otlpout_stats	 st;
-	char			 name[PATH_MAX];
-
-	if (host != NULL && flame_host_name(name, sizeof(name), o->otlp,
+	/* flame_host_name says why a name does not fit */
+	if (host != NULL && flame_host_name(name, sizeof(name), path,
 	    host) == -1)
 		return -1;
-	if (otlpout_write(&sd->l, sd->cover, o, host, host ? name : o->otlp,
-	    &st) == -1)
+	if (out(&sd->l, sd->cover, o, host, host ? name : path, &st) == -1)
 		return -1;
 	if (st.samples == 0)
 		warnx("%s%sno samples match the filters", host ? host : "",
 		    host ? ": " : "");
-	if (o->progress != 0 && strcmp(o->otlp, "-") != 0)
+	if (o->progress != 0 && strcmp(path, "-") != 0)
 		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
-		    "%" PRIu64 " bytes)\n", host ? name : o->otlp, st.samples,
+		    "%" PRIu64 " bytes)\n", host ? name : path, st.samples,
 		    st.bytes);
 	return 0;
 }
@@ -961,8 +944,10 @@ main(int argc, char **argv)
 	if (!o.per_host) {
 		rv = ((o.svg != NULL || o.folded != NULL) &&
 		    flame_output(b.all, &o, &b.run, NULL) != 0) ||
-		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1) ||
-		    (o.otlp != NULL && flame_otlp(&b, &o, NULL) == -1);
+		    (o.pprof != NULL && flame_profile(&b, &o, NULL, o.pprof,
+		    pprofout_write) == -1) ||
+		    (o.otlp != NULL && flame_profile(&b, &o, NULL, o.otlp,
+		    otlpout_write) == -1);
 		goto out;
 	}
 	/* a host whose samples the filters all leave out gets no file;
@@ -981,11 +966,11 @@ main(int argc, char **argv)
 		if ((o.svg != NULL || o.folded != NULL) &&
 		    (r = flame_output(b.all, &o, &b.run, b.l.f[i].host)) == -1)
 			rv = 1;
-		if (o.pprof != NULL && r == 0 &&
-		    flame_pprof(&b, &o, b.l.f[i].host) == -1)
+		if (o.pprof != NULL && r == 0 && flame_profile(&b, &o,
+		    b.l.f[i].host, o.pprof, pprofout_write) == -1)
 			rv = 1;
-		if (o.otlp != NULL && r == 0 &&
-		    flame_otlp(&b, &o, b.l.f[i].host) == -1)
+		if (o.otlp != NULL && r == 0 && flame_profile(&b, &o,
+		    b.l.f[i].host, o.otlp, otlpout_write) == -1)
 			rv = 1;
 		written += r == 0;
 	}
