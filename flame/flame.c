@@ -51,16 +51,50 @@ struct flame_run {
 	int64_t		 live_end, live_at;
 	int		 flushed;
 	char		 flush_why[256];
+	/* Each host's samples lie between from and to (wall ns): a graph
+	 * of one host gives that host's range and rate, since its files
+	 * may cover less time than the others'. */
+	struct flame_host_span {
+		const char	*host;
+		int64_t		 from, to;
+	}		*spans;
+	size_t		 nspans;
 };
 
-static void
-flame_span(struct flame_run *r, int64_t a, int64_t b)
+/* flame_span notes a file of host that was read with samples from a to
+ * b (wall ns); 0, or -1 with a message printed. */
+static int
+flame_span(struct flame_run *r, const char *host, int64_t a, int64_t b)
 {
+	struct flame_host_span	*hs;
+	size_t			 i;
+
 	if (r->files == 0 || a < r->from)
 		r->from = a;
 	if (r->files == 0 || b > r->to)
 		r->to = b;
 	r->files++;
+	for (i = 0; i < r->nspans; i++)
+		if (strcmp(r->spans[i].host, host) == 0)
+			break;
+	if (i == r->nspans) {
+		if ((hs = reallocarray(r->spans, r->nspans + 1,
+		    sizeof(*hs))) == NULL) {
+			warnx("out of memory");
+			return -1;
+		}
+		r->spans = hs;
+		r->nspans++;
+		hs[i].host = host;
+		hs[i].from = a;
+		hs[i].to = b;
+		return 0;
+	}
+	if (a < r->spans[i].from)
+		r->spans[i].from = a;
+	if (b > r->spans[i].to)
+		r->spans[i].to = b;
+	return 0;
 }
 
 /* A file that cannot be read: named, counted, left out. */
@@ -147,8 +181,9 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		warnx("out of memory");
 		goto out;
 	}
-	flame_span(run, pick_wall(f->first, f->wall_off),
-	    pick_wall(f->last, f->wall_off));
+	if (flame_span(run, f->host, pick_wall(f->first, f->wall_off),
+	    pick_wall(f->last, f->wall_off)) == -1)
+		goto out;
 	rv = 0;
 out:
 	stackset_free(one);
@@ -201,9 +236,9 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	if (o->verbose)
 		fprintf(stderr, "perfspill-flame: %s: %" PRIu64 " of %" PRIu64
 		    " samples in the range\n", f->path, st.kept, st.read);
-	if (st.kept > 0)
-		flame_span(run, pick_wall(st.first, f->wall_off),
-		    pick_wall(st.last, f->wall_off));
+	if (st.kept > 0 && flame_span(run, f->host, pick_wall(st.first,
+	    f->wall_off), pick_wall(st.last, f->wall_off)) == -1)
+		goto out;
 	if (f->live) {
 		/* where the data being written ends, as read just now */
 		if (st.end != 0 && (run->live == 0 ||
@@ -342,28 +377,36 @@ flame_nothing(const struct stackset *all, const struct opts *o,
 	}
 }
 
+/* flame_subtitle writes the graph's subtitle (of host's graph, unless
+ * host is NULL). */
 static void
 flame_subtitle(char *buf, size_t len, const struct view_info *vi,
-    const struct flame_run *run, const struct opts *o)
+    const struct flame_run *run, const struct opts *o, const char *host)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
 	char	 amount[64], t[40], rate[32];
+	int64_t	 from = run->from, to = run->to;
 	double	 secs;
-	size_t	 off;
+	size_t	 off, i;
 
+	for (i = 0; host != NULL && i < run->nspans; i++)
+		if (strcmp(run->spans[i].host, host) == 0) {
+			from = run->spans[i].from;
+			to = run->spans[i].to;
+		}
 	flame_names(sessions, sizeof(sessions), run->sessions,
 	    run->nsessions);
 	flame_names(hosts, sizeof(hosts), vi->hosts, vi->nhosts);
 	flame_names(events, sizeof(events), vi->events, vi->nevents);
-	opts_utc(run->from, a, sizeof(a), 0);
-	opts_utc(run->to, b, sizeof(b), 0);
+	opts_utc(from, a, sizeof(a), 0);
+	opts_utc(to, b, sizeof(b), 0);
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
 	/* the rate over the time shown: what a graph of a busy minute and
 	 * one of an idle hour with as many samples do not share (off-CPU
 	 * time has none: its amount is a time already) */
-	secs = (double)(run->to - run->from) / 1e9;
+	secs = (double)(to - from) / 1e9;
 	if (secs > 0 && !o->off_cpu)
 		snprintf(rate, sizeof(rate), " (%.*f/s)", (double)vi->samples /
 		    secs < 10 ? 1 : 0, (double)vi->samples / secs);
@@ -511,7 +554,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 			rv = -1;
 			goto out;
 		}
-		flame_subtitle(sub, sizeof(sub), &vi, run, o);
+		flame_subtitle(sub, sizeof(sub), &vi, run, o, host);
 		off = strlen(sub);
 		if (cut > 0)
 			snprintf(sub + off, sizeof(sub) - off, " \xc2\xb7 "
@@ -677,6 +720,7 @@ static void
 flame_side_free(struct flame_side *sd)
 {
 	free(sd->cover);
+	free(sd->run.spans);
 	stackset_free(sd->all);
 	pick_free(&sd->l);
 }
