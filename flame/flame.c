@@ -51,16 +51,50 @@ struct flame_run {
 	int64_t		 live_end, live_at;
 	int		 flushed;
 	char		 flush_why[256];
+	/* Each host's samples lie between from and to (wall ns): a graph
+	 * of one host gives that host's range and rate, since its files
+	 * may cover less time than the others'. */
+	struct flame_host_span {
+		const char	*host;
+		int64_t		 from, to;
+	}		*spans;
+	size_t		 nspans;
 };
 
-static void
-flame_span(struct flame_run *r, int64_t a, int64_t b)
+/* flame_span notes a file of host that was read with samples from a to
+ * b (wall ns); 0, or -1 with a message printed. */
+static int
+flame_span(struct flame_run *r, const char *host, int64_t a, int64_t b)
 {
+	struct flame_host_span	*hs;
+	size_t			 i;
+
 	if (r->files == 0 || a < r->from)
 		r->from = a;
 	if (r->files == 0 || b > r->to)
 		r->to = b;
 	r->files++;
+	for (i = 0; i < r->nspans; i++)
+		if (strcmp(r->spans[i].host, host) == 0)
+			break;
+	if (i == r->nspans) {
+		if ((hs = reallocarray(r->spans, r->nspans + 1,
+		    sizeof(*hs))) == NULL) {
+			warnx("out of memory");
+			return -1;
+		}
+		r->spans = hs;
+		r->nspans++;
+		hs[i].host = host;
+		hs[i].from = a;
+		hs[i].to = b;
+		return 0;
+	}
+	if (a < r->spans[i].from)
+		r->spans[i].from = a;
+	if (b > r->spans[i].to)
+		r->spans[i].to = b;
+	return 0;
 }
 
 /* A file that cannot be read: named, counted, left out. */
@@ -147,8 +181,9 @@ flame_whole(struct stackset *all, struct pick_file *f, const struct opts *o,
 		warnx("out of memory");
 		goto out;
 	}
-	flame_span(run, pick_wall(f->first, f->wall_off),
-	    pick_wall(f->last, f->wall_off));
+	if (flame_span(run, f->host, pick_wall(f->first, f->wall_off),
+	    pick_wall(f->last, f->wall_off)) == -1)
+		goto out;
 	rv = 0;
 out:
 	stackset_free(one);
@@ -201,9 +236,9 @@ flame_part(struct stackset *all, struct pick_file *f, const struct opts *o,
 	if (o->verbose)
 		fprintf(stderr, "perfspill-flame: %s: %" PRIu64 " of %" PRIu64
 		    " samples in the range\n", f->path, st.kept, st.read);
-	if (st.kept > 0)
-		flame_span(run, pick_wall(st.first, f->wall_off),
-		    pick_wall(st.last, f->wall_off));
+	if (st.kept > 0 && flame_span(run, f->host, pick_wall(st.first,
+	    f->wall_off), pick_wall(st.last, f->wall_off)) == -1)
+		goto out;
 	if (f->live) {
 		/* where the data being written ends, as read just now */
 		if (st.end != 0 && (run->live == 0 ||
@@ -342,28 +377,36 @@ flame_nothing(const struct stackset *all, const struct opts *o,
 	}
 }
 
+/* flame_subtitle writes the graph's subtitle (of host's graph, unless
+ * host is NULL). */
 static void
 flame_subtitle(char *buf, size_t len, const struct view_info *vi,
-    const struct flame_run *run, const struct opts *o)
+    const struct flame_run *run, const struct opts *o, const char *host)
 {
 	char	 sessions[256], hosts[256], events[256], a[40], b[40];
 	char	 amount[64], t[40], rate[32];
+	int64_t	 from = run->from, to = run->to;
 	double	 secs;
-	size_t	 off;
+	size_t	 off, i;
 
+	for (i = 0; host != NULL && i < run->nspans; i++)
+		if (strcmp(run->spans[i].host, host) == 0) {
+			from = run->spans[i].from;
+			to = run->spans[i].to;
+		}
 	flame_names(sessions, sizeof(sessions), run->sessions,
 	    run->nsessions);
 	flame_names(hosts, sizeof(hosts), vi->hosts, vi->nhosts);
 	flame_names(events, sizeof(events), vi->events, vi->nevents);
-	opts_utc(run->from, a, sizeof(a), 0);
-	opts_utc(run->to, b, sizeof(b), 0);
+	opts_utc(from, a, sizeof(a), 0);
+	opts_utc(to, b, sizeof(b), 0);
 	a[strlen(a) - 1] = '\0';	/* one "UTC" says it for both */
 	b[strlen(b) - 1] = '\0';
 	a[10] = b[10] = ' ';
 	/* the rate over the time shown: what a graph of a busy minute and
 	 * one of an idle hour with as many samples do not share (off-CPU
 	 * time has none: its amount is a time already) */
-	secs = (double)(run->to - run->from) / 1e9;
+	secs = (double)(to - from) / 1e9;
 	if (secs > 0 && !o->off_cpu)
 		snprintf(rate, sizeof(rate), " (%.*f/s)", (double)vi->samples /
 		    secs < 10 ? 1 : 0, (double)vi->samples / secs);
@@ -511,7 +554,7 @@ flame_output(const struct stackset *all, const struct opts *o,
 			rv = -1;
 			goto out;
 		}
-		flame_subtitle(sub, sizeof(sub), &vi, run, o);
+		flame_subtitle(sub, sizeof(sub), &vi, run, o, host);
 		off = strlen(sub);
 		if (cut > 0)
 			snprintf(sub + off, sizeof(sub) - off, " \xc2\xb7 "
@@ -677,6 +720,7 @@ static void
 flame_side_free(struct flame_side *sd)
 {
 	free(sd->cover);
+	free(sd->run.spans);
 	stackset_free(sd->all);
 	pick_free(&sd->l);
 }
@@ -865,52 +909,35 @@ flame_gather(struct flame_side *sd, const struct opts *o, int fold)
 	return 0;
 }
 
-/* The pprof profile of sd's files (host's only, unless NULL). */
+/* A profile output (pprofout_write, otlpout_write) reads the files again
+ * itself. */
+typedef int	flame_profile_fn(const struct pick_list *,
+		    const enum pick_cover *, const struct opts *,
+		    const char *host, const char *path,
+		    struct outread_stats *);
+
+/* flame_profile has out write the profile of sd's files (host's only,
+ * unless host is NULL) at path, o->pprof or o->otlp; a host's profile
+ * gets a name of its own with the host's in it. */
 static int
-flame_pprof(const struct flame_side *sd, const struct opts *o,
-    const char *host)
+flame_profile(const struct flame_side *sd, const struct opts *o,
+    const char *host, const char *path, flame_profile_fn *out)
 {
-	struct pprofout_stats	 st;
+	struct outread_stats	 st;
 	char			 name[PATH_MAX];
 
-	if (host != NULL && flame_host_name(name, sizeof(name), o->pprof,
-	    host) == -1) {
-		warnx("%s: name too long", o->pprof);
-		return -1;
-	}
-	if (pprofout_write(&sd->l, sd->cover, o, host, host ? name : o->pprof,
-	    &st) == -1)
-		return -1;
-	if (st.samples == 0)
-		warnx("%s%sno samples match the filters", host ? host : "",
-		    host ? ": " : "");
-	if (o->progress != 0 && strcmp(o->pprof, "-") != 0)
-		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
-		    "%" PRIu64 " bytes)\n", host ? name : o->pprof, st.samples,
-		    st.bytes);
-	return 0;
-}
-
-/* The OTLP request of sd's files (host's only, unless NULL). */
-static int
-flame_otlp(const struct flame_side *sd, const struct opts *o,
-    const char *host)
-{
-	struct otlpout_stats	 st;
-	char			 name[PATH_MAX];
-
-	if (host != NULL && flame_host_name(name, sizeof(name), o->otlp,
+	/* flame_host_name says why a name does not fit */
+	if (host != NULL && flame_host_name(name, sizeof(name), path,
 	    host) == -1)
 		return -1;
-	if (otlpout_write(&sd->l, sd->cover, o, host, host ? name : o->otlp,
-	    &st) == -1)
+	if (out(&sd->l, sd->cover, o, host, host ? name : path, &st) == -1)
 		return -1;
 	if (st.samples == 0)
 		warnx("%s%sno samples match the filters", host ? host : "",
 		    host ? ": " : "");
-	if (o->progress != 0 && strcmp(o->otlp, "-") != 0)
+	if (o->progress != 0 && strcmp(path, "-") != 0)
 		fprintf(stderr, "perfspill-flame: wrote %s (%" PRIu64 " samples, "
-		    "%" PRIu64 " bytes)\n", host ? name : o->otlp, st.samples,
+		    "%" PRIu64 " bytes)\n", host ? name : path, st.samples,
 		    st.bytes);
 	return 0;
 }
@@ -961,8 +988,10 @@ main(int argc, char **argv)
 	if (!o.per_host) {
 		rv = ((o.svg != NULL || o.folded != NULL) &&
 		    flame_output(b.all, &o, &b.run, NULL) != 0) ||
-		    (o.pprof != NULL && flame_pprof(&b, &o, NULL) == -1) ||
-		    (o.otlp != NULL && flame_otlp(&b, &o, NULL) == -1);
+		    (o.pprof != NULL && flame_profile(&b, &o, NULL, o.pprof,
+		    pprofout_write) == -1) ||
+		    (o.otlp != NULL && flame_profile(&b, &o, NULL, o.otlp,
+		    otlpout_write) == -1);
 		goto out;
 	}
 	/* a host whose samples the filters all leave out gets no file;
@@ -981,11 +1010,11 @@ main(int argc, char **argv)
 		if ((o.svg != NULL || o.folded != NULL) &&
 		    (r = flame_output(b.all, &o, &b.run, b.l.f[i].host)) == -1)
 			rv = 1;
-		if (o.pprof != NULL && r == 0 &&
-		    flame_pprof(&b, &o, b.l.f[i].host) == -1)
+		if (o.pprof != NULL && r == 0 && flame_profile(&b, &o,
+		    b.l.f[i].host, o.pprof, pprofout_write) == -1)
 			rv = 1;
-		if (o.otlp != NULL && r == 0 &&
-		    flame_otlp(&b, &o, b.l.f[i].host) == -1)
+		if (o.otlp != NULL && r == 0 && flame_profile(&b, &o,
+		    b.l.f[i].host, o.otlp, otlpout_write) == -1)
 			rv = 1;
 		written += r == 0;
 	}

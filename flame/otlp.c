@@ -649,6 +649,7 @@ otlp_encode(struct otlp *ot, uint8_t **out, size_t *len)
 	struct pb_buf		 s = { 0 }, sub = { 0 }, dict = { 0 };
 	struct otlp_obs		*sorted = NULL;
 	size_t			*first = NULL, *at = NULL, i, r, pi;
+	int			 rv = -1;
 
 	/* the observations by sample (a counting sort), each sample's in
 	 * the order they came */
@@ -656,7 +657,7 @@ otlp_encode(struct otlp *ot, uint8_t **out, size_t *len)
 	    (at = calloc(ot->samples.n + 1, sizeof(*at))) == NULL ||
 	    (ot->nobs > 0 && (sorted = reallocarray(NULL, ot->nobs,
 	    sizeof(*sorted))) == NULL))
-		goto nomem;
+		goto out;
 	for (i = 0; i < ot->nobs; i++)
 		first[ot->obs[i].sample + 1]++;
 	for (i = 0; i < ot->samples.n; i++)
@@ -685,20 +686,12 @@ otlp_encode(struct otlp *ot, uint8_t **out, size_t *len)
 	pb_message(&b, OT_DICTIONARY, &dict);
 	if (b.failed || rp.failed || sp.failed || pr.failed || s.failed ||
 	    sub.failed || dict.failed || ot->failed)
-		goto nomem;
-	free(rp.p);
-	free(sp.p);
-	free(pr.p);
-	free(s.p);
-	free(sub.p);
-	free(dict.p);
-	free(sorted);
-	free(first);
-	free(at);
+		goto out;
 	*out = b.p;
 	*len = b.len;
-	return 0;
-nomem:
+	b.p = NULL;	/* the caller owns it now */
+	rv = 0;
+out:
 	free(b.p);
 	free(rp.p);
 	free(sp.p);
@@ -709,6 +702,7 @@ nomem:
 	free(sorted);
 	free(first);
 	free(at);
-	errno = ENOMEM;
-	return -1;
+	if (rv == -1)
+		errno = ENOMEM;
+	return rv;
 }

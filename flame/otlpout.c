@@ -254,7 +254,7 @@ static const struct outread_ops otlpout_ops = {
 int
 otlpout_write(const struct pick_list *l, const enum pick_cover *cover,
     const struct opts *o, const char *host, const char *path,
-    struct otlpout_stats *st)
+    struct outread_stats *st)
 {
 	struct otlpout		*po;
 	uint8_t			*raw = NULL;

@@ -18,19 +18,15 @@
 #include <stdint.h>
 
 #include "opts.h"
+#include "outread.h"
 #include "pick.h"
-
-struct otlpout_stats {
-	uint64_t	 samples;	/* kept */
-	uint64_t	 bytes;		/* written */
-};
 
 /* Writes the request of l's files that cover marks (of host only when
  * it is not NULL) to path ("-": stdout); 0, or -1 with a message
  * printed. A file that cannot be read is named and left out. */
 int	otlpout_write(const struct pick_list *l, const enum pick_cover *cover,
 	    const struct opts *o, const char *host, const char *path,
-	    struct otlpout_stats *);
+	    struct outread_stats *);
 
 /* The container id a cgroup path names (docker-ID.scope, cri-containerd-
  * ID.scope, crio-ID, libpod-ID, /docker/ID, kubepods .../ID: the last

@@ -52,6 +52,13 @@ struct outread_ops {
 			    const char *const *names, size_t n, int kernel);
 };
 
+/* An output's write counts the samples it kept and the bytes it wrote
+ * (gzipped ones, for pprof). */
+struct outread_stats {
+	uint64_t	 samples;
+	uint64_t	 bytes;
+};
+
 /* Reads l's files that cover marks (of host only when it is not NULL)
  * into ops; 0, or -1 with a message printed (out of memory, or ops'
  * -1). A file that cannot be read is named and left out. */

@@ -124,7 +124,7 @@ pprofout_main(struct pprof *pp, const struct opts *o, const char *host)
 int
 pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
     const struct opts *o, const char *host, const char *path,
-    struct pprofout_stats *st)
+    struct outread_stats *st)
 {
 	struct pprof_info	 info;
 	struct pprofout		 po;

@@ -13,12 +13,8 @@
 #include <stdint.h>
 
 #include "opts.h"
+#include "outread.h"
 #include "pick.h"
-
-struct pprofout_stats {
-	uint64_t	 samples;	/* kept */
-	uint64_t	 bytes;		/* gzipped */
-};
 
 /* Writes the profile of l's files that cover marks (their samples in
  * o's range, of host only when it is not NULL) to path ("-": stdout);
@@ -26,6 +22,6 @@ struct pprofout_stats {
  * and left out, as the graph leaves it out. */
 int	pprofout_write(const struct pick_list *l, const enum pick_cover *cover,
 	    const struct opts *o, const char *host, const char *path,
-	    struct pprofout_stats *);
+	    struct outread_stats *);
 
 #endif

@@ -15,8 +15,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <gelf.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +24,6 @@
 #include <elfutils/libdwfl.h>
 
 #include "addrtab.h"
-#include "dbgfetch.h"
 #include "unwind/unwind.h"
 #include "demangle.h"
 #include "symbolize.h"
@@ -77,7 +74,7 @@ struct symelf {
 	size_t			 n, cap;
 	int			 verbose;
 	int			 flags;		/* SYMBOLIZE_* */
-	const char		*home;
+	struct unwind_finder	*find;		/* every module's userdata */
 };
 
 static char *symelf_debuginfo_path = NULL;
@@ -91,7 +88,10 @@ symelf_create(int verbose, int flags)
 		return NULL;
 	se->verbose = verbose;
 	se->flags = flags;
-	se->home = getenv("HOME");
+	if ((se->find = unwind_finder_create(1)) == NULL) {
+		free(se);
+		return NULL;
+	}
 	elf_version(EV_CURRENT);
 	return se;
 }
@@ -129,91 +129,15 @@ symelf_destroy(struct symelf *se)
 	for (i = 0; i < se->n; i++)
 		symelf_mod_free(&se->m[i]);
 	free(se->m);
+	unwind_finder_destroy(se->find);
 	free(se);
-	dbgfetch_end();
-}
-
-/* The first of the places a build-id's file may be that holds it
- * (unwind.h's, then debuginfod): kind 0 the binary, 1 its debug file. */
-static char *
-symelf_find(struct symelf *se, const uint8_t *id, size_t len,
-    const char *file, int kind)
-{
-	char	*p;
-	int	 fd;
-
-	if ((p = unwind_find_local(id, len, file, kind, se->home)) != NULL)
-		return p;
-	if ((fd = dbgfetch(id, len, kind, &p)) != -1) {
-		close(fd);
-		return p;
-	}
-	return NULL;
-}
-
-/* libdwfl asks for a module's debug file: ours first, then its own. */
-static int
-symelf_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
-    Dwarf_Addr base, const char *file, const char *debuglink,
-    GElf_Word crc, char **path)
-{
-	struct symelf	*se = *(struct symelf **)userdata;
-	const unsigned char *id;
-	GElf_Addr	 vaddr;
-	char		*p;
-	int		 len, fd;
-
-	(void)se;
-	len = dwfl_module_build_id(mod, &id, &vaddr);
-	if (len > 0 && (p = symelf_find(*(struct symelf **)userdata, id,
-	    (size_t)len, NULL, 1)) != NULL) {
-		if ((fd = unwind_open_regular(p)) != -1) {
-			*path = p;
-			return fd;
-		}
-		free(p);
-	}
-	return dwfl_standard_find_debuginfo(mod, userdata, name, base, file,
-	    debuglink, crc, path);
 }
 
 static const Dwfl_Callbacks symelf_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = symelf_find_debuginfo,
+	.find_debuginfo = unwind_finder_debuginfo,
 	.debuginfo_path = &symelf_debuginfo_path,
 };
-
-/* This process's vdso as a file (a memfd): the kernel's vdso is the
- * same for every process of this host. Its path, or NULL. */
-static char *
-symelf_vdso(const struct profile_mapping *m)
-{
-	const uint8_t	*base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-	unsigned long	 a = 0, b = 0;
-	char		 line[512], *p = NULL;
-	FILE		*f;
-	int		 fd;
-
-	if (base == NULL || (f = fopen("/proc/self/maps", "re")) == NULL)
-		return NULL;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strstr(line, "[vdso]") != NULL &&
-		    sscanf(line, "%lx-%lx", &a, &b) == 2 &&
-		    a == (unsigned long)(uintptr_t)base)
-			break;
-	fclose(f);
-	if (a != (unsigned long)(uintptr_t)base ||
-	    (fd = memfd_create("vdso", MFD_CLOEXEC)) == -1)
-		return NULL;
-	if (write(fd, base, b - a) == (ssize_t)(b - a) &&
-	    asprintf(&p, "/proc/self/fd/%d", fd) != -1 &&
-	    (m->build_id_len == 0 || unwind_has_build_id(p, m->build_id,
-	    m->build_id_len)))
-		return p;	/* the memfd stays open for the run */
-	free(p);
-	close(fd);
-	return NULL;
-}
 
 /* s's name as perf shows it: demangled unless told not to. */
 static const char *
@@ -659,20 +583,24 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 {
 	GElf_Phdr	 ph;
 	Elf		*e;
+	const char	*v;
 	char		*path;
 	size_t		 i, nph;
 	void		**ud;
 	int		 fd;
 
 	if (strcmp(m->file, "[vdso]") == 0)
-		path = symelf_vdso(m);
+		path = (v = unwind_finder_vdso(se->find, m->build_id,
+		    m->build_id_len)) != NULL ? strdup(v) : NULL;
 	else
-		path = sm->idlen > 0 ? symelf_find(se, sm->id, sm->idlen,
-		    m->file, 0) : m->file[0] == '/' ? strdup(m->file) : NULL;
+		path = sm->idlen > 0 ? unwind_finder_find(se->find, sm->id,
+		    sm->idlen, m->file, 0) : m->file[0] == '/' ?
+		    strdup(m->file) : NULL;
 	if (path == NULL && sm->idlen > 0)
 		/* no binary anywhere: its debug file has the symbols and
 		 * the same segments */
-		path = symelf_find(se, sm->id, sm->idlen, NULL, 1);
+		path = unwind_finder_find(se->find, sm->id, sm->idlen, NULL,
+		    1);
 	if (path == NULL) {
 		if (se->verbose)
 			warnx("%s: no binary with its build-id found", m->file);
@@ -692,7 +620,7 @@ symelf_open(struct symelf *se, struct symelf_mod *sm,
 	if (sm->mod == NULL)
 		goto fail;
 	dwfl_module_info(sm->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-	*(struct symelf **)ud = se;
+	*(struct unwind_finder **)ud = se->find;
 	if ((e = dwfl_module_getelf(sm->mod, &sm->bias)) == NULL ||
 	    elf_getphdrnum(e, &nph) != 0 ||
 	    (sm->load = calloc(nph ? nph : 1, sizeof(*sm->load))) == NULL)

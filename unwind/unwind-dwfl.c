@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
@@ -73,13 +71,10 @@ struct uw_dwfl {
 };
 
 struct uw_be {
-	struct uw_debuginfod	*dbg;
-	const char		*home;
+	struct unwind_finder	*find;
 	char			*debuginfo_path;
 	Dwfl_Callbacks		 cbs;
 	uint64_t		 clock;
-	char			*vdso;		/* this host's, as a file */
-	int			 vdso_fd;
 };
 
 static const int uw_perf_to_dwarf[UW_PERF_MAX] = {
@@ -88,30 +83,14 @@ static const int uw_perf_to_dwarf[UW_PERF_MAX] = {
 	8, 9, 10, 11, 12, 13, 14, 15,
 };
 
+/* With eh_frame_only no debug file is looked for: the CFI is .eh_frame's
+ * or none. */
 static int
-uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
+uw_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
     Dwarf_Addr base, const char *file, const char *debuglink,
     GElf_Word crc, char **path)
 {
-	struct unwind		*uw = *(struct unwind **)userdata;
-	const unsigned char	*id;
-	GElf_Addr		 vaddr;
-	char			*p;
-	int			 len, fd;
-
-	if (uw != NULL && uw->cfg.eh_frame_only)
-		return -1;	/* .eh_frame's CFI, or none */
-	len = dwfl_module_build_id(mod, &id, &vaddr);
-	if (uw != NULL && len > 0 && (p = uw_find(id, (size_t)len, NULL, 1,
-	    uw->be->home, uw->be->dbg)) != NULL) {
-		if ((fd = unwind_open_regular(p)) != -1) {
-			*path = p;
-			return fd;
-		}
-		free(p);
-	}
-	return dwfl_standard_find_debuginfo(mod, userdata, name, base, file,
-	    debuglink, crc, path);
+	return -1;
 }
 
 static void
@@ -152,12 +131,13 @@ uw_be_init(struct unwind *uw)
 	uw->be = be;
 	uw->sp.proc_free = uw_proc_free;
 	uw->sp.arg = uw;
-	be->home = getenv("HOME");
-	be->vdso_fd = -1;
-	if (uw->cfg.debuginfod)
-		be->dbg = uw_debuginfod_create();
+	if ((be->find = unwind_finder_create(uw->cfg.debuginfod)) == NULL) {
+		uw_be_finish(uw);
+		return -1;
+	}
 	be->cbs.find_elf = dwfl_build_id_find_elf;
-	be->cbs.find_debuginfo = uw_find_debuginfo;
+	be->cbs.find_debuginfo = uw->cfg.eh_frame_only ? uw_no_debuginfo :
+	    unwind_finder_debuginfo;
 	be->cbs.debuginfo_path = &be->debuginfo_path;
 	elf_version(EV_CURRENT);
 	return 0;
@@ -170,44 +150,9 @@ uw_be_finish(struct unwind *uw)
 
 	if (be == NULL)
 		return;
-	uw_debuginfod_destroy(be->dbg);
-	if (be->vdso_fd != -1)
-		close(be->vdso_fd);
-	free(be->vdso);
+	unwind_finder_destroy(be->find);
 	free(be);
 	uw->be = NULL;
-}
-
-/* This process's vdso as a file (a memfd): the kernel's vdso is the
- * same for every process of this host, so a recording of this host
- * unwinds through it. Its path, or NULL. */
-static const char *
-uw_vdso(struct unwind *uw, const struct uw_bin *b)
-{
-	const uint8_t	*base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-	unsigned long	 a = 0, e = 0;
-	char		 line[512];
-	FILE		*f;
-
-	if (uw->be->vdso == NULL && uw->be->vdso_fd == -1 && base != NULL &&
-	    (f = fopen("/proc/self/maps", "re")) != NULL) {
-		while (fgets(line, sizeof(line), f) != NULL)
-			if (strstr(line, "[vdso]") != NULL &&
-			    sscanf(line, "%lx-%lx", &a, &e) == 2 &&
-			    a == (unsigned long)(uintptr_t)base)
-				break;
-		fclose(f);
-		if (a == (unsigned long)(uintptr_t)base &&
-		    (uw->be->vdso_fd = memfd_create("vdso", MFD_CLOEXEC)) != -1 &&
-		    (write(uw->be->vdso_fd, base, e - a) != (ssize_t)(e - a) ||
-		    asprintf(&uw->be->vdso, "/proc/self/fd/%d", uw->be->vdso_fd) ==
-		    -1))
-			uw->be->vdso = NULL;
-	}
-	if (uw->be->vdso == NULL || (b->idlen > 0 && !unwind_has_build_id(uw->be->vdso, b->id,
-	    b->idlen)))
-		return NULL;
-	return uw->be->vdso;
 }
 
 /* The bytes of e's CFI and the sections libdw reads with it: what
@@ -256,10 +201,11 @@ uw_file(struct unwind *uw, struct uw_bin *b)
 		return f->path != NULL ? f : NULL;
 	f->looked = 1;
 	if (strcmp(b->path, "[vdso]") == 0)
-		f->path = (v = uw_vdso(uw, b)) != NULL ? strdup(v) : NULL;
+		f->path = (v = unwind_finder_vdso(uw->be->find, b->id,
+		    b->idlen)) != NULL ? strdup(v) : NULL;
 	else if (b->idlen > 0)
-		f->path = uw_find(b->id, b->idlen, b->path, 0, uw->be->home,
-		    uw->be->dbg);
+		f->path = unwind_finder_find(uw->be->find, b->id, b->idlen,
+		    b->path, 0);
 	else if (b->path[0] == '/')
 		f->path = strdup(b->path);
 	if (f->path == NULL) {
@@ -377,7 +323,7 @@ uw_report(struct uw_dwfl *d, uint64_t pc)
 		return -1;
 	}
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-	*(struct unwind **)ud = uw;
+	*(struct unwind_finder **)ud = uw->be->find;
 	d->bytes += 2 * f->cfi;
 	uw->st.cache_bytes += 2 * f->cfi;
 	if (dwfl_addrmodule(d->dwfl, pc) != mod) {

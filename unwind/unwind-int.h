@@ -83,12 +83,6 @@ void		 uw_space_exec(struct uw_space *, uint32_t pid);
 void		 uw_space_exit(struct uw_space *, uint32_t pid);
 const struct uw_map *uw_proc_lookup(const struct uw_proc *, uint64_t addr);
 
-/* The file of build-id id (kind 0 the binary, 1 its debug file): at
- * path when its id matches, in home's ~/.debug, under /usr/lib/debug,
- * and (dbg non-NULL) from debuginfod. A malloc'd path, or NULL. */
-char		*uw_find(const uint8_t *id, size_t len, const char *path,
-		    int kind, const char *home, struct uw_debuginfod *dbg);
-
 /* A CFA rule of a binary at one ELF address (unwind-table.c). */
 enum {
 	UW_RULE_NONE = 0,	/* a free slot */

@@ -177,4 +177,42 @@ int		 unwind_has_build_id(const char *path, const uint8_t *id,
  */
 int		 unwind_open_regular(const char *path);
 
+/*
+ * A finder looks for a build-id's files in unwind_find_local's places
+ * and then, when it was made with debuginfod 1 and DEBUGINFOD_URLS is
+ * set, asks the debuginfod servers through one client that it begins at
+ * its first need. An unwinder finds its binaries with a finder of its
+ * own; perfspill-flame's symbols (symelf) use another. Only the thread
+ * that owns a finder uses it. These functions exist in builds with libdw
+ * only.
+ */
+struct unwind_finder;
+
+/* unwind_finder_create returns NULL without memory. */
+struct unwind_finder *unwind_finder_create(int debuginfod);
+void		 unwind_finder_destroy(struct unwind_finder *);
+/* unwind_finder_find returns the path (malloc'd) of the file of build-id
+ * id that the first place holds, or NULL: kind 0 asks for the binary
+ * (at path when its id matches), kind 1 for its debug file. */
+char		*unwind_finder_find(struct unwind_finder *, const uint8_t *id,
+		    size_t len, const char *path, int kind);
+/* unwind_finder_vdso returns this process's vdso as a file (a path that
+ * lives as long as the finder) when it has build-id id (len 0: any), or
+ * NULL. */
+const char	*unwind_finder_vdso(struct unwind_finder *, const uint8_t *id,
+		    size_t len);
+/*
+ * unwind_finder_debuginfo is libdwfl's find_debuginfo callback
+ * (Dwfl_Callbacks) for modules whose userdata (dwfl_module_info's)
+ * points to a finder: the finder looks for the module's debug file by
+ * its build-id first, then libdwfl searches its own way (.gnu_debuglink,
+ * .gnu_debugdata). A module whose userdata is still NULL gets libdwfl's
+ * search alone. The types are libdwfl's, spelled without its header
+ * (Dwarf_Addr is a uint64_t, GElf_Word a uint32_t).
+ */
+struct Dwfl_Module;
+int		 unwind_finder_debuginfo(struct Dwfl_Module *, void **userdata,
+		    const char *name, uint64_t base, const char *file,
+		    const char *debuglink, uint32_t crc, char **path);
+
 #endif

@@ -1,6 +1,7 @@
 /*
- * cmd: the handlers of the control commands (see cmd.h); which commands
- * exist, who may run them and whether they take args is common/command.c.
+ * cmd holds the handlers of the control commands (see cmd.h); which
+ * commands exist, who may run them and whether they take args is
+ * common/command.c's to say.
  * daemon.c calls in here; reload and shutdown go back through its hooks
  * (d->reload, d->shutdown), never by name.
  */

@@ -1,9 +1,10 @@
 /*
- * cmd: the daemon's side of the control commands: a handler for each row
- * of common/command.c's table, indexed by its id. Adding a command is one
- * row there and one handler here. Its callers (control.c through the
- * callbacks daemon.c gives it, daemon.c itself) tell it what happened;
- * it asks for a reload or a shutdown through struct daemon's hooks.
+ * cmd is the daemon's side of the control commands: it has a handler for
+ * each row of common/command.c's table, indexed by its id. Adding a
+ * command is one row there and one handler here. Its callers (control.c
+ * through the callbacks daemon.c gives it, daemon.c itself) tell it what
+ * happened; it asks for a reload or a shutdown through struct daemon's
+ * hooks. Every function here runs in the loop.
  */
 #ifndef PERFSPILL_CMD_H
 #define PERFSPILL_CMD_H

@@ -1,5 +1,5 @@
 /*
- * control: the control socket and its clients (see control.h).
+ * control serves the control socket and its clients (see control.h).
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,9 +1,10 @@
 /*
- * control: the UNIX stream socket and its clients. A client is identified
- * by SO_PEERCRED (and SO_PEERGROUPS) at accept; every line it sends is
- * size-checked before parsing and handed to the creator's dispatch
- * callback (cmd_dispatch in perfspilld). Any read error,
- * EOF, oversize message or idle timeout goes through one "peer lost" path.
+ * control serves the UNIX stream socket and its clients. A client is
+ * identified by SO_PEERCRED (and SO_PEERGROUPS) at accept; every line it
+ * sends is size-checked before parsing and handed to the creator's
+ * dispatch callback (daemon.c gives cmd_dispatch). Any read error, EOF,
+ * oversize message or idle timeout goes through one "peer lost" path.
+ * Every function here runs in the loop.
  */
 #ifndef PERFSPILL_CONTROL_H
 #define PERFSPILL_CONTROL_H

@@ -1,9 +1,9 @@
 /*
- * daemon: the life of perfspilld (see daemon.h): loading the settings,
- * wiring the parts together at start-up (record, hand-off, control,
- * notify, exporter, signals) and taking them apart at the end, reload,
- * shutdown and what happens when a file is done. It is the owner: it
- * calls the parts, and tells cmd.c what cmd.c must know (a file done,
+ * daemon runs the life of perfspilld (see daemon.h): loading the
+ * settings, wiring the parts together at start-up (record, hand-off,
+ * control, notify, exporter, signals) and taking them apart at the end,
+ * reload, shutdown and what happens when a file is done. It is the owner:
+ * it calls the parts, and tells cmd.c what cmd.c must know (a file done,
  * settings changed); cmd.c reaches back only through the hooks set here.
  */
 #include <aio.h>

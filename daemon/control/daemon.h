@@ -1,9 +1,9 @@
 /*
- * daemon: the state perfspilld's parts share and the daemon's life:
- * load, start-up, reload, shutdown, teardown (daemon.c). daemon.c owns
- * the instance and hands it to the control commands; there is one,
- * passed by pointer, never a global. perfspilld.c's main only parses
- * the options and runs the loop.
+ * daemon holds the state perfspilld's parts share, and daemon.c runs the
+ * daemon's life: load, start-up, reload, shutdown, teardown. daemon.c
+ * owns the instance and hands it to the control commands; there is one,
+ * passed by pointer, never a global. perfspilld.c's main only parses the
+ * options and runs the loop.
  */
 #ifndef PERFSPILL_DAEMON_H
 #define PERFSPILL_DAEMON_H

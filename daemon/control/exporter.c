@@ -1,5 +1,6 @@
 /*
- * exporter: metrics from the recorder and the daemon (see exporter.h).
+ * exporter writes the metrics of the recorder and the daemon (see
+ * exporter.h).
  *
  * The file is small (a few KiB) and replaced with one write and a rename
  * on the loop: cheaper than a thread, and a slow disk delays the loop by

@@ -1,8 +1,8 @@
 /*
- * exporter: the daemon's metrics (metrics.h) gathered from the recorder
- * and the daemon, for the `metrics` command, and written every
+ * exporter gathers the daemon's metrics (metrics.h) from the recorder
+ * and the daemon, for the `metrics` command, and writes them every
  * metrics_interval seconds to metrics_file for node_exporter's textfile
- * collector.
+ * collector. It runs in the loop.
  */
 #ifndef PERFSPILL_EXPORTER_H
 #define PERFSPILL_EXPORTER_H

@@ -1,7 +1,8 @@
 /*
- * metrics: the Prometheus text format (see metrics.h). Each family gets
- * its HELP and TYPE lines; label values are escaped as the format says
- * (backslash, double quote, line feed): the version is a build's text.
+ * metrics writes the Prometheus text format (see metrics.h). Each family
+ * gets its HELP and TYPE lines; label values are escaped as the format
+ * says (backslash, double quote, line feed): the version is a build's
+ * text.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /*
- * metrics: perfspilld's counters in the Prometheus text exposition format
- * (version 0.0.4), for `perfspillctl metrics` and for node_exporter's
- * textfile collector (the metrics_file key).
+ * metrics writes perfspilld's counters in the Prometheus text exposition
+ * format (version 0.0.4), for `perfspillctl metrics` and for
+ * node_exporter's textfile collector (the metrics_file key).
  *
  * Counters are monotonic over the daemon's life: a stop and a start do
  * not reset them, so a scraper's rate() stays right across recordings.

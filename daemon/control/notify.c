@@ -1,5 +1,6 @@
 /*
- * notify: sd_notify messages and the watchdog timer (see notify.h).
+ * notify sends sd_notify messages and runs the watchdog timer (see
+ * notify.h).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
 /*
- * notify: the daemon's side of systemd's notify protocol: READY=1,
+ * notify is the daemon's side of systemd's notify protocol: READY=1,
  * STATUS= one-line state, RELOADING=1, STOPPING=1, and WATCHDOG=1 sent
  * from a timer of the event loop, so that a stuck loop stops feeding the
- * watchdog and systemd restarts it. Without NOTIFY_SOCKET all are no-ops.
+ * watchdog and systemd restarts it. Without NOTIFY_SOCKET all are
+ * no-ops. Every function here runs in the loop.
  */
 #ifndef PERFSPILL_NOTIFY_H
 #define PERFSPILL_NOTIFY_H

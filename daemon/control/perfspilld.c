@@ -1,8 +1,8 @@
 /*
- * perfspilld: the command line, going into the background, and the event
- * loop. The daemon's life (start-up, reload, shutdown, teardown) is
- * daemon.c; everything else lives in its own file: record (rings and
- * AIO), control (socket), cmd (commands), notify (systemd).
+ * perfspilld reads the command line, goes into the background and runs
+ * the event loop. The daemon's life (start-up, reload, shutdown,
+ * teardown) is daemon.c; everything else lives in its own file: record
+ * (rings and AIO), control (socket), cmd (commands), notify (systemd).
  */
 #include <fcntl.h>
 #include <getopt.h>

@@ -1,5 +1,5 @@
 /*
- * pidfile: the daemon's pid file, held with an flock (see pidfile.h).
+ * pidfile holds the daemon's pid file with an flock (see pidfile.h).
  * The lock, not the pid, tells a live owner from a stale file: pids are
  * reused, and a crashed daemon leaves its file behind.
  */

@@ -1,8 +1,9 @@
 /*
- * pidfile: perfspilld's pid in a file (by default next to its control
- * socket, /run/perfspill/perfspilld.pid), so that a script can end this
- * daemon and not every perfspilld on the machine. The file is locked for
- * the daemon's life: a file nobody holds is stale and is taken over.
+ * pidfile writes perfspilld's pid in a file (by default next to its
+ * control socket, /run/perfspill/perfspilld.pid), so that a script can
+ * end this daemon and not every perfspilld on the machine. The file is
+ * locked for the daemon's life: a file nobody holds is stale and is taken
+ * over.
  */
 #ifndef PERFSPILL_PIDFILE_H
 #define PERFSPILL_PIDFILE_H

@@ -1,6 +1,6 @@
 /*
- * session: the table of sessions, their starts against the limits, their
- * ends (see session.h).
+ * session keeps the table of sessions, checks their starts against the
+ * limits and ends them (see session.h).
  */
 #include <inttypes.h>
 #include <stdio.h>

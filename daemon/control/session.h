@@ -1,14 +1,14 @@
 /*
- * session: the recordings the daemon holds side by side. The configured
- * always-on recording is the session "default": it lives as long as the
- * daemon, and start, stop, rotate and status without a session name act
- * on it. On-demand sessions are started by name beside it, each a
- * struct record of its own (its events, frequency, rings, cblocks,
- * rotation, its files named after it), and end by themselves after
- * their duration. A session is its record and what the control side
+ * session keeps the recordings the daemon holds side by side. The
+ * configured always-on recording is the session "default": it lives as
+ * long as the daemon, and start, stop, rotate and status without a
+ * session name act on it. On-demand sessions are started by name beside
+ * it, each a struct record of its own (its events, frequency, rings,
+ * cblocks, rotation, its files named after it), and end by themselves
+ * after their duration. A session is its record and what the control side
  * keeps of it: its settings, its memory figure, its end. What the
- * recording does is record.c's to decide; a flight-recorder session is
- * a session whose settings say so.
+ * recording does is record.c's to decide; a flight-recorder session is a
+ * session whose settings say so.
  *
  * The table keeps the limits a fleet trusts: at most max_sessions
  * on-demand sessions at once, and one memory budget that every start

@@ -1,5 +1,6 @@
 /*
- * cgroup: the cgroup2 mount, cgroup ids and directories (see cgroup.h).
+ * cgroup finds the cgroup2 mount, cgroup ids and directories (see
+ * cgroup.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,14 @@
 /*
- * cgroup: the cgroup2 hierarchy as perf sees it. Where it is mounted,
- * the id perf uses for a cgroup (the directory's file handle, which is
- * its inode number, as PERF_SAMPLE_CGROUP reports it), and the cgroup
- * directories a filtered recording opens (perf record -G). And the
- * memory limit of the daemon's own cgroup, which a start must fit in.
+ * cgroup reads the cgroup2 hierarchy as perf sees it: where it is
+ * mounted, the id perf uses for a cgroup (the directory's file handle,
+ * which is its inode number, as PERF_SAMPLE_CGROUP reports it), and the
+ * cgroup directories a filtered recording opens (perf record -G). It
+ * also reads the memory limit of the daemon's own cgroup, which a start
+ * must fit in.
+ *
+ * Threads: nothing here keeps state. The loop calls these functions at a
+ * start; a preamble's cgroup ids are read on the rotation's worker
+ * thread.
  */
 #ifndef PERFSPILL_CGROUP_H
 #define PERFSPILL_CGROUP_H

@@ -1,5 +1,6 @@
 /*
- * buildid: build-ids of mapped files, read in user space (see buildid.h).
+ * buildid reads the build-ids of mapped files in user space (see
+ * buildid.h).
  *
  * A file's build-id follows the file: each mapping of a file already
  * read has the worker look at it again (a stat), and read it again when
@@ -9,10 +10,13 @@
  * runs within one trace file names both ids, and each file of a series
  * the ids of the runs it holds.
  *
- * Who touches what: the table (hash chains, the current file's list) is
- * the loop's alone. An entry's key (device, inode, generation, name)
- * never changes; where it was last mapped (pid, start, end) is set by the
- * loop only while the entry is idle; its versions, state, the mapping to
+ * Who touches what: the table (hash chains, the current file's list)
+ * belongs to the recording's side, which holds the recording's lock: the
+ * drain thread notes the mappings of what it drains, and the loop
+ * flushes a finished file's ids; the worker never touches the table. An
+ * entry's key (device, inode, generation, name) never changes; where it
+ * was last mapped (pid, start, end) is set by the recording's side only
+ * while the entry is idle; its versions, state, the mapping to
  * look at next and tries are under the mutex. Entries live as long as
  * the daemon, so neither side ever holds a pointer that goes away; a
  * version goes only under the mutex, once no trace file can list it any
@@ -59,10 +63,10 @@
  * replaced, so a file rewritten in a loop costs bounded memory. */
 #define BUILDID_VERSIONS_MAX	8
 /*
- * The worker, woken, lets the loop note the rest of its drain pass
- * first: a look not yet started serves every mapping noted before it,
- * so an exec storm mapping libc a thousand times a second costs a look
- * every few ms, not one per mapping.
+ * The worker, woken, lets the drain note the rest of its pass first: a
+ * look not yet started serves every mapping noted before it, so an exec
+ * storm mapping libc a thousand times a second costs a look every few ms,
+ * not one per mapping.
  */
 #define BUILDID_BATCH_NS	2000000
 
@@ -379,7 +383,8 @@ buildid_worker(void *arg)
 		}
 		pthread_cond_broadcast(&b->done);
 		if (found) {
-			/* not under the mutex: the loop may be waiting */
+			/* the log is written without the mutex: the
+			 * recording's side may be waiting for it */
 			pthread_mutex_unlock(&b->mtx);
 			buildid_log(f, id, len, found);
 			pthread_mutex_lock(&b->mtx);
@@ -456,7 +461,8 @@ buildid_destroy(struct buildid *b)
 	free(b);
 }
 
-/* The loop's side */
+/* The recording's side: the drain thread, or the loop, under the
+ * recording's lock */
 
 static size_t
 buildid_hash(uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen,

@@ -1,6 +1,7 @@
 /*
- * compress-none: the build without libzstd. A compression setting is
- * refused at start with a clear error (see record.c); nothing here runs.
+ * compress-none stands for libzstd in a build without it. A compression
+ * setting is refused at start with a clear error (see record.c), so
+ * nothing here runs.
  */
 #include <stddef.h>
 #include <stdint.h>

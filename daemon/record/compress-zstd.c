@@ -1,5 +1,5 @@
 /*
- * compress-zstd: PERF_RECORD_COMPRESSED records through libzstd (see
+ * compress-zstd makes PERF_RECORD_COMPRESSED records with libzstd (see
  * compress.h).
  */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * compress: zstd compression of drained ring data into
+ * compress compresses drained ring data with zstd into
  * PERF_RECORD_COMPRESSED records, as perf record -z writes them. The
  * records of one file form one zstd stream that perf decompresses in
  * order; each record holds at most 64 KiB - 9 bytes of it, since a
@@ -9,6 +9,11 @@
  *
  * compress-zstd.c implements it where meson finds libzstd,
  * compress-none.c (compression refused with a clear error) elsewhere.
+ *
+ * Threads: one thread at a time uses a struct compress. The recording's
+ * own stream is the drain's (the drain thread, or the loop under the
+ * recording's lock), and a preamble's is its rotation worker thread's.
+ * The functions without one keep no state: any thread.
  */
 #ifndef PERFSPILL_COMPRESS_H
 #define PERFSPILL_COMPRESS_H

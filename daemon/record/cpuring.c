@@ -1,5 +1,5 @@
 /*
- * cpuring: open and close the events of one CPU (see cpuring.h).
+ * cpuring opens and closes the events of one CPU (see cpuring.h).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,14 @@
 /*
- * cpuring: the perf events of one CPU and their one ring. Every event
- * (and, when a cgroup filter is set, every event once per cgroup) is
- * opened on the CPU; the first fd owns the ring and the others are
+ * cpuring opens the perf events of one CPU and their one ring. Every
+ * event (and, when a cgroup filter is set, every event once per cgroup)
+ * is opened on the CPU; the first fd owns the ring and the others are
  * redirected into it. record.c opens every online CPU this way at start
  * and a CPU that comes online while recording (CPU hotplug).
+ *
+ * Threads: the loop opens, enables and closes a CPU's events (under the
+ * recording's lock, while the drain thread does not watch the ring);
+ * the slot and list functions keep no state, and any thread calls
+ * them.
  */
 #ifndef PERFSPILL_CPURING_H
 #define PERFSPILL_CPURING_H

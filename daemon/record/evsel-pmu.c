@@ -1,8 +1,8 @@
 /*
- * evsel-pmu: a PMU event, "pmu/term=value,.../", into an attr from what
- * the kernel publishes under /sys/bus/event_source/devices/PMU: "type"
- * (attr.type), format/TERM (the bits of config, config1 or config2 the
- * term fills, "config:0-7,32-35"), and events/NAME (a named event as
+ * evsel-pmu turns a PMU event, "pmu/term=value,.../", into an attr from
+ * what the kernel publishes under /sys/bus/event_source/devices/PMU:
+ * "type" (attr.type), format/TERM (the bits of config, config1 or config2
+ * the term fills, "config:0-7,32-35"), and events/NAME (a named event as
  * terms, "event=0x3c,umask=0x00"). Terms every PMU takes are perf's:
  * config, config1, config2, period, freq, name. See evsel.h.
  */

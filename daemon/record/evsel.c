@@ -1,5 +1,5 @@
 /*
- * evsel: event name resolution and attr setup (see evsel.h).
+ * evsel resolves event names and sets up their attrs (see evsel.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
 /*
- * evsel: events as perf users write them (common/evparse.h's grammar:
- * "cpu-clock:u", "sched:sched_switch", "r1a8", "msr/event=0x0/",
- * "{cpu-clock,task-clock}") turned into perf_event_attrs, with the PMU
- * terms and events read from sysfs (evsel-pmu.c), and the checks that
- * give a clear error before any perf_event_open: unknown name,
- * tracepoint not found, no hardware PMU. Called on the loop's thread at
- * a start (and by tests); nothing here runs on the drain thread.
+ * evsel turns events as perf users write them (common/evparse.h's
+ * grammar: "cpu-clock:u", "sched:sched_switch", "r1a8", "msr/event=0x0/",
+ * "{cpu-clock,task-clock}") into perf_event_attrs, with the PMU terms and
+ * events read from sysfs (evsel-pmu.c), and makes the checks that give a
+ * clear error before any perf_event_open: unknown name, tracepoint not
+ * found, no hardware PMU. Called on the loop's thread at a start (and by
+ * tests); nothing here runs on the drain thread.
  */
 #ifndef PERFSPILL_EVSEL_H
 #define PERFSPILL_EVSEL_H

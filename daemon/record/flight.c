@@ -1,6 +1,6 @@
 /*
- * flight: the window and the task store of a flight recording (see
- * flight.h).
+ * flight keeps the window and the task store of a flight recording
+ * (see flight.h).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
- * flight: a flight recording's memory. The window is the ring data of
- * the last `window` seconds (and at most `window_bytes`), held as the
- * chunks the drain copied out, in drain order; it is cut only at the
- * end of a round (a FINISHED_ROUND: docs/file-format.md), so that what
+ * flight keeps a flight recording's memory. The window is the ring data
+ * of the last `window` seconds (and at most `window_bytes`), held as the
+ * chunks the drain copied out, in drain order; it is cut only at the end
+ * of a round (a FINISHED_ROUND: docs/file-format.md), so that what
  * remains, and what a snapshot writes, is a run of whole rounds and perf
  * never sees an event older than one it already flushed.
  *
@@ -17,6 +17,13 @@
  *
  * Pure memory: no fds, no clock; the window's time is that of its
  * newest sample (perf's clock). Unit tested (tests/unit/test-flight.c).
+ *
+ * Threads: the struct flight is the recording's, under its lock: the
+ * drain adds chunks (which compacts the store when it has grown) and
+ * closes rounds, on the drain thread or in the loop, and the loop seeds
+ * the store and takes snapshots. A taken snapshot (struct flight_snap)
+ * is the loop's alone. flight_scan,
+ * flight_store_cap and flight_memory_max keep no state: any thread.
  */
 #ifndef PERFSPILL_FLIGHT_H
 #define PERFSPILL_FLIGHT_H

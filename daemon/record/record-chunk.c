@@ -1,9 +1,10 @@
 /*
- * record-chunk: a ring's new data made a chunk for the file: the span
- * copied (or written where it lies, serially), our own samples left
- * out, build-id flags repaired, the sample times and counts taken,
- * compressed with -z; and a rotation's task records kept meanwhile. The
- * sinks (record-sink.c) call it with their buffer.
+ * record-chunk makes a ring's new data a chunk for the file: the span is
+ * copied (or, serially, written where it lies), our own samples are left
+ * out, build-id flags repaired, the sample times and counts taken, and
+ * the chunk compressed with -z; a rotation's task records are kept
+ * meanwhile. The sinks (record-sink.c) call it with their buffer, on the
+ * drain thread or in the loop with the recording's lock held.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,15 +1,16 @@
 /*
- * record-compact: call_graph "compact", DWARF stacks unwound by the
- * daemon (unwind/unwind.h) and written as plain callchain samples. The
- * kernel records each sample with its user registers and stack dump, as
- * for "dwarf"; the compact sink (record-sink.c) hands each ring's chunk
- * to one worker thread through a bounded queue, and the worker rewrites
- * every sample: the kernel's callchain, PERF_CONTEXT_USER, the unwound
- * return addresses, the registers and stack dropped. The drain thread
- * never unwinds and never waits for the worker while recording: a chunk
- * that finds the queue full is written raw by the file's own writer
- * (counted), and a rewritten chunk is written by the drain thread's next
- * pass, in queue order, through the same writer.
+ * record-compact implements call_graph "compact": the daemon unwinds
+ * DWARF stacks (unwind/unwind.h) and writes them as plain callchain
+ * samples. The kernel records each sample with its user registers and
+ * stack dump, as for "dwarf"; the compact sink (record-sink.c) hands each
+ * ring's chunk to one worker thread through a bounded queue, and the
+ * worker rewrites every sample: the kernel's callchain,
+ * PERF_CONTEXT_USER, the unwound return addresses, the registers and
+ * stack dropped. The drain thread never unwinds and never waits for the
+ * worker while recording: a chunk that finds the queue full is written
+ * raw by the file's own writer (counted), and a rewritten chunk is
+ * written by the drain thread's next pass, in queue order, through the
+ * same writer.
  *
  * One file, two attrs per event (record-rotate.c): the kernel's, with
  * REGS_USER and STACK_USER, whose ids the raw samples carry; and the

@@ -1,6 +1,6 @@
 /*
- * record-cpu: one CPU of a recording: its events and ring (cpuring.h)
- * and the cblocks its drains copy into, made and freed side by side, as
+ * record-cpu makes and frees one CPU of a recording: its events and ring
+ * (cpuring.h) and the cblocks its drains copy into, side by side, as
  * perf's mmap.c keeps a map's AIO buffers with the map (or, for a direct
  * file, the pool every ring shares). record.c decides when a CPU is
  * opened (start, hotplug) and closed; this file does it.

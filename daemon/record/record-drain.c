@@ -1,9 +1,12 @@
 /*
- * record-drain: one pass over every ring on the drain thread. Each
- * ring's new bytes are pushed to the file's sink (record-sink.c), as
- * perf's perf_mmap__push hands them to record__pushfn, and the sink
- * makes the chunk (record-chunk.c: our own samples left out,
- * compression) and queues it; the pass closes the rounds perf sorts by.
+ * record-drain makes one pass over every ring. The drain thread makes
+ * them; the loop makes a file's last one (rotation, stop, snapshot, CPU
+ * offline) and the tick's when no drain thread runs, with the
+ * recording's lock held. A pass pushes each ring's new bytes to the
+ * file's sink (record-sink.c), as perf's perf_mmap__push hands them to
+ * record__pushfn; the sink makes the chunk (record-chunk.c leaves our
+ * own samples out and compresses) and queues its write. The pass closes
+ * the rounds by which perf sorts the events.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,9 +23,9 @@
 #include "track.h"
 
 /*
- * A pass's end, once its rings are pushed: the FINISHED_ROUND where the
- * pass read every ring (the sink puts it after its last chunk), the
- * sink's writes queued, and what the file's writes came to.
+ * A pass ends once its rings are pushed: the sink puts a FINISHED_ROUND
+ * after its last chunk where the pass read every ring, queues its
+ * writes, and the pass reports what the file's writes came to.
  */
 static void
 record_pass_end(struct record *rec, const struct record_sink *sk,
@@ -50,15 +53,15 @@ record_pass_end(struct record *rec, const struct record_sink *sk,
 }
 
 /*
- * One pass over every ring: each ring's new bytes are pushed to the
- * file's sink (record-sink.c), which makes them a chunk. perf's ordering rule: at a
- * FINISHED_ROUND it sorts and flushes everything up to the newest time
- * it had seen at the previous one. So a round may only close after a
- * pass that read every ring up to the head it saw: an event left behind
- * in a ring (below min, or no buffer free for it) would arrive after
- * perf had flushed newer ones, a FORK or COMM after the samples that
- * need it. Such a pass writes no FINISHED_ROUND; its data belongs to the
- * round the next full pass closes.
+ * One pass pushes each ring's new bytes to the file's sink
+ * (record-sink.c), which makes them a chunk. perf's ordering rule is
+ * this: at a FINISHED_ROUND it sorts and flushes everything up to the
+ * newest time it had seen at the previous one. So a round may only close
+ * after a pass that read every ring up to the head it saw: an event left
+ * behind in a ring (below min, or no buffer free for it) would arrive
+ * after perf had flushed newer ones, a FORK or COMM after the samples
+ * that need it. Such a pass writes no FINISHED_ROUND; its data belongs to
+ * the round the next full pass closes.
  *
  * The pass reports (pass) and decides nothing: a failed write, a file at
  * its rotation size, rings left for want of a buffer are for record.c.

@@ -1,9 +1,10 @@
 /*
- * record-file: the files of a recording once they stop taking data:
- * closed, finished (the hand-off of their facts, then retention), those
- * a full disk left unfinished; and what the session asks of the output
- * directory (its free space, whether a removed one is back). Whether to
- * pause or resume is record.c's decision.
+ * record-file looks after the files of a recording once they stop taking
+ * data: it closes and finishes them (the hand-off of their facts, then
+ * retention), and finishes later those a full disk left unfinished. It
+ * also answers what the session asks of the output directory (its free
+ * space, whether a removed one is back). Everything here runs in the
+ * loop. Whether to pause or resume is record.c's decision.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,14 +1,13 @@
 /*
- * record-flight: a flight recording's snapshots. The drain hands each
- * ring's data to the window (record-window.c, flight.h) instead of a
- * file: nothing is written while it waits. A snapshot takes
- * the window in the loop and creates its file at once (its name is
- * known to whoever asked); the preamble (/proc walk) is built on the
- * rotation thread; then the loop queues preamble, task store and window
- * as AIO writes (no copy: the window's chunks become the writes' buffers)
- * and closes the file, which is finished as any other (record-file.c:
- * manifest, hand-off, retention). Whether and when to snapshot is
- * record.c's decision.
+ * record-flight takes a flight recording's snapshots. The drain hands
+ * each ring's data to the window (record-window.c, flight.h) instead of a
+ * file: nothing is written while it waits. A snapshot takes the window in
+ * the loop and creates its file at once (its name is known to whoever
+ * asked); the preamble (/proc walk) is built on the rotation thread; then
+ * the loop queues preamble, task store and window as AIO writes (no copy:
+ * the window's chunks become the writes' buffers) and closes the file,
+ * which is finished as any other (record-file.c: manifest, hand-off,
+ * retention). Whether and when to snapshot is record.c's decision.
  */
 #include <errno.h>
 #include <inttypes.h>

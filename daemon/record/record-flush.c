@@ -1,7 +1,7 @@
 /*
- * record-flush: what a recording holds and has not written (its rings,
- * the pool's open block, the direct stream's unaligned tail) put on disk
- * in its current file when a reader asks (perfspill-flame before it
+ * record-flush puts what a recording holds and has not written (its
+ * rings, the pool's open block, the direct stream's unaligned tail) on
+ * disk in its current file when a reader asks (perfspill-flame before it
  * reads the .partial being written), without a rotation: the file is
  * neither cut nor renamed, and no write is made that the recording would
  * not make anyway within drain_ms and direct_tail_ms.

@@ -1,10 +1,18 @@
 /*
- * record-int.h: what the record-*.c files share, and no one else. The
- * session itself (record.c) opens and closes the rings; record-drain.c
- * moves their data into the current file; record-rotate.c builds the
- * next file's preamble and switches to it; record-file.c finishes the
- * closed files and pauses and resumes on a full disk or a removed
- * directory; record-status.c reports. record.h is the public API.
+ * record-int.h declares what the record-*.c files share, and no one
+ * else. The session itself (record.c) opens and closes the rings;
+ * record-drain.c moves their data into the current file; record-rotate.c
+ * builds the next file's preamble and switches to it; record-file.c
+ * finishes the closed files and pauses and resumes on a full disk or a
+ * removed directory; record-status.c reports. record.h is the public
+ * API.
+ *
+ * Threads: struct record is guarded by its recursive lock (rec->lock,
+ * record-thread.c). "The loop" below means the event loop's thread with
+ * the lock held (record.h's functions take it); "the drain" means the
+ * drain thread's passes, or the loop's own drains (a file's last one,
+ * the tick's when no thread runs), with the lock held either way. Each
+ * group says which of them calls its functions.
  */
 #ifndef PERFSPILL_RECORD_INT_H
 #define PERFSPILL_RECORD_INT_H
@@ -237,7 +245,8 @@ struct record {
 };
 
 
-/* record-cpu.c: one CPU's events, ring and cblocks, side by side */
+/* record-cpu.c: one CPU's events, ring and cblocks, side by side. The
+ * loop calls these (record_buffer_bytes: for status). */
 int	record_cpus_alloc(struct record *, const int *cpus, size_t n);
 struct record_cpu *record_cpu_slot(struct record *, int cpu);
 int	record_cpu_open(struct record *, struct record_cpu *,
@@ -255,7 +264,9 @@ void	record_cpu_free_buffers(struct record_cpu *);
 void	record_cpus_close(struct record *);
 void	record_cpus_free(struct record *);
 
-/* record-thread.c: the drain's thread and the recording's lock */
+/* record-thread.c: the drain's thread and the recording's lock. The loop
+ * takes the lock with record_lock (the drain thread only tries it), and
+ * calls the other functions. */
 int	record_lock_init(struct record *);
 void	record_lock(struct record *);
 void	record_unlock(struct record *);
@@ -280,7 +291,8 @@ void	record_thread_free(struct record *);
 int	record_thread_watch(struct record *, struct record_cpu *);
 void	record_thread_unwatch(struct record *, struct record_cpu *);
 
-/* record-drain.c: rings to chunks */
+/* record-drain.c: rings to chunks, in the drain (the drain thread, or
+ * the loop) */
 /* One pass over every ring holding at least min bytes into the current
  * file. last: a file's last drain (rotation, stop, CPU offline): every
  * ring is read, waiting for a cblock where all are in flight. */
@@ -315,6 +327,8 @@ struct record_sweep {
 	uint64_t	 drained;	/* bytes put into the file */
 };
 
+/* The chunk functions below and the sinks run in the drain (a sink's
+ * extra and pad also in the loop, for a preamble and the padder). */
 /* The ring's data, which push copied to t->copy, as records for the
  * file (our own samples left out, build-id flags repaired, compressed
  * with -z) at dst, room for avail bytes; the ring is released first. The
@@ -448,7 +462,9 @@ void	record_compact_stats(struct record_compact *,
 void	record_compact_metrics(struct record_compact *, struct metrics *);
 json_object *record_compact_status(struct record_compact *);
 
-/* record-rotate.c: the next file's preamble and the switch to it */
+/* record-rotate.c: the next file's preamble and the switch to it. The
+ * loop calls these; record_prep_run runs on the worker thread that
+ * record_prep_spawn starts (or in the loop, for a start or a command). */
 struct record_prep;
 struct record_prep *record_prep_create(struct record *, const char *why);
 void	record_prep_run(struct record_prep *);
@@ -480,7 +496,9 @@ const uint8_t *record_prep_tasks(const struct record_prep *, size_t *);
 /* buf without the FORKs of the tasks p's preamble names; its length. */
 size_t	record_prep_drop_forks(const struct record_prep *, uint8_t *, size_t);
 
-/* record-window.c: a flight recording's memory, the drain's side */
+/* record-window.c: a flight recording's memory, the drain's side. The
+ * drain calls the hooks (record_window_take, record_window_round); the
+ * loop calls the rest. */
 /* The causes of snapshots still being finished, for their manifests. */
 #define RECORD_FLIGHT_PENDING	8
 
@@ -520,7 +538,7 @@ json_object *record_window_status(struct record *);
 uint64_t record_window_us(const struct timespec *);
 void	record_window_stall(struct record_flight *, const struct timespec *);
 
-/* record-flight.c: a flight recording's snapshots */
+/* record-flight.c: a flight recording's snapshots, in the loop */
 /* The tasks alive at the start (a /proc walk) into the task store: a
  * task that exits before any snapshot is named by nothing else. 0/-1. */
 int	record_flight_seed(struct record *);
@@ -530,7 +548,8 @@ int	record_flight_begin(struct record *, const char *why,
 /* Write the taken window after p's preamble and close the file. */
 int	record_flight_write(struct record *, struct record_prep *);
 
-/* record-file.c: files that stopped taking data, and the directory */
+/* record-file.c: files that stopped taking data, and the directory, in
+ * the loop */
 void	record_retry_unfinished(struct record *);
 void	record_close_file(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
@@ -541,18 +560,19 @@ int	record_find_dir(struct record *);
 /* Bytes free in the output directory, or -1. */
 int	record_free_bytes(struct record *, uint64_t *);
 
-/* record-flush.c, under the lock (record.c takes it): a waiter added,
- * its ticket for the drain thread (0: too many wait), or forgotten; the
- * drain thread's flush pass is over; in the loop, answer the flushes
- * that landed (how many wait still), or every one (the recording stops:
- * its files are finished) */
+/* record-flush.c, under the lock (record.c takes it). The loop adds a
+ * waiter and gets its ticket for the drain thread (0: too many wait), or
+ * forgets it; the drain thread says that its flush pass is over
+ * (record_flush_passed); the loop answers the flushes that landed
+ * (record_flush_poll returns how many still wait), or every one when the
+ * recording stops and its files are finished. */
 uint64_t record_flush_add(struct record *, record_flushed_cb, void *);
 void	record_flush_forget(struct record *, void *arg);
 void	record_flush_passed(struct record *, uint64_t ticket);
 size_t	record_flush_poll(struct record *);
 void	record_flush_answer_all(struct record *);
 
-/* record-status.c */
+/* record-status.c, in the loop */
 json_object *record_totals(struct record *);
 
 #endif

@@ -1,9 +1,9 @@
 /*
- * record-memory: what a recording will hold, computed from its settings
- * before anything of it is allocated, so that a start the machine (or
- * the daemon's cgroup) cannot hold is refused instead of getting the
- * daemon OOM-killed. This is the one place that knows the sizes of a
- * recording's buffers: a new buffer in the drain is a new line here.
+ * record-memory computes what a recording will hold from its settings,
+ * before anything of it is allocated, so that a start the machine (or the
+ * daemon's cgroup) cannot hold is refused instead of getting the daemon
+ * OOM-killed. This is the one place that knows the sizes of a recording's
+ * buffers: a new buffer in the drain is a new line here.
  *
  * The formula (docs/protocol.md, "Memory"), with P the page size, R =
  * mmap_pages x P the ring's data, C = R (with -z: the compressed bound

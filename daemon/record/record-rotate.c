@@ -1,8 +1,9 @@
 /*
- * record-rotate: the next file. Its preamble is built on a thread while
- * the loop keeps draining into the old file (or in the loop, for a start
- * or a command), then the recording takes it over: the old file gets
- * what the rings hold, the new one the tasks born meanwhile.
+ * record-rotate makes the next file. Its preamble is built on a worker
+ * thread while the drain thread keeps draining into the old file (or in
+ * the loop, for a start or a command); then the loop takes it over: the
+ * old file gets what the rings hold, the new one the tasks born
+ * meanwhile.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,14 +1,15 @@
 /*
- * record-sink: the writers of a drain's rings (record-int.h, struct
+ * record-sink holds the writers of a drain's rings (record-int.h, struct
  * record_sink), one per file: serial pwrite, the ring's own AIO cblocks
- * (a buffered file), the direct pool (spilling through the page cache
- * at its bound), a flight window, or nowhere while paused (counted as
- * dropped). Each takes a ring's bytes through its push, as perf's
- * record__pushfn takes perf_mmap__push's, and the file's other bytes (a
- * preamble, the direct tail's pad) through extra and pad. The drain
- * (record-drain.c) knows none of them; the write layer (daemon/write/)
- * knows nothing of rings. All of it runs on the drain thread, or in the
- * loop with the recording's lock held.
+ * (a buffered file), the direct pool (which spills through the page
+ * cache at its bound), a flight window, and the sink that drops the data
+ * while the recording is paused (and counts it). Each sink takes a
+ * ring's bytes through its push, as perf's record__pushfn takes
+ * perf_mmap__push's, and the file's other bytes (a preamble, the direct
+ * tail's pad) through extra and pad. The drain (record-drain.c) knows
+ * none of them, and the write layer (daemon/write/) knows nothing of
+ * rings. All of it runs on the drain thread, or in the loop with the
+ * recording's lock held.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -23,8 +24,8 @@ static const struct perf_event_header record_round_hdr = {
 	PERF_RECORD_FINISHED_ROUND, 0, RECORD_ROUND_LEN
 };
 
-/* The push of the sinks that write from the ring (or drop it): each
- * piece stays where it lies, noted for done. */
+/* The sinks that write from the ring (or drop its data) push with this:
+ * each piece stays where it lies, and done finds it noted in t. */
 static void
 record_sink_take(void *to, const uint8_t *buf, size_t len)
 {
@@ -36,8 +37,8 @@ record_sink_take(void *to, const uint8_t *buf, size_t len)
 	t->len += len;
 }
 
-/* The push of the sinks that copy: the pieces one after the other at
- * the copy room gave (perf's record__aio_pushfn). */
+/* The sinks that copy push with this: the pieces go one after the other
+ * to the copy that room chose (as perf's record__aio_pushfn copies). */
 static void
 record_sink_copy(void *to, const uint8_t *buf, size_t len)
 {
@@ -47,7 +48,8 @@ record_sink_copy(void *to, const uint8_t *buf, size_t len)
 	t->len += len;
 }
 
-/* Paused: keep the ring moving, count what is dropped. */
+/* A paused recording still releases each ring, so that the ring keeps
+ * moving, and counts what it drops. */
 static void
 record_drop_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
@@ -56,8 +58,8 @@ record_drop_done(struct record *rec, struct record_cpu *c,
 	ring_release(&c->ring, t->head);
 }
 
-/* A flight recording has no file: its window takes the data
- * (record-window.c), and closes a round as a file would. */
+/* A flight recording has no file: its window (record-window.c) takes
+ * the data and closes a round as a file would. */
 static void
 record_window_sink_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
@@ -73,7 +75,8 @@ record_window_sink_round(struct record *rec, struct tracefile *tf,
 	record_window_round(rec);
 }
 
-/* cblocks 0: written on the spot from the ring. */
+/* With cblocks 0 the serial sink writes each chunk on the spot, from
+ * the ring. */
 static void
 record_serial_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
@@ -91,7 +94,7 @@ record_serial_round(struct record *rec, struct tracefile *tf,
 	tracefile_pwrite(tf, off, &record_round_hdr, RECORD_ROUND_LEN);
 }
 
-/* A preamble, written where it is reserved. */
+/* The serial sink writes a preamble at the offset it reserves. */
 static int
 record_serial_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len, const struct tracefile_mark *mark)
@@ -105,12 +108,12 @@ record_serial_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 }
 
 /*
- * A buffered file: a free cblock of the ring, or leave the ring: every
- * cblock in flight (a disk slower than the data). Waiting would hold the
- * drain for as long as the disk takes; the ring may overflow meanwhile,
- * and the kernel counts that loss exactly. Only a file's last drain
- * (rotation, stop, CPU offline) waits, so that every ring ends in the
- * file it belongs to.
+ * A buffered file's drain takes a free cblock of the ring, or leaves the
+ * ring when every cblock is in flight (a disk slower than the data).
+ * Waiting would hold the drain for as long as the disk takes; the ring
+ * may overflow meanwhile, and the kernel counts that loss exactly. Only
+ * a file's last drain (rotation, stop, CPU offline) waits, so that every
+ * ring ends in the file it belongs to.
  */
 static int
 record_aio_room(struct record *rec, struct record_cpu *c,
@@ -132,7 +135,8 @@ record_aio_room(struct record *rec, struct record_cpu *c,
 	return 0;
 }
 
-/* The copy made a chunk, staged for the pass's end to submit. */
+/* The copy becomes a chunk in its cblock, which waits (staged) for the
+ * pass's end to submit it. */
 static void
 record_aio_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
@@ -149,7 +153,8 @@ record_aio_done(struct record *rec, struct record_cpu *c,
 	w->npushed++;
 }
 
-/* Into the last staged cblock (each left room for it). */
+/* The round goes into the last staged cblock: each one left room for
+ * it. */
 static void
 record_aio_round(struct record *rec, struct tracefile *tf,
     struct record_sweep *w)
@@ -182,7 +187,7 @@ record_aio_flush(struct record *rec, struct tracefile *tf,
 	}
 }
 
-/* A preamble: one request of its own, at its reserved offset. */
+/* A preamble is one request of its own, at the offset it reserves. */
 static int
 record_aio_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len, const struct tracefile_mark *mark)
@@ -197,7 +202,8 @@ record_aio_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 	return cblock_submit(&rec->q, cb, tf, off, tf->fd);
 }
 
-/* The pool's room a drain of n ring bytes needs, and a round after it. */
+/* A drain of n ring bytes needs this much room in the pool: its chunk
+ * (compressed with -z) and a round after it. */
 static size_t
 record_pool_need(const struct record *rec, uint64_t n)
 {
@@ -206,12 +212,13 @@ record_pool_need(const struct record *rec, uint64_t n)
 }
 
 /*
- * A direct file: room at the end of the stream in the pool's open
- * block; the pool grows up to its bound under a burst (record-pool.h).
- * At the bound the chunk goes through the page cache instead (the
- * spill): the drain does not leave a ring to overflow while memory or
- * the page cache can take it. Only when the spill cannot be written
- * either is the ring left, and the kernel counts what it then loses.
+ * A direct file's drain takes room at the end of the stream in the
+ * pool's open block; the pool grows up to its bound under a burst
+ * (record-pool.h). At the bound the chunk goes through the page cache
+ * instead (the spill): the drain does not leave a ring to overflow
+ * while memory or the page cache can take its data. Only when the spill
+ * cannot be written either does the drain leave the ring, and the
+ * kernel counts what it then loses.
  */
 static int
 record_pool_sink_room(struct record *rec, struct record_cpu *c,
@@ -256,8 +263,9 @@ record_pool_sink_done(struct record *rec, struct record_cpu *c,
 	w->npushed++;
 }
 
-/* Into the open block, where each room left space for it; after a
- * spill (no block open) through the page cache too. */
+/* The round goes into the open block, where each room left space for
+ * it; after a spill (no block is open) it goes through the page cache
+ * too. */
 static void
 record_pool_sink_round(struct record *rec, struct tracefile *tf,
     struct record_sweep *w)
@@ -274,7 +282,8 @@ record_pool_sink_round(struct record *rec, struct tracefile *tf,
 	    (const uint8_t *)&record_round_hdr, RECORD_ROUND_LEN, NULL);
 }
 
-/* A slice once enough is unsent; everything at a file's last drain. */
+/* The pool sends a slice once enough is unsent, and everything at a
+ * file's last drain. */
 static void
 record_pool_sink_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
@@ -283,10 +292,11 @@ record_pool_sink_flush(struct record *rec, struct tracefile *tf,
 }
 
 /*
- * A preamble on the direct path: an aligned copy after the stream's
- * tail, its aligned part written, the rest the stream's tail: a
- * preamble is not ring data, and comes once a file. The pool's open
- * block of tf, if any, hands that tail over first.
+ * A preamble on the direct path is copied after the stream's tail into
+ * an aligned buffer of its own; its aligned part is written and the rest
+ * becomes the stream's tail. It does not go through the pool: a preamble
+ * is not ring data, and comes once a file. The pool's open block of tf,
+ * if there is one, hands the stream's tail over first.
  */
 static int
 record_pool_sink_extra(struct record *rec, struct tracefile *tf,
@@ -401,10 +411,10 @@ static const struct record_sink record_sink_pool = {
 };
 
 /*
- * call_graph compact: a ring's bytes go to the unwinding worker's queue
- * (record-compact.c), or where it is full, to the file's writer as they
- * are (raw, counted). push takes the pieces both ways: the worker's
- * buffer, or whatever the writer's room chose.
+ * With call_graph compact a ring's bytes go to the unwinding worker's
+ * queue (record-compact.c), or, when the queue is full, to the file's
+ * writer as they are (raw, and counted). push takes the pieces both
+ * ways: into the worker's buffer, or where the writer's room chose.
  */
 static int
 record_compact_sink_room(struct record *rec, struct record_cpu *c,
@@ -454,7 +464,7 @@ record_compact_sink_round(struct record *rec, struct tracefile *tf,
 	(void)record_compact_round(rec->compact, tf);
 }
 
-/* What the worker rewrote, into its file by that file's writer. */
+/* The file's writer writes what the worker rewrote into the file. */
 static int
 record_compact_sink_write(struct record *rec, struct tracefile *tf,
     uint8_t *buf, size_t len, const struct tracefile_mark *mark)
@@ -462,7 +472,8 @@ record_compact_sink_write(struct record *rec, struct tracefile *tf,
 	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
 }
 
-/* The writer's queued writes (raw chunks), then what the worker did. */
+/* The writer's queued writes (raw chunks) go first, then what the
+ * worker finished. */
 static void
 record_compact_sink_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
@@ -475,7 +486,8 @@ record_compact_sink_flush(struct record *rec, struct tracefile *tf,
 	    record_compact_sink_write);
 }
 
-/* A preamble, or task records carried over: the worker's maps too. */
+/* A preamble, or task records carried over, go to the worker's maps
+ * too. */
 static int
 record_compact_sink_extra(struct record *rec, struct tracefile *tf,
     uint8_t *buf, size_t len, const struct tracefile_mark *mark)

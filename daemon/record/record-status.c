@@ -1,6 +1,7 @@
 /*
- * record-status: what the recording reports: the status JSON, the
+ * record-status says what the recording reports: the status JSON, the
  * totals of a recording, the daemon's metrics, systemd's STATUS= line.
+ * It runs in the loop.
  */
 #include <inttypes.h>
 #include <stdio.h>

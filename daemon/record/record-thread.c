@@ -1,6 +1,6 @@
 /*
- * record-thread: the drain's own thread, and the lock it shares with the
- * loop.
+ * record-thread runs the drain on a thread of its own, and owns the
+ * lock that thread shares with the loop.
  *
  * Why: at a high event rate a ring fills in milliseconds (a 512 KiB ring
  * holds ~10 ms of a syscall storm), and a drain woken late loses what

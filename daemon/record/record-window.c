@@ -1,8 +1,9 @@
 /*
- * record-window: a flight recording's memory: the drain's hooks that hand
- * each ring's data to the window (flight.h) instead of a file, what a
- * finished snapshot tells it, and its figures. The snapshots themselves
- * are record-flight.c's; whether and when to take one, record.c's.
+ * record-window holds a flight recording's memory: the drain's hooks that
+ * hand each ring's data to the window (flight.h) instead of a file, what
+ * a finished snapshot tells the window, and its figures. The snapshots
+ * themselves are record-flight.c's; whether and when to take one,
+ * record.c's.
  */
 #include <errno.h>
 #include <inttypes.h>

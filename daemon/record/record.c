@@ -1,16 +1,23 @@
 /*
- * record: the recording session (see record.h), and the one place that
- * decides for it: start and stop, when to rotate (every trigger ends in
- * record_rotate), when to pause and resume, when a stop is finished, and
- * what CPU hotplug changes. The record-*.c files do the work and report
- * what happened (record-int.h); none of them calls back in here.
+ * record is the recording session (see record.h), and the one place
+ * that decides for it: start and stop, when to rotate (every trigger
+ * ends in record_rotate), when to pause and resume, when a stop is
+ * finished, and what CPU hotplug changes. The record-*.c files do the
+ * work and report what happened (record-int.h); none of them calls back
+ * in here.
  *
- * Every fd of the session lives in the one event loop: a read event per
- * ring (the kernel wakes it at the watermark) and a periodic tick that
- * drains even when no watermark is reached. AIO completions raise no
- * signal (SIGEV_NONE): every drain pass polls the in-flight set first,
- * and a short reaper timer runs only while a finished file still waits
- * for its last writes.
+ * The rings do not live in the event loop: the drain thread
+ * (record-thread.c) watches each ring's fd in an epoll set of its own
+ * (the kernel wakes it at the watermark) and drains them. The loop owns
+ * the session's timers: a periodic tick that has the drain thread read
+ * every ring even when no watermark is reached (the loop drains itself
+ * when no thread runs), the padder of the direct stream's tail, the
+ * retry after a pass that found every cblock in flight, and the reaper;
+ * and it reads the eventfd on which the drain thread reports a pass that
+ * failed a write or filled the file. AIO completions raise no signal
+ * (SIGEV_NONE): every drain pass polls the in-flight set first, and the
+ * short reaper timer runs only while a finished file still waits for
+ * its last writes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -597,10 +604,11 @@ record_pass(struct record *rec, uint64_t min)
 }
 
 /*
- * A watermark wakeup: rings below the minimum chunk wait, and the round
- * stays open until a pass reads them all (record_drain). perf holds an
- * open round in memory to sort it: once it has grown to the size of all
- * the rings, this pass reads every ring.
+ * A pass of the loop's own (the retry's; the drain thread's passes at a
+ * watermark follow the same rule): rings below the minimum chunk wait,
+ * and the round stays open until a pass reads them all (record_drain).
+ * perf holds an open round in memory to sort it: once it has grown to the
+ * size of all the rings, this pass reads every ring.
  */
 static void
 record_wakeup(struct record *rec)
@@ -610,7 +618,7 @@ record_wakeup(struct record *rec)
 }
 
 /* A pass found every cblock of a ring in flight: the ring's data is
- * still there, and a completion may have freed one since. */
+ * still there, and a completion may have freed a cblock since. */
 static void
 record_retry_cb(evutil_socket_t fd, short what, void *arg)
 {

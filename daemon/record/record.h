@@ -1,9 +1,16 @@
 /*
- * record: one recording session. It opens the configured events on every
- * online CPU (one ring per CPU, the CPU's other events redirected into it),
- * drains the rings on its real-time drain thread (record-thread.c) into
- * the direct path's shared pool or each ring's cblocks, written by AIO,
- * and owns the current trace file and the files still being finished.
+ * record is one recording session. It opens the configured events on
+ * every online CPU (one ring per CPU, the CPU's other events redirected
+ * into it), drains the rings on its real-time drain thread
+ * (record-thread.c) into the direct path's shared pool or each ring's
+ * cblocks, written by AIO, and owns the current trace file and the files
+ * still being finished.
+ *
+ * Threads: every function here is called in the loop, and takes the
+ * recording's lock itself where it needs it; the callbacks it is given
+ * are called in the loop too. The drain thread is record's own and no
+ * caller sees it. record_memory and record_cpus_online keep no state:
+ * any thread.
  */
 #ifndef PERFSPILL_RECORD_H
 #define PERFSPILL_RECORD_H

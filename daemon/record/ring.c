@@ -1,5 +1,5 @@
 /*
- * ring: mapping, reading and releasing a perf ring (see ring.h).
+ * ring maps, reads and releases a perf ring (see ring.h).
  */
 #include <errno.h>
 #include <string.h>

@@ -1,9 +1,14 @@
 /*
- * ring: one perf mmap ring (1 metadata page + 2^n data pages) and the
- * arithmetic of reading it. The kernel writes at data_head; we own
- * data_tail. Reading is: load head (acquire), copy [tail, head) in at
- * most two spans because the data area wraps, store tail (release) so the
- * kernel may reuse the space.
+ * ring maps one perf mmap ring (1 metadata page + 2^n data pages) and
+ * does the arithmetic of reading it. The kernel writes at data_head; we
+ * own data_tail. A read loads head (acquire), copies [tail, head) in at
+ * most two spans because the data area wraps, and stores tail (release)
+ * so that the kernel may reuse the space.
+ *
+ * Threads: a ring is read and released by the drain (the drain thread,
+ * or the loop under the recording's lock); the loop maps and unmaps it
+ * while the drain thread does not watch it. The functions on a buffer
+ * rather than a ring keep no state: any thread.
  */
 #ifndef PERFSPILL_RING_H
 #define PERFSPILL_RING_H

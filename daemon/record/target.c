@@ -1,5 +1,6 @@
 /*
- * target: the thread ids of a session's task targets (see target.h).
+ * target finds the thread ids of a session's task targets (see
+ * target.h).
  */
 #include <dirent.h>
 #include <errno.h>

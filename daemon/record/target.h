@@ -1,10 +1,10 @@
 /*
- * target: the tasks a session records with perf record's -p, -t and -u
- * (config pids, tids, user), as the thread ids perf_event_open takes:
+ * target finds the tasks a session records with perf record's -p, -t and
+ * -u (config pids, tids, user), as the thread ids perf_event_open takes:
  * every thread of each process, each thread named, every thread of each
  * process of the user. Read from /proc once at the start; what these
- * tasks start later is followed by attr.inherit (evsel.c). Called on
- * the loop's thread at a start.
+ * tasks start later is followed by attr.inherit (evsel.c). Called on the
+ * loop's thread at a start.
  */
 #ifndef PERFSPILL_TARGET_H
 #define PERFSPILL_TARGET_H

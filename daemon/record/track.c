@@ -1,5 +1,5 @@
 /*
- * track: the task records a rotation carries over (see track.h).
+ * track copies the task records a rotation carries over (see track.h).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /*
- * track: the task records (MMAP, MMAP2, COMM, FORK, and LOST, which may
- * stand for a FORK) a rotation carries over. The new file's preamble
- * walks /proc while the loop still drains the rings into the old file: a
- * task born during the walk is named only in the old file's ring data,
- * so those records are copied out as they are drained and written again
- * after the new preamble. perf takes a
- * second COMM or MMAP of a task as the same fact once more, but a second
+ * track copies the task records (MMAP, MMAP2, COMM, FORK, and LOST,
+ * which may stand for a FORK) that a rotation carries over. The new
+ * file's preamble walks /proc while the drain thread still drains the
+ * rings into the old file: a task born during the walk is named only in
+ * the old file's ring data, so those records are copied out as they are
+ * drained and written again after the new preamble. perf takes a second
+ * COMM or MMAP of a task as the same fact once more, but a second
  * FORK replaces the task with a copy of its parent: a FORK is dropped
  * when the preamble names its task already (its parent may be gone).
  * A LOST record goes to both files, its count zeroed in the new one: a
@@ -14,6 +14,12 @@
  * file of its time only, so that a sum of LOST over a rotated series
  * (what a fleet's loss figures are) counts each loss once and equals
  * status' count.
+ *
+ * Threads: nothing here keeps state, and the buffers are the caller's.
+ * The drain copies task records (a rotation's carry-over, a flight
+ * recording's store, the compact worker's maps) on the drain thread or
+ * in the loop; a preamble's worker thread reads the tids of its own
+ * walk; the loop drops FORKs at a take-over.
  */
 #ifndef PERFSPILL_TRACK_H
 #define PERFSPILL_TRACK_H

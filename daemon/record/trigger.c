@@ -1,5 +1,5 @@
 /*
- * trigger: the triggers of a flight recording (see trigger.h).
+ * trigger arms the triggers of a flight recording (see trigger.h).
  *
  * libevent's EV_READ does not see POLLPRI, so each PSI fd goes into an
  * epoll set of its own with EPOLLPRI, and the loop watches that epoll

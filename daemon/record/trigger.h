@@ -1,11 +1,12 @@
 /*
- * trigger: what makes a flight recording snapshot by itself, as the
+ * trigger arms what makes a flight recording snapshot by itself, as the
  * config's triggers say (config.h). Today the kernel's pressure stall
- * triggers (PSI, Documentation/accounting/psi.rst): /proc/pressure/RES
- * or a cgroup's RES.pressure, opened read-write, given "some|full STALL
- * WINDOW" in microseconds; the kernel then signals POLLPRI at most once
- * a window while the stall is over the threshold. A trigger reports
- * (cb) and decides nothing: whether to snapshot is record.c's.
+ * triggers (PSI, Documentation/accounting/psi.rst): /proc/pressure/RES or
+ * a cgroup's RES.pressure, opened read-write, given "some|full STALL
+ * WINDOW" in microseconds; the kernel then signals POLLPRI at most once a
+ * window while the stall is over the threshold. A trigger reports (cb)
+ * and decides nothing: whether to snapshot is record.c's. Every function
+ * here, and cb, runs in the loop.
  */
 #ifndef PERFSPILL_TRIGGER_H
 #define PERFSPILL_TRIGGER_H

@@ -1,5 +1,5 @@
 /*
- * worker: threads beside the loop (see worker.h).
+ * worker starts threads beside the loop (see worker.h).
  */
 #include <pthread.h>
 #include <sched.h>

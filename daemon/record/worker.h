@@ -1,8 +1,10 @@
 /*
- * worker: threads that do slow work beside the event loop (a rotation's
- * /proc walk, reading build-ids). They never run at the loop's real-time
- * priority, which they would otherwise inherit and use to hold off
- * everything else on their CPU.
+ * worker starts threads that do slow work beside the event loop (a
+ * rotation's /proc walk, reading build-ids, copying JIT maps). They run
+ * at SCHED_OTHER whatever the thread that starts them runs at (the
+ * daemon itself may have been started at a real-time priority, which
+ * they would otherwise inherit and use to hold off everything else on
+ * their CPU). worker_spawn is called in the loop.
  */
 #ifndef PERFSPILL_WORKER_H
 #define PERFSPILL_WORKER_H

@@ -1,5 +1,6 @@
 /*
- * cblock: AIO control blocks, their selection and completion (see cblock.h).
+ * cblock picks, submits and completes AIO control blocks (see
+ * cblock.h).
  */
 #include <errno.h>
 #include <pthread.h>

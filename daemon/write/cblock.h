@@ -1,15 +1,24 @@
 /*
- * cblock: a control block of the multi-block AIO spill. Each ring owns up
- * to CONFIG_CBLOCKS_MAX of them, each with a buffer of the ring's size.
- * A drain copies the ring's new data into a free cblock, releases the ring
- * at once, and hands the copy to aio_write at the file offset reserved for
- * it; the disk write then happens while the ring already fills again.
+ * cblock is a control block of the multi-block AIO spill. Each ring owns
+ * up to CONFIG_CBLOCKS_MAX of them, each with a buffer of the ring's
+ * size. A drain copies the ring's new data into a free cblock, releases
+ * the ring at once, and hands the copy to aio_write at the file offset
+ * reserved for it; the disk write then happens while the ring already
+ * fills again.
  *
  * Ownership: a busy cblock's buffer and aiocb belong to glibc's AIO
  * thread until aio_error stops saying EINPROGRESS. Nothing frees or reuses
  * a busy cblock; a file is finished only once every request against it
  * completed (tracefile.h), and the buffers are freed only once glibc
  * holds none of them (cblock_wait_all).
+ *
+ * Threads: a queue and its cblocks are the recording's, under its lock.
+ * The drain (the drain thread, or the loop's own drains) picks, submits
+ * and reaps; the loop submits too (preambles, pads, a last drain), reaps
+ * with its reaper, and sets the queue up and tears it down (init,
+ * writeback, prio, wait_all). cblock_thread_prio runs on the drain thread
+ * as it starts. cblock_step and cblock_buffer keep no state: any
+ * thread.
  */
 #ifndef PERFSPILL_CBLOCK_H
 #define PERFSPILL_CBLOCK_H

@@ -1,6 +1,6 @@
 /*
- * record-pool: the blocks a direct file's stream is built in, shared by
- * every ring (see record-pool.h).
+ * record-pool keeps the blocks a direct file's stream is built in,
+ * shared by every ring (see record-pool.h).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * record-pool: the buffers of a recording whose file takes direct I/O:
- * a few large page-aligned blocks shared by every ring, instead of
+ * record-pool holds the buffers of a recording whose file takes direct
+ * I/O: a few large page-aligned blocks shared by every ring, instead of
  * cblocks x a ring's worth per CPU.
  *
  * Why: a direct request costs the writer about the same whatever its
@@ -22,6 +22,13 @@
  * flight. The open block belongs to one file (tf); when it has none,
  * that file's tail is in the tracefile (tracefile_direct_keep), where a
  * pad and the close find it.
+ *
+ * Threads: the pool is the recording's, under its lock. The drain (the
+ * drain thread, or the loop's own drains) takes room, puts, sends,
+ * flushes and spills; the loop makes, resizes, bounds, shrinks (the
+ * tick), trims and finishes the pool, and detaches a file it closes.
+ * The sizing functions (block, write, count, bound) keep no state: any
+ * thread.
  */
 #ifndef PERFSPILL_RECORD_POOL_H
 #define PERFSPILL_RECORD_POOL_H

@@ -1,5 +1,6 @@
 /*
- * tracefile-direct: a trace file's data past the page cache (O_DIRECT).
+ * tracefile-direct writes a trace file's data past the page cache
+ * (O_DIRECT).
  *
  * The kernel copies every buffered write into the page cache: half of
  * the recorder's CPU under a storm, and a trace that evicts the traced

@@ -1,10 +1,10 @@
 /*
- * tracefile-queue: a trace file's writes, from reservation to landing:
- * offsets reserved in order, the requests against them in offset order,
- * the frontier below which everything is on disk, what landed (samples,
- * first and last times), the first failure the file is cut at, and the
- * synchronous writes of the serial mode and the page-cache spill. The
- * write layer (cblock, record-pool, tracefile-direct) reports here;
+ * tracefile-queue follows a trace file's writes from reservation to
+ * landing: offsets reserved in order, the requests against them in offset
+ * order, the frontier below which everything is on disk, what landed
+ * (samples, first and last times), the first failure the file is cut at,
+ * and the synchronous writes of the serial mode and the page-cache spill.
+ * The write layer (cblock, record-pool, tracefile-direct) reports here;
  * tracefile.c owns the file's life (create, close, finish).
  */
 #include <errno.h>

@@ -232,7 +232,10 @@ def test_rotated_files_merge():
 
 def test_fleet_per_host_and_merged():
     """Files of two hosts (the manifests say which): one graph for both,
-    counts added, host roots on request; or one per host."""
+    counts added, host roots on request; or one per host, whose subtitle
+    gives the rate over the time that host's samples span (each host has
+    half of the run: over the whole run's time the rate read less than
+    half)."""
     a, b = rotated()
     pid = str(_cache["two pid"])
     fa = folded(flame("-q", "--pid", pid, "-f", "-", a).stdout)
@@ -251,12 +254,22 @@ def test_fleet_per_host_and_merged():
           os.path.join(out, "%h.folded"), fleet)
     assert folded(open(os.path.join(out, "alpha.folded")).read()) == fa
     assert folded(open(os.path.join(out, "beta.folded")).read()) == fb
-    for host in ("alpha", "beta"):
+    for host, path in (("alpha", a), ("beta", b)):
         doc = xml.dom.minidom.parse(os.path.join(out, "fleet-%s.svg" % host))
         sub = [t for t in doc.getElementsByTagName("text")
                if t.getAttribute("id") == "subtitle"][0]
         assert ("host %s " % host) in sub.firstChild.data, \
             sub.firstChild.data
+        # the host's file spans its first to its last sample, as perf
+        # script reads them
+        times = perf_times(path)
+        secs = (max(times) - min(times)) / 1e9
+        m = re.search(r" (\d+) samples \((\d+(\.\d)?)/s\)",
+                      sub.firstChild.data)
+        assert m, sub.firstChild.data
+        want = int(m.group(1)) / secs
+        assert abs(float(m.group(2)) - want) <= max(1, want / 100), \
+            (sub.firstChild.data, want, secs)
 
 
 def test_companion_made_reused_and_refolded():
