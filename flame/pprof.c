@@ -62,7 +62,11 @@ struct pprof {
 	struct idtab		 maps;		/* caller's key; id + 1 */
 	struct idtab		 funcs;		/* name's string; id + 1 */
 	struct idtab		 locs;		/* mapping, addr; id + 1 */
-	struct idtab		 samples;	/* locations and labels */
+	struct idtab		 labels;	/* a sample's labels (u64s) */
+	/* samples: a u32 id of their labels, then their locations as the
+	 * Sample message's packed varints (2 or 3 bytes a location against
+	 * 8 as u64s: most of a profile's memory where stacks are many) */
+	struct idtab		 samples;
 	struct pb_buf		 mapmsg;	/* Mapping messages, as they come */
 	struct pb_buf		 locmsg;	/* Location messages */
 	int64_t			*values;	/* count, nanos of each sample */
@@ -123,6 +127,7 @@ pprof_free(struct pprof *pp)
 	idtab_free(&pp->maps);
 	idtab_free(&pp->funcs);
 	idtab_free(&pp->locs);
+	idtab_free(&pp->labels);
 	idtab_free(&pp->samples);
 	free(pp->mapmsg.p);
 	free(pp->locmsg.p);
@@ -219,9 +224,11 @@ int
 pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, int64_t count,
     int64_t nanos, const struct pprof_label *labels, size_t nlabels)
 {
-	uint64_t	 key[1 + 1024 + 1 + 3 * PPROF_MAX_LABELS];
+	uint64_t	 lkey[1 + 3 * PPROF_MAX_LABELS], v;
+	uint8_t		 key[4 + 10 * 1024];
 	int64_t		*nv;
 	int64_t		 id;
+	uint32_t	 lid;
 	size_t		 k = 0, i, ncap;
 	int		 isnew;
 
@@ -229,19 +236,29 @@ pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, int64_t count,
 		n = 1024;	/* the leaf side stays */
 	if (nlabels > PPROF_MAX_LABELS)
 		nlabels = PPROF_MAX_LABELS;
-	key[k++] = n;
-	for (i = 0; i < n; i++)
-		key[k++] = locs[i];
-	key[k++] = nlabels;
+	lkey[k++] = nlabels;
 	for (i = 0; i < nlabels; i++) {
-		key[k++] = pprof_str(pp, labels[i].key);
-		key[k++] = labels[i].str != NULL ? pprof_str(pp,
+		lkey[k++] = pprof_str(pp, labels[i].key);
+		lkey[k++] = labels[i].str != NULL ? pprof_str(pp,
 		    labels[i].str) : 0;
-		key[k++] = labels[i].str != NULL ? 0 :
+		lkey[k++] = labels[i].str != NULL ? 0 :
 		    (uint64_t)labels[i].num;
 	}
-	if (pp->failed || (id = idtab_get(&pp->samples, key,
-	    k * sizeof(key[0]), &isnew)) == -1) {
+	if (pp->failed || (id = idtab_get(&pp->labels, lkey,
+	    k * sizeof(lkey[0]), &isnew)) == -1) {
+		pp->failed = 1;
+		return -1;
+	}
+	lid = (uint32_t)id;
+	memcpy(key, &lid, sizeof(lid));
+	k = sizeof(lid);
+	for (i = 0; i < n; i++) {
+		/* a varint, as pb_varint writes it */
+		for (v = locs[i]; v >= 0x80; v >>= 7)
+			key[k++] = (uint8_t)(v | 0x80);
+		key[k++] = (uint8_t)v;
+	}
+	if ((id = idtab_get(&pp->samples, key, k, &isnew)) == -1) {
 		pp->failed = 1;
 		return -1;
 	}
@@ -270,23 +287,33 @@ pprof_samples(const struct pprof *pp)
 	return pp->total;
 }
 
-/* A sample's key back into its message. */
+/* A sample's key back into its message: its locations (the key's
+ * varints after the labels' id), values and labels. */
 static void
-pprof_sample_msg(struct pb_buf *b, const uint64_t *key, const int64_t *v,
+pprof_sample_msg(struct pprof *pp, struct pb_buf *b, size_t id,
     struct pb_buf *sub, struct pb_buf *scratch)
 {
 	struct pb_buf	 label = { 0 };
-	uint64_t		 n = key[0], nl, vals[2], i;
+	const uint8_t	*key;
+	uint64_t	 nl, vals[2], i, lkey[1 + 3 * PPROF_MAX_LABELS];
+	uint32_t	 lid;
+	size_t		 len, llen;
 
-	pb_packed(sub, PP_S_LOCATION, key + 1, (size_t)n, scratch);
-	vals[0] = (uint64_t)v[0];
-	vals[1] = (uint64_t)v[1];
+	key = idtab_key(&pp->samples, id, &len);
+	memcpy(&lid, key, sizeof(lid));
+	if (len > sizeof(lid))
+		pb_bytes(sub, PP_S_LOCATION, key + sizeof(lid), len -
+		    sizeof(lid));
+	vals[0] = (uint64_t)pp->values[2 * id];
+	vals[1] = (uint64_t)pp->values[2 * id + 1];
 	pb_packed(sub, PP_S_VALUE, vals, 2, scratch);
-	nl = key[1 + n];
+	key = idtab_key(&pp->labels, lid, &llen);
+	memcpy(lkey, key, llen);
+	nl = lkey[0];
 	for (i = 0; i < nl; i++) {
-		pb_uint(&label, PP_L_KEY, key[2 + n + 3 * i]);
-		pb_uint(&label, PP_L_STR, key[3 + n + 3 * i]);
-		pb_uint(&label, PP_L_NUM, key[4 + n + 3 * i]);
+		pb_uint(&label, PP_L_KEY, lkey[1 + 3 * i]);
+		pb_uint(&label, PP_L_STR, lkey[2 + 3 * i]);
+		pb_uint(&label, PP_L_NUM, lkey[3 + 3 * i]);
 		pb_message(sub, PP_S_LABEL, &label);
 	}
 	free(label.p);
@@ -302,14 +329,41 @@ pprof_value_type(struct pb_buf *b, unsigned int field, uint64_t type,
 	pb_message(b, field, sub);
 }
 
-int
-pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
+/* Where an encoding goes, a part at a time: 0, or -1 (errno set). */
+typedef int	(*pprof_put_fn)(void *, const void *, size_t);
+
+/* What the encoding holds passed to put once it is PPROF_PART bytes or
+ * more (always with last): the profile is never whole in memory. */
+#define PPROF_PART	(1U << 20)
+
+static int
+pprof_part(struct pb_buf *b, pprof_put_fn put, void *arg, int last)
+{
+	if (b->failed) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if ((!last && b->len < PPROF_PART) || b->len == 0)
+		return 0;
+	if (put(arg, b->p, b->len) == -1)
+		return -1;
+	b->len = 0;
+	return 0;
+}
+
+/*
+ * The Profile message, to put in parts as it is made: the root message
+ * has no length of its own, so its fields go one after another, and the
+ * tables already encoded (mappings, locations) go as they are.
+ */
+static int
+pprof_encode_to(struct pprof *pp, pprof_put_fn put, void *arg)
 {
 	struct pb_buf	 b = { 0 }, sub = { 0 }, scratch = { 0 };
 	uint64_t		 key[1];
 	size_t			 i;
-	const void		*k;
 	uint64_t		 s_samples, s_count, s_cpu, s_ns, s_comment = 0;
+	int			 rv = -1;
 
 	s_samples = pprof_str(pp, "samples");
 	s_count = pprof_str(pp, "count");
@@ -324,35 +378,70 @@ pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
 	}
 	pprof_value_type(&b, PP_SAMPLE_TYPE, s_samples, s_count, &sub);
 	pprof_value_type(&b, PP_SAMPLE_TYPE, s_cpu, s_ns, &sub);
-	/* a sample's key is u64s at a multiple of 8 of a malloc'd buffer */
 	for (i = 0; i < pp->samples.n; i++) {
-		k = pp->samples.buf + pp->samples.off[i];
-		pprof_sample_msg(&b, k, pp->values + 2 * i, &sub, &scratch);
+		pprof_sample_msg(pp, &b, i, &sub, &scratch);
+		if (pprof_part(&b, put, arg, 0) == -1)
+			goto out;
 	}
-	pb_put(&b, pp->mapmsg.p, pp->mapmsg.len);
-	pb_put(&b, pp->locmsg.p, pp->locmsg.len);
+	if (pprof_part(&b, put, arg, 1) == -1 ||
+	    (pp->mapmsg.len > 0 && put(arg, pp->mapmsg.p, pp->mapmsg.len) ==
+	    -1) || (pp->locmsg.len > 0 && put(arg, pp->locmsg.p,
+	    pp->locmsg.len) == -1))
+		goto out;
 	for (i = 0; i < pp->funcs.n; i++) {
 		memcpy(key, pp->funcs.buf + pp->funcs.off[i], sizeof(key));
 		pb_uint(&sub, PP_F_ID, i + 1);
 		pb_uint(&sub, PP_F_NAME, key[0]);
 		pb_uint(&sub, PP_F_SYSNAME, key[0]);
 		pb_message(&b, PP_FUNCTION, &sub);
+		if (pprof_part(&b, put, arg, 0) == -1)
+			goto out;
 	}
-	for (i = 0; i < pp->strings.n; i++)
+	for (i = 0; i < pp->strings.n; i++) {
 		pb_bytes(&b, PP_STRING, pp->strings.buf +
 		    pp->strings.off[i], pp->strings.off[i + 1] -
 		    pp->strings.off[i]);
+		if (pprof_part(&b, put, arg, 0) == -1)
+			goto out;
+	}
 	pb_uint(&b, PP_TIME, (uint64_t)pp->info.time_nanos);
 	pb_uint(&b, PP_DURATION, (uint64_t)pp->info.duration_nanos);
 	pprof_value_type(&b, PP_PERIOD_TYPE, s_cpu, s_ns, &sub);
 	pb_uint(&b, PP_PERIOD, (uint64_t)pp->info.period);
 	if (s_comment != 0)
 		pb_uint(&b, PP_COMMENT, s_comment);
+	if (sub.failed || scratch.failed) {
+		errno = ENOMEM;
+		goto out;
+	}
+	rv = pprof_part(&b, put, arg, 1);
+out:
+	free(b.p);
 	free(sub.p);
 	free(scratch.p);
-	if (b.failed || sub.failed || scratch.failed) {
-		free(b.p);
+	return rv;
+}
+
+static int
+pprof_put_buf(void *arg, const void *p, size_t len)
+{
+	struct pb_buf	*b = arg;
+
+	pb_put(b, p, len);
+	if (b->failed) {
 		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
+{
+	struct pb_buf	 b = { 0 };
+
+	if (pprof_encode_to(pp, pprof_put_buf, &b) == -1) {
+		free(b.p);
 		return -1;
 	}
 	*out = b.p;
@@ -360,40 +449,76 @@ pprof_encode(struct pprof *pp, uint8_t **out, size_t *len)
 	return 0;
 }
 
+/* gzip's deflate of the parts to f. */
+struct pprof_gz {
+	z_stream	 z;
+	FILE		*f;
+};
+
+static int
+pprof_gz_run(struct pprof_gz *g, int flush)
+{
+	uint8_t		 out[65536];
+	size_t		 n;
+	int		 zr;
+
+	do {
+		g->z.next_out = out;
+		g->z.avail_out = sizeof(out);
+		if ((zr = deflate(&g->z, flush)) == Z_STREAM_ERROR) {
+			errno = EIO;
+			return -1;
+		}
+		n = sizeof(out) - g->z.avail_out;
+		if (n > 0 && fwrite(out, 1, n, g->f) != n)
+			return -1;
+	} while (flush == Z_FINISH ? zr != Z_STREAM_END :
+	    g->z.avail_in > 0 || g->z.avail_out == 0);
+	return 0;
+}
+
+static int
+pprof_put_gz(void *arg, const void *p, size_t len)
+{
+	struct pprof_gz	*g = arg;
+	const uint8_t	*s = p;
+	uInt		 n;
+
+	/* a part may be a table of more than 4 GiB in principle: in
+	 * pieces deflate's counts hold */
+	while (len > 0) {
+		n = len > (1U << 30) ? (1U << 30) : (uInt)len;
+		g->z.next_in = (Bytef *)(uintptr_t)s;
+		g->z.avail_in = n;
+		if (pprof_gz_run(g, Z_NO_FLUSH) == -1)
+			return -1;
+		s += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int
 pprof_write(struct pprof *pp, FILE *f)
 {
-	z_stream	 z;
-	uint8_t		*raw, out[65536];
-	size_t		 len, n;
-	int		 zr, rv = -1;
+	struct pprof_gz	 g;
+	int		 rv = -1;
 
-	if (pprof_encode(pp, &raw, &len) == -1)
-		return -1;
-	memset(&z, 0, sizeof(z));
+	memset(&g, 0, sizeof(g));
+	g.f = f;
 	/* 15 + 16: a gzip wrapper, as pprof readers expect */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+	if (deflateInit2(&g.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 	    Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(raw);
 		errno = ENOMEM;
 		return -1;
 	}
-	z.next_in = raw;
-	z.avail_in = (uInt)len;	/* profiles stay far below 4 GiB */
-	do {
-		z.next_out = out;
-		z.avail_out = sizeof(out);
-		zr = deflate(&z, Z_FINISH);
-		if (zr == Z_STREAM_ERROR)
-			goto out;
-		n = sizeof(out) - z.avail_out;
-		if (n > 0 && fwrite(out, 1, n, f) != n)
-			goto out;
-	} while (zr != Z_STREAM_END);
-	rv = 0;
-out:
-	deflateEnd(&z);
-	free(raw);
+	errno = 0;
+	if (pprof_encode_to(pp, pprof_put_gz, &g) == 0) {
+		g.z.next_in = NULL;
+		g.z.avail_in = 0;
+		rv = pprof_gz_run(&g, Z_FINISH);
+	}
+	deflateEnd(&g.z);
 	if (rv == -1 && errno == 0)
 		errno = EIO;
 	return rv == -1 || ferror(f) ? -1 : 0;

@@ -345,6 +345,8 @@ cmd_status(struct daemon *d, struct control_client *c, json_object *args)
 	    json_object_new_int(control_nclients(d->ctl)));
 	json_object_object_add(o, "config", config_to_json(&d->cfg, 0));
 	json_object_object_add(o, "handoffs", handoff_status(d->handoff));
+	json_object_object_add(o, "salvaging",
+	    json_object_new_int64((int64_t)d->salvaging));
 	if (d->overrides != NULL && record_state(d->rec) != RECORD_IDLE &&
 	    session_record(s) == d->rec)
 		json_object_object_add(o, "overrides",

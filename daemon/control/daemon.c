@@ -22,6 +22,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "exporter.h"
+#include "fileworker.h"
 #include "handoff.h"
 #include "jitcopy.h"
 #include "log.h"
@@ -115,27 +116,25 @@ daemon_file_copied(void *arg, const char *name, const struct jitcopy_result
 }
 
 /*
- * A file was closed. A whole one gets its JIT maps and its manifest
- * beside it (the manifest last: it lists the maps), then its hand-off;
- * then the rotates waiting for it are answered either way. The maps are
- * copied on jitcopy's worker, which reads the file: the rest follows in
- * daemon_file_copied, and retention holds the file meanwhile
- * (daemon_holds).
+ * A file was closed (or salvaged: counted, already in files_queued). A
+ * whole one gets its JIT maps and its manifest beside it (the manifest
+ * last: it lists the maps), then its hand-off; then the rotates waiting
+ * for it are answered either way. The maps are copied on the file
+ * worker, which reads the file: the rest follows in daemon_file_copied,
+ * and retention holds the file meanwhile (daemon_holds).
  */
 static void
-daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
+daemon_file_take(struct daemon *d, const struct manifest_facts *f,
+    int whole, int counted)
 {
-	struct daemon		*d = arg;
 	struct daemon_file	*df;
 
 	if (!whole) {
 		cmd_file_done(d, f->name, 0);
 		return;
 	}
-	if (d->jitcopy == NULL || (df = calloc(1, sizeof(*df))) == NULL) {
-		daemon_file_ready(d, f, NULL);
-		return;
-	}
+	if (d->jitcopy == NULL || (df = calloc(1, sizeof(*df))) == NULL)
+		goto ready;
 	df->d = d;
 	df->mf = *f;
 	snprintf(df->name, sizeof(df->name), "%s", f->name);
@@ -156,10 +155,55 @@ daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
 	    df) == -1) {
 		json_object_put(df->manifest);
 		free(df);
-		daemon_file_ready(d, f, NULL);
+		goto ready;
+	}
+	if (!counted)
+		d->files_queued++;
+	return;
+ready:
+	daemon_file_ready(d, f, NULL);
+	if (counted) {
+		d->files_copied++;
+		cmd_files_copied(d);
+	}
+}
+
+static void
+daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
+{
+	daemon_file_take(arg, f, whole, 0);
+}
+
+/* A leftover's salvage is done (the file worker's): in the loop. */
+static void
+daemon_salvaged(void *arg, const char *name, const struct manifest_facts *f)
+{
+	struct daemon	*d = arg;
+
+	(void)name;
+	d->salvaging--;
+	if (f != NULL) {
+		daemon_file_take(d, f, 1, 1);
+		return;
+	}
+	d->files_copied++;
+	cmd_files_copied(d);
+}
+
+/* A leftover (a crash's at start, or a full disk's when space returns)
+ * to salvage on the file worker, off the loop: counted in files_queued
+ * until its copy is done, so that a stop's reply waits for it. */
+static void
+daemon_salvage(void *arg, const char *name)
+{
+	struct daemon	*d = arg;
+
+	if (salvage_submit(d->fw, d->dirfd, name, daemon_salvaged, d) == -1) {
+		log_warn("salvage: %s", name);
 		return;
 	}
 	d->files_queued++;
+	d->salvaging++;
 }
 
 /* Retention keeps a file while its hand-off or its JIT copy holds it. */
@@ -169,7 +213,7 @@ daemon_holds(const char *name, void *arg)
 	struct daemon	*d = arg;
 
 	return handoff_holds(name, d->handoff) ||
-	    jitcopy_holds(name, d->jitcopy);
+	    fileworker_holds(d->fw, name);
 }
 
 static int
@@ -304,14 +348,14 @@ daemon_start(struct daemon *d)
 	/* what the last daemon owed, before retention: it keeps those */
 	handoff_configure(d->handoff, &d->cfg);
 	handoff_resume(d->handoff);
+	if ((d->fw = fileworker_create(d->base)) == NULL)
+		fatalx("cannot start the thread that reads finished files");
 	/* without it, files finish without their JIT maps */
-	d->jitcopy = jitcopy_create(d->base, NULL);
-	/* a crash left .partial files: make them whole before anything new,
-	 * with their manifests and hand-offs */
-	salvage_dir(d->dirfd, daemon_file_done, d);
-	/* ...with their maps, as a file finished by a recording is, before
-	 * anyone can ask: the loop does not run yet */
-	jitcopy_wait(d->jitcopy);
+	d->jitcopy = jitcopy_create(d->fw, NULL);
+	/* a crash left .partial files: they are made whole on the file
+	 * worker, with their manifests and hand-offs, while the loop runs
+	 * (a file of a gigabyte takes seconds); retention holds them */
+	salvage_list(d->dirfd, daemon_salvage, d);
 	retain_enforce(d->dirfd, d->cfg.max_files, d->cfg.max_size,
 	    d->cfg.min_free, daemon_holds, d);
 	memset(&hooks, 0, sizeof(hooks));
@@ -319,6 +363,8 @@ daemon_start(struct daemon *d)
 	hooks.file_arg = d;
 	hooks.hold_cb = daemon_holds;
 	hooks.hold_arg = d;
+	hooks.salvage_cb = daemon_salvage;
+	hooks.salvage_arg = d;
 	hooks.stopped = cmd_stopped;
 	hooks.stopped_arg = d;
 	if ((d->sessions = session_table_create(d->base, d->dirfd, d->lockfd,
@@ -371,8 +417,10 @@ daemon_finish(struct daemon *d)
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	log_info("exiting");
 	exporter_finish(d);
-	/* the copies still queued finish first: their hand-offs are owed
-	 * (marked) and their rotate waiters answered */
+	/* the copies and salvages still queued finish first: their
+	 * hand-offs are owed (marked) and their rotate waiters answered */
+	fileworker_free(d->fw);
+	d->fw = NULL;
 	jitcopy_free(d->jitcopy);
 	d->jitcopy = NULL;
 	control_destroy(d->ctl);

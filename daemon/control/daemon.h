@@ -21,6 +21,7 @@ struct session_table;
 struct notify;
 struct handoff;
 struct jitcopy;
+struct fileworker;
 struct control_client;
 struct pidfile;
 struct cmd_flush;
@@ -45,6 +46,7 @@ struct daemon {
 	struct control		*ctl;
 	struct notify		*notify;
 	struct handoff		*handoff;	/* on_finish of finished files */
+	struct fileworker	*fw;		/* reads finished files */
 	struct jitcopy		*jitcopy;	/* JIT maps copied beside them */
 	struct pidfile		*pidfile;
 	struct event		*sigs[DAEMON_NSIGNALS];
@@ -76,8 +78,11 @@ struct daemon {
 	/* clients waiting for their flush to land (cmd.c) */
 	struct cmd_flush	*flushes[16];
 	size_t			 nr_flushes;
-	/* whole files handed to jitcopy, and those whose copy is done */
+	/* whole files handed to jitcopy (and leftovers to salvage, each
+	 * counted once until its copy is done), and those done */
 	uint64_t		 files_queued, files_copied;
+	/* leftovers whose salvage, JIT copy and manifest are not done */
+	uint64_t		 salvaging;
 	/* replies that wait for the files before them to be copied */
 	struct {
 		struct control_client	*c;

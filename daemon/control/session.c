@@ -72,6 +72,7 @@ session_new(struct session_table *t, const char *name)
 	record_set_name(s->rec, s->on_demand ? name : NULL);
 	record_on_file_done(s->rec, t->hooks.file_cb, t->hooks.file_arg);
 	record_set_retain_hold(s->rec, t->hooks.hold_cb, t->hooks.hold_arg);
+	record_set_salvage(s->rec, t->hooks.salvage_cb, t->hooks.salvage_arg);
 	record_set_lock(s->rec, t->lockfd);
 	return s;
 }

@@ -67,6 +67,8 @@ struct session_hooks {
 	void			*file_arg;
 	retain_hold_cb		 hold_cb;
 	void			*hold_arg;
+	salvage_found_fn	 salvage_cb;	/* a full disk's leftover */
+	void			*salvage_arg;
 	session_stopped_cb	 stopped;
 	void			*stopped_arg;
 };

@@ -5,16 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,11 +18,11 @@
 
 #include <linux/perf_event.h>
 
+#include "fileworker.h"
 #include "jitcopy.h"
 #include "log.h"
 #include "perfdata/perfcheck.h"
 #include "perfdata/perfdata.h"
-#include "worker.h"
 
 #define JITCOPY_SCAN_EVERY	1	/* seconds */
 #define JITCOPY_MAX_SEEN		1024
@@ -45,36 +41,23 @@ struct jitcopy_proc {
 
 /* A finished file queued for its copy. */
 struct jitcopy_job {
+	struct jitcopy		*jm;
 	char			 name[NAME_MAX + 1];
 	int			 dirfd;
 	jitcopy_done_fn		 done;
 	void			*arg;
 	struct jitcopy_result	 res;
 	int			 rc;
-	TAILQ_ENTRY(jitcopy_job) entry;
 };
 
-TAILQ_HEAD(jitcopy_jobs, jitcopy_job);
-
 struct jitcopy {
-	/* the loop's */
-	struct event		*ev;		/* on donefd */
-	int			 donefd;	/* eventfd: a job is done */
+	struct fileworker	*fw;		/* the thread that copies */
 	/* the worker's alone */
 	int			 dirfd;
 	struct jitcopy_proc	 seen[JITCOPY_MAX_SEEN];	/* by pid */
 	size_t			 nseen;
 	time_t			 short_logged;
 	char			*hold;		/* PERFSPILL_TEST_JITCOPY_HOLD */
-	/* shared, under lock */
-	pthread_t		 th;
-	pthread_mutex_t		 lock;
-	pthread_cond_t		 wake;
-	pthread_cond_t		 idle;		/* a job is done */
-	struct jitcopy_jobs	 queue;		/* for the worker, in order */
-	struct jitcopy_jobs	 done;		/* for the loop, in order */
-	struct jitcopy_job	*busy;		/* the worker's now */
-	int			 stop;
 };
 
 uint32_t
@@ -231,10 +214,12 @@ jitcopy_short(struct jitcopy *jm)
 	    "copied", JITCOPY_MAX_SEEN);
 }
 
-/* Remembers who runs each process with a map, for after it exits. */
+/* Remembers who runs each process with a map, for after it exits: the
+ * worker's tick. */
 static void
-jitcopy_tick(struct jitcopy *jm)
+jitcopy_tick(void *arg)
 {
+	struct jitcopy		*jm = arg;
 	struct jitcopy_proc	*now;
 	size_t			 n;
 	int			 stopped;
@@ -347,137 +332,54 @@ jitcopy_same(const struct jitcopy_proc *p, int64_t off)
 static int	jitcopy_file(struct jitcopy *, int dirfd, const char *name,
 		    struct jitcopy_result *);
 
-/* The worker: a scan each second, and the files queued, in order. */
-static void *
-jitcopy_main(void *arg)
+/* On the worker. */
+static void
+jitcopy_work(void *arg)
 {
-	struct jitcopy		*jm = arg;
-	struct jitcopy_job	*j;
-	struct timespec		 next;
-	uint64_t		 one = 1;
-	sigset_t		 all;
+	struct jitcopy_job	*j = arg;
 
-	/* the daemon's signals are the loop's */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	pthread_mutex_lock(&jm->lock);
-	for (;;) {
-		if ((j = TAILQ_FIRST(&jm->queue)) != NULL) {
-			TAILQ_REMOVE(&jm->queue, j, entry);
-			jm->busy = j;
-			pthread_mutex_unlock(&jm->lock);
-			j->rc = jitcopy_file(jm, j->dirfd, j->name, &j->res);
-			pthread_mutex_lock(&jm->lock);
-			jm->busy = NULL;
-			TAILQ_INSERT_TAIL(&jm->done, j, entry);
-			pthread_cond_broadcast(&jm->idle);
-			(void)write(jm->donefd, &one, sizeof(one));
-			continue;
-		}
-		if (jm->stop)
-			break;
-		if (pthread_cond_timedwait(&jm->wake, &jm->lock, &next) !=
-		    ETIMEDOUT)
-			continue;
-		pthread_mutex_unlock(&jm->lock);
-		jitcopy_tick(jm);
-		/* a second after this scan: scans late behind a long copy are
-		 * not made up for */
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_sec += JITCOPY_SCAN_EVERY;
-		pthread_mutex_lock(&jm->lock);
-	}
-	pthread_mutex_unlock(&jm->lock);
-	return NULL;
+	j->rc = jitcopy_file(j->jm, j->dirfd, j->name, &j->res);
 }
 
-/* The copies done, their callbacks in the order the files came. */
+/* In the loop. */
 static void
-jitcopy_reap(struct jitcopy *jm)
+jitcopy_done(void *arg)
 {
-	struct jitcopy_jobs	 done;
-	struct jitcopy_job	*j;
+	struct jitcopy_job	*j = arg;
 
-	TAILQ_INIT(&done);
-	pthread_mutex_lock(&jm->lock);
-	TAILQ_CONCAT(&done, &jm->done, entry);
-	pthread_mutex_unlock(&jm->lock);
-	while ((j = TAILQ_FIRST(&done)) != NULL) {
-		TAILQ_REMOVE(&done, j, entry);
-		j->done(j->arg, j->name, &j->res, j->rc);
-		free(j);
-	}
-}
-
-static void
-jitcopy_done_cb(evutil_socket_t fd, short what, void *arg)
-{
-	uint64_t	 v;
-
-	(void)what;
-	(void)read(fd, &v, sizeof(v));
-	jitcopy_reap(arg);
+	j->done(j->arg, j->name, &j->res, j->rc);
+	free(j);
 }
 
 struct jitcopy *
-jitcopy_create(struct event_base *base, const char *dir)
+jitcopy_create(struct fileworker *fw, const char *dir)
 {
 	struct jitcopy		*jm;
-	pthread_condattr_t	 ca;
 	const char		*hold = getenv("PERFSPILL_TEST_JITCOPY_HOLD");
-	int			 rc;
 
 	if (dir == NULL)
 		dir = "/tmp";
+	if (fw == NULL)
+		return NULL;
 	if ((jm = calloc(1, sizeof(*jm))) == NULL) {
 		log_warn("jit maps");
 		return NULL;
 	}
-	jm->donefd = -1;
-	TAILQ_INIT(&jm->queue);
-	TAILQ_INIT(&jm->done);
-	pthread_mutex_init(&jm->lock, NULL);
-	/* the scans' timer is on the monotonic clock: a change of the wall
-	 * clock neither hurries nor stalls them */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&jm->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_cond_init(&jm->idle, NULL);
+	jm->fw = fw;
 	if ((jm->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
 		log_warn("jit maps: %s", dir);
-		goto error;
+		free(jm);
+		return NULL;
 	}
 	if (hold != NULL && hold[0] != '\0' &&
-	    (jm->hold = strdup(hold)) == NULL)
-		goto error;
-	if ((jm->donefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
-	    (jm->ev = event_new(base, jm->donefd, EV_READ | EV_PERSIST,
-	    jitcopy_done_cb, jm)) == NULL || event_add(jm->ev, NULL) == -1) {
-		log_warn("jit maps: no event");
-		goto error;
-	}
-	if ((rc = worker_spawn(&jm->th, jitcopy_main, jm)) != 0) {
-		errno = rc;
-		log_warn("jit maps: no thread");
-		goto error;
-	}
-	return jm;
-error:
-	if (jm->ev != NULL)
-		event_free(jm->ev);
-	if (jm->donefd != -1)
-		close(jm->donefd);
-	if (jm->dirfd != -1)
+	    (jm->hold = strdup(hold)) == NULL) {
 		close(jm->dirfd);
-	pthread_cond_destroy(&jm->wake);
-	pthread_cond_destroy(&jm->idle);
-	pthread_mutex_destroy(&jm->lock);
-	free(jm->hold);
-	free(jm);
-	return NULL;
+		free(jm);
+		return NULL;
+	}
+	fileworker_tick(fw, jitcopy_tick, jm, JITCOPY_SCAN_EVERY);
+	return jm;
 }
 
 void
@@ -485,33 +387,9 @@ jitcopy_free(struct jitcopy *jm)
 {
 	if (jm == NULL)
 		return;
-	/* the worker finishes the queue before it sees stop */
-	pthread_mutex_lock(&jm->lock);
-	jm->stop = 1;
-	pthread_cond_signal(&jm->wake);
-	pthread_mutex_unlock(&jm->lock);
-	pthread_join(jm->th, NULL);
-	jitcopy_reap(jm);
-	event_free(jm->ev);
-	close(jm->donefd);
 	close(jm->dirfd);
-	pthread_cond_destroy(&jm->wake);
-	pthread_cond_destroy(&jm->idle);
-	pthread_mutex_destroy(&jm->lock);
 	free(jm->hold);
 	free(jm);
-}
-
-void
-jitcopy_wait(struct jitcopy *jm)
-{
-	if (jm == NULL)
-		return;
-	pthread_mutex_lock(&jm->lock);
-	while (!TAILQ_EMPTY(&jm->queue) || jm->busy != NULL)
-		pthread_cond_wait(&jm->idle, &jm->lock);
-	pthread_mutex_unlock(&jm->lock);
-	jitcopy_reap(jm);
 }
 
 int
@@ -522,54 +400,17 @@ jitcopy_submit(struct jitcopy *jm, int dirfd, const char *name,
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return -1;
+	j->jm = jm;
 	snprintf(j->name, sizeof(j->name), "%s", name);
 	j->dirfd = dirfd;
 	j->done = done;
 	j->arg = arg;
-	pthread_mutex_lock(&jm->lock);
-	TAILQ_INSERT_TAIL(&jm->queue, j, entry);
-	pthread_cond_signal(&jm->wake);
-	pthread_mutex_unlock(&jm->lock);
+	if (fileworker_submit(jm->fw, name, jitcopy_work, jitcopy_done, j) ==
+	    -1) {
+		free(j);
+		return -1;
+	}
 	return 0;
-}
-
-int
-jitcopy_holds(const char *name, void *arg)
-{
-	struct jitcopy		*jm = arg;
-	struct jitcopy_job	*j;
-	int			 held = 0;
-
-	if (jm == NULL)
-		return 0;
-	pthread_mutex_lock(&jm->lock);
-	if (jm->busy != NULL && strcmp(jm->busy->name, name) == 0)
-		held = 1;
-	TAILQ_FOREACH(j, &jm->queue, entry)
-		held |= strcmp(j->name, name) == 0;
-	TAILQ_FOREACH(j, &jm->done, entry)
-		held |= strcmp(j->name, name) == 0;
-	pthread_mutex_unlock(&jm->lock);
-	return held;
-}
-
-/* The test hook: the copy waits here, its scan done and the file not
- * yet read, until the test removes the file the worker makes. */
-static void
-jitcopy_hold(struct jitcopy *jm)
-{
-	struct timespec	 ts = { 0, 10000000 };
-	int		 fd;
-
-	if (jm->hold == NULL)
-		return;
-	if ((fd = open(jm->hold, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		return;
-	close(fd);
-	log_info("jit maps: held by the test hook until %s is removed",
-	    jm->hold);
-	while (access(jm->hold, F_OK) == 0)
-		nanosleep(&ts, NULL);
 }
 
 /* v in width - 1 octal digits and a NUL (the high ones cut: every
@@ -878,7 +719,7 @@ jitcopy_file(struct jitcopy *jm, int dirfd, const char *name,
 		log_warnx("%s: jit maps: more than %d live processes have a "
 		    "map in /tmp; only the first %d were looked at", name,
 		    JITCOPY_MAX_SEEN, JITCOPY_MAX_SEEN);
-	jitcopy_hold(jm);
+	fileworker_hold(jm->hold, "jit maps");
 	if (jitcopy_mark(dirfd, name, procs, n) == -1)
 		goto error;
 	if (snprintf(comp, sizeof(comp), "%s%s", name, JITCOPY_SUFFIX) >=

@@ -31,11 +31,11 @@
  * the count of JITCOPY_MAX_SEEN; a scan that stops short says so in the
  * log, at most once a minute.
  *
- * Everything here that reads /tmp or a finished file runs on one worker
- * thread (jitcopy's own): a large file finishing with maps present took
- * the loop for seconds (issue 40). The loop queues a finished file and
- * is told on an eventfd when its copy is done; the files are done in the
- * order they came.
+ * Everything here that reads /tmp or a finished file runs on the file
+ * worker's thread (fileworker.h): a large file finishing with maps
+ * present took the loop for seconds (issue 40). The loop queues a
+ * finished file and is called back when its copy is done; the files are
+ * done in the order they came.
  */
 #ifndef PERFSPILL_JITCOPY_H
 #define PERFSPILL_JITCOPY_H
@@ -43,8 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <event2/event.h>
-
+#include "fileworker.h"
 #include "manifest.h"
 
 #define JITCOPY_SUFFIX		MANIFEST_JITMAPS_SUFFIX
@@ -67,28 +66,22 @@ typedef void	(*jitcopy_done_fn)(void *arg, const char *name,
 		    const struct jitcopy_result *, int rc);
 
 /* Called in the loop. */
-/* Watches dir (NULL: /tmp) for perf maps on a thread of its own, which
- * tells the loop of base when a copy is done; NULL (logged) when the
- * directory cannot be opened, without memory or without a thread. The
- * test hook PERFSPILL_TEST_JITCOPY_HOLD=PATH (read here) holds each
- * copy after its scan, before the file is read: the worker creates PATH
- * and waits until it is removed. */
-struct jitcopy	*jitcopy_create(struct event_base *, const char *dir);
-/* The copies queued are finished first, their callbacks called (here,
- * not in the loop); then the worker ends. Accepts NULL. */
+/* Watches dir (NULL: /tmp) for perf maps on the worker fw (its tick);
+ * NULL (logged) when fw is NULL, the directory cannot be opened or
+ * without memory. The test hook PERFSPILL_TEST_JITCOPY_HOLD=PATH (read
+ * here) holds each copy after its scan, before the file is read: the
+ * worker creates PATH and waits until it is removed. */
+struct jitcopy	*jitcopy_create(struct fileworker *fw, const char *dir);
+/* After fileworker_free(fw): the worker no longer runs its tick or
+ * copies. Accepts NULL. */
 void		 jitcopy_free(struct jitcopy *);
-/* Blocks until the copies queued are done, and calls their callbacks
- * (start-up: salvaged files are whole with their maps before the daemon
- * is ready). Accepts NULL. */
-void		 jitcopy_wait(struct jitcopy *);
 /* Queues the finished file name of dirfd: its maps are copied into
  * name's companion (written whole, then renamed) on the worker, and
- * done(arg) is called in the loop after it, in the order the files came.
- * The file itself is only read. 0, or -1 without memory. */
+ * done(arg) is called in the loop after it, in the order the files came
+ * (fileworker_holds(fw, name) holds it meanwhile). The file itself is
+ * only read. 0, or -1 without memory. */
 int		 jitcopy_submit(struct jitcopy *, int dirfd, const char *name,
 		    jitcopy_done_fn done, void *arg);
-/* Is name queued or being copied? (retention's hold, as handoff_holds) */
-int		 jitcopy_holds(const char *name, void *jitcopy);
 
 /* What a process's start time may lie past its pid's first sample and
  * still be the sampled process: the error of the clocks' offset (a few

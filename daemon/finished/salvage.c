@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "fileworker.h"
 #include "log.h"
 #include "manifest.h"
 #include "perfdata/perf-abi.h"
@@ -145,39 +146,50 @@ salvage_count(const uint8_t *map, uint64_t size,
 	f->time_last = st.last;
 }
 
-/* The facts of a salvaged file, from the finished file itself, to done
- * (its manifest and hand-off). */
-static void
-salvage_manifest(int fd, const char *final, manifest_file_cb done, void *arg)
-{
+/* A leftover queued for the worker, and what became of it. */
+struct salvage_job {
+	int			 dirfd;
+	char			 name[NAME_MAX + 1];	/* as found */
+	char			 final[NAME_MAX + 1];	/* what it becomes */
+	char			 host[64];
+	const char		*hold;	/* PERFSPILL_TEST_SALVAGE_HOLD */
+	salvage_done_fn		 done;
+	void			*arg;
 	struct manifest_facts	 f;
+	uint8_t			*buildids;	/* f's, copied */
+	int			 saved;		/* f holds a file's facts */
+};
+
+/* The facts of a salvaged file, from the finished file itself (named
+ * j->final), for its manifest and hand-off. On the worker. */
+static void
+salvage_manifest(int fd, struct salvage_job *j)
+{
+	struct manifest_facts	*f = &j->f;
 	struct perfdata_header	 h;
 	struct perfdata_section	 b;
 	struct stat		 st;
 	uint8_t			*map;
-	char			 host[64];
 	const char		*p;
 
-	if (done == NULL)
-		return;
 	if (fstat(fd, &st) == -1 || st.st_size == 0 ||
 	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
 	    0)) == MAP_FAILED) {
-		log_warn("salvage: reading %s for its manifest", final);
+		log_warn("salvage: reading %s for its manifest", j->final);
 		return;
 	}
-	memset(&f, 0, sizeof(f));
-	if (gethostname(host, sizeof(host)) == -1)
-		host[0] = '\0';
-	host[sizeof(host) - 1] = '\0';
-	f.name = final;
-	f.host = host;
+	memset(f, 0, sizeof(*f));
+	if (gethostname(j->host, sizeof(j->host)) == -1)
+		j->host[0] = '\0';
+	j->host[sizeof(j->host) - 1] = '\0';
+	f->name = j->final;
+	f->host = j->host;
 	/* perfspill-HOST-STAMP-SEQ.data */
-	if ((p = strrchr(final, '-')) != NULL)
-		f.seq = (unsigned int)strtoul(p + 1, NULL, 10);
-	f.bytes = (uint64_t)st.st_size;
-	f.finished = st.st_mtime;
-	f.salvaged = 1;
+	if ((p = strrchr(j->final, '-')) != NULL)
+		f->seq = (unsigned int)strtoul(p + 1, NULL, 10);
+	f->bytes = (uint64_t)st.st_size;
+	f->finished = st.st_mtime;
+	f->salvaged = 1;
 	/* finished by salvage_finish: the header names its data section */
 	if ((uint64_t)st.st_size >= sizeof(h))
 		memcpy(&h, map, sizeof(h));
@@ -185,14 +197,16 @@ salvage_manifest(int fd, const char *final, manifest_file_cb done, void *arg)
 	    h.size == sizeof(h) && h.data.offset <= (uint64_t)st.st_size &&
 	    h.data.size <= (uint64_t)st.st_size - h.data.offset &&
 	    h.attrs.offset + h.attrs.size <= h.data.offset) {
-		salvage_count(map, (uint64_t)st.st_size, &h, &f);
+		salvage_count(map, (uint64_t)st.st_size, &h, f);
 		if (perfdata_feat_find(map, (uint64_t)st.st_size, &h,
-		    PERFDATA_FEAT_BUILD_ID, &b) == 0) {
-			f.buildids = map + b.offset;
-			f.buildids_len = (size_t)b.size;
+		    PERFDATA_FEAT_BUILD_ID, &b) == 0 && b.size > 0 &&
+		    (j->buildids = malloc((size_t)b.size)) != NULL) {
+			memcpy(j->buildids, map + b.offset, (size_t)b.size);
+			f->buildids = j->buildids;
+			f->buildids_len = (size_t)b.size;
 		}
 	}
-	done(&f, 1, arg);
+	j->saved = 1;
 	munmap(map, (size_t)st.st_size);
 }
 
@@ -230,20 +244,18 @@ notreg:
 	return -1;
 }
 
-int
-salvage_file(int dirfd, const char *partial, manifest_file_cb done, void *arg)
+/* Salvage one .partial (no writer may hold it) into j->final; 0: saved
+ * (its facts in j), -1: not (logged; it stays for the next try). */
+static int
+salvage_file(int dirfd, const char *partial, struct salvage_job *j)
 {
-	char		 final[256], damaged[272];
+	const char	*final = j->final;
+	char		 damaged[NAME_MAX + 16];
 	struct stat	 st;
 	uint8_t		*map;
 	uint64_t	 valid = 0;
-	size_t		 n = strlen(partial) - strlen(".partial");
 	int		 fd, rc = -1, r = 1;
 
-	if (n >= sizeof(final))
-		return -1;
-	memcpy(final, partial, n);
-	final[n] = '\0';
 	snprintf(damaged, sizeof(damaged), "%s.damaged", final);
 	if ((fd = salvage_open(dirfd, partial, O_RDWR, &st)) == -1)
 		return -1;
@@ -274,7 +286,7 @@ salvage_file(int dirfd, const char *partial, manifest_file_cb done, void *arg)
 	}
 	log_info("salvage: recovered %s (%llu bytes)", final,
 	    (unsigned long long)valid);
-	salvage_manifest(fd, final, done, arg);
+	salvage_manifest(fd, j);
 	rc = 0;
 out:
 	close(fd);
@@ -284,8 +296,7 @@ out:
 /* A finished file without its manifest: the daemon died between the
  * rename of the data file and the manifest's, so no hand-off ran either. */
 static void
-salvage_unmanifested(int dirfd, const char *name, manifest_file_cb done,
-    void *arg)
+salvage_unmanifested(int dirfd, const char *name, struct salvage_job *j)
 {
 	struct stat	 st;
 	char		 mname[NAME_MAX + 8];
@@ -299,27 +310,41 @@ salvage_unmanifested(int dirfd, const char *name, manifest_file_cb done,
 		return;
 	log_warnx("salvage: %s has no manifest; writing it from the file",
 	    name);
-	salvage_manifest(fd, name, done, arg);
+	salvage_manifest(fd, j);
 	close(fd);
 }
 
+/* Is name a leftover: a .partial of ours, or a finished file (whose
+ * manifest may be missing)? */
+static int
+salvage_is_leftover(const char *name)
+{
+	size_t	 len = strlen(name);
+
+	return retain_is_trace(name) || (strncmp(name, "perfspill-", 10) ==
+	    0 && len >= 14 && strcmp(name + len - 13, ".data.partial") == 0);
+}
+
 int
-salvage_dir(int dirfd, manifest_file_cb done, void *arg)
+salvage_list(int dirfd, salvage_found_fn found, void *arg)
 {
 	DIR		*dir;
 	struct dirent	*de;
 	char		**names = NULL, **tmp;
-	size_t		 nr = 0, i, len;
-	int		 saved = 0;
+	size_t		 nr = 0, i;
+	char		 mname[NAME_MAX + 8];
+	struct stat	 st;
 
 	if ((dir = retain_opendir(dirfd)) == NULL)
 		return -1;
 	/* collect first: renaming while readdir runs may show names twice */
 	while ((de = readdir(dir)) != NULL) {
-		len = strlen(de->d_name);
-		if (!retain_is_trace(de->d_name) &&
-		    (strncmp(de->d_name, "perfspill-", 10) != 0 || len < 14 ||
-		    strcmp(de->d_name + len - 13, ".data.partial") != 0))
+		if (!salvage_is_leftover(de->d_name))
+			continue;
+		/* a finished file with its manifest is no leftover */
+		if (retain_is_trace(de->d_name) && (manifest_name(de->d_name,
+		    mname, sizeof(mname)) == -1 || fstatat(dirfd, mname, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT))
 			continue;
 		if ((tmp = realloc(names, (nr + 1) * sizeof(*names))) == NULL)
 			break;
@@ -330,12 +355,77 @@ salvage_dir(int dirfd, manifest_file_cb done, void *arg)
 	}
 	closedir(dir);
 	for (i = 0; i < nr; i++) {
-		if (retain_is_trace(names[i]))
-			salvage_unmanifested(dirfd, names[i], done, arg);
-		else if (salvage_file(dirfd, names[i], done, arg) == 0)
-			saved++;
+		found(arg, names[i]);
 		free(names[i]);
 	}
 	free(names);
-	return saved;
+	return (int)nr;
+}
+
+/* On the worker: the file read, cut, finished and renamed. */
+static void
+salvage_work(void *arg)
+{
+	struct salvage_job	*j = arg;
+
+	fileworker_hold(j->hold, "salvage");
+	if (retain_is_trace(j->name))
+		salvage_unmanifested(j->dirfd, j->name, j);
+	else
+		(void)salvage_file(j->dirfd, j->name, j);
+}
+
+/* In the loop: the facts to the caller's callback. */
+static void
+salvage_done(void *arg)
+{
+	struct salvage_job	*j = arg;
+
+	j->done(j->arg, j->name, j->saved ? &j->f : NULL);
+	free(j->buildids);
+	free(j);
+}
+
+/* name without its .partial, into buf. */
+static int
+salvage_final_name(const char *name, char *buf, size_t len)
+{
+	size_t	 n = strlen(name);
+
+	if (n > 8 && strcmp(name + n - 8, ".partial") == 0)
+		n -= 8;
+	if (n >= len)
+		return -1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+salvage_submit(struct fileworker *fw, int dirfd, const char *name,
+    salvage_done_fn done, void *arg)
+{
+	struct salvage_job	*j;
+	const char		*hold = getenv("PERFSPILL_TEST_SALVAGE_HOLD");
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -1;
+	j->dirfd = dirfd;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	if (salvage_final_name(name, j->final, sizeof(j->final)) == -1) {
+		free(j);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	j->hold = hold != NULL && hold[0] != '\0' ? hold : NULL;
+	j->done = done;
+	j->arg = arg;
+	/* held under the name it gets: retention keeps it until its
+	 * manifest and hand-off are done */
+	if (fileworker_submit(fw, j->final, salvage_work, salvage_done, j) ==
+	    -1) {
+		free(j);
+		return -1;
+	}
+	return 0;
 }

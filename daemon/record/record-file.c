@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,20 +27,34 @@
 /*
  * The files a full disk left unfinished, finished now that there may be
  * room for their header and features (salvage's way: the build-ids
- * learnt while recording are not in them). Those that still fail stay
- * listed; past the list's end, salvage at the next start takes them.
+ * learnt while recording are not in them), on the file worker: each is
+ * handed to the salvage hook, which reads and finishes it off the loop.
+ * A name stays listed while its .partial is there (a salvage that fails
+ * leaves it for the next try); one being salvaged (held) is not handed
+ * on twice. Past the list's end, salvage at the next start takes them.
  */
 void
 record_retry_unfinished(struct record *rec)
 {
-	size_t	 i, kept = 0;
+	struct stat	 st;
+	char		 final[NAME_MAX + 1];
+	size_t		 i, kept = 0, n;
 
 	for (i = 0; i < rec->nr_unfinished; i++) {
-		if (salvage_file(rec->dirfd, rec->unfinished[i],
-		    rec->file_cb, rec->file_arg) == 0) {
-			rec->files_done++;
+		n = strlen(rec->unfinished[i]) - strlen(".partial");
+		memcpy(final, rec->unfinished[i], n);
+		final[n] = '\0';
+		if (fstatat(rec->dirfd, rec->unfinished[i], &st,
+		    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT) {
+			/* finished (or kept as .damaged) */
+			if (fstatat(rec->dirfd, final, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0)
+				rec->files_done++;
 			continue;
 		}
+		if (rec->salvage_cb != NULL && (rec->hold_cb == NULL ||
+		    !rec->hold_cb(final, rec->hold_arg)))
+			rec->salvage_cb(rec->salvage_arg, rec->unfinished[i]);
 		if (kept != i)
 			memcpy(rec->unfinished[kept], rec->unfinished[i],
 			    sizeof(rec->unfinished[i]));

@@ -224,6 +224,8 @@ struct record {
 	void			*file_arg;
 	retain_hold_cb		 hold_cb;	/* files retention must keep */
 	void			*hold_arg;
+	salvage_found_fn	 salvage_cb;	/* unfinished files to finish */
+	void			*salvage_arg;
 	/* a flight recording (mode flight): its window, NULL otherwise;
 	 * the triggers that may snapshot it, and when one last did */
 	struct record_flight	*flight;

@@ -1240,7 +1240,10 @@ record_finish_stop(struct record *rec)
 	record_close_cgroups(rec);
 	record_end_flight(rec);
 	record_retry_unfinished(rec);
-	if (rec->nr_unfinished > 0 && rec->problem[0] == '\0')
+	/* (with a salvage hook they are being finished on its worker, which
+	 * logs what fails) */
+	if (rec->nr_unfinished > 0 && rec->salvage_cb == NULL &&
+	    rec->problem[0] == '\0')
 		snprintf(rec->problem, sizeof(rec->problem), "%zu file(s) "
 		    "could not be finished for lack of space; they stay "
 		    ".partial and are finished when space returns or at the "
@@ -1357,6 +1360,13 @@ record_set_retain_hold(struct record *rec, retain_hold_cb cb, void *arg)
 {
 	rec->hold_cb = cb;
 	rec->hold_arg = arg;
+}
+
+void
+record_set_salvage(struct record *rec, salvage_found_fn cb, void *arg)
+{
+	rec->salvage_cb = cb;
+	rec->salvage_arg = arg;
 }
 
 const char *

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "manifest.h"
 #include "retain.h"
+#include "salvage.h"
 
 struct record;
 
@@ -49,6 +50,11 @@ void		 record_set_name(struct record *, const char *name);
 void		 record_on_file_done(struct record *, manifest_file_cb, void *);
 /* Retention keeps the files cb holds (a hand-off not yet done). */
 void		 record_set_retain_hold(struct record *, retain_hold_cb, void *);
+/* The files a full disk left .partial are handed to cb when space
+ * returns (the daemon queues their salvage on the file worker; a name
+ * the hold callback holds is in it already). Without it they wait for
+ * salvage at the next start. */
+void		 record_set_salvage(struct record *, salvage_found_fn, void *);
 /* Retention now, by the recording's settings (a file held when its turn
  * came is free now); the files removed, or -1. In the loop. */
 int		 record_retain(struct record *);

@@ -130,11 +130,25 @@ class Daemon:
             a += ["-c", os.path.join(os.path.dirname(__file__), "empty.json")]
         return a + self.extra
 
-    def start(self):
+    def leftovers(self):
+        """What the daemon salvages at start: .partial files and finished
+        files without their manifest."""
+        if not os.path.isdir(self.out):
+            return []
+        names = os.listdir(self.out)
+        return [f for f in names if (f.startswith("perfspill-") and
+                                     f.endswith(".data.partial")) or
+                (f.endswith(".data") and f + ".json" not in names)]
+
+    def start(self, salvaged=True):
+        """Start perfspilld; with leftovers in the output directory and
+        salvaged, wait until status says their salvage is done (salvage
+        runs on a worker while the socket answers)."""
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
         if self.env:
             env.update(self.env)
+        leftovers = self.leftovers()
         self.logf = open(self.log, "ab")
         self.proc = subprocess.Popen(self.argv(), stdout=self.logf,
                                      stderr=subprocess.STDOUT, env=env)
@@ -145,6 +159,9 @@ class Daemon:
         if self.proc.poll() is not None:
             raise AssertionError("perfspilld exited at start:\n" +
                                  self.read_log())
+        if leftovers and salvaged:
+            wait_for(lambda: self.status().get("salvaging") == 0, 300,
+                     what="the salvage of %s" % leftovers)
 
     def listening(self):
         """Is our socket in listen state? Read from /proc/net/unix rather

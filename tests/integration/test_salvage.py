@@ -46,8 +46,9 @@ def head_of(data):
     return struct.unpack_from("<Q", data, 40)[0]
 
 
-def crash_partial(args, load):
-    """A .partial as kill -9 leaves it, from a real recording of args."""
+def crash_partial(args, load, keep=KEEP):
+    """A .partial as kill -9 leaves it, from a real recording of args:
+    its head and keep bytes of its data (None: all of it)."""
     with Daemon(config=CONFIG) as d:
         d.ctl("start", *args)
         load()
@@ -61,7 +62,7 @@ def crash_partial(args, load):
             data = f.read()
     # a busy machine's tracepoints fill megabytes: a crash may as well
     # have come earlier, and every case is a copy of this
-    return data[:head_of(data) + KEEP]
+    return data if keep is None else data[:head_of(data) + keep]
 
 
 def load_spin():
@@ -271,6 +272,52 @@ def test_compressed_partial_salvage_counts_inside_the_zstd_records():
         # and the compression ratio from the same records (0 before)
         r = re.search(r"# compressed : Zstd, level = \d+, ratio = (\d+)", hdr)
         assert r and int(r.group(1)) > 0, hdr
+
+
+def test_socket_answers_while_a_leftover_is_salvaged():
+    """Salvage reads a leftover whole (a second a gigabyte), on the file
+    worker, not on the event loop: while it is held before reading the
+    file (the test hook PERFSPILL_TEST_SALVAGE_HOLD, so that no timing
+    decides), the control socket answers status and ping, status counts
+    the leftover in salvaging, and nothing of it is finished yet; once
+    let go, it is salvaged as before: a .data perf reads, its manifest
+    (salvaged) and 0 salvaging. Before, salvage ran before the socket
+    was opened, and the daemon answered nothing until it was done."""
+    data = crash_partial(KINDS["callchain"], load_spin, keep=None)
+    with Daemon(config=CONFIG, start=False) as d:
+        hold = os.path.join(d.dir, "hold")
+        d.env = {"PERFSPILL_TEST_SALVAGE_HOLD": hold}
+        os.makedirs(d.out)
+        name = "perfspill-leftover-20250101T000000Z-000000.data"
+        with open(os.path.join(d.out, name + ".partial"), "wb") as f:
+            f.write(data)
+        d.start(salvaged=False)
+        try:
+            harness.wait_for(lambda: os.path.exists(hold), 60,
+                             "the salvage held by the test hook")
+            st = d.status()
+            assert st["salvaging"] == 1, st
+            assert d.ctl("ping")[0] == 0
+            # (the directory's lock aside)
+            assert [f for f in os.listdir(d.out) if f[0] != "."] == \
+                [name + ".partial"], os.listdir(d.out)
+            assert "salvage: recovered" not in d.read_log()
+        finally:
+            # let it go either way: the daemon's exit waits for it
+            if os.path.exists(hold):
+                os.unlink(hold)
+        harness.wait_for(lambda: d.status()["salvaging"] == 0, 300,
+                         "the salvage let go")
+        assert "salvage: recovered " + name in d.read_log(), d.read_log()
+        path = os.path.join(d.out, name)
+        assert d.finished_files() == [path], os.listdir(d.out)
+        with open(path + ".json") as f:
+            m = json.load(f)
+        assert m["salvaged"] is True and m["samples"] > 0, m
+        st = perf("report", "--stats", "-i", path)
+        assert "failed to process" not in st.stderr, st.stderr
+        assert harness._parse_stats(st.stdout).get("SAMPLE", 0) == \
+            m["samples"], (st.stdout, m)
 
 
 if __name__ == "__main__":
