@@ -2,9 +2,9 @@
  * record-file: the files of a recording once they stop taking data:
  * closed, finished (their facts handed to the creator's finish table,
  * record-finish.h, then retention through it), those a full disk left
- * unfinished; and what the session asks of the output
- * directory (its free space, whether a removed one is back). Whether to
- * pause or resume is record.c's decision.
+ * unfinished; and what the session asks of the output directory (its
+ * free space, whether a removed one is back). Whether to pause or
+ * resume is record.c's decision.
  */
 #include <errno.h>
 #include <fcntl.h>
