@@ -300,6 +300,27 @@ def special_files(fifo, fifo_bid, dev):
     return perf_data([(attr(ST), [])], b"".join(out))
 
 
+def repeated(rounds=80, stacks=2000, depth=20):
+    """Not hostile: a process of 16 mappings with stacks distinct stacks
+    of depth frames, one sample of each in a round, the same round
+    rounds times (its times again: each round is read at the next).
+    Twice the rounds is twice the file and samples and the same stacks:
+    what reading it costs beyond must not grow with them."""
+    st = ST | CALLCHAIN
+    head = [comm(st, 100, "repeat", 1)]
+    for m in range(16):
+        head.append(mmap2(st, 100, 0x10000000 + m * 0x100000, 0x100000,
+                          "/repeat/lib%d.so" % m, 2))
+    one = []
+    for i in range(stacks):
+        chain = [0x10000000 + ((i * 7 + f * 13) % 16) * 0x100000 +
+                 (i * 31 + f * 17) % 0x1000 * 16 for f in range(depth)]
+        one.append(sample(st, 100, chain[0], 10 + i, chain))
+    one.append(rec(FINISHED_ROUND, b""))
+    return perf_data([(attr(st), [])],
+                     b"".join(head) + b"".join(one) * rounds)
+
+
 CLASSES = {
     "compressed-big": compressed_big,
     "compressed-small": compressed_small,
@@ -310,6 +331,7 @@ CLASSES = {
     "cgroups": cgroups,
     "huge-times": huge_times,
     "no-mappings": no_mappings,
+    "repeated": repeated,
 }
 
 if __name__ == "__main__":
