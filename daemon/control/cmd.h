@@ -32,8 +32,8 @@ struct config_error;
 int	cmd_settings_fit(struct daemon *, const struct config *cfg,
 	    struct config_error *err);
 
-/* A file was closed (record_on_file_done): answers the rotates waiting
- * for it. */
+/* A file was closed (record_finish_ops' file_done): answers the rotates
+ * waiting for it. */
 void	cmd_file_done(struct daemon *, const char *file, int whole);
 /* Another whole file's JIT copy is done (d->files_copied): the replies
  * that waited for it go out, and an exit waiting for it goes on. */

@@ -64,7 +64,7 @@ daemon_load(struct daemon *d, struct config *cfg, struct config_error *err)
  * rest of them in the manifest built when the file finished). */
 struct daemon_file {
 	struct daemon		*d;
-	struct manifest_facts	 mf;
+	struct record_file_facts	 mf;
 	char			 name[NAME_MAX + 1];
 	char			 host[256];
 	char			 session[256];
@@ -74,7 +74,7 @@ struct daemon_file {
 /* A whole file's manifest (the last thing written beside it: it lists the
  * maps) and hand-off, then the rotates waiting for it. In the loop. */
 static void
-daemon_file_ready(struct daemon *d, const struct manifest_facts *mf,
+daemon_file_ready(struct daemon *d, const struct record_file_facts *mf,
     json_object *manifest)
 {
 	int	 manifest_ok = 1;
@@ -124,7 +124,7 @@ daemon_file_copied(void *arg, const char *name, const struct jitcopy_result
  * and retention holds the file meanwhile (daemon_holds).
  */
 static void
-daemon_file_take(struct daemon *d, const struct manifest_facts *f,
+daemon_file_take(struct daemon *d, const struct record_file_facts *f,
     int whole, int counted)
 {
 	struct daemon_file	*df;
@@ -169,14 +169,15 @@ ready:
 }
 
 static void
-daemon_file_done(const struct manifest_facts *f, int whole, void *arg)
+daemon_file_done(void *arg, const struct record_file_facts *f, int whole)
 {
 	daemon_file_take(arg, f, whole, 0);
 }
 
 /* A leftover's salvage is done (the file worker's): in the loop. */
 static void
-daemon_salvaged(void *arg, const char *name, const struct manifest_facts *f)
+daemon_salvaged(void *arg, const char *name,
+    const struct record_file_facts *f)
 {
 	struct daemon	*d = arg;
 
@@ -215,6 +216,37 @@ daemon_holds(const char *name, void *arg)
 	return handoff_holds(name, d->handoff) ||
 	    fileworker_holds(d->fw, name);
 }
+
+static int
+daemon_holding(void *arg, const char *name)
+{
+	return daemon_holds(name, arg);
+}
+
+static int
+daemon_retain(void *arg, int dirfd, uint64_t max_files, uint64_t max_size,
+    uint64_t min_free)
+{
+	return retain_enforce(dirfd, max_files, max_size, min_free,
+	    daemon_holds, arg);
+}
+
+static int
+daemon_kept(void *arg, int dirfd, struct record_kept *k)
+{
+	(void)arg;
+	return retain_kept(dirfd, k);
+}
+
+/* What every recording hands its closed files to (record-finish.h):
+ * finished/'s functions, reached from here, above both folders. */
+static const struct record_finish_ops daemon_finish_ops = {
+	.file_done = daemon_file_done,
+	.holds = daemon_holding,
+	.retain = daemon_retain,
+	.kept = daemon_kept,
+	.salvage = daemon_salvage,
+};
 
 static int
 daemon_reload(struct daemon *d, struct config_error *err)
@@ -356,15 +388,11 @@ daemon_start(struct daemon *d)
 	 * worker, with their manifests and hand-offs, while the loop runs
 	 * (a file of a gigabyte takes seconds); retention holds them */
 	salvage_list(d->dirfd, daemon_salvage, d);
-	retain_enforce(d->dirfd, d->cfg.max_files, d->cfg.max_size,
-	    d->cfg.min_free, daemon_holds, d);
+	daemon_retain(d, d->dirfd, d->cfg.max_files, d->cfg.max_size,
+	    d->cfg.min_free);
 	memset(&hooks, 0, sizeof(hooks));
-	hooks.file_cb = daemon_file_done;
-	hooks.file_arg = d;
-	hooks.hold_cb = daemon_holds;
-	hooks.hold_arg = d;
-	hooks.salvage_cb = daemon_salvage;
-	hooks.salvage_arg = d;
+	hooks.finish = &daemon_finish_ops;
+	hooks.finish_ctx = d;
 	hooks.stopped = cmd_stopped;
 	hooks.stopped_arg = d;
 	if ((d->sessions = session_table_create(d->base, d->dirfd, d->lockfd,

@@ -64,15 +64,13 @@ session_new(struct session_table *t, const char *name)
 	s->t = t;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->on_demand = strcmp(name, SESSION_DEFAULT) != 0;
-	if ((s->rec = record_create(t->base, t->dirfd)) == NULL) {
+	if ((s->rec = record_create(t->base, t->dirfd, t->hooks.finish,
+	    t->hooks.finish_ctx)) == NULL) {
 		free(s);
 		return NULL;
 	}
 	/* the default session's files keep the names they always had */
 	record_set_name(s->rec, s->on_demand ? name : NULL);
-	record_on_file_done(s->rec, t->hooks.file_cb, t->hooks.file_arg);
-	record_set_retain_hold(s->rec, t->hooks.hold_cb, t->hooks.hold_arg);
-	record_set_salvage(s->rec, t->hooks.salvage_cb, t->hooks.salvage_arg);
 	record_set_lock(s->rec, t->lockfd);
 	return s;
 }

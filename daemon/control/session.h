@@ -63,12 +63,9 @@ typedef void (*session_stopped_cb)(struct session *, const char *file,
 
 /* What every session's record is given (record.h). */
 struct session_hooks {
-	manifest_file_cb	 file_cb;
-	void			*file_arg;
-	retain_hold_cb		 hold_cb;
-	void			*hold_arg;
-	salvage_found_fn	 salvage_cb;	/* a full disk's leftover */
-	void			*salvage_arg;
+	/* finished/'s functions, for every recording's closed files */
+	const struct record_finish_ops	*finish;
+	void			*finish_ctx;
 	session_stopped_cb	 stopped;
 	void			*stopped_arg;
 };

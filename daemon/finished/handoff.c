@@ -190,7 +190,7 @@ handoff_new_job(struct handoff *ho, const char *name)
 }
 
 void
-handoff_add(struct handoff *ho, const struct manifest_facts *f,
+handoff_add(struct handoff *ho, const struct record_file_facts *f,
     int manifest_ok)
 {
 	struct handoff_job	*j;

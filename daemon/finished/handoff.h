@@ -32,8 +32,8 @@ struct handoff	*handoff_create(struct event_base *, int dirfd);
  * directory's group and set-group-ID bit, outside systemd). */
 void		 handoff_configure(struct handoff *, const struct config *);
 /* Queue f's file (its manifest written or not: manifest_ok). */
-void		 handoff_add(struct handoff *, const struct manifest_facts *f,
-		    int manifest_ok);
+void		 handoff_add(struct handoff *,
+		    const struct record_file_facts *f, int manifest_ok);
 /* Queue the hand-offs a previous daemon left owed (their marks). */
 void		 handoff_resume(struct handoff *);
 /* Is name's hand-off queued, running or waiting for a retry? */

@@ -51,7 +51,7 @@ manifest_unlink_beside(int dirfd, const char *name)
 
 /* {"file": NAME.perf-maps.tar, "pids": [...]}, or NULL: none. */
 static json_object *
-manifest_jitmaps(const struct manifest_facts *f)
+manifest_jitmaps(const struct record_file_facts *f)
 {
 	json_object	*o, *a;
 	char		 buf[NAME_MAX + 16];
@@ -181,7 +181,7 @@ manifest_buildids(const uint8_t *buf, size_t len)
 static void
 manifest_add_opened(json_object *o, const char *key, const void *base)
 {
-	const struct manifest_facts	*f = base;
+	const struct record_file_facts	*f = base;
 
 	if (f->opened != 0)
 		manifest_add_utc(o, key, f->opened, -1);
@@ -192,24 +192,24 @@ manifest_add_opened(json_object *o, const char *key, const void *base)
 static void
 manifest_add_finished(json_object *o, const char *key, const void *base)
 {
-	const struct manifest_facts	*f = base;
+	const struct record_file_facts	*f = base;
 
 	manifest_add_utc(o, key, f->finished, -1);
 }
 
 /* The file, where and by which session it was recorded. */
 static const struct jemit_field manifest_name_rows[] = {
-	JEMIT_SP("file", struct manifest_facts, name),
-	JEMIT_SP("host", struct manifest_facts, host),
-	JEMIT_SP("session", struct manifest_facts, session), /* NULL: null */
+	JEMIT_SP("file", struct record_file_facts, name),
+	JEMIT_SP("host", struct record_file_facts, host),
+	JEMIT_SP("session", struct record_file_facts, session), /* NULL: null */
 	JEMIT_ROWS_END
 };
 
 /* call_graph compact: how many samples the daemon unwound, and how many
  * went raw because its worker fell behind. */
 static const struct jemit_field manifest_compact_rows[] = {
-	JEMIT_U("unwound_samples", struct manifest_facts, unwound),
-	JEMIT_U("raw_samples", struct manifest_facts, raw_samples),
+	JEMIT_U("unwound_samples", struct record_file_facts, unwound),
+	JEMIT_U("raw_samples", struct record_file_facts, raw_samples),
 	JEMIT_ROWS_END
 };
 
@@ -222,23 +222,23 @@ static const struct jemit_field manifest_kernel_rows[] = {
 
 /* What the file is and holds, after the machine's facts. */
 static const struct jemit_field manifest_facts_rows[] = {
-	JEMIT_U("seq", struct manifest_facts, seq),
-	JEMIT_B("salvaged", struct manifest_facts, salvaged),
+	JEMIT_U("seq", struct record_file_facts, seq),
+	JEMIT_B("salvaged", struct record_file_facts, salvaged),
 	{ .key = "snapshot_trigger", .member = JEMIT_MEMBER(JEMIT_STRP,
-	    struct manifest_facts, trigger), .empty = JEMIT_OMIT },
+	    struct record_file_facts, trigger), .empty = JEMIT_OMIT },
 	JEMIT_FN_ROW("opened", manifest_add_opened),
 	JEMIT_FN_ROW("finished", manifest_add_finished),
-	JEMIT_U("bytes", struct manifest_facts, bytes),
-	JEMIT_U("samples", struct manifest_facts, samples),
-	JEMIT_U("lost", struct manifest_facts, lost),
-	JEMIT_U("lost_samples", struct manifest_facts, lost_samples),
-	JEMIT_IF(JEMIT_BOOL, struct manifest_facts, compact,
+	JEMIT_U("bytes", struct record_file_facts, bytes),
+	JEMIT_U("samples", struct record_file_facts, samples),
+	JEMIT_U("lost", struct record_file_facts, lost),
+	JEMIT_U("lost_samples", struct record_file_facts, lost_samples),
+	JEMIT_IF(JEMIT_BOOL, struct record_file_facts, compact,
 	    manifest_compact_rows),
 	JEMIT_ROWS_END
 };
 
 json_object *
-manifest_build(const struct manifest_facts *f)
+manifest_build(const struct record_file_facts *f)
 {
 	json_object	*o, *k;
 	struct utsname	 u;
@@ -278,13 +278,13 @@ manifest_build(const struct manifest_facts *f)
 }
 
 void
-manifest_set_jitmaps(json_object *o, const struct manifest_facts *f)
+manifest_set_jitmaps(json_object *o, const struct record_file_facts *f)
 {
 	json_object_object_add(o, "perf_maps", manifest_jitmaps(f));
 }
 
 int
-manifest_write(int dirfd, const struct manifest_facts *f)
+manifest_write(int dirfd, const struct record_file_facts *f)
 {
 	json_object	*o;
 	int		 rc;

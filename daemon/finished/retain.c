@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "manifest.h"
+#include "outdir.h"
 #include "retain.h"
 #include "size.h"
 
@@ -160,13 +160,25 @@ retain_list_free(struct retain_list *l)
 }
 
 int
-retain_free_bytes(int dirfd, uint64_t *out)
+retain_kept(int dirfd, struct record_kept *k)
 {
-	struct statvfs	 sv;
+	struct retain_list	 l;
+	size_t			 i;
 
-	if (fstatvfs(dirfd, &sv) == -1)
+	memset(k, 0, sizeof(*k));
+	if (retain_scan(dirfd, &l) == -1)
 		return -1;
-	*out = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	k->nr = l.nr;
+	k->bytes = l.bytes;
+	for (i = 0; i < l.nr; i++)
+		if (l.files[i].mtime > k->last_finished)
+			k->last_finished = l.files[i].mtime;
+	if (l.nr > 0) {
+		snprintf(k->oldest, sizeof(k->oldest), "%s", l.files[0].name);
+		snprintf(k->newest, sizeof(k->newest), "%s",
+		    l.files[l.nr - 1].name);
+	}
+	retain_list_free(&l);
 	return 0;
 }
 
@@ -237,7 +249,7 @@ retain_enforce(int dirfd, uint64_t max_files, uint64_t max_size,
 		return -1;
 	for (i = 0; i < l.nr && hold != NULL; i++)
 		l.files[i].held = hold(l.files[i].name, hold_arg);
-	if (min_free && retain_free_bytes(dirfd, &avail) == -1)
+	if (min_free && outdir_free_bytes(dirfd, &avail) == -1)
 		avail = UINT64_MAX;
 	if (l.nr > 0 && (why = calloc(l.nr, sizeof(*why))) == NULL) {
 		retain_list_free(&l);

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <dirent.h>
 
+#include "record-finish.h"
+
 struct retain_file {
 	char		name[256];
 	uint64_t	size;
@@ -35,8 +37,9 @@ int	retain_scan(int dirfd, struct retain_list *);
 /* dirfd's entries on a descriptor of its own; NULL with errno. */
 DIR	*retain_opendir(int dirfd);
 void	retain_list_free(struct retain_list *);
-/* Free bytes for unprivileged writers on the directory's filesystem. */
-int	retain_free_bytes(int dirfd, uint64_t *);
+/* The finished files of dirfd counted into *k (record_finish_ops'
+ * kept); 0, or -1 when the directory cannot be read. */
+int	retain_kept(int dirfd, struct record_kept *k);
 /*
  * Remove the oldest finished files until at most max_files (0: no limit)
  * remain and they hold at most max_size bytes (0: no limit); then, for

@@ -118,7 +118,7 @@ salvage_finish(int fd, const char *partial, const uint8_t *map,
  */
 static void
 salvage_count(const uint8_t *map, uint64_t size,
-    const struct perfdata_header *hdr, struct manifest_facts *f)
+    const struct perfdata_header *hdr, struct record_file_facts *f)
 {
 	struct perfdata_section	 feat[PERFDATA_FEAT_MAX];
 	struct perfcheck	*pc;
@@ -155,7 +155,7 @@ struct salvage_job {
 	const char		*hold;	/* PERFSPILL_TEST_SALVAGE_HOLD */
 	salvage_done_fn		 done;
 	void			*arg;
-	struct manifest_facts	 f;
+	struct record_file_facts	 f;
 	uint8_t			*buildids;	/* f's, copied */
 	int			 saved;		/* f holds a file's facts */
 };
@@ -165,7 +165,7 @@ struct salvage_job {
 static void
 salvage_manifest(int fd, struct salvage_job *j)
 {
-	struct manifest_facts	*f = &j->f;
+	struct record_file_facts	*f = &j->f;
 	struct perfdata_header	 h;
 	struct perfdata_section	 b;
 	struct stat		 st;

@@ -30,7 +30,7 @@ typedef void	(*salvage_found_fn)(void *arg, const char *name);
  * like any finished file), or NULL when nothing was saved (logged: a
  * .partial stays for the next try, or is kept as .damaged). */
 typedef void	(*salvage_done_fn)(void *arg, const char *name,
-		    const struct manifest_facts *f);
+		    const struct record_file_facts *f);
 
 /* Called in the loop. */
 /* Every leftover of dirfd to found: each *.data.partial (no writer may

@@ -1,8 +1,9 @@
 /*
  * record-file looks after the files of a recording once they stop taking
- * data: it closes and finishes them (the hand-off of their facts, then
- * retention), and finishes later those a full disk left unfinished. It
- * also answers what the session asks of the output directory (its free
+ * data: it closes and finishes them (their facts are handed to the
+ * creator's finish table, record-finish.h, and retention runs through
+ * it), and finishes later those a full disk left unfinished. It also
+ * answers what the session asks of the output directory (its free
  * space, whether a removed one is back). Everything here runs in the
  * loop. Whether to pause or resume is record.c's decision.
  */
@@ -16,10 +17,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "manifest.h"
 #include "outdir.h"
 #include "record-int.h"
-#include "salvage.h"
 #include "size.h"
 
 /* Seconds between looks for a removed output directory, at most. */
@@ -53,9 +52,10 @@ record_retry_unfinished(struct record *rec)
 				rec->files_done++;
 			continue;
 		}
-		if (rec->salvage_cb != NULL && (rec->hold_cb == NULL ||
-		    !rec->hold_cb(final, rec->hold_arg)))
-			rec->salvage_cb(rec->salvage_arg, rec->unfinished[i]);
+		if (rec->finish->salvage != NULL &&
+		    !rec->finish->holds(rec->finish_ctx, final))
+			rec->finish->salvage(rec->finish_ctx,
+			    rec->unfinished[i]);
 		if (kept != i)
 			memcpy(rec->unfinished[kept], rec->unfinished[i],
 			    sizeof(rec->unfinished[i]));
@@ -69,15 +69,13 @@ record_retry_unfinished(struct record *rec)
 static void
 record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 {
-	struct manifest_facts	 f;
-	char			 why[RECORD_WHY_LEN];
+	struct record_file_facts	 f;
+	char				 why[RECORD_WHY_LEN];
 
 	memset(&f, 0, sizeof(f));
 	/* a flight recording's snapshot says what took it */
 	if (record_window_done(rec, tf, whole, why, sizeof(why)))
 		f.trigger = why;
-	if (rec->file_cb == NULL)
-		return;
 	f.name = tf->name;
 	f.host = rec->host;
 	f.session = rec->name[0] ? rec->name : "default";
@@ -97,7 +95,7 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 	f.cfg = &rec->cfg;
 	f.buildids = tf->buildids.data;
 	f.buildids_len = tf->buildids.len;
-	rec->file_cb(&f, whole, rec->file_arg);
+	rec->finish->file_done(rec->finish_ctx, &f, whole);
 }
 
 /* Retention, with what it removed counted for the daemon's metrics. */
@@ -106,8 +104,8 @@ record_retain(struct record *rec)
 {
 	int	 n;
 
-	n = retain_enforce(rec->dirfd, rec->cfg.max_files, rec->cfg.max_size,
-	    rec->cfg.min_free, rec->hold_cb, rec->hold_arg);
+	n = rec->finish->retain(rec->finish_ctx, rec->dirfd,
+	    rec->cfg.max_files, rec->cfg.max_size, rec->cfg.min_free);
 	if (n > 0)
 		rec->life.files_removed += (uint64_t)n;
 	return n;
@@ -229,7 +227,7 @@ record_find_dir(struct record *rec)
 int
 record_free_bytes(struct record *rec, uint64_t *avail)
 {
-	return retain_free_bytes(rec->dirfd, avail);
+	return outdir_free_bytes(rec->dirfd, avail);
 }
 
 size_t

@@ -38,7 +38,6 @@
 #include "record.h"
 #include "record-metrics.h"
 #include "record-pool.h"
-#include "retain.h"
 #include "ring.h"
 #include "perfdata/sbuf.h"
 #include "tracefile.h"
@@ -228,12 +227,9 @@ struct record {
 	char			 last_file[NAME_MAX + 1];
 	record_stop_cb		 stop_cb;
 	void			*stop_arg;
-	manifest_file_cb	 file_cb;	/* each file closed */
-	void			*file_arg;
-	retain_hold_cb		 hold_cb;	/* files retention must keep */
-	void			*hold_arg;
-	salvage_found_fn	 salvage_cb;	/* unfinished files to finish */
-	void			*salvage_arg;
+	/* finished/'s, given by the creator: what closed files go to */
+	const struct record_finish_ops	*finish;
+	void			*finish_ctx;
 	/* a flight recording (mode flight): its window, NULL otherwise;
 	 * the triggers that may snapshot it, and when one last did */
 	struct record_flight	*flight;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "jemit.h"
+#include "outdir.h"
 #include "record-int.h"
 #include "proto.h"
 
@@ -135,49 +136,33 @@ record_metrics(struct record *rec, struct metrics *m)
 /* The output directory's finished files (every session's) and its free
  * space, for status and the metrics. */
 struct record_disk {
-	uint64_t	 nr, bytes, free;
-	int64_t		 last_finished;		/* the newest mtime; 0: none */
-	char		 oldest[256], newest[256];
-	int		 scanned, have_free;
+	struct record_kept	 k;
+	uint64_t		 free;
+	int			 scanned, have_free;
 };
 
 static void
 record_disk(struct record *rec, struct record_disk *dk)
 {
-	struct retain_list	 l;
-	size_t			 i;
-
 	memset(dk, 0, sizeof(*dk));
-	if (retain_scan(rec->dirfd, &l) == 0) {
-		dk->scanned = 1;
-		dk->nr = l.nr;
-		dk->bytes = l.bytes;
-		for (i = 0; i < l.nr; i++)
-			if (l.files[i].mtime > dk->last_finished)
-				dk->last_finished = l.files[i].mtime;
-		if (l.nr > 0) {
-			snprintf(dk->oldest, sizeof(dk->oldest), "%s",
-			    l.files[0].name);
-			snprintf(dk->newest, sizeof(dk->newest), "%s",
-			    l.files[l.nr - 1].name);
-		}
-		retain_list_free(&l);
-	}
-	dk->have_free = retain_free_bytes(rec->dirfd, &dk->free) == 0;
+	dk->scanned = rec->finish->kept(rec->finish_ctx, rec->dirfd,
+	    &dk->k) == 0;
+	dk->have_free = outdir_free_bytes(rec->dirfd, &dk->free) == 0;
 }
 
 static const struct jemit_field record_disk_names_rows[] = {
-	JEMIT_S("oldest", struct record_disk, oldest),
-	JEMIT_S("newest", struct record_disk, newest),
-	JEMIT_I("last_finished", struct record_disk, last_finished),
+	JEMIT_S("oldest", struct record_disk, k.oldest),
+	JEMIT_S("newest", struct record_disk, k.newest),
+	JEMIT_I("last_finished", struct record_disk, k.last_finished),
 	JEMIT_ROWS_END
 };
 
 static const struct jemit_field record_disk_rows[] = {
-	JEMIT_U("count", struct record_disk, nr),
-	JEMIT_U("bytes", struct record_disk, bytes),
+	JEMIT_U("count", struct record_disk, k.nr),
+	JEMIT_U("bytes", struct record_disk, k.bytes),
 	/* the oldest and newest name only of a directory with a file */
-	JEMIT_IF(JEMIT_UINT, struct record_disk, nr, record_disk_names_rows),
+	JEMIT_IF(JEMIT_UINT, struct record_disk, k.nr,
+	    record_disk_names_rows),
 	JEMIT_ROWS_END
 };
 
@@ -206,10 +191,10 @@ record_disk_metrics(struct record *rec, struct metrics *m)
 	struct record_disk	 dk;
 
 	record_disk(rec, &dk);
-	m->retained_files = dk.nr;
-	m->retained_bytes = dk.bytes;
+	m->retained_files = dk.k.nr;
+	m->retained_bytes = dk.k.bytes;
 	m->disk_free = dk.free;
-	m->last_finished = (time_t)dk.last_finished;
+	m->last_finished = (time_t)dk.k.last_finished;
 }
 
 int

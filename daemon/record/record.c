@@ -48,7 +48,8 @@ static void	record_pause_err(struct record *, int);
 static void	record_trigger_fired(const char *, void *);
 
 struct record *
-record_create(struct event_base *base, int dirfd)
+record_create(struct event_base *base, int dirfd,
+    const struct record_finish_ops *finish, void *finish_ctx)
 {
 	struct record	*rec;
 	char		*p;
@@ -67,6 +68,8 @@ record_create(struct event_base *base, int dirfd)
 	record_thread_init(rec);
 	rec->base = base;
 	rec->dirfd = dirfd;
+	rec->finish = finish;
+	rec->finish_ctx = finish_ctx;
 	rec->lockfd = -1;
 	TAILQ_INIT(&rec->closing);
 	sbuf_init(&rec->kept);
@@ -1250,7 +1253,7 @@ record_finish_stop(struct record *rec)
 	record_retry_unfinished(rec);
 	/* (with a salvage hook they are being finished on its worker, which
 	 * logs what fails) */
-	if (rec->nr_unfinished > 0 && rec->salvage_cb == NULL &&
+	if (rec->nr_unfinished > 0 && rec->finish->salvage == NULL &&
 	    rec->problem[0] == '\0')
 		snprintf(rec->problem, sizeof(rec->problem), "%zu file(s) "
 		    "could not be finished for lack of space; they stay "
@@ -1354,27 +1357,6 @@ record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
 	rc = record_stop_locked(rec, discard, cb, arg);
 	record_unlock(rec);
 	return rc;
-}
-
-void
-record_on_file_done(struct record *rec, manifest_file_cb cb, void *arg)
-{
-	rec->file_cb = cb;
-	rec->file_arg = arg;
-}
-
-void
-record_set_retain_hold(struct record *rec, retain_hold_cb cb, void *arg)
-{
-	rec->hold_cb = cb;
-	rec->hold_arg = arg;
-}
-
-void
-record_set_salvage(struct record *rec, salvage_found_fn cb, void *arg)
-{
-	rec->salvage_cb = cb;
-	rec->salvage_arg = arg;
 }
 
 const char *

@@ -19,9 +19,7 @@
 #include <json-c/json.h>
 
 #include "config.h"
-#include "manifest.h"
-#include "retain.h"
-#include "salvage.h"
+#include "record-finish.h"
 
 struct record;
 
@@ -38,7 +36,14 @@ enum record_state {
  * the last finished file (or NULL when none could be finished). */
 typedef void (*record_stop_cb)(struct record *, const char *file, void *);
 
-struct record	*record_create(struct event_base *, int dirfd);
+/*
+ * A recording writing into dirfd. Each file it closes goes to finish's
+ * functions (record-finish.h: the manifest, the hand-off, retention,
+ * the salvage of a full disk's leftovers), called in the loop with ctx;
+ * finish must outlive the recording.
+ */
+struct record	*record_create(struct event_base *, int dirfd,
+		    const struct record_finish_ops *finish, void *ctx);
 /*
  * The session the recording is (session.h): its files are named
  * perfspill-HOST-NAME-TIME-SEQ.data and their manifests and hand-offs
@@ -46,24 +51,9 @@ struct record	*record_create(struct event_base *, int dirfd);
  * name is a checked session name (session_name_check). Before a start.
  */
 void		 record_set_name(struct record *, const char *name);
-/*
- * cb is called once for every file the recording closes, with what is
- * known of it: whole 0 when it did not get its final name (removed
- * because nothing of it could be written, left .partial for lack of
- * space, or lost with a removed output directory). Called before
- * retention looks at the directory, so that a hand-off registered there
- * holds the file.
- */
-void		 record_on_file_done(struct record *, manifest_file_cb, void *);
-/* Retention keeps the files cb holds (a hand-off not yet done). */
-void		 record_set_retain_hold(struct record *, retain_hold_cb, void *);
-/* The files a full disk left .partial are handed to cb when space
- * returns (the daemon queues their salvage on the file worker; a name
- * the hold callback holds is in it already). Without it they wait for
- * salvage at the next start. */
-void		 record_set_salvage(struct record *, salvage_found_fn, void *);
 /* Retention now, by the recording's settings (a file held when its turn
- * came is free now); the files removed, or -1. In the loop. */
+ * came is free now), through finish's retain; the files removed, or -1.
+ * In the loop. */
 int		 record_retain(struct record *);
 /* The output directory's lock (outdir.h): a directory removed and made
  * again is locked anew before anything is written into it. */
@@ -105,10 +95,10 @@ int	record_rotate(struct record *, const char *why, int wait);
  * file and goes on recording; why ("command", "SIGUSR2", "psi:cpu") goes
  * into its manifest. *name (may be NULL): the file's final name, valid
  * until the next call into the recording; the file is whole when the
- * file hook (record_on_file_done) names it. 0, or -1 with err filled
- * (not a flight recording, a snapshot already being written, the last
- * one less than snapshot_interval ago (limit), no output directory or no
- * room: the window then stays in memory).
+ * file hook (record_finish_ops' file_done) names it. 0, or -1 with err
+ * filled (not a flight recording, a snapshot already being written, the
+ * last one less than snapshot_interval ago (limit), no output directory
+ * or no room: the window then stays in memory).
  */
 int	record_snapshot(struct record *, const char *why, const char **name,
 	    struct config_error *err);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -180,4 +181,15 @@ error:
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+int
+outdir_free_bytes(int dirfd, uint64_t *out)
+{
+	struct statvfs	 sv;
+
+	if (fstatvfs(dirfd, &sv) == -1)
+		return -1;
+	*out = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	return 0;
 }

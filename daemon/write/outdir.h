@@ -9,6 +9,8 @@
 #ifndef PERFSPILL_OUTDIR_H
 #define PERFSPILL_OUTDIR_H
 
+#include <stdint.h>
+
 /* Not perfspill-*: salvage, retention and status never see it. */
 #define OUTDIR_LOCK_FILE	".perfspilld.lock"
 
@@ -30,5 +32,8 @@ int	outdir_gone(int dirfd, const char *path);
  * follows). 0, or -1 with errno and dirfd, lockfd unchanged.
  */
 int	outdir_reopen(int dirfd, int lockfd, const char *path);
+/* Free bytes for unprivileged writers on the directory's filesystem (a
+ * recording's pause and retention's min_free read it). 0, or -1. */
+int	outdir_free_bytes(int dirfd, uint64_t *);
 
 #endif

@@ -25,7 +25,7 @@ int
 main(void)
 {
 	struct sbuf			 b;
-	struct manifest_facts		 f;
+	struct record_file_facts		 f;
 	struct config			 cfg;
 	json_object			*a, *o, *v;
 	uint8_t				 id[20];
