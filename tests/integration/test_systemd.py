@@ -396,7 +396,8 @@ def test_shipped_config_is_accepted_and_documented():
     cfg = normalised_config(SHIPPED_CONFIG)
     want = {
         "record_on_start": True, "events": ["cpu-clock"], "freq": 99,
-        "callgraph": True, "mmap_pages": 128, "cblocks": 2,
+        "callgraph": True, "call_graph": "compact,8192",
+        "mmap_pages": 128, "cblocks": 2,
         "rotate_size": 256 << 20, "rotate_interval": 3600,
         "max_files": 168, "max_size": 4 << 30, "min_free": 1 << 30,
         "output_dir": "/var/lib/perfspill",
@@ -1065,7 +1066,12 @@ def test_daemon_works_inside_the_units_sandbox():
     d = tempfile.mkdtemp(prefix="perfspill-sandbox-")
     os.chmod(d, 0o755)
     sock = os.path.join(d, "control.sock")
-    conf, cfg = private_config(d)
+    # the shipped call_graph compact carries 8 KiB of stack a sample
+    # through the rings, 40 times fp's bytes: the drain waits for strace
+    # (a normal task, on a loaded machine) at each system call, and
+    # rings of 64 and 256 pages overflowed meanwhile (27 and 13 LOST
+    # records); 1024 give it the seconds that 64 gave fp
+    conf, cfg = private_config(d, mmap_pages=1024)
     out = cfg["output_dir"]
     trace = os.path.join(d, "strace.log")
     log = os.path.join(d, "log")
