@@ -513,9 +513,12 @@ def private_config(tmpdir, **over):
     """The shipped config made private: socket and output in tmpdir, a
     rate this VM takes."""
     cfg = normalised_config(SHIPPED_CONFIG)
+    # rings of 256 pages: the shipped call_graph compact carries 8 KiB
+    # of stack a sample through them, and 64 (what fp needed) overflowed
+    # at TEST_FREQ in the sanitizer build on a loaded machine
     cfg.update(socket=os.path.join(tmpdir, "own.sock"),
                output_dir=os.path.join(tmpdir, "out"), freq=TEST_FREQ,
-               mmap_pages=64, rotate_interval=0)
+               mmap_pages=256, rotate_interval=0)
     cfg.update(over)
     path = os.path.join(tmpdir, "perfspilld.json")
     with open(path, "w") as f:
