@@ -88,7 +88,8 @@ rawstack_fork(struct rawstack *rs, uint32_t ppid, uint32_t pid)
 void
 rawstack_exec(struct rawstack *rs, uint32_t pid)
 {
-	unwind_exec(rs->uw, pid);
+	/* perfread gives the records in time order: every mapping goes */
+	unwind_exec(rs->uw, pid, 0);
 }
 
 int

@@ -146,6 +146,17 @@ perfdata_time_off(uint64_t type)
 }
 
 size_t
+perfdata_id_time_back(uint64_t type)
+{
+	/* sample_id: pid/tid, time, id, stream_id, cpu, identifier */
+	if (!(type & PERF_SAMPLE_TIME))
+		return 0;
+	return 8 * (size_t)__builtin_popcountll(type & (PERF_SAMPLE_TIME |
+	    PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+	    PERF_SAMPLE_IDENTIFIER));
+}
+
+size_t
 perfdata_sample_times(const uint8_t *buf, size_t len, size_t time_off,
     uint64_t *first, uint64_t *last)
 {

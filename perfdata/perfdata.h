@@ -80,6 +80,10 @@ size_t	 perfdata_pid_off(uint64_t sample_type);
 /* Where a sample's time lies for this sample_type: after its id, ip and
  * pid/tid; 0 when samples carry no time. */
 size_t	 perfdata_time_off(uint64_t sample_type);
+/* Where a record other than a sample carries its time in its sample_id
+ * (sample_id_all): this many bytes before its end; 0 when it carries
+ * none. */
+size_t	 perfdata_id_time_back(uint64_t sample_type);
 
 /* Widen [*first, *last] (0: empty) to the times of the samples among the
  * records from buf's start. Returns where the walk stopped: len, or the

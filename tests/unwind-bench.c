@@ -71,7 +71,7 @@ bench_visit(void *arg, const uint8_t *rec, size_t size, size_t attr)
 	case PERF_RECORD_COMM:
 		memcpy(v, rec + 8, 4);
 		if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
-			unwind_exec(b->uw, v[0]);
+			unwind_exec(b->uw, v[0], 0);
 		return 0;
 	case PERF_RECORD_SAMPLE:
 		smp = perfcheck_sample_fields(b->pc);

@@ -27,6 +27,7 @@ struct uw_bin {
 
 struct uw_map {
 	uint64_t	 start, end, pgoff;
+	uint64_t	 time;		/* its record's; 0: unknown */
 	struct uw_bin	*bin;
 };
 
@@ -38,6 +39,7 @@ struct uw_proc {
 	size_t		 nmaps, cap;
 	uint64_t	 gen;		/* bumped when a mapping is replaced
 					 * by another file or placement */
+	uint64_t	 exec_time;	/* of its last exec; 0: none known */
 	void		*priv;		/* the unwinder's */
 };
 
@@ -79,7 +81,7 @@ void		 uw_space_finish(struct uw_space *, void (*bin_free)(void *,
 struct uw_proc	*uw_proc_get(struct uw_space *, uint32_t pid, int create);
 int		 uw_space_map(struct uw_space *, const struct unwind_map *);
 int		 uw_space_fork(struct uw_space *, uint32_t ppid, uint32_t pid);
-void		 uw_space_exec(struct uw_space *, uint32_t pid);
+void		 uw_space_exec(struct uw_space *, uint32_t pid, uint64_t time);
 void		 uw_space_exit(struct uw_space *, uint32_t pid);
 const struct uw_map *uw_proc_lookup(const struct uw_proc *, uint64_t addr);
 

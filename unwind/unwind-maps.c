@@ -225,8 +225,12 @@ uw_space_map(struct uw_space *sp, const struct unwind_map *m)
 	if (m->len == 0 || m->start + m->len < m->start || m->path == NULL)
 		return 0;
 	end = m->start + m->len;
-	if ((p = uw_proc_get(sp, m->pid, 1)) == NULL ||
-	    (b = uw_bin_get(sp, m)) == NULL || uw_proc_reserve(p, 2) == -1)
+	if ((p = uw_proc_get(sp, m->pid, 1)) == NULL)
+		return -1;
+	/* a mapping of the program before its last exec, read after it */
+	if (m->time != 0 && m->time < p->exec_time)
+		return 0;
+	if ((b = uw_bin_get(sp, m)) == NULL || uw_proc_reserve(p, 2) == -1)
 		return -1;
 	/* the first mapping that ends after start, the first that starts
 	 * at or after end: [lo, hi) overlap the new one */
@@ -237,6 +241,7 @@ uw_space_map(struct uw_space *sp, const struct unwind_map *m)
 	nm.start = m->start;
 	nm.end = end;
 	nm.pgoff = m->pgoff;
+	nm.time = m->time;
 	nm.bin = b;
 	/* a mapping into free space, or over the same file at the same
 	 * place (ld.so maps a library whole, then its segments over it),
@@ -304,14 +309,31 @@ uw_space_fork(struct uw_space *sp, uint32_t ppid, uint32_t pid)
 }
 
 void
-uw_space_exec(struct uw_space *sp, uint32_t pid)
+uw_space_exec(struct uw_space *sp, uint32_t pid, uint64_t time)
 {
 	struct uw_proc	*p;
+	size_t		 i, n = 0;
 
-	if ((p = uw_proc_get(sp, pid, 0)) != NULL) {
+	if ((p = uw_proc_get(sp, pid, time != 0)) == NULL)
+		return;
+	/* an exec before the last one, read after it (a program that
+	 * execs itself again, as ASan's runtime does): its maps are gone */
+	if (time != 0 && time < p->exec_time)
+		return;
+	p->exec_time = time;
+	p->gen++;
+	/* the new program's mappings read before its exec stay */
+	for (i = 0; time != 0 && i < p->nmaps; i++)
+		if (p->maps[i].time > time)
+			p->maps[n++] = p->maps[i];
+	if (n == 0) {
 		uw_proc_clear(sp, p);
-		p->gen++;
+		return;
 	}
+	if (sp->proc_free != NULL && p->priv != NULL)
+		sp->proc_free(sp->arg, p);
+	p->priv = NULL;
+	p->nmaps = n;
 }
 
 void

@@ -57,9 +57,9 @@ unwind_fork(struct unwind *uw, uint32_t ppid, uint32_t pid)
 }
 
 void
-unwind_exec(struct unwind *uw, uint32_t pid)
+unwind_exec(struct unwind *uw, uint32_t pid, uint64_t time)
 {
-	uw_space_exec(&uw->sp, pid);
+	uw_space_exec(&uw->sp, pid, time);
 }
 
 void

@@ -78,6 +78,8 @@ struct unwind_map {
 					 * "[vdso]", "//anon", ... */
 	const uint8_t	*build_id;	/* NULL/0: the record has none */
 	size_t		 build_id_len;
+	uint64_t	 time;		/* the record's (sample_id), perf's
+					 * clock; 0: unknown (synthesized) */
 };
 
 /* One sample's user part, its fields as the record holds them. */
@@ -132,13 +134,18 @@ void		 unwind_destroy(struct unwind *);
  * process, as mmap does. fork: a new process (pid != ppid) starts with
  * a copy of its parent's mappings; a new thread (pid == ppid) changes
  * nothing. exec: the process's mappings are dropped (an exec COMM
- * record, PERF_RECORD_MISC_COMM_EXEC). exit: the process is forgotten
+ * record, PERF_RECORD_MISC_COMM_EXEC, at its time), but for those
+ * recorded after that time: a reader of per-CPU rings one after another
+ * may see the new program's mappings, on another CPU's ring (its exec
+ * slept on the disk and woke there), before the exec, and the mappings
+ * (and execs) older than the last exec read are left out; time 0 drops
+ * them all, for a reader in time order. exit: the process is forgotten
  * (give it the process's last thread's EXIT, pid == tid). 0/-1 (-1:
  * out of memory).
  */
 int		 unwind_map_add(struct unwind *, const struct unwind_map *);
 int		 unwind_fork(struct unwind *, uint32_t ppid, uint32_t pid);
-void		 unwind_exec(struct unwind *, uint32_t pid);
+void		 unwind_exec(struct unwind *, uint32_t pid, uint64_t time);
 void		 unwind_exit(struct unwind *, uint32_t pid);
 
 /*

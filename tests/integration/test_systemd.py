@@ -396,7 +396,8 @@ def test_shipped_config_is_accepted_and_documented():
     cfg = normalised_config(SHIPPED_CONFIG)
     want = {
         "record_on_start": True, "events": ["cpu-clock"], "freq": 99,
-        "callgraph": True, "mmap_pages": 128, "cblocks": 2,
+        "callgraph": True, "call_graph": "compact,8192",
+        "mmap_pages": 128, "cblocks": 2,
         "rotate_size": 256 << 20, "rotate_interval": 3600,
         "max_files": 168, "max_size": 4 << 30, "min_free": 1 << 30,
         "output_dir": "/var/lib/perfspill",
@@ -512,9 +513,12 @@ def private_config(tmpdir, **over):
     """The shipped config made private: socket and output in tmpdir, a
     rate this VM takes."""
     cfg = normalised_config(SHIPPED_CONFIG)
+    # rings of 256 pages: the shipped call_graph compact carries 8 KiB
+    # of stack a sample through them, and 64 (what fp needed) overflowed
+    # at TEST_FREQ in the sanitizer build on a loaded machine
     cfg.update(socket=os.path.join(tmpdir, "own.sock"),
                output_dir=os.path.join(tmpdir, "out"), freq=TEST_FREQ,
-               mmap_pages=64, rotate_interval=0)
+               mmap_pages=256, rotate_interval=0)
     cfg.update(over)
     path = os.path.join(tmpdir, "perfspilld.json")
     with open(path, "w") as f:
@@ -1065,7 +1069,12 @@ def test_daemon_works_inside_the_units_sandbox():
     d = tempfile.mkdtemp(prefix="perfspill-sandbox-")
     os.chmod(d, 0o755)
     sock = os.path.join(d, "control.sock")
-    conf, cfg = private_config(d)
+    # the shipped call_graph compact carries 8 KiB of stack a sample
+    # through the rings, 40 times fp's bytes: the drain waits for strace
+    # (a normal task, on a loaded machine) at each system call, and
+    # rings of 64 and 256 pages overflowed meanwhile (27 and 13 LOST
+    # records); 1024 give it the seconds that 64 gave fp
+    conf, cfg = private_config(d, mmap_pages=1024)
     out = cfg["output_dir"]
     trace = os.path.join(d, "strace.log")
     log = os.path.join(d, "log")

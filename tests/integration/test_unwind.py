@@ -21,6 +21,7 @@ import tempfile
 
 import harness
 from harness import Daemon, Skip, flame, folded, perf
+from shares import perf_report_shares, stack_shares
 
 TARGET = os.path.join(harness.BUILD, "tests", "unwindtarget")
 PYTHON = "/usr/bin/python3"
@@ -28,18 +29,8 @@ CHAIN = ["main", "work::outer_fn", "work::middle_fn", "work::leaf_fn"]
 # where a whole stack starts: the program's or a thread's start
 ROOTS = ("_start", "main", "clone", "clone3", "start_thread",
          "_dl_start_user")
-BUSY = """
-import os, sys, time
-t = time.time()
-def f(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-while time.time() - t < float(sys.argv[1]):
-    f(10000)
-print(os.getpid())
-"""
+BUSY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                    "busyloop.py")
 
 _work = tempfile.mkdtemp(prefix="perfspill-unwind-")
 _cache = {}
@@ -91,10 +82,7 @@ def python_recording():
     if "py" not in _cache:
         if not os.path.exists(PYTHON):
             raise Skip("no " + PYTHON)
-        script = os.path.join(_work, "busy.py")
-        with open(script, "w") as f:
-            f.write(BUSY)
-        _cache["py"] = record_dwarf([PYTHON, script, "4"], "py")
+        _cache["py"] = record_dwarf([PYTHON, BUSY, "4"], "py")
     return _cache["py"]
 
 
@@ -218,26 +206,9 @@ def test_python_busy_loop():
 def perf_children(path, pid):
     """{function: (inclusive %, self %)} of perf report --children on
     pid's samples."""
-    out = perf("report", "-i", path, "--stdio", "--children", "--pid",
-               str(pid), "--sort", "sym", "-q", "-g", "none",
-               "--no-inline").stdout
-    shares = {}
-    for line in out.splitlines():
-        f = line.split(None, 3)
-        if len(f) == 4 and f[0].endswith("%") and f[2] in ("[.]", "[k]"):
-            shares[f[3].strip()] = (float(f[0][:-1]), float(f[1][:-1]))
-    return shares
-
-
-def our_children(stacks):
-    total = sum(stacks.values())
-    inc, slf = collections.Counter(), collections.Counter()
-    for s, n in stacks.items():
-        for f in set(s):
-            inc[f] += n
-        slf[s[-1]] += n
-    return {f: (100.0 * inc[f] / total, 100.0 * slf[f] / total)
-            for f in inc}
+    return perf_report_shares(perf(
+        "report", "-i", path, "--stdio", "--children", "--pid", str(pid),
+        "--sort", "sym", "-q", "-g", "none", "--no-inline").stdout)
 
 
 def test_children_shares_as_perf_report():
@@ -246,7 +217,7 @@ def test_children_shares_as_perf_report():
     every other function perf gives 1 % or more (an inlined frame of
     perf's, which we do not show, left out)."""
     path, pid = cxx_recording()
-    ours = our_children(our_stacks(path, pid))
+    ours = stack_shares(our_stacks(path, pid))
     theirs = perf_children(path, pid)
     print("perf:", sorted(theirs.items(), key=lambda x: -x[1][0])[:10])
     print("ours:", sorted(ours.items(), key=lambda x: -x[1][0])[:10])

@@ -132,6 +132,17 @@ test_sample_offsets(void)
 	CHECK_U64(perfdata_pid_off(all & ~PERF_SAMPLE_TID), 0);
 	CHECK_U64(perfdata_time_off(all & ~PERF_SAMPLE_TID), 8 + 8 + 8);
 	CHECK_U64(perfdata_time_off(all & ~PERF_SAMPLE_TIME), 0);
+	/* a task record's sample_id: pid/tid, time, id, stream_id, cpu,
+	 * identifier; the daemon's (identifier, tid, time, cpu) puts the
+	 * time 24 bytes before the end */
+	CHECK_U64(perfdata_id_time_back(PERF_SAMPLE_IDENTIFIER |
+	    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN), 24);
+	CHECK_U64(perfdata_id_time_back(PERF_SAMPLE_TID | PERF_SAMPLE_TIME),
+	    8);
+	CHECK_U64(perfdata_id_time_back(PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+	    PERF_SAMPLE_STREAM_ID), 24);
+	CHECK_U64(perfdata_id_time_back(all & ~PERF_SAMPLE_TIME), 0);
 }
 
 int

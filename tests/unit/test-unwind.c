@@ -26,7 +26,9 @@ test_maps(void)
 	struct unwind_map	 m = { .pid = 7, .path = "/bin/a" };
 	const struct uw_proc	*p;
 	const struct uw_map	*um;
+	static const uint64_t	 times[] = { 0, 90, 110, 120 };
 	uint32_t		 pid;
+	int			 i;
 
 	CHECK_EQ(uw_space_init(&sp), 0);
 	m.start = 0x1000;
@@ -71,10 +73,44 @@ test_maps(void)
 	p = uw_proc_get(&sp, 8, 0);
 	CHECK(p != NULL && p->nmaps == 3 && uw_proc_lookup(p, 0x3000) !=
 	    NULL);
-	uw_space_exec(&sp, 8);
+	uw_space_exec(&sp, 8, 0);
 	p = uw_proc_get(&sp, 8, 0);
 	CHECK(p != NULL && p->nmaps == 0);
 	CHECK(uw_proc_get(&sp, 7, 0)->nmaps == 3);
+	/* an exec read after the new program's first mappings (another
+	 * CPU's ring read first) keeps those, made after its time, and
+	 * drops the old program's and the unknown (synthesized) ones */
+	m.pid = 8;
+	m.len = 0x1000;
+	for (i = 0; i < 4; i++) {
+		m.path = i < 2 ? "/bin/old" : "/bin/new";
+		m.start = 0x10000 * (i + 1);
+		m.time = times[i];
+		CHECK_EQ(uw_space_map(&sp, &m), 0);
+	}
+	uw_space_exec(&sp, 8, 100);
+	p = uw_proc_get(&sp, 8, 0);
+	CHECK(p != NULL && p->nmaps == 2);
+	CHECK(uw_proc_lookup(p, 0x10000) == NULL &&
+	    uw_proc_lookup(p, 0x20000) == NULL);
+	um = uw_proc_lookup(p, 0x40000);
+	CHECK(um != NULL && strcmp(um->bin->path, "/bin/new") == 0 &&
+	    um->time == 120 && uw_proc_lookup(p, 0x30000) != NULL);
+	/* the old program's mapping and an older exec (a program that
+	 * execs itself twice), read after that exec, change nothing */
+	m.path = "/bin/old";
+	m.start = 0x50000;
+	m.time = 95;
+	CHECK_EQ(uw_space_map(&sp, &m), 0);
+	uw_space_exec(&sp, 8, 60);
+	p = uw_proc_get(&sp, 8, 0);
+	CHECK(p->nmaps == 2 && uw_proc_lookup(p, 0x50000) == NULL);
+	/* in time order (time 0), an exec drops every mapping */
+	uw_space_exec(&sp, 8, 0);
+	CHECK_EQ(uw_proc_get(&sp, 8, 0)->nmaps, 0);
+	m.pid = 7;
+	m.path = "/bin/c";
+	m.time = 0;
 	/* many processes: the table grows, and each exit keeps the others
 	 * reachable (linear probing's deletion) */
 	m.start = 0x1000;
