@@ -584,18 +584,58 @@ cmd_session_refuses(json_object *settings)
 	return NULL;
 }
 
+/*
+ * session_start, once more with frame pointers where the configured
+ * call_graph compact cannot record what the start asks (a flight
+ * window, a tracepoint, serial writes, compression: record.c says why)
+ * and the start named no call graph itself: it is not refused for a
+ * setting it never gave. The fallback joins the start's one-off
+ * settings, so its reply ("overrides") and later configures show it.
+ */
+static int
+cmd_session_start(struct daemon *d, const char *name, struct config *tmp,
+    uint64_t duration, json_object *settings, struct config_error *err)
+{
+	struct config_error	 e2;
+	json_object		*fp;
+	char			 why[sizeof(err->msg)];
+
+	if (session_start(d->sessions, name, tmp, duration, err) == 0)
+		return 0;
+	if (tmp->callgraph != CONFIG_CG_COMPACT ||
+	    strcmp(err->key, "call_graph") != 0 ||
+	    json_object_object_get_ex(settings, "call_graph", NULL) ||
+	    json_object_object_get_ex(settings, "callgraph", NULL))
+		return -1;
+	snprintf(why, sizeof(why), "%s", err->msg);
+	fp = json_object_new_object();
+	json_object_object_add(fp, "call_graph", json_object_new_string("fp"));
+	if (config_apply(tmp, fp, CONFIG_REQUEST, &e2, NULL) == -1) {
+		json_object_put(fp);
+		return -1;
+	}
+	json_object_put(fp);
+	if (session_start(d->sessions, name, tmp, duration, err) == -1)
+		return -1;
+	log_info("%s: the configured %s; this start records with call_graph "
+	    "fp", name != NULL ? name : SESSION_DEFAULT, why);
+	json_object_object_add(settings, "call_graph",
+	    json_object_new_string("fp"));
+	return 0;
+}
+
 /* An on-demand session's start: tmp is the configured settings with its
  * own on top. */
 static void
 cmd_start_session(struct daemon *d, struct control_client *c,
-    const char *name, const struct config *tmp, uint64_t duration,
+    const char *name, struct config *tmp, uint64_t duration,
     json_object *settings)
 {
 	struct config_error	 err;
 	struct session		*s;
 	json_object		*o;
 
-	if (session_start(d->sessions, name, tmp, duration, &err) == -1) {
+	if (cmd_session_start(d, name, tmp, duration, settings, &err) == -1) {
 		log_warnx("start of session %s refused: %s", name, err.msg);
 		cmd_config_error(c, &err);
 		return;
@@ -681,7 +721,7 @@ cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 		cmd_start_session(d, c, name, &tmp, duration, settings);
 		goto out;
 	}
-	if (session_start(d->sessions, NULL, &tmp, 0, &err) == -1) {
+	if (cmd_session_start(d, NULL, &tmp, 0, settings, &err) == -1) {
 		log_warnx("start refused: %s", err.msg);
 		cmd_config_error(c, &err);
 		goto out;

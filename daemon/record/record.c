@@ -817,7 +817,7 @@ record_compact_refused(const struct record *rec, const struct config *cfg)
 
 	if (cfg->flight)
 		return "writes files: a flight recording's window keeps the "
-		    "raw stacks (use call_graph dwarf)";
+		    "raw stacks (use call_graph fp or dwarf)";
 	if (cfg->compression > 0)
 		return "writes its samples uncompressed; compression must be 0";
 	if (cfg->cblocks == 0)

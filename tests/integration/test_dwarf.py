@@ -272,6 +272,38 @@ def test_compact_refuses_what_it_cannot_write():
         assert d.status()["state"] == "idle", d.status()
 
 
+def test_configured_compact_gives_way_to_what_a_start_asks():
+    """The shipped config's compact (configured, not asked by the start)
+    meets a start that asks what compact cannot record (the README's
+    flight recorder, a tracepoint, serial writes): the start records with
+    frame pointers, its reply's one-off settings and the log say so; a
+    session's start likewise. A start that asks compact itself is still
+    refused."""
+    with Daemon(config={"call_graph": "compact",
+                        "record_on_start": False}) as d:
+        for extra in (("--mode", "flight", "--window", "30s"),
+                      ("-e", "sched:sched_switch"), ("--cblocks", "0"),
+                      ("--session", "fl", "--mode", "flight")):
+            rc, rep = d.ctl("start", *extra, check=False)
+            assert rc == 0, (extra, rep)
+            assert rep["data"]["overrides"]["call_graph"] == "fp", \
+                (extra, rep["data"]["overrides"])
+            sess = ("--session", "fl") if "--session" in extra else ()
+            st = d.ctl("status", *sess)[1]["data"]
+            assert st["settings"]["call_graph"].startswith("fp"), \
+                st["settings"]
+            d.ctl("stop", *sess)
+        with open(d.log) as f:
+            log = f.read()
+        assert "the configured call_graph compact writes files" in log and \
+            "this start records with call_graph fp" in log, log[-3000:]
+        rc, rep = d.ctl("start", "--call-graph", "compact", "--mode",
+                        "flight", check=False)
+        assert rc != 0 and "call_graph compact" in \
+            rep["error"]["message"], rep
+        assert d.status()["state"] == "idle", d.status()
+
+
 if __name__ == "__main__":
     try:
         harness.main(globals())
