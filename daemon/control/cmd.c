@@ -568,8 +568,9 @@ cmd_duration(struct control_client *c, json_object *v, uint64_t *secs)
 /*
  * Settings an on-demand session may not have of its own: retention is
  * one disk budget for every session (the daemon's), and so is the bound
- * that keeps snapshots from flooding it; the loop's scheduling is one
- * for all of them. NULL, or the key.
+ * that keeps snapshots from flooding it; and every recording's drain
+ * thread runs at the daemon's one real-time priority, so that no
+ * session's drain can starve another's. NULL, or the key.
  */
 static const char *
 cmd_session_refuses(json_object *settings)
@@ -709,7 +710,7 @@ cmd_start(struct daemon *d, struct control_client *c, json_object *args)
 	if (name != NULL && (key = cmd_session_refuses(settings)) != NULL) {
 		cmd_error(c, PROTO_E_NOT_SETTABLE, key, "%s is the daemon's, "
 		    "one for every session (%s); set it with configure", key,
-		    strcmp(key, "realtime") == 0 ? "the loop's scheduling" :
+		    strcmp(key, "realtime") == 0 ? "the drain threads' priority" :
 		    "one disk budget");
 		goto out;
 	}
