@@ -603,7 +603,10 @@ cmd_session_start(struct daemon *d, const char *name, struct config *tmp,
 
 	if (session_start(d->sessions, name, tmp, duration, err) == 0)
 		return 0;
+	/* a refusal of what compact cannot record is a bad value; a worker
+	 * that cannot start (a system error) is not fallen back from */
 	if (tmp->callgraph != CONFIG_CG_COMPACT ||
+	    err->code != PROTO_E_BAD_VALUE ||
 	    strcmp(err->key, "call_graph") != 0 ||
 	    json_object_object_get_ex(settings, "call_graph", NULL) ||
 	    json_object_object_get_ex(settings, "callgraph", NULL))
