@@ -105,28 +105,28 @@ record_chunk_serial(struct record *rec, struct record_cpu *c,
 	src[1] = t->niov > 1 ? t->iov[1].iov_base : NULL;
 	l[1] = t->niov > 1 ? t->iov[1].iov_len : 0;
 	if (c->counts.self != t->before.self || t->repair) {
-		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->xbuf,
+		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->w.xbuf,
 		    rec->self_pid, rec->pid_off);
-		src[0] = rec->xbuf;
+		src[0] = rec->w.xbuf;
 		l[1] = 0;
 		if (t->repair)
-			buildid_repair(rec->xbuf, l[0],
+			buildid_repair(rec->w.xbuf, l[0],
 			    rec->cfg.kernel_build_id);
 	}
 	/* a rotation's tracking records: from the copy where
 	 * there is one, whose build-id flags are repaired */
-	if (src[0] == rec->xbuf)
-		record_keep(rec, rec->xbuf, l[0], 0, l[0]);
+	if (src[0] == rec->w.xbuf)
+		record_keep(rec, rec->w.xbuf, l[0], 0, l[0]);
 	else
 		record_keep(rec, c->ring.data, c->ring.size, t->tail, t->head);
 	mark.samples = c->counts.samples - t->before.samples;
 	mark.first = mark.last = 0;
 	record_mark(rec, &mark, src, l);
-	if (rec->zc != NULL && l[0] + l[1] > 0 &&
-	    (len = compress_records(rec->zc, rec->zbuf,
-	    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
+	if (rec->w.zc != NULL && l[0] + l[1] > 0 &&
+	    (len = compress_records(rec->w.zc, rec->w.zbuf,
+	    rec->w.zcap, src[0], l[0], src[1], l[1])) > 0) {
 		tracefile_compressed(tf, l[0] + l[1], len);
-		src[0] = rec->zbuf;
+		src[0] = rec->w.zbuf;
 		l[0] = len;
 		l[1] = 0;
 	}
@@ -192,9 +192,9 @@ record_chunk(struct record *rec, struct record_cpu *c,
 	mark->samples = c->counts.samples - t->before.samples;
 	mark->first = f.first;
 	mark->last = f.last;
-	if (rec->zc == NULL)
+	if (rec->w.zc == NULL)
 		return len;
-	if ((n = compress_records(rec->zc, dst, avail, src, len, NULL, 0)) >
+	if ((n = compress_records(rec->w.zc, dst, avail, src, len, NULL, 0)) >
 	    0) {
 		tracefile_compressed(tf, len, n);
 		return n;

@@ -24,10 +24,10 @@ record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 	if (rec->cap_cpus < n)
 		rec->cap_cpus = n;
 	rec->nr_cpus = 0;
-	free(rec->staged);
-	rec->staged = calloc(rec->cap_cpus, sizeof(*rec->staged));
+	free(rec->w.staged);
+	rec->w.staged = calloc(rec->cap_cpus, sizeof(*rec->w.staged));
 	rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus));
-	if (rec->staged == NULL || rec->cpus == NULL)
+	if (rec->w.staged == NULL || rec->cpus == NULL)
 		return -1;
 	/* a CPU listed twice (record.c's test hook of many rings) gets a
 	 * ring each time */
@@ -84,7 +84,7 @@ record_cpu_make(struct record *rec, int cpu)
 int
 record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 {
-	size_t	 cap = (rec->zc ? rec->zcap : c->ring.size) + RECORD_ROUND_LEN;
+	size_t	 cap = (rec->w.zc ? rec->w.zcap : c->ring.size) + RECORD_ROUND_LEN;
 
 	while (c->nr_cbs < n) {
 		if (cblock_init(&c->cbs[c->nr_cbs], cap) == -1)
@@ -113,23 +113,23 @@ record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 	if (n == 0)
 		return 0;
 	if (tracefile_direct_on(tf)) {
-		cap = record_pool_block((rec->zc ? rec->zcap : ring) +
+		cap = record_pool_block((rec->w.zc ? rec->w.zcap : ring) +
 		    RECORD_ROUND_LEN);
 		/* the base, and the bound a burst grows it to: what
 		 * record_memory counted (a test's bound may be lower) */
 		bound = record_pool_bound(n, cap);
 		if ((base = record_pool_count(n)) > bound)
 			base = bound;
-		if (record_pool_made(&rec->pool)) {
-			if (record_pool_resize(&rec->pool, base) == -1)
+		if (record_pool_made(&rec->w.pool)) {
+			if (record_pool_resize(&rec->w.pool, base) == -1)
 				return -1;
-		} else if (record_pool_init(&rec->pool, &rec->q, cap,
+		} else if (record_pool_init(&rec->w.pool, &rec->w.q, cap,
 		    record_pool_write(cap), base) == -1)
 			return -1;
-		record_pool_set_bound(&rec->pool, bound);
+		record_pool_set_bound(&rec->w.pool, bound);
 		return 0;
 	}
-	rec->ring_cblocks = 1;
+	rec->w.ring_cblocks = 1;
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].ring.base != NULL &&
 		    record_cpu_buffers(rec, &rec->cpus[i], n) == -1)
@@ -141,15 +141,15 @@ uint64_t
 record_buffer_bytes(const struct record *rec)
 {
 	size_t		 i, j;
-	uint64_t	 n = record_pool_bytes(&rec->pool);
+	uint64_t	 n = record_pool_bytes(&rec->w.pool);
 
 	for (i = 0; i < rec->nr_cpus; i++)
 		for (j = 0; j < rec->cpus[i].nr_cbs; j++)
 			n += rec->cpus[i].cbs[j].cap;
-	if (rec->xbuf != NULL)
+	if (rec->w.xbuf != NULL)
 		n += rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-	if (rec->zbuf != NULL)
-		n += rec->zcap;
+	if (rec->w.zbuf != NULL)
+		n += rec->w.zcap;
 	return n;
 }
 
@@ -177,7 +177,7 @@ record_cpu_open(struct record *rec, struct record_cpu *c,
 	    err) == -1)
 		return -1;
 	if (record_thread_watch(rec, c) == -1 ||
-	    (rec->mode == RECORD_AIO && rec->ring_cblocks &&
+	    (rec->w.mode == RECORD_AIO && rec->w.ring_cblocks &&
 	    record_cpu_buffers(rec, c, rec->cfg.cblocks) == -1)) {
 		record_cpu_close(rec, c);
 		config_fail(err, PROTO_E_SYSTEM, NULL, "cpu %d: out of memory",

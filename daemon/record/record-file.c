@@ -5,7 +5,12 @@
  * it), and finishes later those a full disk left unfinished. It also
  * answers what the session asks of the output directory (its free
  * space, whether a removed one is back). Everything here runs in the
- * loop. Whether to pause or resume is record.c's decision.
+ * loop; only record_close_file and record_reap_files need the drain's
+ * lock, for the queue and the current file they share with the drain
+ * thread. A file is finished without it (record_finish_files): its
+ * fsync, rename, manifest and retention would otherwise hold the drain
+ * thread back for milliseconds while the rings fill. Whether to pause
+ * or resume is record.c's decision.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,28 +45,28 @@ record_retry_unfinished(struct record *rec)
 	char		 final[NAME_MAX + 1];
 	size_t		 i, kept = 0, n;
 
-	for (i = 0; i < rec->nr_unfinished; i++) {
-		n = strlen(rec->unfinished[i]) - strlen(".partial");
-		memcpy(final, rec->unfinished[i], n);
+	for (i = 0; i < rec->files.nr_unfinished; i++) {
+		n = strlen(rec->files.unfinished[i]) - strlen(".partial");
+		memcpy(final, rec->files.unfinished[i], n);
 		final[n] = '\0';
-		if (fstatat(rec->dirfd, rec->unfinished[i], &st,
+		if (fstatat(rec->dirfd, rec->files.unfinished[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT) {
 			/* finished (or kept as .damaged) */
 			if (fstatat(rec->dirfd, final, &st,
 			    AT_SYMLINK_NOFOLLOW) == 0)
-				rec->files_done++;
+				rec->files.done++;
 			continue;
 		}
-		if (rec->finish->salvage != NULL &&
-		    !rec->finish->holds(rec->finish_ctx, final))
-			rec->finish->salvage(rec->finish_ctx,
-			    rec->unfinished[i]);
+		if (rec->files.finish->salvage != NULL &&
+		    !rec->files.finish->holds(rec->files.finish_ctx, final))
+			rec->files.finish->salvage(rec->files.finish_ctx,
+			    rec->files.unfinished[i]);
 		if (kept != i)
-			memcpy(rec->unfinished[kept], rec->unfinished[i],
-			    sizeof(rec->unfinished[i]));
+			memcpy(rec->files.unfinished[kept], rec->files.unfinished[i],
+			    sizeof(rec->files.unfinished[i]));
 		kept++;
 	}
-	rec->nr_unfinished = kept;
+	rec->files.nr_unfinished = kept;
 }
 
 /* Hand a closed file's facts on (the manifest, the hand-off, the rotate
@@ -95,7 +100,7 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 	f.cfg = &rec->cfg;
 	f.buildids = tf->buildids.data;
 	f.buildids_len = tf->buildids.len;
-	rec->finish->file_done(rec->finish_ctx, &f, whole);
+	rec->files.finish->file_done(rec->files.finish_ctx, &f, whole);
 }
 
 /* Retention, with what it removed counted for the daemon's metrics. */
@@ -104,7 +109,7 @@ record_retain(struct record *rec)
 {
 	int	 n;
 
-	n = rec->finish->retain(rec->finish_ctx, rec->dirfd,
+	n = rec->files.finish->retain(rec->files.finish_ctx, rec->dirfd,
 	    rec->cfg.max_files, rec->cfg.max_size, rec->cfg.min_free);
 	if (n > 0)
 		rec->life.files_removed += (uint64_t)n;
@@ -118,33 +123,33 @@ record_file_done(struct tracefile *tf, void *arg)
 	int		 whole = 0;
 
 	if (tf->bad_off != UINT64_MAX)
-		rec->bytes_cut += tf->reserved - tf->bad_off;
+		rec->files.bytes_cut += tf->reserved - tf->bad_off;
 	if (tf->removed) {
 		log_warnx("%s: nothing recorded could be written (%s at "
 		    "offset %" PRIu64 "); removed", tf->partial,
 		    strerror(tf->err), tf->bad_off);
 	} else if (tf->unfinished) {
-		if (rec->nr_unfinished < RECORD_UNFINISHED_MAX)
-			snprintf(rec->unfinished[rec->nr_unfinished++],
+		if (rec->files.nr_unfinished < RECORD_UNFINISHED_MAX)
+			snprintf(rec->files.unfinished[rec->files.nr_unfinished++],
 			    NAME_MAX + 1, "%s", tf->partial);
 	} else if (faccessat(rec->dirfd, tf->name, F_OK,
 	    AT_SYMLINK_NOFOLLOW) == -1) {
 		/* renamed into a directory no one can reach, or not at all */
-		rec->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
+		rec->files.bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
 		    tf->reserved;
-		rec->files_lost++;
-		snprintf(rec->problem, sizeof(rec->problem), "the output "
+		rec->files.lost++;
+		snprintf(rec->files.problem, sizeof(rec->files.problem), "the output "
 		    "directory %s was removed while recording: %" PRIu64
 		    " file(s) lost, their bytes counted as dropped",
-		    rec->cfg.output_dir, rec->files_lost);
+		    rec->cfg.output_dir, rec->files.lost);
 		log_warnx("%s is lost with the output directory (%" PRIu64
 		    " bytes, %" PRIu64 " samples)", tf->name, tf->reserved,
 		    tf->samples);
 	} else {
 		whole = 1;
-		snprintf(rec->last_file, sizeof(rec->last_file), "%s",
+		snprintf(rec->files.last, sizeof(rec->files.last), "%s",
 		    tf->name);
-		rec->files_done++;
+		rec->files.done++;
 		/* what the file holds: a cut drops the samples after it */
 		log_info("finished %s (%" PRIu64 " bytes, %" PRIu64
 		    " samples)", tf->name, tf->size, tf->kept.samples);
@@ -181,10 +186,10 @@ record_close_file(struct record *rec, struct tracefile *tf)
 {
 	/* the pool's open block of tf goes to disk; its last bytes (under
 	 * one alignment unit) go with the close (tracefile_direct_end) */
-	record_pool_detach(&rec->pool, tf);
+	record_pool_detach(&rec->w.pool, tf);
 	record_add_buildids(rec, tf);
 	tracefile_close(tf, record_file_done, rec);
-	TAILQ_INSERT_TAIL(&rec->closing, tf, entry);
+	TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
 }
 
 /* The current file, with no next one. */
@@ -194,7 +199,7 @@ record_retire_file(struct record *rec)
 	if (rec->cur == NULL)
 		return;
 	record_close_file(rec, rec->cur);
-	rec->cur = NULL;
+	record_set_file(rec, NULL);
 }
 
 /* The output directory is back (0), or not yet: try again later. */
@@ -203,12 +208,12 @@ record_find_dir(struct record *rec)
 {
 	time_t	 now = time(NULL);
 
-	if (now < rec->retry_at)
+	if (now < rec->files.retry_at)
 		return -1;
 	/* renamed back: the same directory, still ours, still locked */
 	if (!outdir_gone(rec->dirfd, rec->cfg.output_dir) ||
 	    outdir_reopen(rec->dirfd, rec->lockfd, rec->cfg.output_dir) == 0) {
-		rec->dir_gone = 0;
+		rec->files.dir_gone = 0;
 		log_info("output directory %s is back", rec->cfg.output_dir);
 		return 0;
 	}
@@ -218,9 +223,9 @@ record_find_dir(struct record *rec)
 		    "removed; made again, but another perfspilld holds it");
 	else if (errno != ENOENT)
 		log_warn("output directory %s", rec->cfg.output_dir);
-	if (rec->retry_wait < RECORD_RETRY_MAX)
-		rec->retry_wait *= 2;
-	rec->retry_at = now + (time_t)rec->retry_wait;
+	if (rec->files.retry_wait < RECORD_RETRY_MAX)
+		rec->files.retry_wait *= 2;
+	rec->files.retry_at = now + (time_t)rec->files.retry_wait;
 	return -1;
 }
 
@@ -231,16 +236,35 @@ record_free_bytes(struct record *rec, uint64_t *avail)
 }
 
 size_t
-record_reap_files(struct record *rec)
+record_reap_files(struct record *rec, size_t *landed)
 {
 	struct tracefile	*tf, *next;
 	size_t			 n = 0;
 
-	cblock_reap(&rec->q);
-	for (tf = TAILQ_FIRST(&rec->closing); tf != NULL; tf = next) {
+	*landed = 0;
+	cblock_reap(&rec->w.q);
+	for (tf = TAILQ_FIRST(&rec->files.closing); tf != NULL; tf = next) {
+		next = TAILQ_NEXT(tf, entry);
+		if (tracefile_landed(tf)) {
+			TAILQ_REMOVE(&rec->files.closing, tf, entry);
+			TAILQ_INSERT_TAIL(&rec->files.finishing, tf, entry);
+			(*landed)++;
+		} else
+			n++;
+	}
+	return n;
+}
+
+size_t
+record_finish_files(struct record *rec)
+{
+	struct tracefile	*tf, *next;
+	size_t			 n = 0;
+
+	for (tf = TAILQ_FIRST(&rec->files.finishing); tf != NULL; tf = next) {
 		next = TAILQ_NEXT(tf, entry);
 		if (tracefile_poll(tf)) {
-			TAILQ_REMOVE(&rec->closing, tf, entry);
+			TAILQ_REMOVE(&rec->files.finishing, tf, entry);
 			tracefile_free(tf);
 		} else
 			n++;

@@ -86,12 +86,12 @@ record_flight_queue(struct record *rec, struct tracefile *tf, uint8_t *buf,
 		return;
 	}
 	off = tracefile_reserve(tf, len, mark);
-	if ((cb = cblock_create_heap(buf, len, &rec->heap_stats)) == NULL) {
+	if ((cb = cblock_create_heap(buf, len, &rec->w.heap_stats)) == NULL) {
 		free(buf);
 		tracefile_failed(tf, off, ENOMEM);
 		return;
 	}
-	if (cblock_submit(&rec->q, cb, tf, off, tf->fd) == -1)
+	if (cblock_submit(&rec->w.q, cb, tf, off, tf->fd) == -1)
 		log_warn("%s: aio_write", tf->partial);
 }
 
@@ -125,7 +125,7 @@ record_flight_write(struct record *rec, struct record_prep *p)
 		flight_snap_free(&rf->snap);
 		tracefile_failed(tf, 0, errno ? errno : EIO);
 		tracefile_close(tf, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->closing, tf, entry);
+		TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
 		rf->failed++;
 		return -1;
 	}

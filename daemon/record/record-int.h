@@ -7,12 +7,15 @@
  * removed directory; record-status.c reports. record.h is the public
  * API.
  *
- * Threads: struct record is guarded by its recursive lock (rec->lock,
- * record-thread.c). "The loop" below means the event loop's thread with
- * the lock held (record.h's functions take it); "the drain" means the
- * drain thread's passes, or the loop's own drains (a file's last one,
- * the tick's when no thread runs), with the lock held either way. Each
- * group says which of them calls its functions.
+ * Threads: struct record says which of its parts are the drain's,
+ * shared with the loop under the recording's recursive lock (rec->lock,
+ * record-thread.c), and which are the loop's alone (the closing files,
+ * the timers, the session's bookkeeping), which the loop touches without
+ * the lock. "The loop" below means the event loop's thread with the lock
+ * held (record.h's functions take it) unless a function says otherwise;
+ * "the drain" means the drain thread's passes, or the loop's own drains
+ * (a file's last one, the tick's when no thread runs), with the lock
+ * held either way. Each group says which of them calls its functions.
  */
 #ifndef PERFSPILL_RECORD_INT_H
 #define PERFSPILL_RECORD_INT_H
@@ -148,37 +151,23 @@ struct record_thread {
 	uint64_t		 passes;	/* ...while recording */
 	uint64_t		 busy;		/* ...that left a ring */
 	atomic_ulong		 contended;	/* the loop held the lock */
+	atomic_ulong		 waited_ns;	/* ...this long in all */
 };
 
-struct record {
-	pthread_mutex_t		 lock;		/* record-thread.c */
-	struct record_thread	 thread;
-	struct event_base	*base;
-	int			 dirfd;
-	char			 host[64];
-	char			 name[RECORD_NAME_MAX + 1]; /* "": default */
-	char			 stem[64 + RECORD_NAME_MAX + 2]; /* of file
-						 * names: host[-name] */
-	unsigned int		 seq;
-	enum record_state	 state;
-	struct config		 cfg;
-	struct evsel		 evs[RECORD_MAX_EVSELS];
-	size_t			 nr_evs;
-	struct record_cpu	*cpus;		/* never moves: AIO points in */
-	size_t			 nr_cpus;	/* ever opened this recording */
-	size_t			 cap_cpus;	/* the possible CPUs */
-	struct cblock		**staged;	/* one pass's chunks, cap_cpus */
-	struct cpuring_spec	 spec;		/* what each CPU opens */
-	size_t			 nr_fds;	/* ...fds per CPU */
-	int			 cgfds[CONFIG_MAX_CGROUPS]; /* -G filter */
-	int			*tids;		/* -p, -t, -u targets (target.h) */
-	char			 cgroupfs[CONFIG_PATH_LEN]; /* cgroup2 mount */
-	uint64_t		 cpus_added;	/* CPU hotplug, this recording */
-	uint64_t		 cpus_removed;
-	struct record_prep	*prep;		/* a rotation being prepared */
-	struct sbuf		 kept;		/* its walk's task records */
-	int			 keeping;	/* ...drained since it began */
-	enum record_mode	 mode;		/* how the drain writes */
+struct record_sink;
+
+/*
+ * How the drain writes the current file: the sink that the file's kind
+ * (direct or buffered, or none: paused, a flight window) and the write
+ * mode chose when the file became current (record_sink_choose, the one
+ * place that decides), and the writers' buffers and queue. The drain's,
+ * under the lock; the loop reaps the queue for the closing files under
+ * it too.
+ */
+struct record_writer {
+	const struct record_sink *sink;		/* the current file's */
+	const struct record_sink *writer;	/* ...the one that writes */
+	enum record_mode	 mode;
 	/* a direct file's buffers: blocks shared by every ring */
 	struct record_pool	 pool;
 	/* a buffered file in the AIO mode was current: the CPUs have
@@ -186,60 +175,124 @@ struct record {
 	int			 ring_cblocks;
 	struct cblock_queue	 q;
 	struct cblock_stats	 heap_stats;	/* preambles */
-	struct tracefile	*cur;
-	struct tracefile_list	 closing;
-	struct buildid		*bids;		/* the daemon's life, not a start's */
-	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
-	uint32_t		 self_pid;	/* our samples are not written... */
-	size_t			 pid_off;	/* ...found here; 0: keep them */
-	size_t			 time_off;	/* of a sample's time; 0: none */
+	struct cblock		**staged;	/* one pass's chunks, cap_cpus */
 	uint8_t			*xbuf;		/* a drain without our samples */
-	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
-	uint64_t		 round_bytes;	/* written since the last round */
-	uint64_t		 round_max;	/* ...before a wakeup takes all */
-	struct event		*reaper;	/* polls completions while closing */
-	struct event		*retry;		/* a drain again soon: cblocks were
-						 * all in flight */
-	long			 retry_us;	/* ...after this long, doubling */
 	struct compress		*zc;		/* NULL: files are not compressed */
 	uint8_t			*zbuf;		/* serial mode's compression output */
 	size_t			 zcap;
-	struct event		*tick;
-	time_t			 started;
-	uint64_t		 files_done;
+	uint64_t		 round_bytes;	/* written since the last round */
+};
+
+/*
+ * The files a recording no longer writes, and what became of them: the
+ * loop's alone. The drain thread never reads any of it, so the loop
+ * finishes files (their header and features, fsync, rename, manifest,
+ * hand-off, retention) without the drain's lock (record-file.c). A file
+ * is on closing while requests against it may be in flight (the drain
+ * thread's reaping updates it), then on finishing once every one has
+ * landed.
+ */
+struct record_files {
+	struct tracefile_list	 closing;
+	struct tracefile_list	 finishing;
+	uint64_t		 done;
 	uint64_t		 bytes_cut;	/* written, then cut off a failed file */
-	char			 paused[128];	/* why recording is paused, or "" */
-	int			 lockfd;	/* the output directory's lock */
-	int			 direct_refused; /* errno: files go buffered */
-	struct event		*padder;	/* the direct stream's tail */
-	struct record_flush	 flush;		/* flushes asked for */
-	int			 dir_gone;	/* paused: the directory was removed */
-	time_t			 retry_at;	/* ...look for it again then */
-	unsigned int		 retry_wait;	/* ...seconds, doubling */
-	uint64_t		 files_lost;	/* finished where no one sees them */
+	uint64_t		 lost;		/* finished where no one sees them */
+	char			 last[NAME_MAX + 1];
 	/* .partial files a full disk left without header and features:
 	 * finished when space returns, or by salvage at the next start */
 	char			 unfinished[RECORD_UNFINISHED_MAX][NAME_MAX + 1];
 	size_t			 nr_unfinished;
 	char			 problem[CONFIG_PATH_LEN + 128]; /* for stop, or "" */
-	json_object		*last_totals;	/* of the previous recording */
-	struct metrics		 life;	/* recordings before this one */
-	char			 last_file[NAME_MAX + 1];
-	record_stop_cb		 stop_cb;
-	void			*stop_arg;
+	int			 dir_gone;	/* paused: the directory was removed */
+	time_t			 retry_at;	/* ...look for it again then */
+	unsigned int		 retry_wait;	/* ...seconds, doubling */
 	/* finished/'s, given by the creator: what closed files go to */
 	const struct record_finish_ops	*finish;
 	void			*finish_ctx;
-	/* a flight recording (mode flight): its window, NULL otherwise;
-	 * the triggers that may snapshot it, and when one last did */
+};
+
+/*
+ * A recording, by owner. Three threads touch it: the loop (the control
+ * socket, timers, rotation, the closing files), the drain thread
+ * (record-thread.c) and, with compact, the unwinding worker, which
+ * takes no lock of it (record-compact.c).
+ */
+struct record {
+	/* The lock: what the drain thread and the loop share (the second
+	 * group) is touched under it; see record-thread.c for its rules. */
+	pthread_mutex_t		 lock;
+	/* The drain thread's own, and the counters it publishes. */
+	struct record_thread	 thread;
+
+	/* Set by the loop at a start or a live change, the lock held; read
+	 * by both while recording. */
+	enum record_state	 state;
+	struct config		 cfg;
+	struct evsel		 evs[RECORD_MAX_EVSELS];
+	size_t			 nr_evs;
+	struct cpuring_spec	 spec;		/* what each CPU opens */
+	size_t			 nr_fds;	/* ...fds per CPU */
+	uint32_t		 self_pid;	/* our samples are not written... */
+	size_t			 pid_off;	/* ...found here; 0: keep them */
+	size_t			 time_off;	/* of a sample's time; 0: none */
+	uint64_t		 min_chunk;	/* bytes a wakeup drains at least */
+	uint64_t		 round_max;	/* ...before a wakeup takes all */
+	struct buildid		*bids;		/* the daemon's life, not a start's;
+						 * used under the lock */
+
+	/* The drain's, under the lock: the rings, the file they go to and
+	 * its writer. The loop takes the lock to change them (a rotation's
+	 * switch, a pause, CPU hotplug, a stop's last drain). */
+	struct record_cpu	*cpus;		/* never moves: AIO points in */
+	size_t			 nr_cpus;	/* ever opened this recording */
+	size_t			 cap_cpus;	/* the possible CPUs */
+	struct tracefile	*cur;		/* record_set_file */
+	struct record_writer	 w;		/* cur's */
+	struct sbuf		 kept;		/* a rotation's walk's task records */
+	int			 keeping;	/* ...drained since it began */
+	struct record_flush	 flush;		/* flushes asked for */
+	/* a flight recording (mode flight): its window, NULL otherwise */
 	struct record_flight	*flight;
+	/* call_graph compact: the unwinding worker, NULL otherwise */
+	struct record_compact	*compact;
+
+	/* The loop's alone: the drain thread touches none of it. */
+	struct event_base	*base;
+	int			 dirfd;
+	char			 host[64];
+	char			 name[RECORD_NAME_MAX + 1]; /* "": default */
+	char			 stem[64 + RECORD_NAME_MAX + 2]; /* of file
+						 * names: host[-name] */
+	unsigned int		 seq;
+	struct record_files	 files;		/* what no longer takes data */
+	int			 cgfds[CONFIG_MAX_CGROUPS]; /* -G filter */
+	int			*tids;		/* -p, -t, -u targets (target.h) */
+	char			 cgroupfs[CONFIG_PATH_LEN]; /* cgroup2 mount */
+	uint64_t		 cpus_added;	/* CPU hotplug, this recording */
+	uint64_t		 cpus_removed;
+	struct record_prep	*prep;		/* a rotation being prepared */
+	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
+	struct event		*reaper;	/* polls completions while closing */
+	struct event		*retry;		/* a drain again soon: cblocks were
+						 * all in flight */
+	long			 retry_us;	/* ...after this long, doubling */
+	struct event		*tick;
+	struct event		*padder;	/* the direct stream's tail */
+	time_t			 started;
+	char			 paused[128];	/* why recording is paused, or "" */
+	int			 lockfd;	/* the output directory's lock */
+	int			 direct_refused; /* errno: files go buffered */
+	json_object		*last_totals;	/* of the previous recording */
+	struct metrics		 life;	/* recordings before this one */
+	record_stop_cb		 stop_cb;
+	void			*stop_arg;
+	/* a flight recording's triggers, and when one last snapshot */
 	struct trigger_set	*triggers;
 	struct timespec		 snap_at;	/* CLOCK_MONOTONIC; 0: never */
 	enum record_window_end	 window_end;	/* the last stop's window */
 	char			 window_why[256]; /* ...why it failed */
 	uint64_t		 snap_suppressed;/* triggers within the interval */
-	/* call_graph compact: the unwinding worker, NULL otherwise */
-	struct record_compact	*compact;
 };
 
 
@@ -373,14 +426,13 @@ struct record_sink {
 	void		(*pad)(struct record *, struct tracefile *);
 };
 
-/* The sink of tf (NULL: paused, or a flight window's): what the file is
- * (direct or buffered), the write mode and call_graph compact decide
- * it, so every pass into one file takes the same one. */
-const struct record_sink *record_sink(struct record *, struct tracefile *);
-/* The writer under it, the one that puts bytes into tf (serial, aio or
- * pool): the compact sink writes through it. */
-const struct record_sink *record_sink_writer(struct record *,
-	    struct tracefile *);
+/* Choose the current file's sink and writer (rec->w.sink, w.writer),
+ * where the drain finds them: every pass into one file takes the same
+ * one. Called, under the lock, when what decides it changes: the
+ * current file (record_set_file, which every change of rec->cur goes
+ * through), the write mode, a flight window, the unwinding worker. */
+void	record_sink_choose(struct record *);
+void	record_set_file(struct record *, struct tracefile *);
 /* Bytes that are not ring data (a preamble; mark NULL) into tf through
  * its sink; takes buf. */
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
@@ -551,8 +603,14 @@ int	record_flight_write(struct record *, struct record_prep *);
 void	record_retry_unfinished(struct record *);
 void	record_close_file(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
-/* Move the closing files on; returns how many are still closing. */
-size_t	record_reap_files(struct record *);
+/* The drain's lock held: the queue reaped, and the closing files whose
+ * every request has landed moved to finishing (*landed of them).
+ * Returns how many are still closing. */
+size_t	record_reap_files(struct record *, size_t *landed);
+/* Without the drain's lock: the landed files finished (header,
+ * features, fsync, rename, the finish table's hooks) and freed. Returns
+ * how many are not done yet (an fsync in flight). */
+size_t	record_finish_files(struct record *);
 /* The output directory is back (0), or not yet (-1: look again later). */
 int	record_find_dir(struct record *);
 /* Bytes free in the output directory, or -1. */

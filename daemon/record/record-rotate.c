@@ -159,7 +159,7 @@ record_prep_create(struct record *rec, const char *why)
 	p->ctx.procfs = "/proc";
 	p->ctx.kernel_text = rec->ktext;
 	p->ctx.kernel_etext = rec->ketext;
-	if (rec->zc != NULL) {
+	if (rec->w.zc != NULL) {
 		p->ctx.comp_level = rec->cfg.compression;
 		/* perf decompresses each record into a buffer of this size */
 		p->ctx.comp_mmap_len = (uint32_t)(rec->spec.pages *
@@ -281,6 +281,7 @@ record_prep_drop_forks(const struct record_prep *p, uint8_t *buf, size_t len)
 int
 record_install(struct record *rec, struct record_prep *p)
 {
+	struct tracefile	*tf;
 	uint8_t	*buf;
 	size_t	 len;
 	int	 rc;
@@ -292,33 +293,34 @@ record_install(struct record *rec, struct record_prep *p)
 	}
 	/* past the page cache where the file system allows it, only with
 	 * cblocks: the serial mode writes from the ring */
-	if ((rec->cur = tracefile_open(rec->dirfd, rec->stem, &rec->seq,
+	if ((tf = tracefile_open(rec->dirfd, rec->stem, &rec->seq,
 	    rec->cfg.direct_io && rec->cfg.cblocks > 0 &&
 	    rec->direct_refused == 0)) == NULL) {
 		log_warn("cannot create a trace file in the output directory");
 		return -1;
 	}
+	record_set_file(rec, tf);
 	/* its buffers (record_cpus_buffers): a direct file's pool, or the
 	 * rings' own cblocks for a buffered one */
-	if (rec->mode == RECORD_AIO && record_cpus_buffers(rec, rec->cur,
+	if (rec->w.mode == RECORD_AIO && record_cpus_buffers(rec, rec->cur,
 	    rec->cfg.cblocks) == -1) {
 		log_warnx("%s: out of memory for the drain's buffers",
 		    rec->cur->partial);
 		tracefile_failed(rec->cur, 0, ENOMEM);
 		tracefile_close(rec->cur, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
-		rec->cur = NULL;
+		TAILQ_INSERT_TAIL(&rec->files.closing, rec->cur, entry);
+		record_set_file(rec, NULL);
 		errno = ENOMEM;
 		return -1;
 	}
 	/* a new file is a new zstd stream: it must decode alone; the
 	 * preamble's compressed tasks are its beginning */
 	if (p->zc != NULL) {
-		compress_destroy(rec->zc);
-		rec->zc = p->zc;
+		compress_destroy(rec->w.zc);
+		rec->w.zc = p->zc;
 		p->zc = NULL;
-	} else if (rec->zc != NULL)
-		compress_reset(rec->zc);
+	} else if (rec->w.zc != NULL)
+		compress_reset(rec->w.zc);
 	if ((buf = record_prep_head(p, rec->cur, &len)) == NULL)
 		rc = -1;
 	else
@@ -328,8 +330,8 @@ record_install(struct record *rec, struct record_prep *p)
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
 		tracefile_close(rec->cur, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->closing, rec->cur, entry);
-		rec->cur = NULL;
+		TAILQ_INSERT_TAIL(&rec->files.closing, rec->cur, entry);
+		record_set_file(rec, NULL);
 	}
 	return rc;
 }
@@ -419,10 +421,10 @@ record_take_over(struct record *rec, struct record_prep *p,
 		record_keep_end(rec);
 		return -1;	/* the old file failed: no file to leave */
 	}
-	rec->cur = NULL;
+	record_set_file(rec, NULL);
 	if (record_install(rec, p) == -1) {
 		record_keep_end(rec);
-		rec->cur = old;
+		record_set_file(rec, old);
 		return -1;
 	}
 	/* the tasks born during the walk, right after the preamble; their

@@ -123,7 +123,7 @@ record_aio_room(struct record *rec, struct record_cpu *c,
 	int	 k;
 
 	if ((k = cblock_pick(c->cbs, n)) == -1 && last) {
-		cblock_wait(&rec->q, c->cbs, n);
+		cblock_wait(&rec->w.q, c->cbs, n);
 		k = cblock_pick(c->cbs, n);
 	}
 	if (k == -1)
@@ -131,7 +131,7 @@ record_aio_room(struct record *rec, struct record_cpu *c,
 	t->cb = &c->cbs[k];
 	t->room = t->cb->buf;
 	/* with -z the copy is compressed from the drain's buffer into it */
-	t->copy = rec->zc ? rec->xbuf : t->room;
+	t->copy = rec->w.zc ? rec->w.xbuf : t->room;
 	return 0;
 }
 
@@ -148,7 +148,7 @@ record_aio_done(struct record *rec, struct record_cpu *c,
 	if (cb->len == 0)
 		return;
 	cb->busy = 1;	/* staged: not pickable until submitted */
-	rec->staged[w->nstaged++] = cb;
+	rec->w.staged[w->nstaged++] = cb;
 	w->drained += cb->len;
 	w->npushed++;
 }
@@ -165,7 +165,7 @@ record_aio_round(struct record *rec, struct tracefile *tf,
 		record_serial_round(rec, tf, w);
 		return;
 	}
-	cb = rec->staged[w->nstaged - 1];
+	cb = rec->w.staged[w->nstaged - 1];
 	memcpy(cb->buf + cb->len, &record_round_hdr, RECORD_ROUND_LEN);
 	cb->len += RECORD_ROUND_LEN;
 }
@@ -179,10 +179,10 @@ record_aio_flush(struct record *rec, struct tracefile *tf,
 	size_t		 i;
 
 	for (i = 0; i < w->nstaged; i++) {
-		cb = rec->staged[i];
+		cb = rec->w.staged[i];
 		cb->busy = 0;
 		off = tracefile_reserve(tf, cb->len, &cb->mark);
-		if (cblock_submit(&rec->q, cb, tf, off, tf->fd) == -1)
+		if (cblock_submit(&rec->w.q, cb, tf, off, tf->fd) == -1)
 			log_warn("%s: aio_write", tf->partial);
 	}
 }
@@ -195,11 +195,11 @@ record_aio_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 	struct cblock	*cb;
 	uint64_t	 off = tracefile_reserve(tf, len, mark);
 
-	if ((cb = cblock_create_heap(buf, len, &rec->heap_stats)) == NULL) {
+	if ((cb = cblock_create_heap(buf, len, &rec->w.heap_stats)) == NULL) {
 		free(buf);
 		return -1;
 	}
-	return cblock_submit(&rec->q, cb, tf, off, tf->fd);
+	return cblock_submit(&rec->w.q, cb, tf, off, tf->fd);
 }
 
 /* A drain of n ring bytes needs this much room in the pool: its chunk
@@ -207,7 +207,7 @@ record_aio_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 static size_t
 record_pool_need(const struct record *rec, uint64_t n)
 {
-	return (rec->zc ? compress_bound((size_t)n) : (size_t)n) +
+	return (rec->w.zc ? compress_bound((size_t)n) : (size_t)n) +
 	    RECORD_ROUND_LEN;
 }
 
@@ -224,15 +224,15 @@ static int
 record_pool_sink_room(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, int last)
 {
-	t->room = record_pool_room(&rec->pool, tf,
+	t->room = record_pool_room(&rec->w.pool, tf,
 	    record_pool_need(rec, t->head - t->tail), last);
 	if (t->room == NULL) {
-		if (record_pool_spill_ready(&rec->pool, tf) == -1)
+		if (record_pool_spill_ready(&rec->w.pool, tf) == -1)
 			return -1;
 		t->spill = 1;
 	}
 	/* with -z, or a spill, the copy goes to the drain's buffer first */
-	t->copy = rec->zc || t->spill ? rec->xbuf : t->room;
+	t->copy = rec->w.zc || t->spill ? rec->w.xbuf : t->room;
 	return 0;
 }
 
@@ -246,8 +246,8 @@ record_pool_sink_done(struct record *rec, struct record_cpu *c,
 
 	if (t->spill) {
 		/* the drain's own buffers: the copy, or with -z its output */
-		dst = rec->zc ? rec->zbuf : rec->xbuf;
-		avail = rec->zc ? rec->zcap : (size_t)t->n;
+		dst = rec->w.zc ? rec->w.zbuf : rec->w.xbuf;
+		avail = rec->w.zc ? rec->w.zcap : (size_t)t->n;
 	} else {
 		dst = t->room;
 		avail = record_pool_need(rec, (uint64_t)t->n) -
@@ -256,8 +256,8 @@ record_pool_sink_done(struct record *rec, struct record_cpu *c,
 	if ((len = record_chunk(rec, c, tf, t, dst, avail, &mark)) == 0)
 		return;
 	if (!t->spill)
-		record_pool_put(&rec->pool, tf, len, &mark);
-	else if (record_pool_spill(&rec->pool, tf, dst, len, &mark) == -1)
+		record_pool_put(&rec->w.pool, tf, len, &mark);
+	else if (record_pool_spill(&rec->w.pool, tf, dst, len, &mark) == -1)
 		c->aio.bytes_dropped += len;
 	w->drained += len;
 	w->npushed++;
@@ -272,13 +272,13 @@ record_pool_sink_round(struct record *rec, struct tracefile *tf,
 {
 	uint8_t		*room;
 
-	if ((room = record_pool_room(&rec->pool, tf, RECORD_ROUND_LEN,
+	if ((room = record_pool_room(&rec->w.pool, tf, RECORD_ROUND_LEN,
 	    0)) != NULL) {
 		memcpy(room, &record_round_hdr, RECORD_ROUND_LEN);
-		record_pool_put(&rec->pool, tf, RECORD_ROUND_LEN, NULL);
+		record_pool_put(&rec->w.pool, tf, RECORD_ROUND_LEN, NULL);
 		return;
 	}
-	(void)record_pool_spill(&rec->pool, tf,
+	(void)record_pool_spill(&rec->w.pool, tf,
 	    (const uint8_t *)&record_round_hdr, RECORD_ROUND_LEN, NULL);
 }
 
@@ -288,7 +288,7 @@ static void
 record_pool_sink_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
 {
-	(void)record_pool_send(&rec->pool, last);
+	(void)record_pool_send(&rec->w.pool, last);
 }
 
 /*
@@ -308,7 +308,7 @@ record_pool_sink_extra(struct record *rec, struct tracefile *tf,
 	size_t		 lead, w;
 	int		 fd;
 
-	record_pool_detach(&rec->pool, tf);
+	record_pool_detach(&rec->w.pool, tf);
 	if ((b = cblock_buffer(RECORD_LEAD_MAX + len)) == NULL) {
 		free(buf);
 		return -1;
@@ -318,7 +318,7 @@ record_pool_sink_extra(struct record *rec, struct tracefile *tf,
 	free(buf);
 	/* the request before the stream moves: out of memory then skips
 	 * this write, it does not cut the file */
-	if ((cb = cblock_create_heap(b, 0, &rec->heap_stats)) == NULL) {
+	if ((cb = cblock_create_heap(b, 0, &rec->w.heap_stats)) == NULL) {
 		free(b);
 		return -1;
 	}
@@ -330,7 +330,7 @@ record_pool_sink_extra(struct record *rec, struct tracefile *tf,
 		return 0;
 	}
 	cb->cap = cb->len = w;
-	if (cblock_submit(&rec->q, cb, tf, off, fd) == -1) {
+	if (cblock_submit(&rec->w.q, cb, tf, off, fd) == -1) {
 		log_warn("%s: aio_write", tf->partial);
 		return -1;
 	}
@@ -353,16 +353,16 @@ record_pool_sink_pad(struct record *rec, struct tracefile *tf)
 	int		 fd;
 
 	/* what the open block holds goes now, its last bytes padded */
-	record_pool_flush(&rec->pool, tf);
+	record_pool_flush(&rec->w.pool, tf);
 	if ((b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
 		return;
 	if ((n = tracefile_direct_pad(tf, b, &off, &fd)) == 0 ||
-	    (cb = cblock_create_heap(b, n, &rec->heap_stats)) == NULL) {
+	    (cb = cblock_create_heap(b, n, &rec->w.heap_stats)) == NULL) {
 		free(b);
 		return;
 	}
 	cb->pad = 1;
-	(void)cblock_submit(&rec->q, cb, tf, off, fd);
+	(void)cblock_submit(&rec->w.q, cb, tf, off, fd);
 }
 
 static const struct record_sink record_sink_drop = {
@@ -420,7 +420,7 @@ static int
 record_compact_sink_room(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, int last)
 {
-	const struct record_sink	*wr = record_sink_writer(rec, tf);
+	const struct record_sink	*wr = rec->w.writer;
 
 	t->item = NULL;
 	if (record_compact_room(rec->compact, t) == 0)
@@ -442,7 +442,7 @@ static void
 record_compact_sink_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
-	const struct record_sink	*wr = record_sink_writer(rec, tf);
+	const struct record_sink	*wr = rec->w.writer;
 
 	if (t->item != NULL) {
 		record_compact_take(rec->compact, rec, c, tf, t);
@@ -469,7 +469,7 @@ static int
 record_compact_sink_write(struct record *rec, struct tracefile *tf,
     uint8_t *buf, size_t len, const struct tracefile_mark *mark)
 {
-	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+	return rec->w.writer->extra(rec, tf, buf, len, mark);
 }
 
 /* The writer's queued writes (raw chunks) go first, then what the
@@ -478,7 +478,7 @@ static void
 record_compact_sink_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
 {
-	const struct record_sink	*wr = record_sink_writer(rec, tf);
+	const struct record_sink	*wr = rec->w.writer;
 
 	if (wr->flush != NULL)
 		wr->flush(rec, tf, w, last);
@@ -493,13 +493,13 @@ record_compact_sink_extra(struct record *rec, struct tracefile *tf,
     uint8_t *buf, size_t len, const struct tracefile_mark *mark)
 {
 	record_compact_preamble(rec->compact, buf, len);
-	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+	return rec->w.writer->extra(rec, tf, buf, len, mark);
 }
 
 static void
 record_compact_sink_pad(struct record *rec, struct tracefile *tf)
 {
-	const struct record_sink	*wr = record_sink_writer(rec, tf);
+	const struct record_sink	*wr = rec->w.writer;
 
 	if (wr->pad != NULL)
 		wr->pad(rec, tf);
@@ -517,33 +517,51 @@ static const struct record_sink record_sink_compact = {
 	.pad = record_compact_sink_pad,
 };
 
-const struct record_sink *
-record_sink_writer(struct record *rec, struct tracefile *tf)
+/*
+ * The one place that decides how the drain writes: when a file becomes
+ * current (record_set_file), or what decides changes (the write mode, a
+ * flight window, the unwinding worker). The writer is serial pwrite from
+ * the ring (cblocks 0), the direct pool (a file opened past the page
+ * cache, which it stays), or the ring's own cblocks; the sink over it is
+ * the writer itself, the unwinding worker's (compact) or, with no file,
+ * a flight window's or the one that drops (paused).
+ */
+void
+record_sink_choose(struct record *rec)
 {
-	if (rec->mode == RECORD_SERIAL)
-		return &record_sink_serial;
-	return tracefile_direct_on(tf) ? &record_sink_pool : &record_sink_aio;
-}
+	struct record_writer	*w = &rec->w;
+	struct tracefile	*tf = rec->cur;
 
-const struct record_sink *
-record_sink(struct record *rec, struct tracefile *tf)
-{
+	if (w->mode == RECORD_SERIAL)
+		w->writer = &record_sink_serial;
+	else if (tf != NULL && tracefile_direct_on(tf))
+		w->writer = &record_sink_pool;
+	else
+		w->writer = &record_sink_aio;
 	if (tf == NULL)
-		return rec->flight != NULL ? &record_sink_window :
+		w->sink = rec->flight != NULL ? &record_sink_window :
 		    &record_sink_drop;
 	/* the serial writer reads the ring in place: no copy for the
 	 * worker, the samples go raw (cblocks 0 is refused with compact
 	 * at a start, and left for a buffered file while recording) */
-	if (rec->compact != NULL && rec->mode != RECORD_SERIAL)
-		return &record_sink_compact;
-	return record_sink_writer(rec, tf);
+	else if (rec->compact != NULL && w->mode != RECORD_SERIAL)
+		w->sink = &record_sink_compact;
+	else
+		w->sink = w->writer;
+}
+
+void
+record_set_file(struct record *rec, struct tracefile *tf)
+{
+	rec->cur = tf;
+	record_sink_choose(rec);
 }
 
 int
 record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len, const struct tracefile_mark *mark)
 {
-	const struct record_sink	*sk = record_sink(rec, tf);
+	const struct record_sink	*sk = rec->w.sink;
 
 	if (sk->extra == NULL) {
 		free(buf);
@@ -556,7 +574,7 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 void
 record_pad_tail(struct record *rec)
 {
-	const struct record_sink	*sk = record_sink(rec, rec->cur);
+	const struct record_sink	*sk = rec->w.sink;
 
 	if (rec->cur != NULL && sk->pad != NULL)
 		sk->pad(rec, rec->cur);

@@ -42,13 +42,13 @@ record_sum(const struct record *rec, struct record_sums *s)
 		s->self += rc->counts.self;
 	}
 	/* a direct file's slices, of every ring */
-	s->written += rec->pool.stats.bytes_written;
-	s->dropped += rec->pool.stats.bytes_dropped;
-	s->inflight += rec->pool.stats.inflight;
+	s->written += rec->w.pool.stats.bytes_written;
+	s->dropped += rec->w.pool.stats.bytes_dropped;
+	s->inflight += rec->w.pool.stats.inflight;
 	/* dropped: never written (paused, failed) or cut off a failed file */
-	s->dropped += rec->bytes_cut;
-	s->inflight += rec->heap_stats.inflight;
-	s->files = rec->files_done;
+	s->dropped += rec->files.bytes_cut;
+	s->inflight += rec->w.heap_stats.inflight;
+	s->files = rec->files.done;
 }
 
 /* A recording's totals: in status, and in stop's reply. */
@@ -84,7 +84,7 @@ record_pause_bits(const struct record *rec)
 
 	if (rec->state != RECORD_RUNNING || rec->paused[0] == '\0')
 		return 0;
-	if (rec->dir_gone)
+	if (rec->files.dir_gone)
 		why = METRICS_PAUSE_DIR_REMOVED;
 	else if (strcmp(rec->paused, "disk full") == 0)
 		why = METRICS_PAUSE_DISK_FULL;
@@ -117,7 +117,7 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	m->bytes_dropped += s.dropped;
 	m->self_excluded += s.self;
 	m->aio_inflight = s.inflight;
-	m->files_finished += rec->files_done;
+	m->files_finished += rec->files.done;
 	/* the file system's own word for when a write last landed */
 	if (rec->cur != NULL && fstat(rec->cur->fd, &st) == 0)
 		m->data_on_disk = st.st_mtime;
@@ -145,7 +145,7 @@ static void
 record_disk(struct record *rec, struct record_disk *dk)
 {
 	memset(dk, 0, sizeof(*dk));
-	dk->scanned = rec->finish->kept(rec->finish_ctx, rec->dirfd,
+	dk->scanned = rec->files.finish->kept(rec->files.finish_ctx, rec->dirfd,
 	    &dk->k) == 0;
 	dk->have_free = outdir_free_bytes(rec->dirfd, &dk->free) == 0;
 }
@@ -209,7 +209,7 @@ record_buffer_use(struct record *rec, uint64_t *bytes, uint64_t *spills)
 {
 	record_lock(rec);
 	*bytes = rec->state == RECORD_IDLE ? 0 : record_buffer_bytes(rec);
-	*spills = rec->pool.spills;
+	*spills = rec->w.pool.spills;
 	record_unlock(rec);
 }
 
@@ -231,7 +231,7 @@ record_add_write_path(struct record *rec, json_object *o)
 	}
 	if (!rec->cfg.direct_io)
 		why = "direct_io is off";
-	else if (rec->mode == RECORD_SERIAL)
+	else if (rec->w.mode == RECORD_SERIAL)
 		why = "cblocks 0: serial writes from the ring";
 	else if ((e = rec->direct_refused) != 0 || (rec->cur != NULL &&
 	    (e = tracefile_direct_refused(rec->cur)) != 0)) {
@@ -329,6 +329,7 @@ record_add_drain(struct record *rec, json_object *o)
 	proto_add_u64(p, "passes", t->passes);
 	proto_add_u64(p, "passes_left_rings", t->busy);
 	proto_add_u64(p, "lock_waits", atomic_load(&t->contended));
+	proto_add_u64(p, "lock_wait_us", atomic_load(&t->waited_ns) / 1000);
 	json_object_object_add(o, "drain", p);
 }
 
@@ -351,9 +352,9 @@ record_status_locked(struct record *rec)
 	proto_add_u64(f, "stray_flags_cleared", cleared);
 	json_object_object_add(o, "build_ids", f);
 	if (rec->state == RECORD_IDLE) {
-		if (rec->last_file[0])
+		if (rec->files.last[0])
 			json_object_object_add(o, "last_file",
-			    json_object_new_string(rec->last_file));
+			    json_object_new_string(rec->files.last));
 		if (rec->last_totals != NULL)
 			json_object_object_add(o, "last_totals",
 			    json_object_get(rec->last_totals));
@@ -366,12 +367,12 @@ record_status_locked(struct record *rec)
 	/* the drain's buffers: cblocks, the pool, the copies (not the
 	 * kernel's rings): docs/file-format.md has the formula */
 	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
-	if (record_pool_made(&rec->pool))
+	if (record_pool_made(&rec->w.pool))
 		json_object_object_add(o, "pool",
-		    jemit_object(record_pool_rows, &rec->pool));
+		    jemit_object(record_pool_rows, &rec->w.pool));
 	/* the one-off requests: preambles, padded tails, last drains */
 	json_object_object_add(o, "other_requests",
-	    jemit_object(record_aio_rows, &rec->heap_stats));
+	    jemit_object(record_aio_rows, &rec->w.heap_stats));
 	record_add_drain(rec, o);
 	if (rec->compact != NULL)
 		json_object_object_add(o, "compact",
@@ -434,7 +435,7 @@ record_summary_locked(struct record *rec, char *buf, size_t len)
 	    "paused, " : "recording") : "stopping", rec->paused, s.samples,
 	    up > 0 ? (double)s.samples / (double)up : 0.0,
 	    s.lost + s.lost_samples, (double)s.bytes / 1048576.0,
-	    s.dropped > rec->bytes_cut ? ", dropping" : "");
+	    s.dropped > rec->files.bytes_cut ? ", dropping" : "");
 }
 
 void

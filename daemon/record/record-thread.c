@@ -16,11 +16,23 @@
  * rotation, pauses and the closing files (simpleperf's high-priority
  * reader thread is the model).
  *
- * Locking: one recursive mutex per recording (rec->lock) guards all of
- * struct record. The loop takes it at every entry into the record code
- * (record.h's functions, record's timers and events); the thread only
- * tries it (trylock), and looks again 100 us later when the loop holds
- * it, so that the loop may stop and join the thread while holding it.
+ * Locking: one recursive mutex per recording (rec->lock) guards what
+ * the drain thread shares with the loop: the rings, the current file and
+ * its writers, the queue (record-int.h says which parts of struct record
+ * are the loop's alone). The loop takes it at every entry into the
+ * record code (record.h's functions, record's timers and events), but
+ * not while it finishes files or walks /proc for a rotation: those take
+ * milliseconds, and the rings fill meanwhile.
+ *
+ * The mutex inherits priority. On a machine the recorded load saturates,
+ * the loop, at the normal scheduler, may be preempted while it holds the
+ * lock, for a whole time slice, however little it has left to do: the
+ * drain thread then waits behind the load it records (priority
+ * inversion). A drain thread waiting on the mutex lends the loop its
+ * SCHED_FIFO priority until the loop lets go. It waits at most
+ * RECORD_THREAD_WAIT_NS at a time, then looks whether it is asked to
+ * stop: the loop may stop and join it while holding the lock.
+ *
  * The thread decides nothing: a pass that failed a write or filled the
  * file is handed to the loop (loopfd), which pauses or rotates.
  */
@@ -39,8 +51,9 @@
 #include "record-int.h"
 
 #define RECORD_THREAD_EVENTS	64
-/* the loop holds the lock: look again after this long */
-#define RECORD_THREAD_BACKOFF_NS	100000
+/* the loop holds the lock: wait this long at most, then look whether
+ * the thread is to stop (the loop joins it with the lock held) */
+#define RECORD_THREAD_WAIT_NS	2000000
 
 int
 record_lock_init(struct record *rec)
@@ -51,7 +64,8 @@ record_lock_init(struct record *rec)
 	if ((rc = pthread_mutexattr_init(&a)) != 0)
 		return rc;
 	if ((rc = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE)) ==
-	    0)
+	    0 && (rc = pthread_mutexattr_setprotocol(&a,
+	    PTHREAD_PRIO_INHERIT)) == 0)
 		rc = pthread_mutex_init(&rec->lock, &a);
 	pthread_mutexattr_destroy(&a);
 	return rc;
@@ -88,7 +102,7 @@ record_thread_pass(struct record *rec)
 	flush = atomic_exchange(&t->flush, 0);
 	pad = atomic_exchange(&t->pad, 0) || flush != 0;
 	all = atomic_exchange(&t->sweep, 0) || pad;
-	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
+	record_drain(rec, all || rec->w.round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk, 0, &pass);
 	/* what every ring held is in the stream now: its tail goes to
 	 * disk, so that a crash costs no more than direct_tail_ms of it
@@ -120,6 +134,35 @@ record_thread_pass(struct record *rec)
 	return ms;
 }
 
+/*
+ * The drain thread takes the lock: 0, or -1 when the loop held it all of
+ * RECORD_THREAD_WAIT_NS (the thread looks at its stop flag and comes
+ * back). While it waits the loop runs at its priority (the mutex
+ * inherits it).
+ */
+static int
+record_thread_lock(struct record *rec)
+{
+	struct timespec	 t0, t1, until;
+	int		 rc;
+
+	if (pthread_mutex_trylock(&rec->lock) == 0)
+		return 0;
+	atomic_fetch_add(&rec->thread.contended, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	until = t0;
+	until.tv_nsec += RECORD_THREAD_WAIT_NS;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_mutex_clocklock(&rec->lock, CLOCK_MONOTONIC, &until);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&rec->thread.waited_ns, (unsigned long)
+	    ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec));
+	return rc == 0 ? 0 : -1;
+}
+
 static void *
 record_thread_main(void *arg)
 {
@@ -127,7 +170,6 @@ record_thread_main(void *arg)
 	struct record_thread	*t = &rec->thread;
 	struct epoll_event	 ev[RECORD_THREAD_EVENTS];
 	struct record_cpu	*hung[RECORD_THREAD_EVENTS];
-	struct timespec		 ts = { 0, RECORD_THREAD_BACKOFF_NS };
 	uint64_t		 v;
 	int			 n, i, nhung, timeout = -1, again = 0;
 	sigset_t		 all;
@@ -162,9 +204,7 @@ record_thread_main(void *arg)
 		}
 		if (n == 0 && !again && timeout == -1)
 			continue;
-		if (pthread_mutex_trylock(&rec->lock) != 0) {
-			atomic_fetch_add(&t->contended, 1);
-			nanosleep(&ts, NULL);
+		if (record_thread_lock(rec) != 0) {
 			again = 1;
 			continue;
 		}
@@ -263,7 +303,7 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	t->running = 1;
 	/* every request of the recording at the thread's priority: glibc
 	 * orders a descriptor's queue by it (cblock.h) */
-	cblock_queue_prio(&rec->q, (int)rec->cfg.realtime);
+	cblock_queue_prio(&rec->w.q, (int)rec->cfg.realtime);
 	return 0;
 }
 
@@ -315,7 +355,7 @@ record_thread_stop(struct record *rec)
 		return;
 	pthread_join(t->th, NULL);
 	t->running = 0;
-	cblock_queue_prio(&rec->q, 0);
+	cblock_queue_prio(&rec->w.q, 0);
 }
 
 void

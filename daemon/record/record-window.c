@@ -47,6 +47,7 @@ record_window_create(struct record *rec)
 	    rec->time_off);
 	TAILQ_INIT(&rf->snap.chunks);
 	rec->flight = rf;
+	record_sink_choose(rec);
 	return 0;
 }
 
@@ -63,10 +64,11 @@ record_window_free(struct record *rec)
 	if (rf->tf != NULL) {
 		tracefile_failed(rf->tf, 0, ECANCELED);
 		tracefile_close(rf->tf, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->closing, rf->tf, entry);
+		TAILQ_INSERT_TAIL(&rec->files.closing, rf->tf, entry);
 	}
 	free(rf);
 	rec->flight = NULL;
+	record_sink_choose(rec);
 }
 
 /*
@@ -95,7 +97,7 @@ record_window_take(struct record *rec, struct record_cpu *c,
 	ring_release(&c->ring, head);
 	if (t->repair)
 		buildid_repair(buf, len, rec->cfg.kernel_build_id);
-	rec->round_bytes += len;
+	rec->w.round_bytes += len;
 	if (flight_add(&rf->fl, buf, len) == -1)
 		c->aio.bytes_dropped += len;
 }
@@ -105,7 +107,7 @@ void
 record_window_round(struct record *rec)
 {
 	flight_round(&rec->flight->fl);
-	rec->round_bytes = 0;
+	rec->w.round_bytes = 0;
 }
 
 /*

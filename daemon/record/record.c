@@ -68,14 +68,16 @@ record_create(struct event_base *base, int dirfd,
 	record_thread_init(rec);
 	rec->base = base;
 	rec->dirfd = dirfd;
-	rec->finish = finish;
-	rec->finish_ctx = finish_ctx;
+	rec->files.finish = finish;
+	rec->files.finish_ctx = finish_ctx;
 	rec->lockfd = -1;
-	TAILQ_INIT(&rec->closing);
+	TAILQ_INIT(&rec->files.closing);
+	TAILQ_INIT(&rec->files.finishing);
+	record_sink_choose(rec);
 	sbuf_init(&rec->kept);
 	/* SIGEV_NONE: completions are polled at every drain and by the
 	 * reaper; a signal per write would cost the syscalls we record */
-	cblock_queue_init(&rec->q);
+	cblock_queue_init(&rec->w.q);
 	if (gethostname(rec->host, sizeof(rec->host)) == -1)
 		snprintf(rec->host, sizeof(rec->host), "localhost");
 	rec->host[sizeof(rec->host) - 1] = '\0';
@@ -105,7 +107,7 @@ record_set_lock(struct record *rec, int lockfd)
 const char *
 record_problem(const struct record *rec)
 {
-	return rec->problem[0] ? rec->problem : NULL;
+	return rec->files.problem[0] ? rec->files.problem : NULL;
 }
 
 enum record_state
@@ -243,13 +245,14 @@ record_free_offline(struct record *rec)
 static int
 record_set_mode(struct record *rec, uint64_t n)
 {
-	enum record_mode	 was = rec->mode;
+	enum record_mode	 was = rec->w.mode;
 
-	rec->mode = n > 0 ? RECORD_AIO : RECORD_SERIAL;
+	rec->w.mode = n > 0 ? RECORD_AIO : RECORD_SERIAL;
 	if (rec->cur != NULL && record_cpus_buffers(rec, rec->cur, n) == -1) {
-		rec->mode = was;
+		rec->w.mode = was;
 		return -1;
 	}
+	record_sink_choose(rec);
 	return 0;
 }
 
@@ -281,11 +284,17 @@ record_switch(struct record *rec, struct record_prep *p)
 	return -1;
 }
 
+/*
+ * The rotation's first half, under the drain's lock: what the preamble
+ * needs is copied (p), and the drain keeps the task records it reads
+ * from now. 1: p is to be run (and switched to); 0: nothing to do (one
+ * is being built already, or a thread builds this one); -1: no rotation.
+ */
 static int
-record_rotate_locked(struct record *rec, const char *why, int wait)
+record_rotate_begin(struct record *rec, const char *why, int wait,
+    struct record_prep **pp)
 {
 	struct record_prep	*p;
-	int			 rc;
 
 	if (rec->state != RECORD_RUNNING || rec->cur == NULL)
 		return -1;
@@ -299,19 +308,46 @@ record_rotate_locked(struct record *rec, const char *why, int wait)
 			return 0;
 		log_warn("cannot start a rotation thread; rotating in the loop");
 	}
-	record_prep_run(p);
-	rc = record_switch(rec, p);
+	*pp = p;
+	return 1;
+}
+
+/* Its second half, under the lock again: the switch to p's file. */
+static int
+record_rotate_end(struct record *rec, struct record_prep *p)
+{
+	int	 rc = -1;
+
+	/* paused or stopped meanwhile: the preamble is not wanted now */
+	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
+		rc = record_switch(rec, p);
+	else
+		record_keep_end(rec);
 	record_prep_free(p);
 	return rc;
 }
 
+/*
+ * A rotation that waits (a command's, a live change's) walks /proc in
+ * the loop, without the drain's lock: the walk takes tens of
+ * milliseconds, and the rings fill meanwhile. Called with the lock held
+ * already (from a timer), the walk holds it; those rotations do not
+ * wait, their walk runs on the rotation thread.
+ */
 int
 record_rotate(struct record *rec, const char *why, int wait)
 {
-	int	 rc;
+	struct record_prep	*p = NULL;
+	int			 rc;
 
 	record_lock(rec);
-	rc = record_rotate_locked(rec, why, wait);
+	rc = record_rotate_begin(rec, why, wait, &p);
+	record_unlock(rec);
+	if (rc != 1)
+		return rc;
+	record_prep_run(p);
+	record_lock(rec);
+	rc = record_rotate_end(rec, p);
 	record_unlock(rec);
 	return rc;
 }
@@ -323,11 +359,7 @@ record_prep_ready(evutil_socket_t fd, short what, void *arg)
 	struct record_prep	*p = record_prep_join(rec);
 
 	record_lock(rec);
-	/* paused or stopped meanwhile: the preamble is not wanted now */
-	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
-		record_switch(rec, p);
-	record_keep_end(rec);
-	record_prep_free(p);
+	(void)record_rotate_end(rec, p);
 	record_unlock(rec);
 }
 
@@ -616,7 +648,7 @@ record_pass(struct record *rec, uint64_t min)
 static void
 record_wakeup(struct record *rec)
 {
-	record_pass(rec, rec->round_bytes >= rec->round_max ? 0 :
+	record_pass(rec, rec->w.round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk);
 }
 
@@ -645,12 +677,12 @@ static void
 record_pause(struct record *rec, const char *why)
 {
 	if (why == NULL) {
-		if (rec->dir_gone)
+		if (rec->files.dir_gone)
 			return;
-		rec->dir_gone = 1;
-		rec->retry_wait = 1;
-		rec->retry_at = time(NULL) + 1;
-		snprintf(rec->problem, sizeof(rec->problem), "the output "
+		rec->files.dir_gone = 1;
+		rec->files.retry_wait = 1;
+		rec->files.retry_at = time(NULL) + 1;
+		snprintf(rec->files.problem, sizeof(rec->files.problem), "the output "
 		    "directory %s was removed while recording",
 		    rec->cfg.output_dir);
 		/* a pause for another reason retired the file already */
@@ -665,7 +697,7 @@ record_pause(struct record *rec, const char *why)
 	    rec->paused, rec->cfg.output_dir[0] ? rec->cfg.output_dir :
 	    "the output directory");
 	record_retire_file(rec);
-	if (!rec->dir_gone && record_retain(rec) > 0)
+	if (!rec->files.dir_gone && record_retain(rec) > 0)
 		log_info("retention made room while paused");
 }
 
@@ -685,7 +717,7 @@ record_try_resume(struct record *rec)
 	uint64_t	 avail, need = rec->cfg.min_free;
 	size_t		 i;
 
-	if (rec->dir_gone && record_find_dir(rec) == -1)
+	if (rec->files.dir_gone && record_find_dir(rec) == -1)
 		return;
 	for (i = 0; i < rec->nr_cpus; i++)
 		need += rec->spec.pages * (size_t)sysconf(_SC_PAGESIZE);
@@ -699,7 +731,12 @@ record_try_resume(struct record *rec)
 	rec->paused[0] = '\0';
 }
 
-/* Each tick: the output directory, free space, age rotation, resuming. */
+/*
+ * Each tick: the output directory, free space, age rotation, resuming.
+ * The loop's, without the drain's lock (a look at the directory, its
+ * free space, retention's unlinks take their time on a busy disk); only
+ * a pause, a resume and a rotation take it, to change the current file.
+ */
 static void
 record_housekeeping(struct record *rec)
 {
@@ -712,12 +749,17 @@ record_housekeeping(struct record *rec)
 	 * at the directory and its space itself: nothing to pause */
 	if (rec->flight != NULL)
 		return;
-	if (!rec->dir_gone && outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
+	if (!rec->files.dir_gone &&
+	    outdir_gone(rec->dirfd, rec->cfg.output_dir)) {
+		record_lock(rec);
 		record_pause(rec, NULL);
+		record_unlock(rec);
 		return;
 	}
 	if (rec->paused[0]) {
+		record_lock(rec);
 		record_try_resume(rec);
+		record_unlock(rec);
 		return;
 	}
 	if (rec->cfg.rotate_interval && rec->cur != NULL &&
@@ -732,7 +774,9 @@ record_housekeeping(struct record *rec)
 			snprintf(why, sizeof(why), "below min_free: %s free, "
 			    "min_free %s", size_format(avail, a, sizeof(a)),
 			    size_format(rec->cfg.min_free, m, sizeof(m)));
+			record_lock(rec);
 			record_pause(rec, why);
+			record_unlock(rec);
 		}
 	}
 }
@@ -750,8 +794,10 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 		record_pass(rec, 0);
 	record_reap(rec);
 	/* a burst that is over gives its blocks back */
-	record_pool_shrink(&rec->pool);
+	record_pool_shrink(&rec->w.pool);
+	record_unlock(rec);
 	record_housekeeping(rec);
+	record_lock(rec);
 	record_hotplug(rec);
 	record_unlock(rec);
 }
@@ -785,11 +831,14 @@ record_flush_cancel(struct record *rec, void *arg)
 	record_unlock(rec);
 }
 
+/* The landed files are finished first, without the drain's lock
+ * (record-file.c); then the queue is reaped under it. */
 static void
 record_reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
+	(void)record_finish_files(rec);
 	record_lock(rec);
 	record_reap(rec);
 	record_unlock(rec);
@@ -923,8 +972,9 @@ record_reset(struct record *rec, const struct config *cfg)
 	uint64_t wake = evsel_wakeup_bytes(cfg, ring_bytes);
 
 	rec->cfg = *cfg;
-	rec->mode = cfg->cblocks > 0 ? RECORD_AIO : RECORD_SERIAL;
-	cblock_queue_writeback(&rec->q, cfg->writeback);
+	rec->w.mode = cfg->cblocks > 0 ? RECORD_AIO : RECORD_SERIAL;
+	record_sink_choose(rec);
+	cblock_queue_writeback(&rec->w.q, cfg->writeback);
 	/*
 	 * perf's --mmap-flush: a watermark wakeup drains the rings that hold
 	 * at least this much and leaves the others to fill (the tick and the
@@ -938,14 +988,14 @@ record_reset(struct record *rec, const struct config *cfg)
 		if (rec->min_chunk > wake)
 			rec->min_chunk = wake;
 	}
-	rec->round_bytes = 0;
+	rec->w.round_bytes = 0;
 	rec->direct_refused = 0;
 	rec->paused[0] = '\0';
-	rec->bytes_cut = 0;
-	rec->files_done = 0;
-	rec->files_lost = 0;
-	rec->dir_gone = 0;
-	rec->problem[0] = '\0';
+	rec->files.bytes_cut = 0;
+	rec->files.done = 0;
+	rec->files.lost = 0;
+	rec->files.dir_gone = 0;
+	rec->files.problem[0] = '\0';
 	rec->cpus_added = rec->cpus_removed = 0;
 	evsel_config(rec->evs, rec->nr_evs, cfg, ring_bytes);
 	/* our own samples (the writes of the drain, the AIO threads) stay
@@ -963,13 +1013,13 @@ record_buffers(struct record *rec)
 {
 	size_t	 ring_bytes = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
 
-	free(rec->xbuf);
-	if ((rec->xbuf = cblock_buffer(ring_bytes)) == NULL)
+	free(rec->w.xbuf);
+	if ((rec->w.xbuf = cblock_buffer(ring_bytes)) == NULL)
 		return -1;
 	if (rec->cfg.compression > 0) {
-		rec->zcap = compress_bound(ring_bytes);
-		if ((rec->zc = compress_create(rec->cfg.compression)) == NULL ||
-		    (rec->zbuf = cblock_buffer(rec->zcap)) == NULL)
+		rec->w.zcap = compress_bound(ring_bytes);
+		if ((rec->w.zc = compress_create(rec->cfg.compression)) == NULL ||
+		    (rec->w.zbuf = cblock_buffer(rec->w.zcap)) == NULL)
 			return -1;
 	}
 	return 0;
@@ -1123,12 +1173,12 @@ record_begin(struct record *rec, struct config_error *err)
 static void
 record_free_buffers(struct record *rec)
 {
-	compress_destroy(rec->zc);
-	rec->zc = NULL;
-	free(rec->zbuf);
-	rec->zbuf = NULL;
-	free(rec->xbuf);
-	rec->xbuf = NULL;
+	compress_destroy(rec->w.zc);
+	rec->w.zc = NULL;
+	free(rec->w.zbuf);
+	rec->w.zbuf = NULL;
+	free(rec->w.xbuf);
+	rec->w.xbuf = NULL;
 	malloc_trim(0);
 }
 
@@ -1139,13 +1189,14 @@ record_unstart(struct record *rec)
 	record_thread_stop(rec);
 	record_compact_destroy(rec->compact);
 	rec->compact = NULL;
+	record_sink_choose(rec);
 	record_end_flight(rec);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
-	record_pool_finish(&rec->pool);
-	rec->ring_cblocks = 0;
-	free(rec->staged);
-	rec->staged = NULL;
+	record_pool_finish(&rec->w.pool);
+	rec->w.ring_cblocks = 0;
+	free(rec->w.staged);
+	rec->w.staged = NULL;
 	record_close_cgroups(rec);
 	record_free_buffers(rec);
 }
@@ -1201,6 +1252,7 @@ record_start_locked(struct record *rec, const struct config *cfg,
 		    "the unwinding worker: %s", strerror(errno));
 		goto error;
 	}
+	record_sink_choose(rec);
 	if (record_begin(rec, err) == -1)
 		goto error;
 	rec->state = RECORD_RUNNING;
@@ -1246,21 +1298,21 @@ record_finish_stop(struct record *rec)
 	record_metrics(rec, &rec->life);
 	record_cpus_free(rec);
 	/* nothing is in flight (record_reap) */
-	record_pool_finish(&rec->pool);
-	rec->ring_cblocks = 0;
+	record_pool_finish(&rec->w.pool);
+	rec->w.ring_cblocks = 0;
 	record_close_cgroups(rec);
 	record_end_flight(rec);
 	record_retry_unfinished(rec);
 	/* (with a salvage hook they are being finished on its worker, which
 	 * logs what fails) */
-	if (rec->nr_unfinished > 0 && rec->finish->salvage == NULL &&
-	    rec->problem[0] == '\0')
-		snprintf(rec->problem, sizeof(rec->problem), "%zu file(s) "
+	if (rec->files.nr_unfinished > 0 && rec->files.finish->salvage == NULL &&
+	    rec->files.problem[0] == '\0')
+		snprintf(rec->files.problem, sizeof(rec->files.problem), "%zu file(s) "
 		    "could not be finished for lack of space; they stay "
 		    ".partial and are finished when space returns or at the "
-		    "next start", rec->nr_unfinished);
-	free(rec->staged);
-	rec->staged = NULL;
+		    "next start", rec->files.nr_unfinished);
+	free(rec->w.staged);
+	rec->w.staged = NULL;
 	record_free_buffers(rec);
 	if (rec->reaper != NULL)
 		event_del(rec->reaper);
@@ -1273,28 +1325,34 @@ record_finish_stop(struct record *rec)
 	rec->state = RECORD_IDLE;
 	rec->stop_cb = NULL;
 	rec->stop_arg = NULL;
-	log_info("recording stopped%s%s", rec->last_file[0] ? "; last file " :
-	    "", rec->last_file);
+	log_info("recording stopped%s%s", rec->files.last[0] ? "; last file " :
+	    "", rec->files.last);
 	if (cb != NULL)
-		cb(rec, rec->last_file[0] ? rec->last_file : NULL, arg);
+		cb(rec, rec->files.last[0] ? rec->files.last : NULL, arg);
 }
 
-/* Move closing files on; a stop is over once none is left and nothing
- * is in flight, else look again soon, not at the tick. */
+/*
+ * Move closing files on, the drain's lock held; a stop is over once none
+ * is left and nothing is in flight. A file whose requests have all
+ * landed is finished by the reaper at once, without the lock; the
+ * others, and those whose fsync is in flight, are looked at again soon,
+ * not at the tick.
+ */
 static void
 record_reap(struct record *rec)
 {
-	struct timeval	 tv = { 0, 5000 };
-	size_t		 closing = record_reap_files(rec);
+	struct timeval	 soon = { 0, 5000 }, now = { 0, 0 };
+	size_t		 landed, closing = record_reap_files(rec, &landed);
+	int		 pending = !TAILQ_EMPTY(&rec->files.finishing);
 
 	record_flush_poll(rec);
 	/* a stop's snapshot being built on its thread: its file comes */
-	if (rec->state == RECORD_STOPPING && closing == 0 &&
-	    rec->q.nr_busy == 0 && rec->prep == NULL &&
+	if (rec->state == RECORD_STOPPING && closing == 0 && !pending &&
+	    rec->w.q.nr_busy == 0 && rec->prep == NULL &&
 	    !record_window_busy(rec))
 		record_finish_stop(rec);
-	else if (rec->reaper != NULL && closing > 0)
-		event_add(rec->reaper, &tv);
+	else if (rec->reaper != NULL && (closing > 0 || pending))
+		event_add(rec->reaper, landed > 0 ? &now : &soon);
 }
 
 static int
@@ -1327,7 +1385,7 @@ record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
 	/* what the kernel wrote before the disable is still in the rings;
 	 * a failure is in the file (cut there), and the file ends anyway */
 	record_drain(rec, 0, 1, &pass);
-	rec->last_file[0] = '\0';
+	rec->files.last[0] = '\0';
 	/* its preamble takes the CPUs' ids before they close, and is built
 	 * on the thread; the stop ends once the file is whole */
 	record_stop_window(rec, discard);
@@ -1339,6 +1397,7 @@ record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
 		record_compact_metrics(rec->compact, &rec->life);
 	record_compact_destroy(rec->compact);
 	rec->compact = NULL;
+	record_sink_choose(rec);
 	record_cpus_close(rec);
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
@@ -1417,13 +1476,17 @@ record_destroy(struct record *rec)
 	record_prep_cancel(rec);
 	record_end_flight(rec);
 	/* wait out everything in flight: its buffers are about to go */
-	cblock_wait_all(&rec->q);
+	cblock_wait_all(&rec->w.q);
 	record_cpus_free(rec);
-	record_pool_finish(&rec->pool);
+	record_pool_finish(&rec->w.pool);
 	record_close_cgroups(rec);
-	free(rec->staged);
-	while ((tf = TAILQ_FIRST(&rec->closing)) != NULL) {
-		TAILQ_REMOVE(&rec->closing, tf, entry);
+	free(rec->w.staged);
+	while ((tf = TAILQ_FIRST(&rec->files.closing)) != NULL) {
+		TAILQ_REMOVE(&rec->files.closing, tf, entry);
+		tracefile_free(tf);
+	}
+	while ((tf = TAILQ_FIRST(&rec->files.finishing)) != NULL) {
+		TAILQ_REMOVE(&rec->files.finishing, tf, entry);
 		tracefile_free(tf);
 	}
 	tracefile_free(rec->cur);
@@ -1436,10 +1499,10 @@ record_destroy(struct record *rec)
 	if (rec->padder != NULL)
 		event_free(rec->padder);
 	json_object_put(rec->last_totals);
-	compress_destroy(rec->zc);
+	compress_destroy(rec->w.zc);
 	sbuf_finish(&rec->kept);
-	free(rec->zbuf);
-	free(rec->xbuf);
+	free(rec->w.zbuf);
+	free(rec->w.xbuf);
 	buildid_destroy(rec->bids);
 	pthread_mutex_destroy(&rec->lock);
 	free(rec);

@@ -195,6 +195,13 @@ tracefile_done(struct tracefile *tf)
 }
 
 int
+tracefile_landed(const struct tracefile *tf)
+{
+	return tf->state != TRACEFILE_OPEN &&
+	    (tf->state != TRACEFILE_CLOSING || tf->inflight == 0);
+}
+
+int
 tracefile_poll(struct tracefile *tf)
 {
 	int	 e;

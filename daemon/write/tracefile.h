@@ -200,6 +200,10 @@ int	 tracefile_pwritev(struct tracefile *, uint64_t off,
  * request was written. */
 void	 tracefile_failed(struct tracefile *, uint64_t off, int err);
 void	 tracefile_close(struct tracefile *, tracefile_done_cb, void *);
+/* A closed file with no request in flight: nothing but tracefile_poll
+ * touches it from now on (where requests complete on another thread,
+ * ask under the lock that thread's reaping holds). */
+int	 tracefile_landed(const struct tracefile *);
 /* Move a closing file on; returns 1 once it is DONE (done_cb called). */
 int	 tracefile_poll(struct tracefile *);
 void	 tracefile_free(struct tracefile *);
