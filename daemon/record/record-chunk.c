@@ -98,48 +98,43 @@ record_chunk_serial(struct record *rec, struct record_cpu *c,
 	struct iovec		 iov[2];
 	const uint8_t		*src[2];
 	size_t			 len, l[2];
-	uint64_t		 off;
 
 	src[0] = t->iov[0].iov_base;
 	l[0] = t->iov[0].iov_len;
 	src[1] = t->niov > 1 ? t->iov[1].iov_base : NULL;
 	l[1] = t->niov > 1 ? t->iov[1].iov_len : 0;
 	if (c->counts.self != t->before.self || t->repair) {
-		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->w.xbuf,
+		l[0] = ring_copy_excl(&c->ring, t->tail, t->head, rec->xbuf,
 		    rec->self_pid, rec->pid_off);
-		src[0] = rec->w.xbuf;
+		src[0] = rec->xbuf;
 		l[1] = 0;
 		if (t->repair)
-			buildid_repair(rec->w.xbuf, l[0],
+			buildid_repair(rec->xbuf, l[0],
 			    rec->cfg.kernel_build_id);
 	}
 	/* a rotation's tracking records: from the copy where
 	 * there is one, whose build-id flags are repaired */
-	if (src[0] == rec->w.xbuf)
-		record_keep(rec, rec->w.xbuf, l[0], 0, l[0]);
+	if (src[0] == rec->xbuf)
+		record_keep(rec, rec->xbuf, l[0], 0, l[0]);
 	else
 		record_keep(rec, c->ring.data, c->ring.size, t->tail, t->head);
 	mark.samples = c->counts.samples - t->before.samples;
 	mark.first = mark.last = 0;
 	record_mark(rec, &mark, src, l);
-	if (rec->w.zc != NULL && l[0] + l[1] > 0 &&
-	    (len = compress_records(rec->w.zc, rec->w.zbuf,
-	    rec->w.zcap, src[0], l[0], src[1], l[1])) > 0) {
+	if (rec->zc != NULL && l[0] + l[1] > 0 &&
+	    (len = compress_records(rec->zc, rec->zbuf,
+	    rec->zcap, src[0], l[0], src[1], l[1])) > 0) {
 		tracefile_compressed(tf, l[0] + l[1], len);
-		src[0] = rec->w.zbuf;
+		src[0] = rec->zbuf;
 		l[0] = len;
 		l[1] = 0;
 	}
 	len = l[0] + l[1];
-	off = tracefile_reserve(tf, len, &mark);
 	iov[0].iov_base = (void *)(uintptr_t)src[0];
 	iov[0].iov_len = l[0];
 	iov[1].iov_base = (void *)(uintptr_t)src[1];
 	iov[1].iov_len = l[1];
-	if (tracefile_pwritev(tf, off, iov, 2) == -1)
-		c->aio.bytes_dropped += len;
-	else
-		c->aio.bytes_written += len;
+	(void)writer_writev(&rec->w, &c->lane, iov, 2, &mark);
 	ring_release(&c->ring, t->head);
 	record_count_file(tf, &c->counts, &t->before);
 	return len;
@@ -192,9 +187,9 @@ record_chunk(struct record *rec, struct record_cpu *c,
 	mark->samples = c->counts.samples - t->before.samples;
 	mark->first = f.first;
 	mark->last = f.last;
-	if (rec->w.zc == NULL)
+	if (rec->zc == NULL)
 		return len;
-	if ((n = compress_records(rec->w.zc, dst, avail, src, len, NULL, 0)) >
+	if ((n = compress_records(rec->zc, dst, avail, src, len, NULL, 0)) >
 	    0) {
 		tracefile_compressed(tf, len, n);
 		return n;

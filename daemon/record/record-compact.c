@@ -118,7 +118,7 @@ struct record_compact {
 };
 
 static const struct perf_event_header record_compact_round_hdr = {
-	PERF_RECORD_FINISHED_ROUND, 0, RECORD_ROUND_LEN
+	PERF_RECORD_FINISHED_ROUND, 0, WRITER_ROUND_LEN
 };
 
 /*
@@ -862,10 +862,10 @@ record_compact_collect(struct record_compact *rc, struct record *rec,
 		TAILQ_REMOVE(&done, it, entry);
 		if (it->kind == RECORD_COMPACT_ROUND) {
 			if (it->seq >= keep &&
-			    (b = malloc(RECORD_ROUND_LEN)) != NULL) {
+			    (b = malloc(WRITER_ROUND_LEN)) != NULL) {
 				memcpy(b, &record_compact_round_hdr,
-				    RECORD_ROUND_LEN);
-				(void)write(rec, it->tf, b, RECORD_ROUND_LEN,
+				    WRITER_ROUND_LEN);
+				(void)write(rec, it->tf, b, WRITER_ROUND_LEN,
 				    NULL);
 			}
 		} else {

@@ -24,10 +24,8 @@ record_cpus_alloc(struct record *rec, const int *cpus, size_t n)
 	if (rec->cap_cpus < n)
 		rec->cap_cpus = n;
 	rec->nr_cpus = 0;
-	free(rec->w.staged);
-	rec->w.staged = calloc(rec->cap_cpus, sizeof(*rec->w.staged));
 	rec->cpus = calloc(rec->cap_cpus, sizeof(*rec->cpus));
-	if (rec->w.staged == NULL || rec->cpus == NULL)
+	if (writer_staging(&rec->w, rec->cap_cpus) == -1 || rec->cpus == NULL)
 		return -1;
 	/* a CPU listed twice (record.c's test hook of many rings) gets a
 	 * ring each time */
@@ -76,60 +74,41 @@ record_cpu_make(struct record *rec, int cpu)
 	return c;
 }
 
+/* The largest chunk a drain of one ring makes: a ring's worth, or its
+ * compressed bound. */
+static size_t
+record_chunk_max(const struct record *rec)
+{
+	return rec->zc ? rec->zcap :
+	    rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
 /*
- * n cblocks for c, each a ring's worth (or its compressed bound) and a
- * FINISHED_ROUND. Made before the first drain that uses them: making one
- * faults its pages in (cblock_buffer), too slow while the rings fill.
+ * n cblocks for c (writer.h's lane), made before the first drain that
+ * uses them: making one faults its pages in, too slow while the rings
+ * fill.
  */
 int
 record_cpu_buffers(struct record *rec, struct record_cpu *c, size_t n)
 {
-	size_t	 cap = (rec->w.zc ? rec->w.zcap : c->ring.size) + RECORD_ROUND_LEN;
-
-	while (c->nr_cbs < n) {
-		if (cblock_init(&c->cbs[c->nr_cbs], cap) == -1)
-			return -1;
-		c->cbs[c->nr_cbs].stats = &c->aio;
-		c->nr_cbs++;
-	}
-	return 0;
+	return writer_lane_make(&rec->w, &c->lane, n, record_chunk_max(rec));
 }
 
 /*
- * A direct file's drains go into the pool (record-pool.h): blocks of
- * twice a ring's worth (at least 1 MiB), two per cblock, growing to four
- * times that under a burst, written in slices of 1 MiB. A buffered file's go into each ring's own
- * cblocks, as perf's --aio: made only once such a file is current
- * (O_DIRECT refused, a live cblocks change while a buffered file is
- * current), so that a direct recording holds no memory per CPU but
- * its rings.
+ * What tf's writes need (writer_buffers): the writer's pool for a
+ * direct file; for a buffered one, each open ring's own cblocks, as
+ * perf's --aio, made only once such a file is current (O_DIRECT
+ * refused, a live cblocks change while a buffered file is current), so
+ * that a direct recording holds no memory per CPU but its rings.
  */
 int
 record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 {
-	size_t	 ring = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-	size_t	 i, cap, base, bound;
+	size_t	 i;
+	int	 rc;
 
-	if (n == 0)
-		return 0;
-	if (tracefile_direct_on(tf)) {
-		cap = record_pool_block((rec->w.zc ? rec->w.zcap : ring) +
-		    RECORD_ROUND_LEN);
-		/* the base, and the bound a burst grows it to: what
-		 * record_memory counted (a test's bound may be lower) */
-		bound = record_pool_bound(n, cap);
-		if ((base = record_pool_count(n)) > bound)
-			base = bound;
-		if (record_pool_made(&rec->w.pool)) {
-			if (record_pool_resize(&rec->w.pool, base) == -1)
-				return -1;
-		} else if (record_pool_init(&rec->w.pool, &rec->w.q, cap,
-		    record_pool_write(cap), base) == -1)
-			return -1;
-		record_pool_set_bound(&rec->w.pool, bound);
-		return 0;
-	}
-	rec->w.ring_cblocks = 1;
+	if ((rc = writer_buffers(&rec->w, tf, n, record_chunk_max(rec))) <= 0)
+		return rc;
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].ring.base != NULL &&
 		    record_cpu_buffers(rec, &rec->cpus[i], n) == -1)
@@ -141,15 +120,15 @@ uint64_t
 record_buffer_bytes(const struct record *rec)
 {
 	size_t		 i, j;
-	uint64_t	 n = record_pool_bytes(&rec->w.pool);
+	uint64_t	 n = writer_bytes(&rec->w);
 
 	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 0; j < rec->cpus[i].nr_cbs; j++)
-			n += rec->cpus[i].cbs[j].cap;
-	if (rec->w.xbuf != NULL)
+		for (j = 0; j < rec->cpus[i].lane.nr; j++)
+			n += rec->cpus[i].lane.cbs[j].cap;
+	if (rec->xbuf != NULL)
 		n += rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-	if (rec->w.zbuf != NULL)
-		n += rec->w.zcap;
+	if (rec->zbuf != NULL)
+		n += rec->zcap;
 	return n;
 }
 
@@ -157,11 +136,7 @@ record_buffer_bytes(const struct record *rec)
 void
 record_cpu_free_buffers(struct record_cpu *c)
 {
-	size_t	 i;
-
-	for (i = 0; i < c->nr_cbs; i++)
-		cblock_finish(&c->cbs[i]);
-	c->nr_cbs = 0;
+	writer_lane_free(&c->lane);
 }
 
 /*
@@ -177,7 +152,7 @@ record_cpu_open(struct record *rec, struct record_cpu *c,
 	    err) == -1)
 		return -1;
 	if (record_thread_watch(rec, c) == -1 ||
-	    (rec->w.mode == RECORD_AIO && rec->w.ring_cblocks &&
+	    (writer_copies(&rec->w) && rec->w.lanes &&
 	    record_cpu_buffers(rec, c, rec->cfg.cblocks) == -1)) {
 		record_cpu_close(rec, c);
 		config_fail(err, PROTO_E_SYSTEM, NULL, "cpu %d: out of memory",

@@ -39,10 +39,10 @@ record_pass_end(struct record *rec, const struct record_sink *sk,
 	if (w->npushed == 0)
 		;	/* nothing new: no round */
 	else if (w->left > 0)
-		rec->w.round_bytes += w->drained;
+		rec->round_bytes += w->drained;
 	else {
 		sk->round(rec, tf, w);
-		rec->w.round_bytes = 0;
+		rec->round_bytes = 0;
 	}
 	if (sk->flush != NULL)
 		sk->flush(rec, tf, w, last);
@@ -81,9 +81,9 @@ record_drain(struct record *rec, uint64_t min, int last,
 	memset(pass, 0, sizeof(*pass));
 	if (rec->state != RECORD_RUNNING)
 		return;
-	sk = rec->w.sink;
+	sk = rec->sink;
 	/* completions are polled: aio_error reads memory, no system call */
-	cblock_reap(&rec->w.q);
+	writer_reap(&rec->w);
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
 		if (c->ring.base == NULL)
@@ -99,9 +99,8 @@ record_drain(struct record *rec, uint64_t min, int last,
 		}
 		/* before reading any of the ring: no scan of data that
 		 * cannot be copied now */
-		t.room = t.copy = NULL;
-		t.cb = NULL;
-		t.spill = 0;
+		memset(&t.room, 0, sizeof(t.room));
+		t.copy = NULL;
 		if (sk->room != NULL && sk->room(rec, c, tf, &t, last) == -1) {
 			w.left++;
 			pass->busy++;

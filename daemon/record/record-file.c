@@ -186,7 +186,7 @@ record_close_file(struct record *rec, struct tracefile *tf)
 {
 	/* the pool's open block of tf goes to disk; its last bytes (under
 	 * one alignment unit) go with the close (tracefile_direct_end) */
-	record_pool_detach(&rec->w.pool, tf);
+	writer_detach(&rec->w, tf);
 	record_add_buildids(rec, tf);
 	tracefile_close(tf, record_file_done, rec);
 	TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
@@ -242,7 +242,7 @@ record_reap_files(struct record *rec, size_t *landed)
 	size_t			 n = 0;
 
 	*landed = 0;
-	cblock_reap(&rec->w.q);
+	writer_reap(&rec->w);
 	for (tf = TAILQ_FIRST(&rec->files.closing); tf != NULL; tf = next) {
 		next = TAILQ_NEXT(tf, entry);
 		if (tracefile_landed(tf)) {

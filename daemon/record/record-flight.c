@@ -78,21 +78,7 @@ static void
 record_flight_queue(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len, const struct tracefile_mark *mark)
 {
-	struct cblock	*cb;
-	uint64_t	 off;
-
-	if (len == 0) {
-		free(buf);
-		return;
-	}
-	off = tracefile_reserve(tf, len, mark);
-	if ((cb = cblock_create_heap(buf, len, &rec->w.heap_stats)) == NULL) {
-		free(buf);
-		tracefile_failed(tf, off, ENOMEM);
-		return;
-	}
-	if (cblock_submit(&rec->w.q, cb, tf, off, tf->fd) == -1)
-		log_warn("%s: aio_write", tf->partial);
+	writer_queue(&rec->w, tf, buf, len, mark);
 }
 
 /*

@@ -74,7 +74,7 @@ record_flush_landed(struct record *rec)
 	    tf->bad_off != UINT64_MAX || tf->frontier >= fl->target)
 		return 1;
 	return fl->tail > 0 && tf->frontier >= fl->target - fl->tail &&
-	    !cblock_pad_busy(&rec->w.q, tf, fl->target - fl->tail);
+	    !writer_pad_busy(&rec->w, tf, fl->target - fl->tail);
 }
 
 /* Answer waiter i and take it off the list. */
@@ -104,7 +104,7 @@ record_flush_poll(struct record *rec)
 		record_flush_answer_all(rec);
 		return 0;
 	}
-	cblock_reap(&rec->w.q);
+	writer_reap(&rec->w);
 	landed = record_flush_landed(rec);
 	while (i < fl->nr) {
 		if (fl->w[i].ticket > fl->passed || !landed) {

@@ -44,16 +44,13 @@
 #include "ring.h"
 #include "perfdata/sbuf.h"
 #include "tracefile.h"
+#include "writer.h"
 #include "unwind/unwind.h"
 
 /* The configured events and the task-tracking event before them. */
 #define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
 
-/* A cblock's room for the direct stream's lead (tracefile.h). */
-#define RECORD_LEAD_MAX		TRACEFILE_ALIGN_MAX
 
-/* A pass's FINISHED_ROUND rides at the end of its last chunk. */
-#define RECORD_ROUND_LEN	sizeof(struct perf_event_header)
 
 struct record_cpu {
 	struct record		*rec;
@@ -64,23 +61,12 @@ struct record_cpu {
 	int			 open_failed;	/* ...or could not be opened */
 	struct ring		 ring;
 	int			 watched;	/* by the drain thread */
-	struct cblock		 cbs[CONFIG_CBLOCKS_MAX];
-	size_t			 nr_cbs;	/* allocated; only cfg.cblocks are used */
-	struct cblock_stats	 aio;
+	struct writer_lane	 lane;		/* its cblocks (a buffered file) */
 	struct ring_counts	 counts;
 	uint64_t		 bytes;		/* drained from the ring */
 	int			 full;		/* ...last time: it may have lost */
 };
 
-/*
- * How the drain writes, chosen once per recording and again only when a
- * live cblocks change asks for it (record_set_mode): serial pwrite from
- * the ring (cblocks 0), or a copy in a cblock and aio_write.
- */
-enum record_mode {
-	RECORD_SERIAL,
-	RECORD_AIO,
-};
 
 /* What took a snapshot ("command", "SIGUSR2", "psi:cpu"). */
 #define RECORD_WHY_LEN		64
@@ -157,33 +143,6 @@ struct record_thread {
 struct record_sink;
 
 /*
- * How the drain writes the current file: the sink that the file's kind
- * (direct or buffered, or none: paused, a flight window) and the write
- * mode chose when the file became current (record_sink_choose, the one
- * place that decides), and the writers' buffers and queue. The drain's,
- * under the lock; the loop reaps the queue for the closing files under
- * it too.
- */
-struct record_writer {
-	const struct record_sink *sink;		/* the current file's */
-	const struct record_sink *writer;	/* ...the one that writes */
-	enum record_mode	 mode;
-	/* a direct file's buffers: blocks shared by every ring */
-	struct record_pool	 pool;
-	/* a buffered file in the AIO mode was current: the CPUs have
-	 * cblocks (each ring its own, cfg.cblocks of them) */
-	int			 ring_cblocks;
-	struct cblock_queue	 q;
-	struct cblock_stats	 heap_stats;	/* preambles */
-	struct cblock		**staged;	/* one pass's chunks, cap_cpus */
-	uint8_t			*xbuf;		/* a drain without our samples */
-	struct compress		*zc;		/* NULL: files are not compressed */
-	uint8_t			*zbuf;		/* serial mode's compression output */
-	size_t			 zcap;
-	uint64_t		 round_bytes;	/* written since the last round */
-};
-
-/*
  * The files a recording no longer writes, and what became of them: the
  * loop's alone. The drain thread never reads any of it, so the loop
  * finishes files (their header and features, fsync, rename, manifest,
@@ -248,7 +207,16 @@ struct record {
 	size_t			 nr_cpus;	/* ever opened this recording */
 	size_t			 cap_cpus;	/* the possible CPUs */
 	struct tracefile	*cur;		/* record_set_file */
-	struct record_writer	 w;		/* cur's */
+	struct writer		 w;		/* cur's (write/writer.h) */
+	/* the sink the drain hands each ring's bytes to (record-sink.c):
+	 * record_sink_choose's, when cur or what decides it changes */
+	const struct record_sink *sink;
+	uint8_t			*xbuf;		/* a drain without our samples */
+	struct compress		*zc;		/* NULL: files are not compressed */
+	uint8_t			*zbuf;		/* a serial or spilled chunk,
+						 * compressed */
+	size_t			 zcap;
+	uint64_t		 round_bytes;	/* written since the last round */
 	struct sbuf		 kept;		/* a rotation's walk's task records */
 	int			 keeping;	/* ...drained since it began */
 	struct record_flush	 flush;		/* flushes asked for */
@@ -357,9 +325,7 @@ struct record_take {
 	int64_t			 n;		/* bytes */
 	struct ring_counts	 before;	/* the ring's counts until now */
 	size_t			 repair;	/* build-id flags to repair */
-	uint8_t			*room;		/* the sink's buffer for it */
-	struct cblock		*cb;		/* ...a cblock's */
-	int			 spill;		/* ...none: the page cache */
+	struct writer_room	 room;		/* the writer's for it */
 	/* what push took: bytes copied to copy, or the pieces where they
 	 * lie in the ring (a sink that writes from the ring) */
 	uint8_t			*copy;
@@ -371,7 +337,6 @@ struct record_take {
 
 /* What one pass did, ring by ring, for its end. */
 struct record_sweep {
-	size_t		 nstaged;	/* cblocks staged (buffered file) */
 	size_t		 npushed;	/* rings put into the file */
 	size_t		 nflight;	/* rings taken by a flight window */
 	size_t		 left;		/* non-empty rings not read */
@@ -388,23 +353,26 @@ size_t	record_chunk(struct record *, struct record_cpu *,
 	    struct tracefile *, const struct record_take *, uint8_t *dst,
 	    size_t avail, struct tracefile_mark *);
 /* The serial sink's chunk: the pieces push left in the ring written
- * from where they lie (or a copy without our own samples), compressed
- * into zbuf with -z; then the ring is released. */
+ * by the writer from where they lie (or a copy without our own
+ * samples), compressed into zbuf with -z; then the ring is released.
+ * The bytes it put into tf. */
 size_t	record_chunk_serial(struct record *, struct record_cpu *,
 	    struct tracefile *, const struct record_take *);
 
 /*
- * record-sink.c: the writer of a file, in the shape of perf's
+ * record-sink.c: where a drain's rings go, in the shape of perf's
  * perf_mmap__push(map, to, push) and record__pushfn. The drain (on the
  * drain thread) asks room before it reads a ring (-1: leave the ring,
- * no buffer free; NULL: the sink needs none), hands the ring's bytes to
- * push, one call per piece (two where the ring wraps), and ends the
- * ring with done, which makes the chunk, queues it and releases the
- * ring. reads_ring: the sink writes from the ring (or drops it), so the
- * drain counts the records there. round puts a pass's FINISHED_ROUND,
- * flush queues its writes. Bytes that are not ring data go through the
- * same sink: extra (a preamble; it takes buf) and pad (the direct
- * stream's tail on disk). A sink leaves NULL what it does not do.
+ * no buffer free), hands the ring's bytes to push, one call per piece
+ * (two where the ring wraps), and ends the ring with done, which makes
+ * the chunk, hands it on and releases the ring. reads_ring: the sink
+ * writes from the ring (or drops it), so the drain counts the records
+ * there. round puts a pass's FINISHED_ROUND, flush queues its writes.
+ * Bytes that are not ring data go through the same sink: extra (a
+ * preamble; it takes buf) and pad (the direct stream's tail on disk).
+ * A sink leaves NULL what it does not do. The sinks of a file hand what
+ * they make to the recording's writer (write/writer.h), which alone
+ * knows how the file is written.
  */
 struct record_sink {
 	const char	*name;
@@ -426,8 +394,8 @@ struct record_sink {
 	void		(*pad)(struct record *, struct tracefile *);
 };
 
-/* Choose the current file's sink and writer (rec->w.sink, w.writer),
- * where the drain finds them: every pass into one file takes the same
+/* Choose the current file's sink (rec->sink) and, through
+ * writer_set_file, its writer's mode, where the drain finds them: every pass into one file takes the same
  * one. Called, under the lock, when what decides it changes: the
  * current file (record_set_file, which every change of rec->cur goes
  * through), the write mode, a flight window, the unwinding worker. */

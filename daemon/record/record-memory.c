@@ -55,7 +55,7 @@ record_memory(const struct config *cfg, size_t ncpus,
 	size_t		 blk;
 
 	chunk = (cfg->compression > 0 ? compress_bound(ring) : ring) +
-	    RECORD_ROUND_LEN;
+	    WRITER_ROUND_LEN;
 	m->ncpus = ncpus;
 	m->ring = ring + page;
 	m->cblocks = cfg->cblocks * chunk;

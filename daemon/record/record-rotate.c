@@ -159,7 +159,7 @@ record_prep_create(struct record *rec, const char *why)
 	p->ctx.procfs = "/proc";
 	p->ctx.kernel_text = rec->ktext;
 	p->ctx.kernel_etext = rec->ketext;
-	if (rec->w.zc != NULL) {
+	if (rec->zc != NULL) {
 		p->ctx.comp_level = rec->cfg.compression;
 		/* perf decompresses each record into a buffer of this size */
 		p->ctx.comp_mmap_len = (uint32_t)(rec->spec.pages *
@@ -302,7 +302,7 @@ record_install(struct record *rec, struct record_prep *p)
 	record_set_file(rec, tf);
 	/* its buffers (record_cpus_buffers): a direct file's pool, or the
 	 * rings' own cblocks for a buffered one */
-	if (rec->w.mode == RECORD_AIO && record_cpus_buffers(rec, rec->cur,
+	if (writer_copies(&rec->w) && record_cpus_buffers(rec, rec->cur,
 	    rec->cfg.cblocks) == -1) {
 		log_warnx("%s: out of memory for the drain's buffers",
 		    rec->cur->partial);
@@ -316,11 +316,11 @@ record_install(struct record *rec, struct record_prep *p)
 	/* a new file is a new zstd stream: it must decode alone; the
 	 * preamble's compressed tasks are its beginning */
 	if (p->zc != NULL) {
-		compress_destroy(rec->w.zc);
-		rec->w.zc = p->zc;
+		compress_destroy(rec->zc);
+		rec->zc = p->zc;
 		p->zc = NULL;
-	} else if (rec->w.zc != NULL)
-		compress_reset(rec->w.zc);
+	} else if (rec->zc != NULL)
+		compress_reset(rec->zc);
 	if ((buf = record_prep_head(p, rec->cur, &len)) == NULL)
 		rc = -1;
 	else

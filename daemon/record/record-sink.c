@@ -1,15 +1,17 @@
 /*
- * record-sink holds the writers of a drain's rings (record-int.h, struct
- * record_sink), one per file: serial pwrite, the ring's own AIO cblocks
- * (a buffered file), the direct pool (which spills through the page
- * cache at its bound), a flight window, and the sink that drops the data
- * while the recording is paused (and counts it). Each sink takes a
- * ring's bytes through its push, as perf's record__pushfn takes
- * perf_mmap__push's, and the file's other bytes (a preamble, the direct
- * tail's pad) through extra and pad. The drain (record-drain.c) knows
- * none of them, and the write layer (daemon/write/) knows nothing of
- * rings. All of it runs on the drain thread, or in the loop with the
- * recording's lock held.
+ * record-sink holds where a drain's rings go (record-int.h, struct
+ * record_sink): the current file, copied (a cblock or the direct pool:
+ * the writer's room) or written from where the bytes lie (serial); the
+ * unwinding worker (compact) before the file; a flight window; and the
+ * sink that drops the data while the recording is paused (and counts
+ * it). Each sink takes a ring's bytes through its push, as perf's
+ * record__pushfn takes perf_mmap__push's, and the file's other bytes (a
+ * preamble, the direct tail's pad) through extra and pad. The file's
+ * sinks make the chunk (record-chunk.c) and hand it to the recording's
+ * writer (write/writer.h), which alone knows how the file is written.
+ * The drain (record-drain.c) knows none of them, and write/ knows
+ * nothing of rings. All of it runs on the drain thread, or in the loop
+ * with the recording's lock held.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,10 +21,6 @@
 
 #include "log.h"
 #include "record-int.h"
-
-static const struct perf_event_header record_round_hdr = {
-	PERF_RECORD_FINISHED_ROUND, 0, RECORD_ROUND_LEN
-};
 
 /* The sinks that write from the ring (or drop its data) push with this:
  * each piece stays where it lies, and done finds it noted in t. */
@@ -54,7 +52,7 @@ static void
 record_drop_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
-	c->aio.bytes_dropped += (uint64_t)t->len;
+	c->lane.stats.bytes_dropped += (uint64_t)t->len;
 	ring_release(&c->ring, t->head);
 }
 
@@ -75,8 +73,8 @@ record_window_sink_round(struct record *rec, struct tracefile *tf,
 	record_window_round(rec);
 }
 
-/* With cblocks 0 the serial sink writes each chunk on the spot, from
- * the ring. */
+/* With cblocks 0 the serial sink has the writer write each chunk on the
+ * spot, from the ring. */
 static void
 record_serial_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
@@ -85,284 +83,79 @@ record_serial_done(struct record *rec, struct record_cpu *c,
 	w->npushed++;
 }
 
+/* The file's round, queued writes, other bytes and tail: the writer's. */
 static void
-record_serial_round(struct record *rec, struct tracefile *tf,
+record_file_round(struct record *rec, struct tracefile *tf,
     struct record_sweep *w)
 {
-	uint64_t	 off = tracefile_reserve(tf, RECORD_ROUND_LEN, NULL);
-
-	tracefile_pwrite(tf, off, &record_round_hdr, RECORD_ROUND_LEN);
-}
-
-/* The serial sink writes a preamble at the offset it reserves. */
-static int
-record_serial_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
-    size_t len, const struct tracefile_mark *mark)
-{
-	uint64_t	 off = tracefile_reserve(tf, len, mark);
-	int		 rc;
-
-	rc = tracefile_pwrite(tf, off, buf, len);
-	free(buf);
-	return rc;
-}
-
-/*
- * A buffered file's drain takes a free cblock of the ring, or leaves the
- * ring when every cblock is in flight (a disk slower than the data).
- * Waiting would hold the drain for as long as the disk takes; the ring
- * may overflow meanwhile, and the kernel counts that loss exactly. Only
- * a file's last drain (rotation, stop, CPU offline) waits, so that every
- * ring ends in the file it belongs to.
- */
-static int
-record_aio_room(struct record *rec, struct record_cpu *c,
-    struct tracefile *tf, struct record_take *t, int last)
-{
-	size_t	 n = rec->cfg.cblocks;
-	int	 k;
-
-	if ((k = cblock_pick(c->cbs, n)) == -1 && last) {
-		cblock_wait(&rec->w.q, c->cbs, n);
-		k = cblock_pick(c->cbs, n);
-	}
-	if (k == -1)
-		return -1;
-	t->cb = &c->cbs[k];
-	t->room = t->cb->buf;
-	/* with -z the copy is compressed from the drain's buffer into it */
-	t->copy = rec->w.zc ? rec->w.xbuf : t->room;
-	return 0;
-}
-
-/* The copy becomes a chunk in its cblock, which waits (staged) for the
- * pass's end to submit it. */
-static void
-record_aio_done(struct record *rec, struct record_cpu *c,
-    struct tracefile *tf, struct record_take *t, struct record_sweep *w)
-{
-	struct cblock	*cb = t->cb;
-
-	cb->len = record_chunk(rec, c, tf, t, cb->buf,
-	    cb->cap - RECORD_ROUND_LEN, &cb->mark);
-	if (cb->len == 0)
-		return;
-	cb->busy = 1;	/* staged: not pickable until submitted */
-	rec->w.staged[w->nstaged++] = cb;
-	w->drained += cb->len;
-	w->npushed++;
-}
-
-/* The round goes into the last staged cblock: each one left room for
- * it. */
-static void
-record_aio_round(struct record *rec, struct tracefile *tf,
-    struct record_sweep *w)
-{
-	struct cblock	*cb;
-
-	if (w->nstaged == 0) {
-		record_serial_round(rec, tf, w);
-		return;
-	}
-	cb = rec->w.staged[w->nstaged - 1];
-	memcpy(cb->buf + cb->len, &record_round_hdr, RECORD_ROUND_LEN);
-	cb->len += RECORD_ROUND_LEN;
+	writer_round(&rec->w);
 }
 
 static void
-record_aio_flush(struct record *rec, struct tracefile *tf,
+record_file_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
 {
-	struct cblock	*cb;
-	uint64_t	 off;
-	size_t		 i;
-
-	for (i = 0; i < w->nstaged; i++) {
-		cb = rec->w.staged[i];
-		cb->busy = 0;
-		off = tracefile_reserve(tf, cb->len, &cb->mark);
-		if (cblock_submit(&rec->w.q, cb, tf, off, tf->fd) == -1)
-			log_warn("%s: aio_write", tf->partial);
-	}
+	writer_flush(&rec->w, last);
 }
 
-/* A preamble is one request of its own, at the offset it reserves. */
 static int
-record_aio_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
+record_file_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len, const struct tracefile_mark *mark)
 {
-	struct cblock	*cb;
-	uint64_t	 off = tracefile_reserve(tf, len, mark);
-
-	if ((cb = cblock_create_heap(buf, len, &rec->w.heap_stats)) == NULL) {
-		free(buf);
-		return -1;
-	}
-	return cblock_submit(&rec->w.q, cb, tf, off, tf->fd);
+	return writer_extra(&rec->w, buf, len, mark);
 }
 
-/* A drain of n ring bytes needs this much room in the pool: its chunk
- * (compressed with -z) and a round after it. */
-static size_t
-record_pool_need(const struct record *rec, uint64_t n)
+static void
+record_file_pad(struct record *rec, struct tracefile *tf)
 {
-	return (rec->w.zc ? compress_bound((size_t)n) : (size_t)n) +
-	    RECORD_ROUND_LEN;
+	writer_pad(&rec->w);
+}
+
+/* A drain of n ring bytes needs this much room: its chunk (compressed
+ * with -z) and a round after it. */
+static size_t
+record_file_need(const struct record *rec, uint64_t n)
+{
+	return (rec->zc ? compress_bound((size_t)n) : (size_t)n) +
+	    WRITER_ROUND_LEN;
 }
 
 /*
- * A direct file's drain takes room at the end of the stream in the
- * pool's open block; the pool grows up to its bound under a burst
- * (record-pool.h). At the bound the chunk goes through the page cache
- * instead (the spill): the drain does not leave a ring to overflow
- * while memory or the page cache can take its data. Only when the spill
- * cannot be written either does the drain leave the ring, and the
- * kernel counts what it then loses.
+ * The writer's room for the ring's chunk (record-chunk.c makes it
+ * there). The copy goes there too, unless the chunk is compressed (-z)
+ * or the writer gave no buffer (the direct pool at its bound spills
+ * through the page cache): then it goes to the drain's own buffer.
+ * -1: no room now, the ring is left (writer.h says when).
  */
 static int
-record_pool_sink_room(struct record *rec, struct record_cpu *c,
+record_file_room(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, int last)
 {
-	t->room = record_pool_room(&rec->w.pool, tf,
-	    record_pool_need(rec, t->head - t->tail), last);
-	if (t->room == NULL) {
-		if (record_pool_spill_ready(&rec->w.pool, tf) == -1)
-			return -1;
-		t->spill = 1;
-	}
-	/* with -z, or a spill, the copy goes to the drain's buffer first */
-	t->copy = rec->w.zc || t->spill ? rec->w.xbuf : t->room;
+	if (writer_room(&rec->w, &c->lane, record_file_need(rec,
+	    t->head - t->tail), last, &t->room) == -1)
+		return -1;
+	t->copy = rec->zc || t->room.buf == NULL ? rec->xbuf : t->room.buf;
 	return 0;
 }
 
 static void
-record_pool_sink_done(struct record *rec, struct record_cpu *c,
+record_file_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
 	struct tracefile_mark	 mark;
-	uint8_t			*dst;
-	size_t			 len, avail;
+	uint8_t			*dst = t->room.buf;
+	size_t			 len, avail = t->room.cap;
 
-	if (t->spill) {
+	if (dst == NULL) {
 		/* the drain's own buffers: the copy, or with -z its output */
-		dst = rec->w.zc ? rec->w.zbuf : rec->w.xbuf;
-		avail = rec->w.zc ? rec->w.zcap : (size_t)t->n;
-	} else {
-		dst = t->room;
-		avail = record_pool_need(rec, (uint64_t)t->n) -
-		    RECORD_ROUND_LEN;
+		dst = rec->zc ? rec->zbuf : rec->xbuf;
+		avail = rec->zc ? rec->zcap : (size_t)t->n;
 	}
 	if ((len = record_chunk(rec, c, tf, t, dst, avail, &mark)) == 0)
 		return;
-	if (!t->spill)
-		record_pool_put(&rec->w.pool, tf, len, &mark);
-	else if (record_pool_spill(&rec->w.pool, tf, dst, len, &mark) == -1)
-		c->aio.bytes_dropped += len;
+	writer_put(&rec->w, &c->lane, &t->room, dst, len, &mark);
 	w->drained += len;
 	w->npushed++;
-}
-
-/* The round goes into the open block, where each room left space for
- * it; after a spill (no block is open) it goes through the page cache
- * too. */
-static void
-record_pool_sink_round(struct record *rec, struct tracefile *tf,
-    struct record_sweep *w)
-{
-	uint8_t		*room;
-
-	if ((room = record_pool_room(&rec->w.pool, tf, RECORD_ROUND_LEN,
-	    0)) != NULL) {
-		memcpy(room, &record_round_hdr, RECORD_ROUND_LEN);
-		record_pool_put(&rec->w.pool, tf, RECORD_ROUND_LEN, NULL);
-		return;
-	}
-	(void)record_pool_spill(&rec->w.pool, tf,
-	    (const uint8_t *)&record_round_hdr, RECORD_ROUND_LEN, NULL);
-}
-
-/* The pool sends a slice once enough is unsent, and everything at a
- * file's last drain. */
-static void
-record_pool_sink_flush(struct record *rec, struct tracefile *tf,
-    struct record_sweep *w, int last)
-{
-	(void)record_pool_send(&rec->w.pool, last);
-}
-
-/*
- * A preamble on the direct path is copied after the stream's tail into
- * an aligned buffer of its own; its aligned part is written and the rest
- * becomes the stream's tail. It does not go through the pool: a preamble
- * is not ring data, and comes once a file. The pool's open block of tf,
- * if there is one, hands the stream's tail over first.
- */
-static int
-record_pool_sink_extra(struct record *rec, struct tracefile *tf,
-    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
-{
-	struct cblock	*cb;
-	uint8_t		*b;
-	uint64_t	 off;
-	size_t		 lead, w;
-	int		 fd;
-
-	record_pool_detach(&rec->w.pool, tf);
-	if ((b = cblock_buffer(RECORD_LEAD_MAX + len)) == NULL) {
-		free(buf);
-		return -1;
-	}
-	lead = tracefile_direct_lead(tf, b);
-	memcpy(b + lead, buf, len);
-	free(buf);
-	/* the request before the stream moves: out of memory then skips
-	 * this write, it does not cut the file */
-	if ((cb = cblock_create_heap(b, 0, &rec->w.heap_stats)) == NULL) {
-		free(b);
-		return -1;
-	}
-	if ((w = tracefile_direct_block(tf, b, lead, len, mark, &off,
-	    &fd)) == 0) {
-		/* all of it is the stream's tail now */
-		free(cb);
-		free(b);
-		return 0;
-	}
-	cb->cap = cb->len = w;
-	if (cblock_submit(&rec->w.q, cb, tf, off, fd) == -1) {
-		log_warn("%s: aio_write", tf->partial);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The direct stream's tail (fewer bytes than one alignment unit) has
- * stayed in memory since the last drain: put it on disk, padded, so that
- * a crash costs what the rings and the requests in flight held, and no
- * more than direct_tail_ms of that tail (docs/file-format.md).
- */
-static void
-record_pool_sink_pad(struct record *rec, struct tracefile *tf)
-{
-	struct cblock	*cb;
-	uint8_t		*b;
-	uint64_t	 off;
-	size_t		 n;
-	int		 fd;
-
-	/* what the open block holds goes now, its last bytes padded */
-	record_pool_flush(&rec->w.pool, tf);
-	if ((b = cblock_buffer(RECORD_LEAD_MAX)) == NULL)
-		return;
-	if ((n = tracefile_direct_pad(tf, b, &off, &fd)) == 0 ||
-	    (cb = cblock_create_heap(b, n, &rec->w.heap_stats)) == NULL) {
-		free(b);
-		return;
-	}
-	cb->pad = 1;
-	(void)cblock_submit(&rec->w.q, cb, tf, off, fd);
 }
 
 static const struct record_sink record_sink_drop = {
@@ -385,47 +178,35 @@ static const struct record_sink record_sink_serial = {
 	.reads_ring = 1,
 	.push = record_sink_take,
 	.done = record_serial_done,
-	.round = record_serial_round,
-	.extra = record_serial_extra,
+	.round = record_file_round,
+	.extra = record_file_extra,
 };
 
-static const struct record_sink record_sink_aio = {
-	.name = "aio",
-	.room = record_aio_room,
+static const struct record_sink record_sink_file = {
+	.name = "file",
+	.room = record_file_room,
 	.push = record_sink_copy,
-	.done = record_aio_done,
-	.round = record_aio_round,
-	.flush = record_aio_flush,
-	.extra = record_aio_extra,
-};
-
-static const struct record_sink record_sink_pool = {
-	.name = "pool",
-	.room = record_pool_sink_room,
-	.push = record_sink_copy,
-	.done = record_pool_sink_done,
-	.round = record_pool_sink_round,
-	.flush = record_pool_sink_flush,
-	.extra = record_pool_sink_extra,
-	.pad = record_pool_sink_pad,
+	.done = record_file_done,
+	.round = record_file_round,
+	.flush = record_file_flush,
+	.extra = record_file_extra,
+	.pad = record_file_pad,
 };
 
 /*
  * With call_graph compact a ring's bytes go to the unwinding worker's
- * queue (record-compact.c), or, when the queue is full, to the file's
- * writer as they are (raw, and counted). push takes the pieces both
- * ways: into the worker's buffer, or where the writer's room chose.
+ * queue (record-compact.c), or, when the queue is full, to the file as
+ * they are (raw, and counted). push takes the pieces both ways: into
+ * the worker's buffer, or where the file's room chose.
  */
 static int
 record_compact_sink_room(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, int last)
 {
-	const struct record_sink	*wr = rec->w.writer;
-
 	t->item = NULL;
 	if (record_compact_room(rec->compact, t) == 0)
 		return 0;
-	return wr->room != NULL ? wr->room(rec, c, tf, t, last) : 0;
+	return record_file_room(rec, c, tf, t, last);
 }
 
 static void
@@ -442,17 +223,15 @@ static void
 record_compact_sink_done(struct record *rec, struct record_cpu *c,
     struct tracefile *tf, struct record_take *t, struct record_sweep *w)
 {
-	const struct record_sink	*wr = rec->w.writer;
-
 	if (t->item != NULL) {
 		record_compact_take(rec->compact, rec, c, tf, t);
 		w->npushed++;
 		return;
 	}
-	/* from the ring, which the writer releases */
+	/* from the ring, which the file's done releases */
 	record_compact_raw(rec->compact, c->ring.data, c->ring.size, t->tail,
 	    t->head);
-	wr->done(rec, c, tf, t, w);
+	record_file_done(rec, c, tf, t, w);
 	record_compact_raw_count(rec->compact, tf,
 	    c->counts.samples - t->before.samples);
 }
@@ -464,26 +243,15 @@ record_compact_sink_round(struct record *rec, struct tracefile *tf,
 	(void)record_compact_round(rec->compact, tf);
 }
 
-/* The file's writer writes what the worker rewrote into the file. */
-static int
-record_compact_sink_write(struct record *rec, struct tracefile *tf,
-    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
-{
-	return rec->w.writer->extra(rec, tf, buf, len, mark);
-}
-
 /* The writer's queued writes (raw chunks) go first, then what the
- * worker finished. */
+ * worker finished, which the writer writes into the file. */
 static void
 record_compact_sink_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
 {
-	const struct record_sink	*wr = rec->w.writer;
-
-	if (wr->flush != NULL)
-		wr->flush(rec, tf, w, last);
+	writer_flush(&rec->w, last);
 	w->drained += record_compact_collect(rec->compact, rec, last,
-	    record_compact_sink_write);
+	    record_file_extra);
 }
 
 /* A preamble, or task records carried over, go to the worker's maps
@@ -493,16 +261,7 @@ record_compact_sink_extra(struct record *rec, struct tracefile *tf,
     uint8_t *buf, size_t len, const struct tracefile_mark *mark)
 {
 	record_compact_preamble(rec->compact, buf, len);
-	return rec->w.writer->extra(rec, tf, buf, len, mark);
-}
-
-static void
-record_compact_sink_pad(struct record *rec, struct tracefile *tf)
-{
-	const struct record_sink	*wr = rec->w.writer;
-
-	if (wr->pad != NULL)
-		wr->pad(rec, tf);
+	return writer_extra(&rec->w, buf, len, mark);
 }
 
 static const struct record_sink record_sink_compact = {
@@ -514,46 +273,40 @@ static const struct record_sink record_sink_compact = {
 	.round = record_compact_sink_round,
 	.flush = record_compact_sink_flush,
 	.extra = record_compact_sink_extra,
-	.pad = record_compact_sink_pad,
+	.pad = record_file_pad,
 };
 
 /*
- * The one place that decides how the drain writes: when a file becomes
- * current (record_set_file), or what decides changes (the write mode, a
- * flight window, the unwinding worker). The writer is serial pwrite from
- * the ring (cblocks 0), the direct pool (a file opened past the page
- * cache, which it stays), or the ring's own cblocks; the sink over it is
- * the writer itself, the unwinding worker's (compact) or, with no file,
- * a flight window's or the one that drops (paused).
+ * Where the drain's rings go: decided when a file becomes current
+ * (record_set_file), or what decides it changes (the write mode, a
+ * flight window, the unwinding worker). How the file is written is the
+ * writer's choice, made at the same moments (writer_set_file,
+ * writer_set_mode); the sink only asks whether the writer wants a copy
+ * or the pieces where they lie. With no file, the ring goes to a flight
+ * window or is dropped (paused).
  */
 void
 record_sink_choose(struct record *rec)
 {
-	struct record_writer	*w = &rec->w;
-	struct tracefile	*tf = rec->cur;
-
-	if (w->mode == RECORD_SERIAL)
-		w->writer = &record_sink_serial;
-	else if (tf != NULL && tracefile_direct_on(tf))
-		w->writer = &record_sink_pool;
-	else
-		w->writer = &record_sink_aio;
-	if (tf == NULL)
-		w->sink = rec->flight != NULL ? &record_sink_window :
+	if (rec->cur == NULL)
+		rec->sink = rec->flight != NULL ? &record_sink_window :
 		    &record_sink_drop;
 	/* the serial writer reads the ring in place: no copy for the
 	 * worker, the samples go raw (cblocks 0 is refused with compact
 	 * at a start, and left for a buffered file while recording) */
-	else if (rec->compact != NULL && w->mode != RECORD_SERIAL)
-		w->sink = &record_sink_compact;
+	else if (!writer_copies(&rec->w))
+		rec->sink = &record_sink_serial;
+	else if (rec->compact != NULL)
+		rec->sink = &record_sink_compact;
 	else
-		w->sink = w->writer;
+		rec->sink = &record_sink_file;
 }
 
 void
 record_set_file(struct record *rec, struct tracefile *tf)
 {
 	rec->cur = tf;
+	writer_set_file(&rec->w, tf);
 	record_sink_choose(rec);
 }
 
@@ -561,7 +314,7 @@ int
 record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
     size_t len, const struct tracefile_mark *mark)
 {
-	const struct record_sink	*sk = rec->w.sink;
+	const struct record_sink	*sk = rec->sink;
 
 	if (sk->extra == NULL) {
 		free(buf);
@@ -574,7 +327,7 @@ record_write_extra(struct record *rec, struct tracefile *tf, uint8_t *buf,
 void
 record_pad_tail(struct record *rec)
 {
-	const struct record_sink	*sk = rec->w.sink;
+	const struct record_sink	*sk = rec->sink;
 
 	if (rec->cur != NULL && sk->pad != NULL)
 		sk->pad(rec, rec->cur);

@@ -36,9 +36,9 @@ record_sum(const struct record *rec, struct record_sums *s)
 		s->samples += rc->counts.samples;
 		s->lost += rc->counts.lost;
 		s->lost_samples += rc->counts.lost_samples;
-		s->written += rc->aio.bytes_written;
-		s->dropped += rc->aio.bytes_dropped;
-		s->inflight += rc->aio.inflight;
+		s->written += rc->lane.stats.bytes_written;
+		s->dropped += rc->lane.stats.bytes_dropped;
+		s->inflight += rc->lane.stats.inflight;
 		s->self += rc->counts.self;
 	}
 	/* a direct file's slices, of every ring */
@@ -231,7 +231,7 @@ record_add_write_path(struct record *rec, json_object *o)
 	}
 	if (!rec->cfg.direct_io)
 		why = "direct_io is off";
-	else if (rec->w.mode == RECORD_SERIAL)
+	else if (!writer_copies(&rec->w))
 		why = "cblocks 0: serial writes from the ring";
 	else if ((e = rec->direct_refused) != 0 || (rec->cur != NULL &&
 	    (e = tracefile_direct_refused(rec->cur)) != 0)) {
@@ -297,8 +297,8 @@ static const struct jemit_field record_cpu_rows[] = {
 	JEMIT_U("samples", struct record_cpu, counts.samples),
 	JEMIT_U("lost", struct record_cpu, counts.lost),
 	JEMIT_U("lost_samples", struct record_cpu, counts.lost_samples),
-	JEMIT_U("cblocks", struct record_cpu, nr_cbs),
-	JEMIT_SUB(struct record_cpu, aio, record_aio_rows),
+	JEMIT_U("cblocks", struct record_cpu, lane.nr),
+	JEMIT_SUB(struct record_cpu, lane.stats, record_aio_rows),
 	JEMIT_ROWS_END
 };
 

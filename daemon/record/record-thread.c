@@ -102,7 +102,7 @@ record_thread_pass(struct record *rec)
 	flush = atomic_exchange(&t->flush, 0);
 	pad = atomic_exchange(&t->pad, 0) || flush != 0;
 	all = atomic_exchange(&t->sweep, 0) || pad;
-	record_drain(rec, all || rec->w.round_bytes >= rec->round_max ? 0 :
+	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk, 0, &pass);
 	/* what every ring held is in the stream now: its tail goes to
 	 * disk, so that a crash costs no more than direct_tail_ms of it
@@ -303,7 +303,7 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	t->running = 1;
 	/* every request of the recording at the thread's priority: glibc
 	 * orders a descriptor's queue by it (cblock.h) */
-	cblock_queue_prio(&rec->w.q, (int)rec->cfg.realtime);
+	writer_prio(&rec->w, (int)rec->cfg.realtime);
 	return 0;
 }
 
@@ -355,7 +355,7 @@ record_thread_stop(struct record *rec)
 		return;
 	pthread_join(t->th, NULL);
 	t->running = 0;
-	cblock_queue_prio(&rec->w.q, 0);
+	writer_prio(&rec->w, 0);
 }
 
 void

@@ -47,7 +47,6 @@ record_window_create(struct record *rec)
 	    rec->time_off);
 	TAILQ_INIT(&rf->snap.chunks);
 	rec->flight = rf;
-	record_sink_choose(rec);
 	return 0;
 }
 
@@ -68,7 +67,6 @@ record_window_free(struct record *rec)
 	}
 	free(rf);
 	rec->flight = NULL;
-	record_sink_choose(rec);
 }
 
 /*
@@ -87,7 +85,7 @@ record_window_take(struct record *rec, struct record_cpu *c,
 	size_t			 len;
 
 	if ((buf = malloc((size_t)(head - tail) + FLIGHT_ROUND_LEN)) == NULL) {
-		c->aio.bytes_dropped += head - tail;
+		c->lane.stats.bytes_dropped += head - tail;
 		rf->fl.st.oom++;
 		ring_release(&c->ring, head);
 		return;
@@ -97,9 +95,9 @@ record_window_take(struct record *rec, struct record_cpu *c,
 	ring_release(&c->ring, head);
 	if (t->repair)
 		buildid_repair(buf, len, rec->cfg.kernel_build_id);
-	rec->w.round_bytes += len;
+	rec->round_bytes += len;
 	if (flight_add(&rf->fl, buf, len) == -1)
-		c->aio.bytes_dropped += len;
+		c->lane.stats.bytes_dropped += len;
 }
 
 /* The drain's other hook: a pass read every ring, the round closes. */
@@ -107,7 +105,7 @@ void
 record_window_round(struct record *rec)
 {
 	flight_round(&rec->flight->fl);
-	rec->w.round_bytes = 0;
+	rec->round_bytes = 0;
 }
 
 /*

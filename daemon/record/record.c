@@ -73,11 +73,9 @@ record_create(struct event_base *base, int dirfd,
 	rec->lockfd = -1;
 	TAILQ_INIT(&rec->files.closing);
 	TAILQ_INIT(&rec->files.finishing);
-	record_sink_choose(rec);
 	sbuf_init(&rec->kept);
-	/* SIGEV_NONE: completions are polled at every drain and by the
-	 * reaper; a signal per write would cost the syscalls we record */
-	cblock_queue_init(&rec->w.q);
+	writer_init(&rec->w);
+	record_sink_choose(rec);
 	if (gethostname(rec->host, sizeof(rec->host)) == -1)
 		snprintf(rec->host, sizeof(rec->host), "localhost");
 	rec->host[sizeof(rec->host) - 1] = '\0';
@@ -232,7 +230,7 @@ record_free_offline(struct record *rec)
 
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
-		if (c->offline && c->aio.inflight == 0)
+		if (c->offline && c->lane.stats.inflight == 0)
 			record_cpu_free_buffers(c);
 	}
 }
@@ -245,11 +243,11 @@ record_free_offline(struct record *rec)
 static int
 record_set_mode(struct record *rec, uint64_t n)
 {
-	enum record_mode	 was = rec->w.mode;
+	uint64_t	 was = rec->w.cblocks;
 
-	rec->w.mode = n > 0 ? RECORD_AIO : RECORD_SERIAL;
+	writer_set_mode(&rec->w, n);
 	if (rec->cur != NULL && record_cpus_buffers(rec, rec->cur, n) == -1) {
-		rec->w.mode = was;
+		writer_set_mode(&rec->w, was);
 		return -1;
 	}
 	record_sink_choose(rec);
@@ -648,7 +646,7 @@ record_pass(struct record *rec, uint64_t min)
 static void
 record_wakeup(struct record *rec)
 {
-	record_pass(rec, rec->w.round_bytes >= rec->round_max ? 0 :
+	record_pass(rec, rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk);
 }
 
@@ -794,7 +792,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 		record_pass(rec, 0);
 	record_reap(rec);
 	/* a burst that is over gives its blocks back */
-	record_pool_shrink(&rec->w.pool);
+	writer_shrink(&rec->w);
 	record_unlock(rec);
 	record_housekeeping(rec);
 	record_lock(rec);
@@ -972,9 +970,9 @@ record_reset(struct record *rec, const struct config *cfg)
 	uint64_t wake = evsel_wakeup_bytes(cfg, ring_bytes);
 
 	rec->cfg = *cfg;
-	rec->w.mode = cfg->cblocks > 0 ? RECORD_AIO : RECORD_SERIAL;
+	writer_set_mode(&rec->w, cfg->cblocks);
 	record_sink_choose(rec);
-	cblock_queue_writeback(&rec->w.q, cfg->writeback);
+	writer_writeback(&rec->w, cfg->writeback);
 	/*
 	 * perf's --mmap-flush: a watermark wakeup drains the rings that hold
 	 * at least this much and leaves the others to fill (the tick and the
@@ -988,7 +986,7 @@ record_reset(struct record *rec, const struct config *cfg)
 		if (rec->min_chunk > wake)
 			rec->min_chunk = wake;
 	}
-	rec->w.round_bytes = 0;
+	rec->round_bytes = 0;
 	rec->direct_refused = 0;
 	rec->paused[0] = '\0';
 	rec->files.bytes_cut = 0;
@@ -1013,13 +1011,13 @@ record_buffers(struct record *rec)
 {
 	size_t	 ring_bytes = rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
 
-	free(rec->w.xbuf);
-	if ((rec->w.xbuf = cblock_buffer(ring_bytes)) == NULL)
+	free(rec->xbuf);
+	if ((rec->xbuf = cblock_buffer(ring_bytes)) == NULL)
 		return -1;
 	if (rec->cfg.compression > 0) {
-		rec->w.zcap = compress_bound(ring_bytes);
-		if ((rec->w.zc = compress_create(rec->cfg.compression)) == NULL ||
-		    (rec->w.zbuf = cblock_buffer(rec->w.zcap)) == NULL)
+		rec->zcap = compress_bound(ring_bytes);
+		if ((rec->zc = compress_create(rec->cfg.compression)) == NULL ||
+		    (rec->zbuf = cblock_buffer(rec->zcap)) == NULL)
 			return -1;
 	}
 	return 0;
@@ -1093,6 +1091,7 @@ record_begin_flight(struct record *rec, struct config_error *err)
 		return 0;
 	if (record_window_create(rec) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "out of memory");
+	record_sink_choose(rec);
 	memset(&rec->snap_at, 0, sizeof(rec->snap_at));
 	rec->snap_suppressed = 0;
 	mnt[0] = '\0';
@@ -1113,6 +1112,7 @@ record_end_flight(struct record *rec)
 	trigger_close(rec->triggers);
 	rec->triggers = NULL;
 	record_window_free(rec);
+	record_sink_choose(rec);
 }
 
 /*
@@ -1173,12 +1173,12 @@ record_begin(struct record *rec, struct config_error *err)
 static void
 record_free_buffers(struct record *rec)
 {
-	compress_destroy(rec->w.zc);
-	rec->w.zc = NULL;
-	free(rec->w.zbuf);
-	rec->w.zbuf = NULL;
-	free(rec->w.xbuf);
-	rec->w.xbuf = NULL;
+	compress_destroy(rec->zc);
+	rec->zc = NULL;
+	free(rec->zbuf);
+	rec->zbuf = NULL;
+	free(rec->xbuf);
+	rec->xbuf = NULL;
 	malloc_trim(0);
 }
 
@@ -1193,10 +1193,7 @@ record_unstart(struct record *rec)
 	record_end_flight(rec);
 	/* no drain ran: nothing of the CPUs' cblocks is in flight */
 	record_cpus_free(rec);
-	record_pool_finish(&rec->w.pool);
-	rec->w.ring_cblocks = 0;
-	free(rec->w.staged);
-	rec->w.staged = NULL;
+	writer_finish(&rec->w);
 	record_close_cgroups(rec);
 	record_free_buffers(rec);
 }
@@ -1298,8 +1295,7 @@ record_finish_stop(struct record *rec)
 	record_metrics(rec, &rec->life);
 	record_cpus_free(rec);
 	/* nothing is in flight (record_reap) */
-	record_pool_finish(&rec->w.pool);
-	rec->w.ring_cblocks = 0;
+	writer_finish(&rec->w);
 	record_close_cgroups(rec);
 	record_end_flight(rec);
 	record_retry_unfinished(rec);
@@ -1311,8 +1307,6 @@ record_finish_stop(struct record *rec)
 		    "could not be finished for lack of space; they stay "
 		    ".partial and are finished when space returns or at the "
 		    "next start", rec->files.nr_unfinished);
-	free(rec->w.staged);
-	rec->w.staged = NULL;
 	record_free_buffers(rec);
 	if (rec->reaper != NULL)
 		event_del(rec->reaper);
@@ -1348,7 +1342,7 @@ record_reap(struct record *rec)
 	record_flush_poll(rec);
 	/* a stop's snapshot being built on its thread: its file comes */
 	if (rec->state == RECORD_STOPPING && closing == 0 && !pending &&
-	    rec->w.q.nr_busy == 0 && rec->prep == NULL &&
+	    writer_busy(&rec->w) == 0 && rec->prep == NULL &&
 	    !record_window_busy(rec))
 		record_finish_stop(rec);
 	else if (rec->reaper != NULL && (closing > 0 || pending))
@@ -1476,11 +1470,10 @@ record_destroy(struct record *rec)
 	record_prep_cancel(rec);
 	record_end_flight(rec);
 	/* wait out everything in flight: its buffers are about to go */
-	cblock_wait_all(&rec->w.q);
+	writer_wait_all(&rec->w);
 	record_cpus_free(rec);
-	record_pool_finish(&rec->w.pool);
+	writer_finish(&rec->w);
 	record_close_cgroups(rec);
-	free(rec->w.staged);
 	while ((tf = TAILQ_FIRST(&rec->files.closing)) != NULL) {
 		TAILQ_REMOVE(&rec->files.closing, tf, entry);
 		tracefile_free(tf);
@@ -1499,10 +1492,10 @@ record_destroy(struct record *rec)
 	if (rec->padder != NULL)
 		event_free(rec->padder);
 	json_object_put(rec->last_totals);
-	compress_destroy(rec->w.zc);
+	compress_destroy(rec->zc);
 	sbuf_finish(&rec->kept);
-	free(rec->w.zbuf);
-	free(rec->w.xbuf);
+	free(rec->zbuf);
+	free(rec->xbuf);
 	buildid_destroy(rec->bids);
 	pthread_mutex_destroy(&rec->lock);
 	free(rec);

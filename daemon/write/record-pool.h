@@ -49,7 +49,7 @@ struct config;
  * times its base, and gives the blocks past the base back once no drain
  * has opened them for a tick: a full storm on 2 CPUs is ~100 MB/s, and
  * 4 x 8 blocks of a MiB hold a third of a second of it. Past the bound
- * the drain spills through the page cache (record-sink.c). The bound is
+ * the drain spills through the page cache (writer.c). The bound is
  * what record_memory counts.
  */
 #define RECORD_POOL_GROW	4
