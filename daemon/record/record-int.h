@@ -181,6 +181,7 @@ struct record {
 	/* The lock: what the drain thread and the loop share (the second
 	 * group) is touched under it; see record-thread.c for its rules. */
 	pthread_mutex_t		 lock;
+	unsigned int		 held;		/* by the loop: how often */
 	/* The drain thread's own, and the counters it publishes. */
 	struct record_thread	 thread;
 
@@ -289,6 +290,8 @@ void	record_cpus_free(struct record *);
 int	record_lock_init(struct record *);
 void	record_lock(struct record *);
 void	record_unlock(struct record *);
+/* The loop sleeps ts, without the lock if it holds it once. */
+void	record_sleep(struct record *, const struct timespec *);
 void	record_thread_init(struct record *);
 /* Run the drain on its thread (SCHED_FIFO cfg.realtime, or the normal
  * scheduler); passed runs in the loop with a pass that failed a write or

@@ -394,7 +394,7 @@ record_drain_lost(struct record *rec, struct record_pass *pass)
 		if (quiet == 0)
 			record_drain(rec, 0, 1, pass);
 		else
-			nanosleep(&step, NULL);
+			record_sleep(rec, &step);
 	}
 	if (pass->err == 0)
 		record_drain(rec, 0, 1, pass);

@@ -75,12 +75,33 @@ void
 record_lock(struct record *rec)
 {
 	pthread_mutex_lock(&rec->lock);
+	rec->held++;
 }
 
 void
 record_unlock(struct record *rec)
 {
+	rec->held--;
 	pthread_mutex_unlock(&rec->lock);
+}
+
+/*
+ * A wait of the loop's with the lock held (a file's last drain waiting
+ * for the kernel to write into a ring again) lets the drain thread have
+ * the lock meanwhile, where the loop holds it once: the other rings fill
+ * on during the wait. Held twice (a caller that counts on the lock
+ * across it), the loop sleeps with it.
+ */
+void
+record_sleep(struct record *rec, const struct timespec *ts)
+{
+	if (rec->held != 1) {
+		nanosleep(ts, NULL);
+		return;
+	}
+	record_unlock(rec);
+	nanosleep(ts, NULL);
+	record_lock(rec);
 }
 
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;
