@@ -334,16 +334,12 @@ record_add_drain(struct record *rec, json_object *o)
 }
 
 static json_object *
-record_status_locked(struct record *rec)
+record_status_locked(struct record *rec, json_object *o)
 {
-	static const char	*names[] = { "idle", "recording", "stopping" };
-	json_object		*o = json_object_new_object(), *cpus, *f;
+	json_object		*cpus, *f;
 	uint64_t		 files, cleared, reading;
 	size_t			 i;
 
-	json_object_object_add(o, "state",
-	    json_object_new_string(names[rec->state]));
-	record_add_disk(rec, o);
 	/* the daemon's life, not the recording's: also when idle */
 	buildid_stats(rec->bids, &files, &cleared, &reading);
 	f = json_object_new_object();
@@ -401,15 +397,24 @@ record_status_locked(struct record *rec)
 	return o;
 }
 
+/*
+ * The output directory's files and free space are read first, without
+ * the drain's lock: a scan of a directory of a few thousand files takes
+ * milliseconds, which the drain thread would wait out.
+ */
 json_object *
 record_status(struct record *rec)
 {
-	json_object	*rc;
+	static const char	*names[] = { "idle", "recording", "stopping" };
+	json_object		*o = json_object_new_object();
 
+	json_object_object_add(o, "state",
+	    json_object_new_string(names[rec->state]));
+	record_add_disk(rec, o);
 	record_lock(rec);
-	rc = record_status_locked(rec);
+	o = record_status_locked(rec, o);
 	record_unlock(rec);
-	return rc;
+	return o;
 }
 
 json_object *
