@@ -189,5 +189,81 @@ def test_many_rings_per_cpu_are_all_drained():
         check_file_counts(d, rep)
 
 
+def sample_times(path):
+    """The times (perf's clock, seconds) of path's samples, as perf
+    script reads them."""
+    p = perf("script", "-F", "time", "-i", path)
+    return [float(m.group(1)) for m in
+            re.finditer(r"^\s*(\d+\.\d+):", p.stdout, re.M)]
+
+
+def test_a_long_finish_does_not_stop_the_drain():
+    """The loop finishes a closed file (header, features, fsync, rename,
+    manifest, hand-off, retention) without the drain's lock (issue 38):
+    however long a finish takes, the drain thread goes on draining the
+    rings into the new file. The test hook PERFSPILL_TEST_FINISH_HOLD
+    holds the loop in the finish of the file a rotation closed while
+    its file exists, here for 3 s, so that no timing decides.
+
+    The source is steady whatever the machine does: cpu-clock at 999 Hz
+    on every CPU (idle ones too) into rings of 16 pages, about a second
+    of samples each (~56 bytes a sample): a drain stopped for the hold
+    loses the rest of it, a drain that runs, woken at a quarter of the
+    ring, would have to be late by a quarter of a second to lose
+    anything. perf reads the new file: no LOST record (report --stats)
+    and samples in every half second of the hold (script). Before, the
+    loop held the drain's lock through a finish: the rings overflowed
+    and the new file had LOST records and no samples for the hold's
+    last ~2 s."""
+    hold = os.path.join(tempfile.mkdtemp(prefix="perfspill-hold."),
+                        "finish")
+    secs = 3.0
+    with Daemon(env={"PERFSPILL_TEST_FINISH_HOLD": hold}) as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "--no-callgraph",
+              "-m", "16", "--rotate-size", "256M")
+        time.sleep(0.5)
+        open(hold, "w").close()
+        # rotate answers once the old file is finished: after the hold
+        rot = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
+                                "rotate"], stdout=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: "finish held by the test hook" in
+                     d.read_log(), 60, "the old file's finish held")
+            t0 = time.clock_gettime(time.CLOCK_MONOTONIC)
+            time.sleep(secs)
+            t1 = time.clock_gettime(time.CLOCK_MONOTONIC)
+        finally:
+            # let it go either way: the loop answers nothing meanwhile
+            if os.path.exists(hold):
+                os.unlink(hold)
+            os.rmdir(os.path.dirname(hold))
+        assert rot.wait(timeout=120) == 0
+        assert "finish let go by the test hook" in d.read_log()
+        time.sleep(0.5)
+        rc, rep = d.ctl("stop")
+        files = sorted(d.finished_files(),
+                       key=lambda f: harness.manifest(f)["seq"])
+        assert len(files) == 2, files
+        old, new = files
+        counts, _ = perf_stats(new)
+        assert counts.get("SAMPLE", 0) > 0, (new, counts)
+        assert counts.get("LOST", 0) == 0 and \
+            counts.get("LOST_SAMPLES", 0) == 0, (
+                "the drain stopped while the loop finished a file", counts)
+        assert rep["data"]["totals"]["lost"] == 0, rep["data"]["totals"]
+        # perf's clock counts as CLOCK_MONOTONIC does (manifest.c): the
+        # hold in it, each half second of it with samples
+        times = sample_times(new)
+        n = int(secs / 0.5)
+        empty = [i for i in range(n) if not any(
+            t0 + i * 0.5 <= t < t0 + (i + 1) * 0.5 for t in times)]
+        assert not empty, ("no samples in these half seconds of the "
+                           "hold", empty, t0, t1, times[:1], times[-1:])
+        assert min(times) < t0 and max(times) > t1, (min(times), t0,
+                                                     max(times), t1)
+        perf_valid(old)
+        perf_valid(new)
+
+
 if __name__ == "__main__":
     harness.main(globals())
