@@ -221,12 +221,22 @@ record_close_file(struct record *rec, struct tracefile *tf)
 	TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
 }
 
-/* The current file, with no next one. */
+/*
+ * The current file, with no next one. A pause retires it without a last
+ * drain; the sink's last flush still hands it what the unwinding worker
+ * holds of it (the pass's rounds too): an item left naming it would be
+ * written at the resume into a file the loop finished and freed.
+ */
 void
 record_retire_file(struct record *rec)
 {
+	struct record_sweep	 w;
+
 	if (rec->cur == NULL)
 		return;
+	memset(&w, 0, sizeof(w));
+	if (rec->w.sink->flush != NULL)
+		rec->w.sink->flush(rec, rec->cur, &w, 1);
 	record_close_file(rec, rec->cur);
 	record_set_file(rec, NULL);
 }
