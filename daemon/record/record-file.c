@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -28,6 +29,9 @@
 
 /* Seconds between looks for a removed output directory, at most. */
 #define RECORD_RETRY_MAX	16
+
+/* The test hook's hold of a finish, at most (polls of 5 ms: 60 s). */
+#define RECORD_HOLD_POLLS	12000
 
 /*
  * The files a full disk left unfinished, finished now that there may be
@@ -69,6 +73,30 @@ record_retry_unfinished(struct record *rec)
 	rec->files.nr_unfinished = kept;
 }
 
+/*
+ * The test hook PERFSPILL_TEST_FINISH_HOLD=PATH holds the loop in a
+ * file's finish, where its facts are handed on, for as long as PATH
+ * exists (60 s at most, so that a failed test cannot hang the daemon):
+ * a finish that takes long (a slow disk's fsync, a manifest, a JIT
+ * copy) must not hold the drain thread back (tests/integration/
+ * test_drain.py). Without PATH, or without the variable, nothing waits.
+ */
+static void
+record_finish_hold(const struct tracefile *tf)
+{
+	const char	*path = getenv("PERFSPILL_TEST_FINISH_HOLD");
+	struct timespec	 ts = { 0, 5000000 };
+	int		 i;
+
+	if (path == NULL || path[0] == '\0' || access(path, F_OK) == -1)
+		return;
+	log_info("%s: finish held by the test hook while %s exists",
+	    tf->name, path);
+	for (i = 0; i < RECORD_HOLD_POLLS && access(path, F_OK) == 0; i++)
+		nanosleep(&ts, NULL);
+	log_info("%s: finish let go by the test hook", tf->name);
+}
+
 /* Hand a closed file's facts on (the manifest, the hand-off, the rotate
  * waiters): before retention, which must know its hand-off holds it. */
 static void
@@ -77,6 +105,7 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 	struct record_file_facts	 f;
 	char				 why[RECORD_WHY_LEN];
 
+	record_finish_hold(tf);
 	memset(&f, 0, sizeof(f));
 	/* a flight recording's snapshot says what took it */
 	if (record_window_done(rec, tf, whole, why, sizeof(why)))
@@ -192,12 +221,22 @@ record_close_file(struct record *rec, struct tracefile *tf)
 	TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
 }
 
-/* The current file, with no next one. */
+/*
+ * The current file, with no next one. A pause retires it without a last
+ * drain; the sink's last flush still hands it what the unwinding worker
+ * holds of it (the pass's rounds too): an item left naming it would be
+ * written at the resume into a file the loop finished and freed.
+ */
 void
 record_retire_file(struct record *rec)
 {
+	struct record_sweep	 w;
+
 	if (rec->cur == NULL)
 		return;
+	memset(&w, 0, sizeof(w));
+	if (rec->sink->flush != NULL)
+		rec->sink->flush(rec, rec->cur, &w, 1);
 	record_close_file(rec, rec->cur);
 	record_set_file(rec, NULL);
 }

@@ -138,6 +138,7 @@ struct record_thread {
 	uint64_t		 busy;		/* ...that left a ring */
 	atomic_ulong		 contended;	/* the loop held the lock */
 	atomic_ulong		 waited_ns;	/* ...this long in all */
+	int			 realtime_wait;	/* ...timed on CLOCK_REALTIME */
 };
 
 struct record_sink;

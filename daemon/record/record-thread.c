@@ -161,6 +161,18 @@ record_thread_pass(struct record *rec)
  * back). While it waits the loop runs at its priority (the mutex
  * inherits it).
  */
+/* RECORD_THREAD_WAIT_NS from now on clock id. */
+static void
+record_thread_until(clockid_t id, struct timespec *until)
+{
+	clock_gettime(id, until);
+	until->tv_nsec += RECORD_THREAD_WAIT_NS;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
+}
+
 static int
 record_thread_lock(struct record *rec)
 {
@@ -171,13 +183,28 @@ record_thread_lock(struct record *rec)
 		return 0;
 	atomic_fetch_add(&rec->thread.contended, 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	until = t0;
-	until.tv_nsec += RECORD_THREAD_WAIT_NS;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
+	/*
+	 * A kernel before 5.14 (no FUTEX_LOCK_PI2) or a glibc before 2.35
+	 * times a priority-inheriting wait on CLOCK_REALTIME alone, and
+	 * refuses one on CLOCK_MONOTONIC at once (EINVAL): the thread would
+	 * spin at SCHED_FIFO for as long as the loop holds the lock, never
+	 * lending it its priority. There it waits on the wall clock, which
+	 * a clock step may only lengthen or shorten that one wait.
+	 */
+	if (!rec->thread.realtime_wait) {
+		record_thread_until(CLOCK_MONOTONIC, &until);
+		rc = pthread_mutex_clocklock(&rec->lock, CLOCK_MONOTONIC,
+		    &until);
+		if (rc == EINVAL) {
+			log_info("the drain thread's lock is timed on the wall "
+			    "clock (no FUTEX_LOCK_PI2: a kernel before 5.14)");
+			rec->thread.realtime_wait = 1;
+		}
 	}
-	rc = pthread_mutex_clocklock(&rec->lock, CLOCK_MONOTONIC, &until);
+	if (rec->thread.realtime_wait) {
+		record_thread_until(CLOCK_REALTIME, &until);
+		rc = pthread_mutex_timedlock(&rec->lock, &until);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	atomic_fetch_add(&rec->thread.waited_ns, (unsigned long)
 	    ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec));

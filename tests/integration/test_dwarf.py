@@ -10,9 +10,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 import harness
-from harness import Daemon, perf
+from harness import Daemon, perf, wait_for
+from test_drain import sample_times
 
 NOFP = os.path.join(harness.BUILD, "tests", "nofpstack")
 _work = tempfile.mkdtemp(prefix="perfspill-dwarf-")
@@ -220,6 +222,50 @@ def test_compact_short_lived():
         whole += b
     assert n >= 50, (n, st)
     assert whole >= 0.9 * n - m["raw_samples"], (whole, n, m, st)
+
+
+def test_compact_pause_leaves_nothing_for_the_resume():
+    """A pause (here: the output directory removed) retires the current
+    file without a last drain. What the unwinding worker holds of it (its
+    unwound chunks, each pass's round) goes into it before it closes:
+    nothing may name the file once the loop has finished and freed it.
+    Before, the first pass after the resume wrote those items into the
+    freed file (the sanitizer build: a heap use after free in
+    record_compact_collect; where the memory went to the new file, its
+    samples from before the pause in it). Here the resumed file holds
+    nothing older than the pause, and perf reads it whole."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "--call-graph",
+              "compact")
+        p = subprocess.Popen([NOFP, "8"], stdout=subprocess.PIPE,
+                             text=True)
+        p.stdout.readline()
+        try:
+            time.sleep(1)
+            gone = time.clock_gettime(time.CLOCK_MONOTONIC)
+            shutil.rmtree(d.out)
+            wait_for(lambda: d.status().get("paused") ==
+                     "output directory removed", what="a pause")
+            # the retired file finished (lost with its directory) and
+            # freed before the directory comes back
+            wait_for(lambda: "is lost with the output directory" in
+                     d.read_log(), what="the retired file finished")
+            os.mkdir(d.out)
+            wait_for(lambda: not d.status().get("paused"), timeout=120,
+                     what="resume once the directory is back")
+            time.sleep(1)
+        finally:
+            p.kill()
+            p.wait()
+        assert d.alive(), d.read_log()[-3000:]
+        rc, rep = d.ctl("stop", check=False)
+        assert rc != 0 and "removed while recording" in \
+            rep["error"]["message"], rep
+        files = d.finished_files()
+        assert len(files) == 1, files
+        harness.perf_valid(files[0], allow_lost=True)
+        times = sample_times(files[0])
+        assert times and min(times) > gone, (min(times), gone)
 
 
 def test_compact_pins_the_mapped_binary():
