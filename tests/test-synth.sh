@@ -1,7 +1,7 @@
 #!/bin/sh
 #
 # test-synth: record real perf_event rings with tests/synth-dump (the
-# preamble from daemon/format/synth*.c) and check that the stock perf reads
+# preamble from daemon/preamble/synth*.c) and check that the stock perf reads
 # the files: stats, samples named after the task and function of a
 # program that ran before recording started (so the /proc synthesis
 # works), the header, tracepoint fields, clock data, a file cut short,
