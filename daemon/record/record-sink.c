@@ -464,12 +464,29 @@ record_compact_sink_round(struct record *rec, struct tracefile *tf,
 	(void)record_compact_round(rec->compact, tf);
 }
 
-/* The file's writer writes what the worker rewrote into the file. */
+/*
+ * The file's writer writes what the worker rewrote into the file. On
+ * the direct path it joins the stream in the pool's open block, as a
+ * ring's bytes do, and goes with the block's next slice: as an extra it
+ * was two requests a pass (the block's aligned part, then its own), and
+ * every request wakes an AIO thread (always-on: 2 of its 4 wakeups a
+ * pass). At the pool's bound it is an extra still.
+ */
 static int
 record_compact_sink_write(struct record *rec, struct tracefile *tf,
     uint8_t *buf, size_t len, const struct tracefile_mark *mark)
 {
-	return record_sink_writer(rec, tf)->extra(rec, tf, buf, len, mark);
+	const struct record_sink	*wr = record_sink_writer(rec, tf);
+	uint8_t				*room;
+
+	if (wr == &record_sink_pool && (room = record_pool_room(&rec->pool,
+	    tf, len, 0)) != NULL) {
+		memcpy(room, buf, len);
+		record_pool_put(&rec->pool, tf, len, mark);
+		free(buf);
+		return 0;
+	}
+	return wr->extra(rec, tf, buf, len, mark);
 }
 
 /* The writer's queued writes (raw chunks) go first, then what the
@@ -484,6 +501,10 @@ record_compact_sink_flush(struct record *rec, struct tracefile *tf,
 		wr->flush(rec, tf, w, last);
 	w->drained += record_compact_collect(rec->compact, rec, last,
 	    record_compact_sink_write);
+	/* a file's last drain sends what the worker's samples added to
+	 * the pool's open block too */
+	if (last && wr->flush != NULL)
+		wr->flush(rec, tf, w, last);
 }
 
 /* A preamble, or task records carried over, go to the worker's maps
