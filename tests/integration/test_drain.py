@@ -194,7 +194,7 @@ def test_wakeup_watermark_follows_the_events_rate():
     the events' rate, as perf evlist -v reads it back from each file: a
     tracepoint (no bound on its rate) keeps half the ring, cpu-clock at
     99 Hz with frame-pointer callchains (at most ~110 KB/s a CPU) is
-    woken at 90 %, a frequency too high for 90 % to leave 100 ms keeps
+    woken at 90 %, a frequency too high for 90 % to leave 300 ms keeps
     half, and an explicit wakeup_pct is used as it is."""
     need_tp()
     ring = 128 * os.sysconf("SC_PAGESIZE")
