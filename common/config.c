@@ -103,9 +103,10 @@ static const struct config_key config_keys[] = {
 	    .opt = 'm', .metavar = "PAGES",
 	    .help = "ring size per CPU in pages (power of two)" },
 	{ KEY("wakeup_pct", T_UINT, CONFIG_NEXT_START, wakeup_pct),
-	    .min = 1, .max = 90, .def = "50",
+	    .min = 0, .max = 90, .def = "0",
 	    .metavar = "PCT",
-	    .help = "wake the drain thread when a ring is this full" },
+	    .help = "wake the drain thread when a ring is this full\n"
+	    "(0: by the events' rate, 50 to 90)" },
 	{ KEY("drain_ms", T_UINT, CONFIG_NEXT_START, drain_ms),
 	    .min = 10, .max = 10000, .def = "1000",
 	    .metavar = "MS",

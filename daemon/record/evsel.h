@@ -65,7 +65,7 @@ void	evsel_config(struct evsel *evs, size_t n, const struct config *,
 uint64_t	evsel_user_regs(void);
 
 /* Bytes in a ring of ring_bytes that wake the drain thread
- * (wakeup_pct). */
+ * (wakeup_pct; with 0, the least of what evsel_config may set). */
 uint64_t	evsel_wakeup_bytes(const struct config *, size_t ring_bytes);
 
 /* The kernel's perf_event_max_sample_rate, or 0 when unreadable. */

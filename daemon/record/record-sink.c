@@ -243,15 +243,26 @@ record_compact_sink_round(struct record *rec, struct tracefile *tf,
 	(void)record_compact_round(rec->compact, tf);
 }
 
+/* What the worker rewrote joins the file's stream (writer_append). */
+static int
+record_compact_sink_write(struct record *rec, struct tracefile *tf,
+    uint8_t *buf, size_t len, const struct tracefile_mark *mark)
+{
+	return writer_append(&rec->w, buf, len, mark);
+}
+
 /* The writer's queued writes (raw chunks) go first, then what the
- * worker finished, which the writer writes into the file. */
+ * worker finished; a file's last drain then sends what that added to
+ * the pool's open block too. */
 static void
 record_compact_sink_flush(struct record *rec, struct tracefile *tf,
     struct record_sweep *w, int last)
 {
 	writer_flush(&rec->w, last);
 	w->drained += record_compact_collect(rec->compact, rec, last,
-	    record_file_extra);
+	    record_compact_sink_write);
+	if (last)
+		writer_flush(&rec->w, last);
 }
 
 /* A preamble, or task records carried over, go to the worker's maps

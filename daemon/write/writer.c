@@ -507,6 +507,29 @@ writer_extra(struct writer *w, uint8_t *buf, size_t len,
 	return w->ops->extra(w, buf, len, mark);
 }
 
+/*
+ * As an extra, each batch of the worker's records detached the pool's
+ * open block (a slice for its aligned part) and was a request of its
+ * own: two requests a drain pass, each waking a glibc AIO thread
+ * (always-on: 8.5-10.6 wakeups a second of that thread, 3.0-3.2 this
+ * way; bench/history/2026-12-06-loss).
+ */
+int
+writer_append(struct writer *w, uint8_t *buf, size_t len,
+    const struct tracefile_mark *mark)
+{
+	uint8_t	*room;
+
+	if (w->tf != NULL && w->ops == &writer_pool &&
+	    (room = record_pool_room(&w->pool, w->tf, len, 0)) != NULL) {
+		memcpy(room, buf, len);
+		record_pool_put(&w->pool, w->tf, len, mark);
+		free(buf);
+		return 0;
+	}
+	return writer_extra(w, buf, len, mark);
+}
+
 void
 writer_pad(struct writer *w)
 {

@@ -143,6 +143,12 @@ void	writer_flush(struct writer *, int last);
 /* Bytes that are not ring data, into the file; takes buf. 0 or -1. */
 int	writer_extra(struct writer *, uint8_t *buf, size_t len,
 	    const struct tracefile_mark *);
+/* Records made from ring data elsewhere (the unwinding worker's), into
+ * the file as a ring's chunk where the writer has a stream with room
+ * (the pool's open block: they go with its next slice, no request of
+ * their own), else as writer_extra. Takes buf. 0 or -1. */
+int	writer_append(struct writer *, uint8_t *buf, size_t len,
+	    const struct tracefile_mark *);
 /* The direct stream's tail on disk, padded, where there is one. */
 void	writer_pad(struct writer *);
 /* Completions polled (aio_error reads memory, no system call). */

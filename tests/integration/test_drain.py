@@ -305,5 +305,33 @@ def test_lock_waits_on_a_kernel_without_lock_pi2():
         check_file_counts(d, rep)
 
 
+def test_wakeup_watermark_follows_the_events_rate():
+    """wakeup_pct 0 (the default) sets the kernel's wakeup watermark by
+    the events' rate, as perf evlist -v reads it back from each file: a
+    tracepoint (no bound on its rate) keeps half the ring, cpu-clock at
+    99 Hz with frame-pointer callchains (at most ~110 KB/s a CPU) is
+    woken at 90 %, a frequency too high for 90 % to leave 300 ms keeps
+    half, and an explicit wakeup_pct is used as it is."""
+    need_tp()
+    ring = 128 * os.sysconf("SC_PAGESIZE")
+    want = [(["-e", TP, "--no-callgraph"], ring * 50 // 100),
+            (["-e", "cpu-clock", "-F", "99", "-g"], ring * 90 // 100),
+            (["-e", "cpu-clock", "-F", "4000", "--call-graph", "dwarf"],
+             ring * 50 // 100),
+            (["-e", "cpu-clock", "-F", "99", "-g", "--wakeup-pct", "30"],
+             ring * 30 // 100)]
+    with Daemon() as d:
+        for args, wake in want:
+            before = set(d.finished_files())
+            d.ctl("start", "-m", "128", *args)
+            d.ctl("stop")
+            new = sorted(set(d.finished_files()) - before)
+            assert len(new) == 1, (args, new)
+            out = perf("evlist", "-v", "-i", new[0]).stdout
+            got = set(int(v) for v in re.findall(
+                r"wakeup_watermark \}: (\d+)", out))
+            assert got == {wake}, (args, got, wake, out)
+
+
 if __name__ == "__main__":
     harness.main(globals())
