@@ -861,13 +861,7 @@ buildid_flush(struct buildid *b, struct sbuf *out, unsigned int wait_ms)
 	size_t			 i, kept = 0;
 	int			 rc = 0, pending;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	worker_deadline(CLOCK_MONOTONIC, (uint64_t)wait_ms * 1000000u, &until);
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {
 		for (pending = 0, i = 0; i < b->nset && !pending; i++)

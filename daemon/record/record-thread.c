@@ -49,6 +49,7 @@
 
 #include "log.h"
 #include "record-int.h"
+#include "worker.h"
 
 #define RECORD_THREAD_EVENTS	64
 /* the loop holds the lock: wait this long at most, then look whether
@@ -161,18 +162,6 @@ record_thread_pass(struct record *rec)
  * back). While it waits the loop runs at its priority (the mutex
  * inherits it).
  */
-/* RECORD_THREAD_WAIT_NS from now on clock id. */
-static void
-record_thread_until(clockid_t id, struct timespec *until)
-{
-	clock_gettime(id, until);
-	until->tv_nsec += RECORD_THREAD_WAIT_NS;
-	if (until->tv_nsec >= 1000000000L) {
-		until->tv_sec++;
-		until->tv_nsec -= 1000000000L;
-	}
-}
-
 static int
 record_thread_lock(struct record *rec)
 {
@@ -192,7 +181,7 @@ record_thread_lock(struct record *rec)
 	 * a clock step may only lengthen or shorten that one wait.
 	 */
 	if (!rec->thread.realtime_wait) {
-		record_thread_until(CLOCK_MONOTONIC, &until);
+		worker_deadline(CLOCK_MONOTONIC, RECORD_THREAD_WAIT_NS, &until);
 		rc = pthread_mutex_clocklock(&rec->lock, CLOCK_MONOTONIC,
 		    &until);
 		if (rc == EINVAL) {
@@ -202,7 +191,7 @@ record_thread_lock(struct record *rec)
 		}
 	}
 	if (rec->thread.realtime_wait) {
-		record_thread_until(CLOCK_REALTIME, &until);
+		worker_deadline(CLOCK_REALTIME, RECORD_THREAD_WAIT_NS, &until);
 		rc = pthread_mutex_timedlock(&rec->lock, &until);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

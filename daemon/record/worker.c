@@ -1,5 +1,6 @@
 /*
- * worker starts threads beside the loop (see worker.h).
+ * worker starts threads beside the loop, and times their waits (see
+ * worker.h).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -24,4 +25,16 @@ worker_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 		rc = pthread_create(th, &attr, fn, arg);
 	pthread_attr_destroy(&attr);
 	return rc;
+}
+
+void
+worker_deadline(clockid_t id, uint64_t ns, struct timespec *until)
+{
+	clock_gettime(id, until);
+	until->tv_sec += (time_t)(ns / 1000000000u);
+	until->tv_nsec += (long)(ns % 1000000000u);
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
 }

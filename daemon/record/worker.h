@@ -10,8 +10,12 @@
 #define PERFSPILL_WORKER_H
 
 #include <pthread.h>
+#include <stdint.h>
+#include <time.h>
 
 /* pthread_create at SCHED_OTHER; 0 or an error number. */
 int	worker_spawn(pthread_t *, void *(*)(void *), void *);
+/* The deadline of a timed wait ns from now on clock id (any thread). */
+void	worker_deadline(clockid_t id, uint64_t ns, struct timespec *);
 
 #endif
