@@ -45,32 +45,32 @@
 void
 record_retry_unfinished(struct record *rec)
 {
-	struct stat	 st;
-	char		 final[NAME_MAX + 1];
-	size_t		 i, kept = 0, n;
+	struct record_files	*fs = &rec->files;
+	struct stat		 st;
+	char			 final[NAME_MAX + 1];
+	size_t			 i, kept = 0, n;
 
-	for (i = 0; i < rec->files.nr_unfinished; i++) {
-		n = strlen(rec->files.unfinished[i]) - strlen(".partial");
-		memcpy(final, rec->files.unfinished[i], n);
+	for (i = 0; i < fs->nr_unfinished; i++) {
+		n = strlen(fs->unfinished[i]) - strlen(".partial");
+		memcpy(final, fs->unfinished[i], n);
 		final[n] = '\0';
-		if (fstatat(rec->dirfd, rec->files.unfinished[i], &st,
+		if (fstatat(rec->dirfd, fs->unfinished[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT) {
 			/* finished (or kept as .damaged) */
 			if (fstatat(rec->dirfd, final, &st,
 			    AT_SYMLINK_NOFOLLOW) == 0)
-				rec->files.done++;
+				fs->done++;
 			continue;
 		}
-		if (rec->files.finish->salvage != NULL &&
-		    !rec->files.finish->holds(rec->files.finish_ctx, final))
-			rec->files.finish->salvage(rec->files.finish_ctx,
-			    rec->files.unfinished[i]);
+		if (fs->finish->salvage != NULL &&
+		    !fs->finish->holds(fs->finish_ctx, final))
+			fs->finish->salvage(fs->finish_ctx, fs->unfinished[i]);
 		if (kept != i)
-			memcpy(rec->files.unfinished[kept], rec->files.unfinished[i],
-			    sizeof(rec->files.unfinished[i]));
+			memcpy(fs->unfinished[kept], fs->unfinished[i],
+			    sizeof(fs->unfinished[i]));
 		kept++;
 	}
-	rec->files.nr_unfinished = kept;
+	fs->nr_unfinished = kept;
 }
 
 /*
@@ -148,37 +148,37 @@ record_retain(struct record *rec)
 static void
 record_file_done(struct tracefile *tf, void *arg)
 {
-	struct record	*rec = arg;
-	int		 whole = 0;
+	struct record		*rec = arg;
+	struct record_files	*fs = &rec->files;
+	int			 whole = 0;
 
 	if (tf->bad_off != UINT64_MAX)
-		rec->files.bytes_cut += tf->reserved - tf->bad_off;
+		fs->bytes_cut += tf->reserved - tf->bad_off;
 	if (tf->removed) {
 		log_warnx("%s: nothing recorded could be written (%s at "
 		    "offset %" PRIu64 "); removed", tf->partial,
 		    strerror(tf->err), tf->bad_off);
 	} else if (tf->unfinished) {
-		if (rec->files.nr_unfinished < RECORD_UNFINISHED_MAX)
-			snprintf(rec->files.unfinished[rec->files.nr_unfinished++],
+		if (fs->nr_unfinished < RECORD_UNFINISHED_MAX)
+			snprintf(fs->unfinished[fs->nr_unfinished++],
 			    NAME_MAX + 1, "%s", tf->partial);
 	} else if (faccessat(rec->dirfd, tf->name, F_OK,
 	    AT_SYMLINK_NOFOLLOW) == -1) {
 		/* renamed into a directory no one can reach, or not at all */
-		rec->files.bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
+		fs->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
 		    tf->reserved;
-		rec->files.lost++;
-		snprintf(rec->files.problem, sizeof(rec->files.problem), "the output "
+		fs->lost++;
+		snprintf(fs->problem, sizeof(fs->problem), "the output "
 		    "directory %s was removed while recording: %" PRIu64
 		    " file(s) lost, their bytes counted as dropped",
-		    rec->cfg.output_dir, rec->files.lost);
+		    rec->cfg.output_dir, fs->lost);
 		log_warnx("%s is lost with the output directory (%" PRIu64
 		    " bytes, %" PRIu64 " samples)", tf->name, tf->reserved,
 		    tf->samples);
 	} else {
 		whole = 1;
-		snprintf(rec->files.last, sizeof(rec->files.last), "%s",
-		    tf->name);
-		rec->files.done++;
+		snprintf(fs->last, sizeof(fs->last), "%s", tf->name);
+		fs->done++;
 		/* what the file holds: a cut drops the samples after it */
 		log_info("finished %s (%" PRIu64 " bytes, %" PRIu64
 		    " samples)", tf->name, tf->size, tf->kept.samples);

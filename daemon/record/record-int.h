@@ -398,11 +398,12 @@ struct record_sink {
 	void		(*pad)(struct record *, struct tracefile *);
 };
 
-/* Choose the current file's sink (rec->sink) and, through
- * writer_set_file, its writer's mode, where the drain finds them: every pass into one file takes the same
- * one. Called, under the lock, when what decides it changes: the
- * current file (record_set_file, which every change of rec->cur goes
- * through), the write mode, a flight window, the unwinding worker. */
+/* Choose the current file's sink (rec->sink), where the drain finds it:
+ * every pass into one file takes the same one. Called, under the lock,
+ * when what decides it changes: the current file (record_set_file,
+ * which every change of rec->cur goes through, and which has the writer
+ * choose its mode for the file too), the write mode, a flight window,
+ * the unwinding worker. */
 void	record_sink_choose(struct record *);
 void	record_set_file(struct record *, struct tracefile *);
 /* Bytes that are not ring data (a preamble; mark NULL) into tf through

@@ -680,8 +680,8 @@ record_pause(struct record *rec, const char *why)
 		rec->files.dir_gone = 1;
 		rec->files.retry_wait = 1;
 		rec->files.retry_at = time(NULL) + 1;
-		snprintf(rec->files.problem, sizeof(rec->files.problem), "the output "
-		    "directory %s was removed while recording",
+		snprintf(rec->files.problem, sizeof(rec->files.problem),
+		    "the output directory %s was removed while recording",
 		    rec->cfg.output_dir);
 		/* a pause for another reason retired the file already */
 		rec->paused[0] = '\0';
@@ -1301,12 +1301,13 @@ record_finish_stop(struct record *rec)
 	record_retry_unfinished(rec);
 	/* (with a salvage hook they are being finished on its worker, which
 	 * logs what fails) */
-	if (rec->files.nr_unfinished > 0 && rec->files.finish->salvage == NULL &&
+	if (rec->files.nr_unfinished > 0 &&
+	    rec->files.finish->salvage == NULL &&
 	    rec->files.problem[0] == '\0')
-		snprintf(rec->files.problem, sizeof(rec->files.problem), "%zu file(s) "
-		    "could not be finished for lack of space; they stay "
-		    ".partial and are finished when space returns or at the "
-		    "next start", rec->files.nr_unfinished);
+		snprintf(rec->files.problem, sizeof(rec->files.problem),
+		    "%zu file(s) could not be finished for lack of space; "
+		    "they stay .partial and are finished when space returns "
+		    "or at the next start", rec->files.nr_unfinished);
 	record_free_buffers(rec);
 	if (rec->reaper != NULL)
 		event_del(rec->reaper);
