@@ -74,27 +74,28 @@ record_retry_unfinished(struct record *rec)
 }
 
 /*
- * The test hook PERFSPILL_TEST_FINISH_HOLD=PATH holds the loop in a
- * file's finish, where its facts are handed on, for as long as PATH
- * exists (60 s at most, so that a failed test cannot hang the daemon):
- * a finish that takes long (a slow disk's fsync, a manifest, a JIT
- * copy) must not hold the drain thread back (tests/integration/
- * test_drain.py). Without PATH, or without the variable, nothing waits.
+ * A test hook (var=PATH) holds the loop where it is called for as long
+ * as PATH exists (60 s at most, so that a failed test cannot hang the
+ * daemon): PERFSPILL_TEST_FINISH_HOLD in a file's finish, where its
+ * facts are handed on, PERFSPILL_TEST_CREATE_HOLD before a rotation
+ * creates its new file. A finish that takes long (a slow disk's fsync,
+ * a manifest, a JIT copy) or a file system slow to create a file must
+ * not hold the drain thread back (tests/integration/test_drain.py).
+ * Without PATH, or without the variable, nothing waits.
  */
-static void
-record_finish_hold(const struct tracefile *tf)
+void
+record_test_hold(const char *var, const char *what)
 {
-	const char	*path = getenv("PERFSPILL_TEST_FINISH_HOLD");
+	const char	*path = getenv(var);
 	struct timespec	 ts = { 0, 5000000 };
 	int		 i;
 
 	if (path == NULL || path[0] == '\0' || access(path, F_OK) == -1)
 		return;
-	log_info("%s: finish held by the test hook while %s exists",
-	    tf->name, path);
+	log_info("%s held by the test hook while %s exists", what, path);
 	for (i = 0; i < RECORD_HOLD_POLLS && access(path, F_OK) == 0; i++)
 		nanosleep(&ts, NULL);
-	log_info("%s: finish let go by the test hook", tf->name);
+	log_info("%s let go by the test hook", what);
 }
 
 /* Hand a closed file's facts on (the manifest, the hand-off, the rotate
@@ -104,8 +105,10 @@ record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 {
 	struct record_file_facts	 f;
 	char				 why[RECORD_WHY_LEN];
+	char				 what[NAME_MAX + 16];
 
-	record_finish_hold(tf);
+	snprintf(what, sizeof(what), "%s: finish", tf->name);
+	record_test_hold("PERFSPILL_TEST_FINISH_HOLD", what);
 	memset(&f, 0, sizeof(f));
 	/* a flight recording's snapshot says what took it */
 	if (record_window_done(rec, tf, whole, why, sizeof(why)))

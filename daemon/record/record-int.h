@@ -499,6 +499,8 @@ struct record_prep *record_prep_join(struct record *);
 void	record_prep_cancel(struct record *);
 void	record_prep_free(struct record_prep *);
 const char *record_prep_why(const struct record_prep *);
+/* Its file, made in the loop before the switch takes the lock. */
+void	record_prep_open(struct record *, struct record_prep *);
 /* A file's last drain: every ring, and once more each ring found full,
  * after the kernel's next write into it (its LOST record). */
 void	record_drain_lost(struct record *, struct record_pass *);
@@ -584,6 +586,9 @@ size_t	record_reap_files(struct record *, size_t *landed);
  * features, fsync, rename, the finish table's hooks) and freed. Returns
  * how many are not done yet (an fsync in flight). */
 size_t	record_finish_files(struct record *);
+/* A test hook's wait, in the loop: while the file $var names exists
+ * (what: for the log). */
+void	record_test_hold(const char *var, const char *what);
 /* The output directory is back (0), or not yet (-1: look again later). */
 int	record_find_dir(struct record *);
 /* Bytes free in the output directory, or -1. */

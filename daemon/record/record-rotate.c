@@ -51,6 +51,7 @@ struct record_prep {
 	pthread_t		 th;
 	int			 pipe[2];
 	struct event		*ev;
+	struct tracefile	*tf;		/* the new file, made unlocked */
 };
 
 void
@@ -67,6 +68,8 @@ record_prep_free(struct record_prep *p)
 	sbuf_finish(&p->sb);
 	sbuf_finish(&p->bids);
 	compress_destroy(p->zc);
+	/* made, but never switched to (paused or stopped meanwhile) */
+	tracefile_discard(p->tf);
 	free(p->tids);
 	free(p->ids);
 	free(p->cpus);
@@ -277,6 +280,32 @@ record_prep_drop_forks(const struct record_prep *p, uint8_t *buf, size_t len)
 	return track_drop_forks(buf, len, p->tids, p->nr_tids);
 }
 
+/* A new trace file, past the page cache where the file system allows
+ * it, only with cblocks: the serial mode writes from the ring. */
+static struct tracefile *
+record_prep_file(struct record *rec)
+{
+	record_test_hold("PERFSPILL_TEST_CREATE_HOLD", "a new file's creation");
+	return tracefile_open(rec->dirfd, rec->stem, &rec->seq,
+	    rec->cfg.direct_io && rec->cfg.cblocks > 0 &&
+	    rec->direct_refused == 0);
+}
+
+/*
+ * The new file of a rotation is made before the switch takes the drain's
+ * lock: creating it (openat with O_CREAT, then its direct descriptor)
+ * waits for the file system's journal, 0.15 to 1 ms here on an idle disk
+ * and more on a busy one, and every millisecond the switch holds the
+ * lock the rings fill without a drain (a storm's 512 KiB ring in 4 ms).
+ * What fails here is tried once more under the lock, which says why.
+ */
+void
+record_prep_open(struct record *rec, struct record_prep *p)
+{
+	if (p != NULL && p->rc != -1 && p->tf == NULL)
+		p->tf = record_prep_file(rec);
+}
+
 /* Make p's preamble the start of a new current file. */
 int
 record_install(struct record *rec, struct record_prep *p)
@@ -291,11 +320,9 @@ record_install(struct record *rec, struct record_prep *p)
 		log_warn("cannot build the trace file preamble");
 		return -1;
 	}
-	/* past the page cache where the file system allows it, only with
-	 * cblocks: the serial mode writes from the ring */
-	if ((tf = tracefile_open(rec->dirfd, rec->stem, &rec->seq,
-	    rec->cfg.direct_io && rec->cfg.cblocks > 0 &&
-	    rec->direct_refused == 0)) == NULL) {
+	tf = p->tf;
+	p->tf = NULL;
+	if (tf == NULL && (tf = record_prep_file(rec)) == NULL) {
 		log_warn("cannot create a trace file in the output directory");
 		return -1;
 	}

@@ -344,6 +344,7 @@ record_rotate(struct record *rec, const char *why, int wait)
 	if (rc != 1)
 		return rc;
 	record_prep_run(p);
+	record_prep_open(rec, p);
 	record_lock(rec);
 	rc = record_rotate_end(rec, p);
 	record_unlock(rec);
@@ -356,6 +357,7 @@ record_prep_ready(evutil_socket_t fd, short what, void *arg)
 	struct record		*rec = arg;
 	struct record_prep	*p = record_prep_join(rec);
 
+	record_prep_open(rec, p);
 	record_lock(rec);
 	(void)record_rotate_end(rec, p);
 	record_unlock(rec);

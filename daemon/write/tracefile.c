@@ -246,6 +246,17 @@ tracefile_poll(struct tracefile *tf)
 	return 1;
 }
 
+/* A file made and never written to: gone, .partial and all. */
+void
+tracefile_discard(struct tracefile *tf)
+{
+	if (tf == NULL)
+		return;
+	if (unlinkat(tf->dirfd, tf->partial, 0) == -1)
+		log_warn("%s: unlink", tf->partial);
+	tracefile_free(tf);
+}
+
 void
 tracefile_free(struct tracefile *tf)
 {

@@ -207,6 +207,8 @@ int	 tracefile_landed(const struct tracefile *);
 /* Move a closing file on; returns 1 once it is DONE (done_cb called). */
 int	 tracefile_poll(struct tracefile *);
 void	 tracefile_free(struct tracefile *);
+/* A file opened and never written: unlinked and freed (loop). */
+void	 tracefile_discard(struct tracefile *);
 
 /*
  * tracefile-direct.c: the direct stream. A request of a direct file is
