@@ -117,11 +117,22 @@ struct record_flush {
 };
 
 /* The drain thread (record-thread.c). */
-struct record_thread {
+/* One drain thread: pinned to a CPU, it watches that CPU's rings. */
+struct record_drainer {
+	struct record		*rec;
 	pthread_t		 th;
+	int			 started;
+	int			 cpu;		/* its CPU */
+	int			 pinned;	/* ...it runs there alone */
+	int			 epfd;		/* its rings and wakefd */
+	int			 wakefd;	/* eventfd: stop, sweep, pad, flush */
+	int			 retry_ms;	/* rings left: again after */
+};
+
+struct record_thread {
+	struct record_drainer	*dr;		/* one per CPU the daemon may use */
+	size_t			 nr_dr;
 	int			 running;
-	int			 epfd;		/* the rings and wakefd */
-	int			 wakefd;	/* eventfd: stop */
 	int			 loopfd;	/* eventfd: pending is set */
 	struct event		*loop_ev;
 	atomic_int		 stop;
@@ -130,13 +141,13 @@ struct record_thread {
 	atomic_ulong		 flush;		/* ...for this flush ticket */
 	struct record_pass	 pending;	/* for the loop (passed) */
 	record_passed_fn	 passed;
-	int			 retry_ms;	/* rings left: again after */
 	uint64_t		 prio;		/* SCHED_FIFO, or 0 */
 	int			 refused;	/* errno: the default's FIFO */
+	int			 unpinned;	/* errno: a drainer runs anywhere */
 	uint64_t		 wakeups;	/* passes run */
 	uint64_t		 passes;	/* ...while recording */
 	uint64_t		 busy;		/* ...that left a ring */
-	atomic_ulong		 contended;	/* the loop held the lock */
+	atomic_ulong		 contended;	/* the lock was held */
 	atomic_ulong		 waited_ns;	/* ...this long in all */
 	int			 realtime_wait;	/* ...timed on CLOCK_REALTIME */
 };

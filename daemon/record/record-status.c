@@ -326,6 +326,7 @@ record_add_drain(struct record *rec, json_object *o)
 	if (t->refused != 0)
 		json_object_object_add(p, "realtime_refused",
 		    json_object_new_string(strerror(t->refused)));
+	proto_add_u64(p, "threads", t->nr_dr);
 	proto_add_u64(p, "passes", t->passes);
 	proto_add_u64(p, "passes_left_rings", t->busy);
 	proto_add_u64(p, "lock_waits", atomic_load(&t->contended));

@@ -1,6 +1,6 @@
 /*
- * record-thread runs the drain on a thread of its own, and owns the
- * lock that thread shares with the loop.
+ * record-thread runs the drain on threads of its own, one per CPU, and
+ * owns the lock they share with the loop.
  *
  * Why: at a high event rate a ring fills in milliseconds (a 512 KiB ring
  * holds ~10 ms of a syscall storm), and a drain woken late loses what
@@ -33,7 +33,21 @@
  * RECORD_THREAD_WAIT_NS at a time, then looks whether it is asked to
  * stop: the loop may stop and join it while holding the lock.
  *
- * The thread decides nothing: a pass that failed a write or filled the
+ * One drain thread per CPU the daemon may run on, pinned there, watches
+ * that CPU's rings (perf record --threads=cpu does the same). One thread
+ * for every ring sleeps where it last ran, and the kernel wakes a
+ * real-time thread on that CPU: when that CPU cannot run it (a VM's
+ * virtual CPU the host stopped for 5-15 ms, which this 2-CPU VM does
+ * every 100 ms under a storm; a CPU stuck in a long non-preemptible
+ * kernel section), the other CPUs' rings overflow while their own CPUs
+ * go on filling them (0.1-0.5 % of a storm's events lost, both rings
+ * full at once; a pinned thread per CPU lost 0-0.07 % in the same
+ * runs). A CPU that stops stops the thread that drains its rings and
+ * the load that fills them alike. Each thread's pass, under the lock,
+ * still reads every ring above the minimum chunk, so the rounds close
+ * as before; the threads only share the wakeups.
+ *
+ * The threads decide nothing: a pass that failed a write or filled the
  * file is handed to the loop (loopfd), which pauses or rotates.
  */
 #include <errno.h>
@@ -41,6 +55,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +67,9 @@
 #include "worker.h"
 
 #define RECORD_THREAD_EVENTS	64
+/* drain threads at most, whatever the number of CPUs: the CPUs beyond
+ * share them */
+#define RECORD_DRAINERS_MAX	256
 /* the loop holds the lock: wait this long at most, then look whether
  * the thread is to stop (the loop joins it with the lock held) */
 #define RECORD_THREAD_WAIT_NS	2000000
@@ -108,7 +126,7 @@ record_sleep(struct record *rec, const struct timespec *ts)
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;
  * -1: until a ring wakes it). */
 static int
-record_thread_pass(struct record *rec)
+record_thread_pass(struct record *rec, struct record_drainer *d)
 {
 	struct record_thread	*t = &rec->thread;
 	struct record_pass	 pass;
@@ -144,15 +162,15 @@ record_thread_pass(struct record *rec)
 		(void)write(t->loopfd, &one, sizeof(one));
 	}
 	if (pass.busy == 0) {
-		t->retry_ms = 1;
+		d->retry_ms = 1;
 		return -1;
 	}
 	/* rings left for want of a buffer: again after 1 ms, then 2, 4, 8
 	 * while they stay so (record-int.h, RECORD_RETRY_*) */
 	t->busy++;
-	ms = t->retry_ms;
-	if (t->retry_ms < RECORD_RETRY_MAX_US / 1000)
-		t->retry_ms *= 2;
+	ms = d->retry_ms;
+	if (d->retry_ms < RECORD_RETRY_MAX_US / 1000)
+		d->retry_ms *= 2;
 	return ms;
 }
 
@@ -203,7 +221,8 @@ record_thread_lock(struct record *rec)
 static void *
 record_thread_main(void *arg)
 {
-	struct record		*rec = arg;
+	struct record_drainer	*d = arg;
+	struct record		*rec = d->rec;
 	struct record_thread	*t = &rec->thread;
 	struct epoll_event	 ev[RECORD_THREAD_EVENTS];
 	struct record_cpu	*hung[RECORD_THREAD_EVENTS];
@@ -221,7 +240,7 @@ record_thread_main(void *arg)
 	/* its requests are made at its own priority (cblock.h) */
 	cblock_thread_prio((int)t->prio);
 	while (!atomic_load(&t->stop)) {
-		n = epoll_wait(t->epfd, ev, RECORD_THREAD_EVENTS,
+		n = epoll_wait(d->epfd, ev, RECORD_THREAD_EVENTS,
 		    again ? 0 : timeout);
 		if (atomic_load(&t->stop))
 			break;
@@ -229,7 +248,7 @@ record_thread_main(void *arg)
 			break;
 		for (i = nhung = 0; i < n; i++) {
 			if (ev[i].data.ptr == NULL) {
-				(void)read(t->wakefd, &v, sizeof(v));
+				(void)read(d->wakefd, &v, sizeof(v));
 				continue;
 			}
 			/* a ring whose CPU went away: the tick closes it;
@@ -249,7 +268,7 @@ record_thread_main(void *arg)
 		for (i = 0; i < nhung; i++)
 			record_thread_unwatch(rec, hung[i]);
 		t->wakeups++;
-		timeout = record_thread_pass(rec);
+		timeout = record_thread_pass(rec, d);
 		pthread_mutex_unlock(&rec->lock);
 	}
 	return NULL;
@@ -281,29 +300,133 @@ record_thread_init(struct record *rec)
 	struct record_thread	*t = &rec->thread;
 
 	memset(t, 0, sizeof(*t));
-	t->epfd = t->wakefd = t->loopfd = -1;
+	t->loopfd = -1;
+}
+
+/* The drainer that watches cpu's rings: its own, or (a CPU that came
+ * online after the first start, or beyond RECORD_DRAINERS_MAX) one that
+ * shares. */
+static struct record_drainer *
+record_drainer_of(struct record_thread *t, int cpu)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->nr_dr; i++)
+		if (t->dr[i].cpu == cpu)
+			return &t->dr[i];
+	return &t->dr[(size_t)cpu % t->nr_dr];
+}
+
+/* One drainer per CPU the daemon may run on (its affinity: a unit's
+ * CPUAffinity=, a cpuset), made at the first start and kept. */
+static int
+record_drainers_make(struct record_thread *t, struct record *rec)
+{
+	struct record_drainer	*d;
+	struct epoll_event	 e;
+	cpu_set_t		 set;
+	int			 cpu, n = 0;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == -1 ||
+	    CPU_COUNT(&set) == 0)
+		CPU_SET(0, &set);
+	if ((t->dr = calloc((size_t)CPU_COUNT(&set) < RECORD_DRAINERS_MAX ?
+	    (size_t)CPU_COUNT(&set) : RECORD_DRAINERS_MAX, sizeof(*d))) ==
+	    NULL)
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < RECORD_DRAINERS_MAX; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		d = &t->dr[n++];
+		d->rec = rec;
+		d->cpu = cpu;
+		d->epfd = d->wakefd = -1;
+		t->nr_dr = (size_t)n;
+		if ((d->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
+		    (d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
+		    -1)
+			return -1;
+		memset(&e, 0, sizeof(e));
+		e.events = EPOLLIN;
+		e.data.ptr = NULL;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Wake d (its flag is set, or stop). */
+static void
+record_drainer_wake(const struct record_drainer *d)
+{
+	uint64_t	 one = 1;
+
+	(void)write(d->wakefd, &one, sizeof(one));
+}
+
+/*
+ * Start d's thread at the drainers' policy, on its CPU. A CPU it may not
+ * be pinned to (gone offline since, or refused: EINVAL) leaves it
+ * running anywhere, as one thread for all the rings did. 0, or an errno.
+ */
+static int
+record_drainer_start(struct record_thread *t, struct record_drainer *d,
+    pthread_attr_t *attr)
+{
+	cpu_set_t	 one;
+	int		 rc;
+
+	CPU_ZERO(&one);
+	CPU_SET(d->cpu, &one);
+	d->retry_ms = 1;
+	d->pinned = 0;
+	if ((rc = pthread_attr_setaffinity_np(attr, sizeof(one), &one)) ==
+	    0 && (rc = pthread_create(&d->th, attr, record_thread_main, d)) ==
+	    0)
+		d->pinned = 1;
+	else if (rc == EINVAL) {
+		t->unpinned = rc;
+		CPU_ZERO(&one);
+		if (sched_getaffinity(0, sizeof(one), &one) == 0 &&
+		    (rc = pthread_attr_setaffinity_np(attr, sizeof(one),
+		    &one)) == 0)
+			rc = pthread_create(&d->th, attr, record_thread_main,
+			    d);
+	}
+	d->started = rc == 0;
+	return rc;
+}
+
+/* Join every drainer that runs. */
+static void
+record_drainers_join(struct record_thread *t)
+{
+	size_t	 i;
+
+	atomic_store(&t->stop, 1);
+	for (i = 0; i < t->nr_dr; i++)
+		if (t->dr[i].started)
+			record_drainer_wake(&t->dr[i]);
+	for (i = 0; i < t->nr_dr; i++)
+		if (t->dr[i].started) {
+			pthread_join(t->dr[i].th, NULL);
+			t->dr[i].started = 0;
+		}
 }
 
 int
 record_thread_start(struct record *rec, record_passed_fn passed)
 {
 	struct record_thread	*t = &rec->thread;
-	struct epoll_event	 e;
 	pthread_attr_t		 attr;
 	struct sched_param	 sp;
+	size_t			 i;
 	int			 rc;
 
-	if (t->epfd == -1) {
-		if ((t->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
-		    (t->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
-		    -1 ||
-		    (t->loopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
-		    -1)
-			return -1;
-		memset(&e, 0, sizeof(e));
-		e.events = EPOLLIN;
-		e.data.ptr = NULL;
-		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->wakefd, &e) == -1)
+	if (t->dr == NULL) {
+		if ((t->loopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
+		    -1 || record_drainers_make(t, rec) == -1)
 			return -1;
 		if ((t->loop_ev = event_new(rec->base, t->loopfd,
 		    EV_READ | EV_PERSIST, record_thread_loop_cb, rec)) ==
@@ -313,7 +436,7 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 		}
 	}
 	t->passed = passed;
-	t->retry_ms = 1;
+	t->unpinned = 0;
 	atomic_store(&t->stop, 0);
 	atomic_store(&t->sweep, 0);
 	atomic_store(&t->pad, 0);
@@ -331,29 +454,34 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	    (rc = pthread_attr_setschedpolicy(&attr, rec->cfg.realtime ?
 	    SCHED_FIFO : SCHED_OTHER)) == 0 &&
 	    (rc = pthread_attr_setschedparam(&attr, &sp)) == 0)
-		rc = pthread_create(&t->th, &attr, record_thread_main, rec);
+		for (i = 0; i < t->nr_dr && rc == 0; i++)
+			rc = record_drainer_start(t, &t->dr[i], &attr);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
+		/* all or none: the caller may try the normal scheduler */
+		record_drainers_join(t);
 		errno = rc;
 		return -1;
 	}
+	if (t->unpinned != 0)
+		log_warnx("a drain thread runs unpinned: a CPU the daemon may "
+		    "use refused it (%s)", strerror(t->unpinned));
 	t->running = 1;
-	/* every request of the recording at the thread's priority: glibc
+	/* every request of the recording at the threads' priority: glibc
 	 * orders a descriptor's queue by it (cblock.h) */
 	writer_prio(&rec->w, (int)rec->cfg.realtime);
 	return 0;
 }
 
-/* Set flag and wake the thread: 0, or -1 when none runs. */
+/* Set flag and wake a thread (the first: any pass takes the flags):
+ * 0, or -1 when none runs. */
 static int
 record_thread_wake(struct record_thread *t, atomic_int *flag)
 {
-	uint64_t	 one = 1;
-
 	if (!t->running)
 		return -1;
 	atomic_store(flag, 1);
-	(void)write(t->wakefd, &one, sizeof(one));
+	record_drainer_wake(&t->dr[0]);
 	return 0;
 }
 
@@ -373,12 +501,11 @@ int
 record_thread_flush(struct record *rec, uint64_t ticket)
 {
 	struct record_thread	*t = &rec->thread;
-	uint64_t		 one = 1;
 
 	if (!t->running)
 		return -1;
 	atomic_store(&t->flush, ticket);
-	(void)write(t->wakefd, &one, sizeof(one));
+	record_drainer_wake(&t->dr[0]);
 	return 0;
 }
 
@@ -387,10 +514,10 @@ record_thread_stop(struct record *rec)
 {
 	struct record_thread	*t = &rec->thread;
 
-	/* it never waits for the lock: joining under it is safe */
-	if (record_thread_wake(t, &t->stop) == -1)
+	/* they never wait for the lock: joining under it is safe */
+	if (!t->running)
 		return;
-	pthread_join(t->th, NULL);
+	record_drainers_join(t);
 	t->running = 0;
 	writer_prio(&rec->w, 0);
 }
@@ -399,14 +526,18 @@ void
 record_thread_free(struct record *rec)
 {
 	struct record_thread	*t = &rec->thread;
+	size_t			 i;
 
 	record_thread_stop(rec);
 	if (t->loop_ev != NULL)
 		event_free(t->loop_ev);
-	if (t->epfd != -1)
-		close(t->epfd);
-	if (t->wakefd != -1)
-		close(t->wakefd);
+	for (i = 0; i < t->nr_dr; i++) {
+		if (t->dr[i].epfd != -1)
+			close(t->dr[i].epfd);
+		if (t->dr[i].wakefd != -1)
+			close(t->dr[i].wakefd);
+	}
+	free(t->dr);
 	if (t->loopfd != -1)
 		close(t->loopfd);
 	record_thread_init(rec);
@@ -417,14 +548,15 @@ record_thread_watch(struct record *rec, struct record_cpu *c)
 {
 	struct epoll_event	 e;
 
-	if (rec->thread.epfd == -1) {
+	if (rec->thread.nr_dr == 0) {
 		errno = EBADF;
 		return -1;
 	}
 	memset(&e, 0, sizeof(e));
 	e.events = EPOLLIN;
 	e.data.ptr = c;
-	if (epoll_ctl(rec->thread.epfd, EPOLL_CTL_ADD, c->fds[0], &e) == -1)
+	if (epoll_ctl(record_drainer_of(&rec->thread, c->cpu)->epfd,
+	    EPOLL_CTL_ADD, c->fds[0], &e) == -1)
 		return -1;
 	c->watched = 1;
 	return 0;
@@ -434,7 +566,7 @@ void
 record_thread_unwatch(struct record *rec, struct record_cpu *c)
 {
 	if (c->watched && c->fds != NULL)
-		(void)epoll_ctl(rec->thread.epfd, EPOLL_CTL_DEL, c->fds[0],
-		    NULL);
+		(void)epoll_ctl(record_drainer_of(&rec->thread, c->cpu)->epfd,
+		    EPOLL_CTL_DEL, c->fds[0], NULL);
 	c->watched = 0;
 }
