@@ -149,7 +149,7 @@ struct record_thread {
 	uint64_t		 busy;		/* ...that left a ring */
 	atomic_ulong		 contended;	/* the lock was held */
 	atomic_ulong		 waited_ns;	/* ...this long in all */
-	int			 realtime_wait;	/* ...timed on CLOCK_REALTIME */
+	atomic_int		 realtime_wait;	/* ...timed on CLOCK_REALTIME */
 };
 
 struct record_sink;

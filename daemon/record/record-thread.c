@@ -184,7 +184,7 @@ static int
 record_thread_lock(struct record *rec)
 {
 	struct timespec	 t0, t1, until;
-	int		 rc;
+	int		 rc = EINVAL;
 
 	if (pthread_mutex_trylock(&rec->lock) == 0)
 		return 0;
@@ -198,17 +198,17 @@ record_thread_lock(struct record *rec)
 	 * lending it its priority. There it waits on the wall clock, which
 	 * a clock step may only lengthen or shorten that one wait.
 	 */
-	if (!rec->thread.realtime_wait) {
+	if (!atomic_load(&rec->thread.realtime_wait)) {
 		worker_deadline(CLOCK_MONOTONIC, RECORD_THREAD_WAIT_NS, &until);
 		rc = pthread_mutex_clocklock(&rec->lock, CLOCK_MONOTONIC,
 		    &until);
-		if (rc == EINVAL) {
+		/* said once, by whichever drain thread saw it first */
+		if (rc == EINVAL &&
+		    atomic_exchange(&rec->thread.realtime_wait, 1) == 0)
 			log_info("the drain thread's lock is timed on the wall "
 			    "clock (no FUTEX_LOCK_PI2: a kernel before 5.14)");
-			rec->thread.realtime_wait = 1;
-		}
 	}
-	if (rec->thread.realtime_wait) {
+	if (atomic_load(&rec->thread.realtime_wait)) {
 		worker_deadline(CLOCK_REALTIME, RECORD_THREAD_WAIT_NS, &until);
 		rc = pthread_mutex_timedlock(&rec->lock, &until);
 	}

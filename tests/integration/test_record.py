@@ -342,8 +342,8 @@ def drain_threads(pid):
 
 
 def test_realtime_drain_while_recording_only():
-    """realtime N runs the drain thread (and the AIO threads it starts)
-    at SCHED_FIFO N while recording; the loop, which keeps the control
+    """realtime N runs the drain threads, one per CPU and pinned there
+    (and the AIO threads they start), at SCHED_FIFO N while recording; the loop, which keeps the control
     socket, stays on the normal scheduler, and the thread is gone after
     the stop. Its priority is visible to anyone (/proc/PID/task/*/stat,
     chrt -p). Without CAP_SYS_NICE the start fails with a clear error and
@@ -357,8 +357,16 @@ def test_realtime_drain_while_recording_only():
         d.ctl("start", "-F", "997", "--cblocks", "2")   # -r 1: default
         pol = sched_policies(pid)
         assert pol[pid] == 0, pol
+        # one drain thread per CPU the daemon may use, each pinned to
+        # its own CPU
+        ncpu = len(os.sched_getaffinity(pid))
         tids = drain_threads(pid)
-        assert len(tids) == 1 and pol[tids[0]] == 1, (tids, pol)
+        assert len(tids) == ncpu and all(pol[t] == 1 for t in tids), (
+            tids, pol)
+        pinned = [os.sched_getaffinity(t) for t in tids]
+        assert all(len(c) == 1 for c in pinned) and \
+            len(set().union(*pinned)) == ncpu, pinned
+        assert d.status()["drain"]["threads"] == ncpu, d.status()["drain"]
         chrt = subprocess.run(["chrt", "-p", str(tids[0])],
                               capture_output=True, text=True, check=True)
         assert "SCHED_FIFO" in chrt.stdout, chrt.stdout
@@ -380,8 +388,8 @@ def test_realtime_drain_while_recording_only():
         # realtime 0: the drain thread runs on the normal scheduler
         d.ctl("start", "-r", "0")
         tids = drain_threads(pid)
-        assert len(tids) == 1, tids
-        assert sched_policies(pid)[tids[0]] == 0
+        assert len(tids) == ncpu, tids
+        assert all(sched_policies(pid)[t] == 0 for t in tids)
         assert d.status()["drain"]["policy"] == "other"
         d.ctl("stop")
     with Daemon(wrapper=["setpriv", "--bounding-set=-sys_nice",
@@ -399,8 +407,8 @@ def test_realtime_drain_while_recording_only():
         assert st["drain"]["policy"] == "other", st["drain"]
         assert "not permitted" in st["drain"]["realtime_refused"], st
         tids = drain_threads(d.proc.pid)
-        assert len(tids) == 1 and \
-            sched_policies(d.proc.pid)[tids[0]] == 0, tids
+        assert len(tids) == ncpu and all(
+            sched_policies(d.proc.pid)[t] == 0 for t in tids), tids
         rc, rep = d.ctl("stop")
         perf_valid(rep["data"]["path"])
         d.ctl("start", "-r", "0")
