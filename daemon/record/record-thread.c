@@ -229,6 +229,7 @@ record_thread_main(void *arg)
 	uint64_t		 v;
 	int			 n, i, nhung, timeout = -1, again = 0;
 	sigset_t		 all;
+	cpu_set_t		 own, every;
 
 	/* the daemon's signals are the loop's (SIGUSR2, SIGHUP, SIGTERM:
 	 * libevent's handlers), not a real-time thread's to run */
@@ -237,8 +238,16 @@ record_thread_main(void *arg)
 	/* named here (prctl), not by its creator: that writes
 	 * /proc/self/task/TID/comm, which the unit's sandbox check refuses */
 	pthread_setname_np(pthread_self(), "drain");
-	/* its requests are made at its own priority (cblock.h) */
+	/* its requests are made at its own priority, from every CPU
+	 * (cblock.h) */
 	cblock_thread_prio((int)t->prio);
+	if (d->pinned) {
+		CPU_ZERO(&own);
+		CPU_SET(d->cpu, &own);
+		CPU_ZERO(&every);
+		if (sched_getaffinity(getpid(), sizeof(every), &every) == 0)
+			cblock_thread_pin(&every, &own);
+	}
 	while (!atomic_load(&t->stop)) {
 		n = epoll_wait(d->epfd, ev, RECORD_THREAD_EVENTS,
 		    again ? 0 : timeout);
@@ -380,13 +389,14 @@ record_drainer_start(struct record_thread *t, struct record_drainer *d,
 	CPU_ZERO(&one);
 	CPU_SET(d->cpu, &one);
 	d->retry_ms = 1;
-	d->pinned = 0;
+	/* read by the thread as it starts */
+	d->pinned = 1;
 	if ((rc = pthread_attr_setaffinity_np(attr, sizeof(one), &one)) ==
-	    0 && (rc = pthread_create(&d->th, attr, record_thread_main, d)) ==
 	    0)
-		d->pinned = 1;
-	else if (rc == EINVAL) {
+		rc = pthread_create(&d->th, attr, record_thread_main, d);
+	if (rc == EINVAL) {
 		t->unpinned = rc;
+		d->pinned = 0;
 		CPU_ZERO(&one);
 		if (sched_getaffinity(0, sizeof(one), &one) == 0 &&
 		    (rc = pthread_attr_setaffinity_np(attr, sizeof(one),

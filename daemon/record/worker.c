@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "worker.h"
 
@@ -13,11 +14,17 @@ worker_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t		 attr;
 	struct sched_param	 sp;
+	cpu_set_t		 cpus;
 	int			 rc;
 
 	memset(&sp, 0, sizeof(sp));
 	if ((rc = pthread_attr_init(&attr)) != 0)
 		return rc;
+	/* on the daemon's CPUs (its main thread's), not on the one CPU a
+	 * drain thread that spawns a worker is pinned to */
+	CPU_ZERO(&cpus);
+	if (sched_getaffinity(getpid(), sizeof(cpus), &cpus) == 0)
+		(void)pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	if ((rc = pthread_attr_setinheritsched(&attr,
 	    PTHREAD_EXPLICIT_SCHED)) == 0 &&
 	    (rc = pthread_attr_setschedpolicy(&attr, SCHED_OTHER)) == 0 &&

@@ -213,24 +213,43 @@ cblock_thread_prio(int prio)
 	cblock_self_prio = prio;
 }
 
-/* aio_write at q's priority (cblock_queue_prio). */
+static _Thread_local int cblock_self_pinned;
+static _Thread_local cpu_set_t cblock_self_all, cblock_self_own;
+
+void
+cblock_thread_pin(const cpu_set_t *all, const cpu_set_t *own)
+{
+	cblock_self_all = *all;
+	cblock_self_own = *own;
+	cblock_self_pinned = 1;
+}
+
+/* aio_write at q's priority (cblock_queue_prio), from every CPU
+ * (cblock_thread_pin). */
 static int
 cblock_aio_submit(struct cblock_queue *q, struct aiocb *aio)
 {
 	struct sched_param	 sp, was;
-	int			 pol, rc, e;
+	int			 pol, rc, e, reprio;
 
-	if (q->prio == cblock_self_prio)
-		return aio_write(aio);
-	if (pthread_getschedparam(pthread_self(), &pol, &was) != 0)
-		return aio_write(aio);
-	memset(&sp, 0, sizeof(sp));
-	sp.sched_priority = q->prio;
-	(void)pthread_setschedparam(pthread_self(), q->prio ? SCHED_FIFO :
-	    SCHED_OTHER, &sp);
+	reprio = q->prio != cblock_self_prio &&
+	    pthread_getschedparam(pthread_self(), &pol, &was) == 0;
+	if (reprio) {
+		memset(&sp, 0, sizeof(sp));
+		sp.sched_priority = q->prio;
+		(void)pthread_setschedparam(pthread_self(), q->prio ?
+		    SCHED_FIFO : SCHED_OTHER, &sp);
+	}
+	if (cblock_self_pinned)
+		(void)pthread_setaffinity_np(pthread_self(),
+		    sizeof(cblock_self_all), &cblock_self_all);
 	rc = aio_write(aio);
 	e = errno;
-	(void)pthread_setschedparam(pthread_self(), pol, &was);
+	if (cblock_self_pinned)
+		(void)pthread_setaffinity_np(pthread_self(),
+		    sizeof(cblock_self_own), &cblock_self_own);
+	if (reprio)
+		(void)pthread_setschedparam(pthread_self(), pol, &was);
 	errno = e;
 	return rc;
 }

@@ -24,6 +24,7 @@
 #define PERFSPILL_CBLOCK_H
 
 #include <aio.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -144,6 +145,14 @@ void	 cblock_queue_writeback(struct cblock_queue *, int on);
  */
 void	 cblock_queue_prio(struct cblock_queue *, int prio);
 void	 cblock_thread_prio(int prio);
+/*
+ * A drain thread pinned to one CPU (record-thread.c) makes its requests
+ * with the daemon's CPUs (all), then pins itself back (own): glibc
+ * starts an AIO thread from the thread whose request finds none idle,
+ * and a new thread runs on its creator's CPUs; one pinned to a single
+ * CPU would write only when that CPU runs. Two system calls a request.
+ */
+void	 cblock_thread_pin(const cpu_set_t *all, const cpu_set_t *own);
 /* Queue cb's len bytes at file offset off of tf, on fd (tf's buffered
  * descriptor or one of its direct ones). 0, or -1 with errno (the
  * cblock is then not busy and its bytes are counted as dropped). A request

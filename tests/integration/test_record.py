@@ -378,6 +378,12 @@ def test_realtime_drain_while_recording_only():
         pol = sched_policies(pid)
         assert all(p == 0 for t, p in pol.items()
                    if thread_name(pid, t) == "buildid" or t == pid), pol
+        # and no other thread is pinned: those a drain thread starts (the
+        # build-id reader, glibc's AIO threads) run on every CPU
+        others = {t: os.sched_getaffinity(t) for t in pol
+                  if thread_name(pid, t) != "drain"}
+        assert all(c == os.sched_getaffinity(pid)
+                   for c in others.values()), others
         st = d.status()
         assert st["drain"]["policy"] == "fifo", st["drain"]
         assert st["drain"]["priority"] == 1, st["drain"]
