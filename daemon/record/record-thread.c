@@ -436,11 +436,14 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 
 	if (t->dr == NULL) {
 		if ((t->loopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) ==
-		    -1 || record_drainers_make(t, rec) == -1)
+		    -1 || record_drainers_make(t, rec) == -1) {
+			record_thread_free(rec);
 			return -1;
+		}
 		if ((t->loop_ev = event_new(rec->base, t->loopfd,
 		    EV_READ | EV_PERSIST, record_thread_loop_cb, rec)) ==
 		    NULL || event_add(t->loop_ev, NULL) == -1) {
+			record_thread_free(rec);
 			errno = ENOMEM;
 			return -1;
 		}
