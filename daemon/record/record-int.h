@@ -50,6 +50,61 @@
 /* The configured events and the task-tracking event before them. */
 #define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
 
+/*
+ * record-publish.c: the drain's counters as the lock's holder last
+ * published them, for the loop to read without the lock (status, the
+ * metrics, the summary line). The holder publishes (record_publish): the
+ * drain thread at the end of each pass, the loop as it lets go of the
+ * lock (record_unlock) and as a stop ends; record_published reads them
+ * on any thread, never waiting for the lock.
+ */
+struct record_cpu_counters {		/* one CPU's ring and cblocks */
+	uint64_t		 bytes;
+	struct ring_counts	 counts;
+	uint64_t		 cblocks;	/* lane.nr */
+	struct cblock_stats	 stats;		/* lane.stats */
+};
+
+struct record_pool_counters {		/* struct record_pool's, status' */
+	uint64_t		 nr, cap, write, finished, busy;
+	uint64_t		 want, max, peak, grown, shrunk;
+	uint64_t		 spills, spill_bytes;
+	struct cblock_stats	 stats;
+};
+
+struct record_counters {
+	uint64_t		 passes, busy;	/* record_thread's */
+	uint64_t		 buffers;	/* record_buffer_bytes */
+	uint64_t		 pool_made;
+	struct record_pool_counters pool;
+	struct cblock_stats	 heap;		/* the writer's heap_stats */
+	uint64_t		 copies;	/* writer_copies */
+	/* a flight window's (rec->flight->fl) */
+	struct flight_stats	 window;
+	uint64_t		 window_store;	/* fl.store.len */
+	/* the current file: file 0 when there is none */
+	uint64_t		 file, direct, direct_refused;
+	uint64_t		 file_bytes, file_samples;
+	char			 file_name[NAME_MAX + 1];
+};
+
+/* In words, each an atomic: the structs are whole words (checked in
+ * record-publish.c). */
+#define RECORD_WORDS(T)		(sizeof(T) / sizeof(uint64_t))
+
+struct record_published {
+	atomic_uint		 seq;		/* odd: being published */
+	_Atomic uint64_t	 words[RECORD_WORDS(struct record_counters)];
+};
+
+struct record;
+/* The holder of the lock (the drain thread, or the loop): publish. */
+void	record_publish(struct record *);
+/* Any thread, without the lock: the last published counters, and those
+ * of the first ncpus CPUs (the loop's rec->nr_cpus at most) into cpus. */
+void	record_published(const struct record *, struct record_counters *,
+	    struct record_cpu_counters *cpus, size_t ncpus);
+
 
 
 struct record_cpu {
@@ -65,6 +120,9 @@ struct record_cpu {
 	struct ring_counts	 counts;
 	uint64_t		 bytes;		/* drained from the ring */
 	int			 full;		/* ...last time: it may have lost */
+	/* its record_cpu_counters, published (record-publish.c) */
+	_Atomic uint64_t	 published[RECORD_WORDS(
+				    struct record_cpu_counters)];
 };
 
 
@@ -185,6 +243,9 @@ struct record {
 	unsigned int		 held;		/* by the loop: how often */
 	/* The drain thread's own, and the counters it publishes. */
 	struct record_thread	 thread;
+	/* The drain's counters for the loop, published by the lock's
+	 * holder; read without the lock (record-publish.c). */
+	struct record_published	 published;
 
 	/* Set by the loop at a start or a live change, the lock held; read
 	 * by both while recording. */
@@ -556,7 +617,10 @@ int	record_window_busy(const struct record *);
 int	record_window_done(struct record *, const struct tracefile *,
 	    int whole, char *why, size_t len);
 uint64_t record_window_bytes(const struct record *);
-json_object *record_window_status(struct record *);
+/* In the loop, without the lock: c, the published counters, says what
+ * the drain put into the window. */
+json_object *record_window_status(struct record *,
+	    const struct record_counters *c);
 /* Microseconds since a; the loop's longest stall of a snapshot. */
 uint64_t record_window_us(const struct timespec *);
 void	record_window_stall(struct record_flight *, const struct timespec *);

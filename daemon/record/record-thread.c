@@ -40,6 +40,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +56,8 @@
 /* the loop holds the lock: wait this long at most, then look whether
  * the thread is to stop (the loop joins it with the lock held) */
 #define RECORD_THREAD_WAIT_NS	2000000
+/* the test hook's hold: 60 s of 5 ms polls at most */
+#define RECORD_THREAD_HOLD_POLLS	12000
 
 int
 record_lock_init(struct record *rec)
@@ -79,9 +82,13 @@ record_lock(struct record *rec)
 	rec->held++;
 }
 
+/* The loop lets go: what it changed of the drain's counters (its own
+ * drains, a switch, the reaper's completions) is published first. */
 void
 record_unlock(struct record *rec)
 {
+	if (rec->held == 1)
+		record_publish(rec);
 	rec->held--;
 	pthread_mutex_unlock(&rec->lock);
 }
@@ -105,6 +112,31 @@ record_sleep(struct record *rec, const struct timespec *ts)
 	record_lock(rec);
 }
 
+/*
+ * The test hook PERFSPILL_TEST_DRAIN_HOLD=PATH holds the drain thread, with
+ * the lock, at the end of a pass the loop's tick asked for, for as long
+ * as PATH exists (60 s at most, so that a failed test cannot hang the
+ * daemon): status must answer meanwhile from what the pass published
+ * (tests/integration/test_drain.py). The tick's pass, so that the loop's
+ * next tick, which takes the lock, is drain_ms away. Without PATH, or
+ * without the variable, nothing waits.
+ */
+static void
+record_thread_hold(void)
+{
+	const char	*path = getenv("PERFSPILL_TEST_DRAIN_HOLD");
+	struct timespec	 ts = { 0, 5000000 };
+	int		 i;
+
+	if (path == NULL || path[0] == '\0' || access(path, F_OK) == -1)
+		return;
+	log_info("drain held by the test hook while %s exists", path);
+	for (i = 0; i < RECORD_THREAD_HOLD_POLLS && access(path, F_OK) == 0;
+	    i++)
+		nanosleep(&ts, NULL);
+	log_info("drain let go by the test hook");
+}
+
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;
  * -1: until a ring wakes it). */
 static int
@@ -113,7 +145,7 @@ record_thread_pass(struct record *rec)
 	struct record_thread	*t = &rec->thread;
 	struct record_pass	 pass;
 	uint64_t		 one = 1, flush;
-	int			 ms, pad, all;
+	int			 ms, pad, all, sweep;
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
@@ -123,7 +155,8 @@ record_thread_pass(struct record *rec)
 	 * the loop's tick or padder asked for every ring */
 	flush = atomic_exchange(&t->flush, 0);
 	pad = atomic_exchange(&t->pad, 0) || flush != 0;
-	all = atomic_exchange(&t->sweep, 0) || pad;
+	sweep = atomic_exchange(&t->sweep, 0);
+	all = sweep || pad;
 	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk, 0, &pass);
 	/* what every ring held is in the stream now: its tail goes to
@@ -145,14 +178,19 @@ record_thread_pass(struct record *rec)
 	}
 	if (pass.busy == 0) {
 		t->retry_ms = 1;
-		return -1;
+		ms = -1;
+	} else {
+		/* rings left for want of a buffer: again after 1 ms, then 2,
+		 * 4, 8 while they stay so (record-int.h, RECORD_RETRY_*) */
+		t->busy++;
+		ms = t->retry_ms;
+		if (t->retry_ms < RECORD_RETRY_MAX_US / 1000)
+			t->retry_ms *= 2;
 	}
-	/* rings left for want of a buffer: again after 1 ms, then 2, 4, 8
-	 * while they stay so (record-int.h, RECORD_RETRY_*) */
-	t->busy++;
-	ms = t->retry_ms;
-	if (t->retry_ms < RECORD_RETRY_MAX_US / 1000)
-		t->retry_ms *= 2;
+	/* the pass's counters, for status to read without the lock */
+	record_publish(rec);
+	if (sweep)
+		record_thread_hold();
 	return ms;
 }
 
