@@ -16,6 +16,9 @@
  * "the drain" means the drain thread's passes, or the loop's own drains
  * (a file's last one, the tick's when no thread runs), with the lock
  * held either way. Each group says which of them calls its functions.
+ * What the drain changes and status reports, the lock's holder publishes
+ * as it lets go, and the loop reads that without the lock
+ * (record-publish.c).
  */
 #ifndef PERFSPILL_RECORD_INT_H
 #define PERFSPILL_RECORD_INT_H
@@ -338,7 +341,8 @@ int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
  * direct file, a ring's cblocks on every open CPU for a buffered one.
  * 0 or -1 (out of memory). */
 int	record_cpus_buffers(struct record *, struct tracefile *, uint64_t n);
-/* The bytes of buffers the recording holds now (status). */
+/* The bytes of buffers the recording holds now: the lock's holder, as
+ * it publishes them for status (record-publish.c). */
 uint64_t record_buffer_bytes(const struct record *);
 /* (what a recording with cfg will hold: record_memory, record.h) */
 void	record_cpu_close(struct record *, struct record_cpu *);
@@ -460,19 +464,25 @@ struct record_sink {
 };
 
 /* Choose the current file's sink (rec->sink), where the drain finds it:
- * every pass into one file takes the same one. Called, under the lock,
- * when what decides it changes: the current file (record_set_file,
+ * every pass into one file takes the same one. Called by the loop,
+ * under the lock, when what decides it changes: the current file
+ * (record_set_file, also the loop's,
  * which every change of rec->cur goes through, and which has the writer
  * choose its mode for the file too), the write mode, a flight window,
  * the unwinding worker. */
 void	record_sink_choose(struct record *);
 void	record_set_file(struct record *, struct tracefile *);
-/* Bytes that are not ring data (a preamble; mark NULL) into tf through
- * its sink; takes buf. */
+/* The loop, under the lock: bytes that are not ring data (a preamble;
+ * mark NULL) into tf through its sink; takes buf. */
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t, const struct tracefile_mark *);
-/* The current file's direct tail padded to disk, where it has one. */
+/* The current file's direct tail padded to disk, where it has one: in
+ * the drain (the drain thread's pad pass, or the padder in the loop
+ * when no thread runs). */
 void	record_pad_tail(struct record *);
+/* A rotation's walk begins and ends keeping the task records drained
+ * meanwhile (rec->kept), under the lock: the loop begins and ends it,
+ * the drain ends it when memory runs out. */
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
 
@@ -572,8 +582,9 @@ int	record_open_file(struct record *);
 int	record_take_over(struct record *, struct record_prep *,
 	    struct record_pass *);
 
-/* record-rotate.c, for a snapshot's file: p's preamble as tf's head (its
- * build-ids included); the bytes to write (taken from p), or NULL. */
+/* record-rotate.c, for a snapshot's file, in the loop: p's preamble as
+ * tf's head (its build-ids included); the bytes to write (taken from p),
+ * or NULL. */
 uint8_t	*record_prep_head(struct record_prep *, struct tracefile *, size_t *);
 /* The (plain) task records of p's /proc walk, inside it, or NULL. */
 const uint8_t *record_prep_tasks(const struct record_prep *, size_t *);
