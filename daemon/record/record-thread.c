@@ -22,7 +22,9 @@
  * are the loop's alone). The loop takes it at every entry into the
  * record code (record.h's functions, record's timers and events), but
  * not while it finishes files or walks /proc for a rotation: those take
- * milliseconds, and the rings fill meanwhile.
+ * milliseconds, and the rings fill meanwhile. Nor for status and the
+ * metrics: each pass, and the loop as it lets go, publishes the counters
+ * they read (record-publish.c).
  *
  * The mutex inherits priority. On a machine the recorded load saturates,
  * the loop, at the normal scheduler, may be preempted while it holds the
