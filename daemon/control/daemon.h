@@ -4,6 +4,11 @@
  * owns the instance and hands it to the control commands; there is one,
  * passed by pointer, never a global. perfspilld.c's main only parses the
  * options and runs the loop.
+ *
+ * Threads: struct daemon is the loop's alone; daemon_init, daemon_load
+ * and daemon_start run in main's thread before the loop runs (it becomes
+ * the loop's thread), daemon_load again in the loop for a reload, and
+ * daemon_finish after the loop returned.
  */
 #ifndef PERFSPILL_DAEMON_H
 #define PERFSPILL_DAEMON_H

@@ -7,6 +7,9 @@
  * not reset them, so a scraper's rate() stays right across recordings.
  * The counters themselves (struct metrics) are record-metrics.h's: the
  * recording fills them, this file sums and formats them.
+ *
+ * Threads: the loop calls every function here (the command, the
+ * exporter's timer); they keep no state of their own.
  */
 #ifndef PERFSPILL_METRICS_H
 #define PERFSPILL_METRICS_H

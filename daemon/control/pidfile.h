@@ -4,6 +4,9 @@
  * end this daemon and not every perfspilld on the machine. The file is
  * locked for the daemon's life: a file nobody holds is stale and is taken
  * over.
+ *
+ * Threads: daemon.c calls these in main's thread, at start-up before the
+ * loop runs and at teardown after it (pidfile_default keeps no state).
  */
 #ifndef PERFSPILL_PIDFILE_H
 #define PERFSPILL_PIDFILE_H

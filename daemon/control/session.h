@@ -24,6 +24,11 @@
  * is one stream of files; a shared table would have to split its notes
  * by session. The cost is a worker thread per session and a second read,
  * from the page cache, of the mapped files a session sees.
+ *
+ * Threads: the table and its sessions are the loop's alone; every
+ * function here runs in the loop (session_name_check keeps no state:
+ * any thread). status, metrics and summary read each recording's
+ * counters without its lock (record-publish.c).
  */
 #ifndef PERFSPILL_SESSION_H
 #define PERFSPILL_SESSION_H

@@ -6,6 +6,8 @@
  *   handoff-unit.c   one perfspill-handoff@.service per try, started over
  *                    the system bus, outside the recorder's sandbox
  * A runner starts a try and reports its end through ho->ended.
+ *
+ * Threads: every function here runs in the loop, as handoff.h's do.
  */
 #ifndef PERFSPILL_HANDOFF_INT_H
 #define PERFSPILL_HANDOFF_INT_H

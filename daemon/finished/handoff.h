@@ -12,6 +12,10 @@
  * otherwise it is a child of ours run as on_finish_user, its output read
  * into the log with a bound (handoff-spawn.c). Nothing here waits, except
  * handoff_destroy for the programs that still run when the daemon exits.
+ *
+ * Threads: every function here runs in the loop, whose events (a
+ * child's exit and output, the timers, the bus' replies) drive the
+ * queue.
  */
 #ifndef PERFSPILL_HANDOFF_H
 #define PERFSPILL_HANDOFF_H

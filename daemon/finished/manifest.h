@@ -4,6 +4,10 @@
  * the data file got its final name (temp file, fsync, rename): the facts
  * (samples, build-ids) are only complete once the file is, and a watcher
  * that sees the manifest finds the data file already whole.
+ *
+ * Threads: the loop calls every function here (a finished file's hook,
+ * a JIT copy's end, retention, a hand-off); manifest_name keeps no
+ * state, and the file worker's salvage calls it too.
  */
 #ifndef PERFSPILL_MANIFEST_H
 #define PERFSPILL_MANIFEST_H

@@ -5,6 +5,10 @@
  * goes first, by the time in the name (perfspill-HOST[-SESSION]-TIME-SEQ:
  * names of different sessions do not sort by time); a file being written
  * (*.partial) is never touched.
+ *
+ * Threads: nothing here keeps state. The loop calls every function (a
+ * finished file, a tick, status, salvage's list); the file worker's
+ * salvage calls retain_is_trace too.
  */
 #ifndef PERFSPILL_RETAIN_H
 #define PERFSPILL_RETAIN_H

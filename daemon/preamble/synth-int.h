@@ -2,6 +2,9 @@
  * synth-int: what the synth*.c files share and nobody else sees: the
  * record builder (synth.c) and the part of the preamble each file
  * writes. synth-preamble.c puts the parts in order.
+ *
+ * Threads: every function here runs within synth.h's, on their caller's
+ * thread, on that call's own buffers; none keeps state.
  */
 #ifndef PERFSPILL_SYNTH_INT_H
 #define PERFSPILL_SYNTH_INT_H

@@ -16,6 +16,12 @@
  * perf 6.1 reads the ids after its own attr size (128 bytes, the uapi of
  * Debian 12). Build against the uapi headers of the perf that reads the
  * files.
+ *
+ * Threads: nothing here keeps state but its context, which is its
+ * caller's. synth_preamble runs where a rotation's preamble is built
+ * (record_prep_run: the rotation thread, or the loop for a start, a
+ * command's rotate or a snapshot); synth_kernel_range in the loop at a
+ * start.
  */
 #ifndef PERFSPILL_SYNTH_H
 #define PERFSPILL_SYNTH_H

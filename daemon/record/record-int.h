@@ -16,6 +16,9 @@
  * "the drain" means the drain thread's passes, or the loop's own drains
  * (a file's last one, the tick's when no thread runs), with the lock
  * held either way. Each group says which of them calls its functions.
+ * What the drain changes and status reports, the lock's holder publishes
+ * as it lets go, and the loop reads that without the lock
+ * (record-publish.c).
  */
 #ifndef PERFSPILL_RECORD_INT_H
 #define PERFSPILL_RECORD_INT_H
@@ -50,6 +53,61 @@
 /* The configured events and the task-tracking event before them. */
 #define RECORD_MAX_EVSELS	(CONFIG_MAX_EVENTS + 1)
 
+/*
+ * record-publish.c: the drain's counters as the lock's holder last
+ * published them, for the loop to read without the lock (status, the
+ * metrics, the summary line). The holder publishes (record_publish): the
+ * drain thread at the end of each pass, the loop as it lets go of the
+ * lock (record_unlock) and as a stop ends; record_published reads them
+ * on any thread, never waiting for the lock.
+ */
+struct record_cpu_counters {		/* one CPU's ring and cblocks */
+	uint64_t		 bytes;
+	struct ring_counts	 counts;
+	uint64_t		 cblocks;	/* lane.nr */
+	struct cblock_stats	 stats;		/* lane.stats */
+};
+
+struct record_pool_counters {		/* struct record_pool's, status' */
+	uint64_t		 nr, cap, write, finished, busy;
+	uint64_t		 want, max, peak, grown, shrunk;
+	uint64_t		 spills, spill_bytes;
+	struct cblock_stats	 stats;
+};
+
+struct record_counters {
+	uint64_t		 passes, busy;	/* record_thread's */
+	uint64_t		 buffers;	/* record_buffer_bytes */
+	uint64_t		 pool_made;
+	struct record_pool_counters pool;
+	struct cblock_stats	 heap;		/* the writer's heap_stats */
+	uint64_t		 copies;	/* writer_copies */
+	/* a flight window's (rec->flight->fl) */
+	struct flight_stats	 window;
+	uint64_t		 window_store;	/* fl.store.len */
+	/* the current file: file 0 when there is none */
+	uint64_t		 file, direct, direct_refused;
+	uint64_t		 file_bytes, file_samples;
+	char			 file_name[NAME_MAX + 1];
+};
+
+/* In words, each an atomic: the structs are whole words (checked in
+ * record-publish.c). */
+#define RECORD_WORDS(T)		(sizeof(T) / sizeof(uint64_t))
+
+struct record_published {
+	atomic_uint		 seq;		/* odd: being published */
+	_Atomic uint64_t	 words[RECORD_WORDS(struct record_counters)];
+};
+
+struct record;
+/* The holder of the lock (the drain thread, or the loop): publish. */
+void	record_publish(struct record *);
+/* Any thread, without the lock: the last published counters, and those
+ * of the first ncpus CPUs (the loop's rec->nr_cpus at most) into cpus. */
+void	record_published(const struct record *, struct record_counters *,
+	    struct record_cpu_counters *cpus, size_t ncpus);
+
 
 
 struct record_cpu {
@@ -65,6 +123,9 @@ struct record_cpu {
 	struct ring_counts	 counts;
 	uint64_t		 bytes;		/* drained from the ring */
 	int			 full;		/* ...last time: it may have lost */
+	/* its record_cpu_counters, published (record-publish.c) */
+	_Atomic uint64_t	 published[RECORD_WORDS(
+				    struct record_cpu_counters)];
 };
 
 
@@ -196,6 +257,9 @@ struct record {
 	unsigned int		 held;		/* by the loop: how often */
 	/* The drain thread's own, and the counters it publishes. */
 	struct record_thread	 thread;
+	/* The drain's counters for the loop, published by the lock's
+	 * holder; read without the lock (record-publish.c). */
+	struct record_published	 published;
 
 	/* Set by the loop at a start or a live change, the lock held; read
 	 * by both while recording. */
@@ -288,7 +352,8 @@ int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
  * direct file, a ring's cblocks on every open CPU for a buffered one.
  * 0 or -1 (out of memory). */
 int	record_cpus_buffers(struct record *, struct tracefile *, uint64_t n);
-/* The bytes of buffers the recording holds now (status). */
+/* The bytes of buffers the recording holds now: the lock's holder, as
+ * it publishes them for status (record-publish.c). */
 uint64_t record_buffer_bytes(const struct record *);
 /* (what a recording with cfg will hold: record_memory, record.h) */
 void	record_cpu_close(struct record *, struct record_cpu *);
@@ -410,19 +475,25 @@ struct record_sink {
 };
 
 /* Choose the current file's sink (rec->sink), where the drain finds it:
- * every pass into one file takes the same one. Called, under the lock,
- * when what decides it changes: the current file (record_set_file,
+ * every pass into one file takes the same one. Called by the loop,
+ * under the lock, when what decides it changes: the current file
+ * (record_set_file, also the loop's,
  * which every change of rec->cur goes through, and which has the writer
  * choose its mode for the file too), the write mode, a flight window,
  * the unwinding worker. */
 void	record_sink_choose(struct record *);
 void	record_set_file(struct record *, struct tracefile *);
-/* Bytes that are not ring data (a preamble; mark NULL) into tf through
- * its sink; takes buf. */
+/* The loop, under the lock: bytes that are not ring data (a preamble;
+ * mark NULL) into tf through its sink; takes buf. */
 int	record_write_extra(struct record *, struct tracefile *, uint8_t *,
 	    size_t, const struct tracefile_mark *);
-/* The current file's direct tail padded to disk, where it has one. */
+/* The current file's direct tail padded to disk, where it has one: in
+ * the drain (the drain thread's pad pass, or the padder in the loop
+ * when no thread runs). */
 void	record_pad_tail(struct record *);
+/* A rotation's walk begins and ends keeping the task records drained
+ * meanwhile (rec->kept), under the lock: the loop begins and ends it,
+ * the drain ends it when memory runs out. */
 void	record_keep_begin(struct record *);
 void	record_keep_end(struct record *);
 
@@ -524,8 +595,9 @@ int	record_open_file(struct record *);
 int	record_take_over(struct record *, struct record_prep *,
 	    struct record_pass *);
 
-/* record-rotate.c, for a snapshot's file: p's preamble as tf's head (its
- * build-ids included); the bytes to write (taken from p), or NULL. */
+/* record-rotate.c, for a snapshot's file, in the loop: p's preamble as
+ * tf's head (its build-ids included); the bytes to write (taken from p),
+ * or NULL. */
 uint8_t	*record_prep_head(struct record_prep *, struct tracefile *, size_t *);
 /* The (plain) task records of p's /proc walk, inside it, or NULL. */
 const uint8_t *record_prep_tasks(const struct record_prep *, size_t *);
@@ -569,7 +641,10 @@ int	record_window_busy(const struct record *);
 int	record_window_done(struct record *, const struct tracefile *,
 	    int whole, char *why, size_t len);
 uint64_t record_window_bytes(const struct record *);
-json_object *record_window_status(struct record *);
+/* In the loop, without the lock: c, the published counters, says what
+ * the drain put into the window. */
+json_object *record_window_status(struct record *,
+	    const struct record_counters *c);
 /* Microseconds since a; the loop's longest stall of a snapshot. */
 uint64_t record_window_us(const struct timespec *);
 void	record_window_stall(struct record_flight *, const struct timespec *);
@@ -597,8 +672,8 @@ size_t	record_reap_files(struct record *, size_t *landed);
  * features, fsync, rename, the finish table's hooks) and freed. Returns
  * how many are not done yet (an fsync in flight). */
 size_t	record_finish_files(struct record *);
-/* A test hook's wait, in the loop: while the file $var names exists
- * (what: for the log). */
+/* A test hook's wait (the loop's, or a drain thread's): while the file
+ * $var names exists (what: for the log). */
 void	record_test_hold(const char *var, const char *what);
 /* The output directory is back (0), or not yet (-1: look again later). */
 int	record_find_dir(struct record *);

@@ -1,10 +1,16 @@
 /*
  * record-status says what the recording reports: the status JSON, the
  * totals of a recording, the daemon's metrics, systemd's STATUS= line.
- * It runs in the loop.
+ * It runs in the loop, and never takes the recording's lock: what the
+ * drain changes it reads as the lock's holder last published it
+ * (record-publish.c), what the loop alone changes (the state, the
+ * settings, the files no longer written, the pause) directly. So it
+ * answers while a pass holds the lock, and never makes the drain thread
+ * wait for it.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -13,6 +19,31 @@
 #include "outdir.h"
 #include "record-int.h"
 #include "proto.h"
+
+/* The drain's counters, as published, and those of each CPU. */
+struct record_seen {
+	struct record_counters	 c;
+	struct record_cpu_counters *cpus;
+	size_t			 nr;
+};
+
+static void
+record_see(const struct record *rec, struct record_seen *seen)
+{
+	/* the loop's: CPUs are added (hotplug) under the lock, by it */
+	seen->nr = rec->nr_cpus;
+	seen->cpus = seen->nr > 0 ? calloc(seen->nr, sizeof(*seen->cpus)) :
+	    NULL;
+	if (seen->cpus == NULL)
+		seen->nr = 0;	/* out of memory: no CPU's counters */
+	record_published(rec, &seen->c, seen->cpus, seen->nr);
+}
+
+static void
+record_unsee(struct record_seen *seen)
+{
+	free(seen->cpus);
+}
 
 /* The counters of every CPU of the recording, summed once for the
  * totals, the metrics and the summary line. */
@@ -23,31 +54,33 @@ struct record_sums {
 };
 
 static void
-record_sum(const struct record *rec, struct record_sums *s)
+record_sum(const struct record *rec, const struct record_seen *seen,
+    struct record_sums *s)
 {
-	const struct record_cpu	*rc;
+	const struct record_cpu_counters *rc;
 	size_t			 i;
 
 	memset(s, 0, sizeof(*s));
-	for (i = 0; i < rec->nr_cpus; i++) {
-		rc = &rec->cpus[i];
+	for (i = 0; i < seen->nr; i++) {
+		rc = &seen->cpus[i];
 		s->bytes += rc->bytes;
 		s->records += rc->counts.records;
 		s->samples += rc->counts.samples;
 		s->lost += rc->counts.lost;
 		s->lost_samples += rc->counts.lost_samples;
-		s->written += rc->lane.stats.bytes_written;
-		s->dropped += rc->lane.stats.bytes_dropped;
-		s->inflight += rc->lane.stats.inflight;
+		s->written += rc->stats.bytes_written;
+		s->dropped += rc->stats.bytes_dropped;
+		s->inflight += rc->stats.inflight;
 		s->self += rc->counts.self;
 	}
 	/* a direct file's slices, of every ring */
-	s->written += rec->w.pool.stats.bytes_written;
-	s->dropped += rec->w.pool.stats.bytes_dropped;
-	s->inflight += rec->w.pool.stats.inflight;
-	/* dropped: never written (paused, failed) or cut off a failed file */
+	s->written += seen->c.pool.stats.bytes_written;
+	s->dropped += seen->c.pool.stats.bytes_dropped;
+	s->inflight += seen->c.pool.stats.inflight;
+	/* dropped: never written (paused, failed) or cut off a failed file
+	 * (the loop's, as are the files finished) */
 	s->dropped += rec->files.bytes_cut;
-	s->inflight += rec->w.heap_stats.inflight;
+	s->inflight += seen->c.heap.inflight;
 	s->files = rec->files.done;
 }
 
@@ -66,13 +99,25 @@ static const struct jemit_field record_totals_rows[] = {
 	JEMIT_ROWS_END
 };
 
-json_object *
-record_totals(struct record *rec)
+static json_object *
+record_totals_seen(const struct record *rec, const struct record_seen *seen)
 {
 	struct record_sums	 s;
 
-	record_sum(rec, &s);
+	record_sum(rec, seen, &s);
 	return jemit_object(record_totals_rows, &s);
+}
+
+json_object *
+record_totals(struct record *rec)
+{
+	struct record_seen	 seen;
+	json_object		*o;
+
+	record_see(rec, &seen);
+	o = record_totals_seen(rec, &seen);
+	record_unsee(&seen);
+	return o;
 }
 
 /* Why the recording is paused, as the metrics name it (record_pause's
@@ -95,9 +140,10 @@ record_pause_bits(const struct record *rec)
 	return 1u << why;
 }
 
-static void
-record_metrics_locked(struct record *rec, struct metrics *m)
+void
+record_metrics(struct record *rec, struct metrics *m)
 {
+	struct record_seen	 seen;
 	struct record_sums	 s;
 	struct stat		 st;
 
@@ -109,7 +155,9 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	/* idle: the last recording is in life already (record_finish_stop) */
 	if (rec->state == RECORD_IDLE)
 		return;
-	record_sum(rec, &s);
+	record_see(rec, &seen);
+	record_sum(rec, &seen, &s);
+	record_unsee(&seen);
 	m->samples += s.samples;
 	m->lost += s.lost;
 	m->lost_samples += s.lost_samples;
@@ -118,19 +166,12 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	m->self_excluded += s.self;
 	m->aio_inflight = s.inflight;
 	m->files_finished += rec->files.done;
-	/* the file system's own word for when a write last landed */
+	/* the file system's own word for when a write last landed (the
+	 * loop sets the current file, and its descriptor stays) */
 	if (rec->cur != NULL && fstat(rec->cur->fd, &st) == 0)
 		m->data_on_disk = st.st_mtime;
 	if (rec->compact != NULL)
 		record_compact_metrics(rec->compact, m);
-}
-
-void
-record_metrics(struct record *rec, struct metrics *m)
-{
-	record_lock(rec);
-	record_metrics_locked(rec, m);
-	record_unlock(rec);
 }
 
 /* The output directory's finished files (every session's) and its free
@@ -197,20 +238,29 @@ record_disk_metrics(struct record *rec, struct metrics *m)
 	m->last_finished = (time_t)dk.k.last_finished;
 }
 
+static int
+record_direct_seen(const struct record_counters *c)
+{
+	return c->file && c->direct && c->direct_refused == 0;
+}
+
 int
 record_write_direct(const struct record *rec)
 {
-	return rec->cur != NULL && tracefile_direct_on(rec->cur) &&
-	    tracefile_direct_refused(rec->cur) == 0;
+	struct record_counters	 c;
+
+	record_published(rec, &c, NULL, 0);
+	return record_direct_seen(&c);
 }
 
 void
 record_buffer_use(struct record *rec, uint64_t *bytes, uint64_t *spills)
 {
-	record_lock(rec);
-	*bytes = rec->state == RECORD_IDLE ? 0 : record_buffer_bytes(rec);
-	*spills = rec->w.pool.spills;
-	record_unlock(rec);
+	struct record_counters	 c;
+
+	record_published(rec, &c, NULL, 0);
+	*bytes = rec->state == RECORD_IDLE ? 0 : c.buffers;
+	*spills = c.pool.spills;
 }
 
 /*
@@ -218,27 +268,28 @@ record_buffer_use(struct record *rec, uint64_t *bytes, uint64_t *spills)
  * cache) or "buffered", and why not direct.
  */
 static void
-record_add_write_path(struct record *rec, json_object *o)
+record_add_write_path(struct record *rec, const struct record_counters *c,
+    json_object *o)
 {
 	const char	*why = NULL;
 	char		 buf[160];
 	int		 e;
 
-	if (record_write_direct(rec)) {
+	if (record_direct_seen(c)) {
 		json_object_object_add(o, "write_path",
 		    json_object_new_string("direct"));
 		return;
 	}
 	if (!rec->cfg.direct_io)
 		why = "direct_io is off";
-	else if (!writer_copies(&rec->w))
+	else if (!c->copies)
 		why = "cblocks 0: serial writes from the ring";
-	else if ((e = rec->direct_refused) != 0 || (rec->cur != NULL &&
-	    (e = tracefile_direct_refused(rec->cur)) != 0)) {
+	else if ((e = rec->direct_refused) != 0 || (c->file &&
+	    (e = (int)c->direct_refused) != 0)) {
 		snprintf(buf, sizeof(buf), "the file system takes no direct "
 		    "I/O: %s", strerror(e));
 		why = buf;
-	} else if (rec->cur != NULL)
+	} else if (c->file)
 		why = "the current file began with cblocks 0";
 	json_object_object_add(o, "write_path",
 	    json_object_new_string("buffered"));
@@ -263,56 +314,57 @@ static const struct jemit_field record_aio_rows[] = {
 /* The direct path's pool: its blocks and the requests written from them
  * (every ring's). */
 static const struct jemit_field record_pool_rows[] = {
-	JEMIT_U("blocks", struct record_pool, nr),
-	JEMIT_U("block_bytes", struct record_pool, cap),
-	JEMIT_U("write_bytes", struct record_pool, write),
-	JEMIT_U("blocks_filled", struct record_pool, finished),
-	JEMIT_U("busy", struct record_pool, busy),
+	JEMIT_U("blocks", struct record_pool_counters, nr),
+	JEMIT_U("block_bytes", struct record_pool_counters, cap),
+	JEMIT_U("write_bytes", struct record_pool_counters, write),
+	JEMIT_U("blocks_filled", struct record_pool_counters, finished),
+	JEMIT_U("busy", struct record_pool_counters, busy),
 	/* elastic: the base it keeps, the bound a burst grows it to (what
 	 * the start's memory budget counted), the most it held */
-	JEMIT_U("base_blocks", struct record_pool, want),
-	JEMIT_U("max_blocks", struct record_pool, max),
-	JEMIT_U("peak_blocks", struct record_pool, peak),
-	JEMIT_U("grown", struct record_pool, grown),
-	JEMIT_U("shrunk", struct record_pool, shrunk),
-	JEMIT_U("spills", struct record_pool, spills),
-	JEMIT_U("spill_bytes", struct record_pool, spill_bytes),
-	JEMIT_SUB(struct record_pool, stats, record_aio_rows),
+	JEMIT_U("base_blocks", struct record_pool_counters, want),
+	JEMIT_U("max_blocks", struct record_pool_counters, max),
+	JEMIT_U("peak_blocks", struct record_pool_counters, peak),
+	JEMIT_U("grown", struct record_pool_counters, grown),
+	JEMIT_U("shrunk", struct record_pool_counters, shrunk),
+	JEMIT_U("spills", struct record_pool_counters, spills),
+	JEMIT_U("spill_bytes", struct record_pool_counters, spill_bytes),
+	JEMIT_SUB(struct record_pool_counters, stats, record_aio_rows),
 	JEMIT_ROWS_END
 };
 
-static void
-record_cpu_online(json_object *o, const char *key, const void *rc)
-{
-	json_object_object_add(o, key, json_object_new_boolean(
-	    !((const struct record_cpu *)rc)->offline));
-}
+/* One CPU of status's "cpus": the loop's word on it (its number, online)
+ * and its ring's counts and cblocks as published. */
+struct record_cpu_row {
+	int				 cpu;
+	int				 online;
+	struct record_cpu_counters	 c;
+};
 
-/* One CPU of status's "cpus": its ring's counts and its cblocks. */
 static const struct jemit_field record_cpu_rows[] = {
-	JEMIT_I("cpu", struct record_cpu, cpu),
-	JEMIT_FN_ROW("online", record_cpu_online),
-	JEMIT_U("bytes", struct record_cpu, bytes),
-	JEMIT_U("records", struct record_cpu, counts.records),
-	JEMIT_U("samples", struct record_cpu, counts.samples),
-	JEMIT_U("lost", struct record_cpu, counts.lost),
-	JEMIT_U("lost_samples", struct record_cpu, counts.lost_samples),
-	JEMIT_U("cblocks", struct record_cpu, lane.nr),
-	JEMIT_SUB(struct record_cpu, lane.stats, record_aio_rows),
+	JEMIT_I("cpu", struct record_cpu_row, cpu),
+	JEMIT_B("online", struct record_cpu_row, online),
+	JEMIT_U("bytes", struct record_cpu_row, c.bytes),
+	JEMIT_U("records", struct record_cpu_row, c.counts.records),
+	JEMIT_U("samples", struct record_cpu_row, c.counts.samples),
+	JEMIT_U("lost", struct record_cpu_row, c.counts.lost),
+	JEMIT_U("lost_samples", struct record_cpu_row, c.counts.lost_samples),
+	JEMIT_U("cblocks", struct record_cpu_row, c.cblocks),
+	JEMIT_SUB(struct record_cpu_row, c.stats, record_aio_rows),
 	JEMIT_ROWS_END
 };
 
 /* The file being written. */
 static const struct jemit_field record_file_rows[] = {
-	JEMIT_S("name", struct tracefile, partial),
-	JEMIT_U("bytes", struct tracefile, reserved),
-	JEMIT_U("samples", struct tracefile, samples),
+	JEMIT_S("name", struct record_counters, file_name),
+	JEMIT_U("bytes", struct record_counters, file_bytes),
+	JEMIT_U("samples", struct record_counters, file_samples),
 	JEMIT_ROWS_END
 };
 
 /* The drain thread: how it runs and what it did. */
 static void
-record_add_drain(struct record *rec, json_object *o)
+record_add_drain(struct record *rec, const struct record_counters *c,
+    json_object *o)
 {
 	const struct record_thread	*t = &rec->thread;
 	json_object			*p;
@@ -327,16 +379,19 @@ record_add_drain(struct record *rec, json_object *o)
 		json_object_object_add(p, "realtime_refused",
 		    json_object_new_string(strerror(t->refused)));
 	proto_add_u64(p, "threads", t->nr_dr);
-	proto_add_u64(p, "passes", t->passes);
-	proto_add_u64(p, "passes_left_rings", t->busy);
+	proto_add_u64(p, "passes", c->passes);
+	proto_add_u64(p, "passes_left_rings", c->busy);
 	proto_add_u64(p, "lock_waits", atomic_load(&t->contended));
 	proto_add_u64(p, "lock_wait_us", atomic_load(&t->waited_ns) / 1000);
 	json_object_object_add(o, "drain", p);
 }
 
 static json_object *
-record_status_locked(struct record *rec, json_object *o)
+record_status_seen(struct record *rec, const struct record_seen *seen,
+    json_object *o)
 {
+	const struct record_counters *c = &seen->c;
+	struct record_cpu_row	 row;
 	json_object		*cpus, *f;
 	uint64_t		 files, cleared, reading;
 	size_t			 i;
@@ -360,17 +415,17 @@ record_status_locked(struct record *rec, json_object *o)
 	if (rec->paused[0])
 		json_object_object_add(o, "paused",
 		    json_object_new_string(rec->paused));
-	record_add_write_path(rec, o);
+	record_add_write_path(rec, c, o);
 	/* the drain's buffers: cblocks, the pool, the copies (not the
 	 * kernel's rings): docs/file-format.md has the formula */
-	proto_add_u64(o, "buffers", record_buffer_bytes(rec));
-	if (record_pool_made(&rec->w.pool))
+	proto_add_u64(o, "buffers", c->buffers);
+	if (c->pool_made)
 		json_object_object_add(o, "pool",
-		    jemit_object(record_pool_rows, &rec->w.pool));
+		    jemit_object(record_pool_rows, &c->pool));
 	/* the one-off requests: preambles, padded tails, last drains */
 	json_object_object_add(o, "other_requests",
-	    jemit_object(record_aio_rows, &rec->w.heap_stats));
-	record_add_drain(rec, o);
+	    jemit_object(record_aio_rows, &c->heap));
+	record_add_drain(rec, c, o);
 	if (rec->compact != NULL)
 		json_object_object_add(o, "compact",
 		    record_compact_status(rec->compact));
@@ -380,41 +435,47 @@ record_status_locked(struct record *rec, json_object *o)
 	json_object_object_add(o, "uptime", json_object_new_int64(
 	    (int64_t)(time(NULL) - rec->started)));
 	cpus = json_object_new_array();
-	for (i = 0; i < rec->nr_cpus; i++)
+	for (i = 0; i < seen->nr; i++) {
+		row.cpu = rec->cpus[i].cpu;
+		row.online = !rec->cpus[i].offline;
+		row.c = seen->cpus[i];
 		json_object_array_add(cpus,
-		    jemit_object(record_cpu_rows, &rec->cpus[i]));
-	json_object_object_add(o, "totals", record_totals(rec));
+		    jemit_object(record_cpu_rows, &row));
+	}
+	json_object_object_add(o, "totals", record_totals_seen(rec, seen));
 	proto_add_u64(o, "cpus_added", rec->cpus_added);
 	proto_add_u64(o, "cpus_removed", rec->cpus_removed);
 	json_object_object_add(o, "cpus", cpus);
 	if (rec->flight != NULL) {
-		f = record_window_status(rec);
+		f = record_window_status(rec, c);
 		proto_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
 		json_object_object_add(o, "flight", f);
 	}
-	if (rec->cur != NULL)
+	if (c->file)
 		json_object_object_add(o, "file",
-		    jemit_object(record_file_rows, rec->cur));
+		    jemit_object(record_file_rows, c));
 	return o;
 }
 
 /*
- * The output directory's files and free space are read first, without
- * the drain's lock: a scan of a directory of a few thousand files takes
- * milliseconds, which the drain thread would wait out.
+ * Without the drain's lock: the output directory's scan takes
+ * milliseconds for a few thousand files, and a pass may hold the lock
+ * meanwhile. The build-id store and the unwinding worker have locks of
+ * their own, which no one holds long.
  */
 json_object *
 record_status(struct record *rec)
 {
 	static const char	*names[] = { "idle", "recording", "stopping" };
 	json_object		*o = json_object_new_object();
+	struct record_seen	 seen;
 
 	json_object_object_add(o, "state",
 	    json_object_new_string(names[rec->state]));
 	record_add_disk(rec, o);
-	record_lock(rec);
-	o = record_status_locked(rec, o);
-	record_unlock(rec);
+	record_see(rec, &seen);
+	o = record_status_seen(rec, &seen, o);
+	record_unsee(&seen);
 	return o;
 }
 
@@ -424,9 +485,10 @@ record_last_totals(struct record *rec)
 	return rec->last_totals ? json_object_get(rec->last_totals) : NULL;
 }
 
-static void
-record_summary_locked(struct record *rec, char *buf, size_t len)
+void
+record_summary(struct record *rec, char *buf, size_t len)
 {
+	struct record_seen	 seen;
 	struct record_sums	 s;
 	time_t			 up;
 
@@ -434,7 +496,9 @@ record_summary_locked(struct record *rec, char *buf, size_t len)
 		snprintf(buf, len, "idle");
 		return;
 	}
-	record_sum(rec, &s);
+	record_see(rec, &seen);
+	record_sum(rec, &seen, &s);
+	record_unsee(&seen);
 	up = time(NULL) - rec->started;
 	snprintf(buf, len, "%s%s: %" PRIu64 " samples (%.0f/s), %" PRIu64
 	    " lost, %.1f MiB%s", rec->state == RECORD_RUNNING ? (rec->paused[0] ?
@@ -444,10 +508,3 @@ record_summary_locked(struct record *rec, char *buf, size_t len)
 	    s.dropped > rec->files.bytes_cut ? ", dropping" : "");
 }
 
-void
-record_summary(struct record *rec, char *buf, size_t len)
-{
-	record_lock(rec);
-	record_summary_locked(rec, buf, len);
-	record_unlock(rec);
-}

@@ -22,7 +22,9 @@
  * are the loop's alone). The loop takes it at every entry into the
  * record code (record.h's functions, record's timers and events), but
  * not while it finishes files or walks /proc for a rotation: those take
- * milliseconds, and the rings fill meanwhile.
+ * milliseconds, and the rings fill meanwhile. Nor for status and the
+ * metrics: each pass, and the loop as it lets go, publishes the counters
+ * they read (record-publish.c).
  *
  * The mutex inherits priority. On a machine the recorded load saturates,
  * the loop, at the normal scheduler, may be preempted while it holds the
@@ -54,6 +56,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,9 +100,13 @@ record_lock(struct record *rec)
 	rec->held++;
 }
 
+/* The loop lets go: what it changed of the drain's counters (its own
+ * drains, a switch, the reaper's completions) is published first. */
 void
 record_unlock(struct record *rec)
 {
+	if (rec->held == 1)
+		record_publish(rec);
 	rec->held--;
 	pthread_mutex_unlock(&rec->lock);
 }
@@ -123,6 +130,20 @@ record_sleep(struct record *rec, const struct timespec *ts)
 	record_lock(rec);
 }
 
+/*
+ * The test hook PERFSPILL_TEST_DRAIN_HOLD=PATH holds the drain thread, with
+ * the lock, at the end of a pass the loop's tick asked for, for as long
+ * as PATH exists (record_test_hold): status must answer meanwhile from
+ * what the pass published (tests/integration/test_drain.py). The tick's
+ * pass, so that the loop's next tick, which takes the lock, is drain_ms
+ * away.
+ */
+static void
+record_thread_hold(void)
+{
+	record_test_hold("PERFSPILL_TEST_DRAIN_HOLD", "drain");
+}
+
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;
  * -1: until a ring wakes it). */
 static int
@@ -131,7 +152,7 @@ record_thread_pass(struct record *rec, struct record_drainer *d)
 	struct record_thread	*t = &rec->thread;
 	struct record_pass	 pass;
 	uint64_t		 one = 1, flush;
-	int			 ms, pad, all;
+	int			 ms, pad, all, sweep;
 
 	if (rec->state != RECORD_RUNNING)
 		return -1;
@@ -141,7 +162,8 @@ record_thread_pass(struct record *rec, struct record_drainer *d)
 	 * the loop's tick or padder asked for every ring */
 	flush = atomic_exchange(&t->flush, 0);
 	pad = atomic_exchange(&t->pad, 0) || flush != 0;
-	all = atomic_exchange(&t->sweep, 0) || pad;
+	sweep = atomic_exchange(&t->sweep, 0);
+	all = sweep || pad;
 	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk, 0, &pass);
 	/* what every ring held is in the stream now: its tail goes to
@@ -163,14 +185,19 @@ record_thread_pass(struct record *rec, struct record_drainer *d)
 	}
 	if (pass.busy == 0) {
 		d->retry_ms = 1;
-		return -1;
+		ms = -1;
+	} else {
+		/* rings left for want of a buffer: again after 1 ms, then 2,
+		 * 4, 8 while they stay so (record-int.h, RECORD_RETRY_*) */
+		t->busy++;
+		ms = d->retry_ms;
+		if (d->retry_ms < RECORD_RETRY_MAX_US / 1000)
+			d->retry_ms *= 2;
 	}
-	/* rings left for want of a buffer: again after 1 ms, then 2, 4, 8
-	 * while they stay so (record-int.h, RECORD_RETRY_*) */
-	t->busy++;
-	ms = d->retry_ms;
-	if (d->retry_ms < RECORD_RETRY_MAX_US / 1000)
-		d->retry_ms *= 2;
+	/* the pass's counters, for status to read without the lock */
+	record_publish(rec);
+	if (sweep)
+		record_thread_hold();
 	return ms;
 }
 

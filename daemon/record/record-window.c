@@ -158,15 +158,22 @@ static const struct jemit_field record_window_last_rows[] = {
 	JEMIT_ROWS_END
 };
 
-/* The window's status, after its settings. */
+/* The window's status, after its settings: what the drain put into it,
+ * as published (record-publish.c)... */
+static const struct jemit_field record_window_drain_rows[] = {
+	JEMIT_U("bytes", struct record_counters, window.bytes),
+	JEMIT_U("chunks", struct record_counters, window.chunks),
+	JEMIT_U("evicted_bytes", struct record_counters, window.evicted),
+	JEMIT_U("store_bytes", struct record_counters, window_store),
+	JEMIT_U("store_pruned", struct record_counters, window.store_pruned),
+	JEMIT_U("store_dropped", struct record_counters,
+	    window.store_dropped),
+	JEMIT_U("out_of_memory", struct record_counters, window.oom),
+	JEMIT_ROWS_END
+};
+
+/* ...and the snapshots, the loop's. */
 static const struct jemit_field record_window_rows[] = {
-	JEMIT_U("bytes", struct record_flight, fl.st.bytes),
-	JEMIT_U("chunks", struct record_flight, fl.st.chunks),
-	JEMIT_U("evicted_bytes", struct record_flight, fl.st.evicted),
-	JEMIT_U("store_bytes", struct record_flight, fl.store.len),
-	JEMIT_U("store_pruned", struct record_flight, fl.st.store_pruned),
-	JEMIT_U("store_dropped", struct record_flight, fl.st.store_dropped),
-	JEMIT_U("out_of_memory", struct record_flight, fl.st.oom),
 	JEMIT_U("snapshots", struct record_flight, snapshots),
 	JEMIT_U("snapshots_failed", struct record_flight, failed),
 	JEMIT_U("last_snapshot_ms", struct record_flight, last_ms),
@@ -178,13 +185,14 @@ static const struct jemit_field record_window_rows[] = {
 };
 
 json_object *
-record_window_status(struct record *rec)
+record_window_status(struct record *rec, const struct record_counters *c)
 {
 	json_object		*o = json_object_new_object();
 
 	proto_add_u64(o, "window", rec->cfg.window);
 	proto_add_u64(o, "window_bytes", rec->cfg.window_bytes);
 	proto_add_u64(o, "memory_max", flight_memory_max(rec->cfg.window_bytes));
+	jemit_add(o, record_window_drain_rows, c);
 	jemit_add(o, record_window_rows, rec->flight);
 	return o;
 }

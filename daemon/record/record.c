@@ -786,20 +786,21 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
+	/* once, for all the tick does under it: the drain thread's pass
+	 * waits for no second turn of the loop's */
 	record_lock(rec);
-	/* every ring, at least once a tick: by the drain thread, so that
-	 * the loop does not hold the recording's lock for a whole pass at
-	 * the normal scheduler while the rings fill */
-	if (rec->state == RECORD_RUNNING && record_thread_sweep(rec) == -1)
-		record_pass(rec, 0);
 	record_reap(rec);
 	/* a burst that is over gives its blocks back */
 	writer_shrink(&rec->w);
+	record_hotplug(rec);
+	/* every ring, at least once a tick: by the drain thread, so that
+	 * the loop does not hold the recording's lock for a whole pass at
+	 * the normal scheduler while the rings fill; asked last, as the
+	 * loop lets go of the lock */
+	if (rec->state == RECORD_RUNNING && record_thread_sweep(rec) == -1)
+		record_pass(rec, 0);
 	record_unlock(rec);
 	record_housekeeping(rec);
-	record_lock(rec);
-	record_hotplug(rec);
-	record_unlock(rec);
 }
 
 int
@@ -1291,6 +1292,9 @@ record_finish_stop(struct record *rec)
 	record_stop_cb	 cb = rec->stop_cb;
 	void		*arg = rec->stop_arg;
 
+	/* the counters as the recording ends: the reaper's last
+	 * completions, under the lock still */
+	record_publish(rec);
 	json_object_put(rec->last_totals);
 	rec->last_totals = record_totals(rec);
 	/* the daemon's life counters outlive the recording's */

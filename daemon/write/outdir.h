@@ -5,6 +5,9 @@
  * and taken before anything in it is touched; it
  * notices when the directory is removed under it and opens it again, lock
  * and all, once it is back.
+ *
+ * Threads: nothing here keeps state; the loop calls every function
+ * (start-up, the tick, retention, status).
  */
 #ifndef PERFSPILL_OUTDIR_H
 #define PERFSPILL_OUTDIR_H

@@ -17,6 +17,13 @@
  * the lead of the next request. Requests complete in any order; a
  * reservation (records whole) counts as landed once every byte of it is
  * on disk, whichever requests carried them.
+ *
+ * Threads: a file that takes data is the recording's, under its lock:
+ * the drain (the drain thread, or the loop's own drains) reserves and
+ * writes, reaping completes requests, and the loop creates, switches and
+ * closes files; once a closed file has landed (tracefile_landed) the
+ * loop alone finishes and frees it, without the lock. A flight
+ * snapshot's file is the loop's from its creation.
  */
 #ifndef PERFSPILL_TRACEFILE_H
 #define PERFSPILL_TRACEFILE_H

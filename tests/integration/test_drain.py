@@ -291,6 +291,68 @@ def test_a_slow_file_creation_does_not_stop_the_drain():
     rotate_held("PERFSPILL_TEST_CREATE_HOLD", "creation", 3.0, 0)
 
 
+def test_status_answers_while_the_drain_holds_its_lock():
+    """Status and the metrics read the drain's counters as the drain
+    published them at the end of its last pass, without the drain's lock
+    (issue 38): however long a pass holds the lock, the loop answers. The
+    test hook PERFSPILL_TEST_DRAIN_HOLD holds the drain thread, with the
+    lock, at the end of the pass the loop's tick asked for, for as long
+    as its file exists; the test takes status and the metrics while it
+    does, and only then removes the file. By order, not by time: the
+    replies came while the file still existed and before the daemon's
+    log said the hold ended. The loop's next tick, which takes the lock,
+    is drain_ms (10 s) after the held pass, the padder's direct_tail_ms
+    (60 s). Before, status took the lock and answered only once the hold
+    ended (the daemon's own bound, 60 s, when no one removes the file).
+
+    The counters are one publication's: the totals are the CPUs' sums,
+    the metrics (no pass between) say what status says, and perf reads
+    in the file after the stop as many samples as the stop's totals,
+    which are status' and what came after, lost events included (the
+    rings may overflow while the drain is held on a loaded machine)."""
+    hold = os.path.join(tempfile.mkdtemp(prefix="perfspill-hold."),
+                        "drain")
+    with Daemon(env={"PERFSPILL_TEST_DRAIN_HOLD": hold}) as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "--no-callgraph",
+              "--drain-ms", "10000", "--direct-tail-ms", "60000",
+              "--rotate-size", "256M")
+        open(hold, "w").close()
+        try:
+            wait_for(lambda: "drain held by the test hook" in
+                     d.read_log(), 60, "the drain held at a tick's pass")
+            st = d.ctl("status")[1]["data"]
+            text = d.ctl("metrics")[1]["data"]["text"]
+            held = os.path.exists(hold) and \
+                "drain let go by the test hook" not in d.read_log()
+        finally:
+            if os.path.exists(hold):
+                os.unlink(hold)
+            os.rmdir(os.path.dirname(hold))
+        assert held, "status and metrics answered only after the hold"
+        wait_for(lambda: "drain let go by the test hook" in d.read_log(),
+                 60, "the drain let go")
+        tot = st["totals"]
+        assert tot["samples"] > 0, tot
+        for k in ("bytes", "records", "samples", "lost", "lost_samples"):
+            assert tot[k] == sum(c[k] for c in st["cpus"]), (k, st)
+        assert st["file"]["samples"] == tot["samples"], (st["file"], tot)
+        assert st["drain"]["passes"] > 0, st["drain"]
+        m = re.search(r"^perfspill_samples_total (\d+)$", text, re.M)
+        assert m and int(m.group(1)) == tot["samples"], (m, tot)
+        rc, rep = d.ctl("stop")
+        files = d.finished_files()
+        assert len(files) == 1, files
+        assert os.path.basename(files[0]) + ".partial" == \
+            st["file"]["name"], (files, st["file"])
+        # what the rings lost while the drain was held is counted too
+        end = rep["data"]["totals"]
+        assert end["samples"] >= tot["samples"] and \
+            end["lost"] >= tot["lost"], (end, tot)
+        samples, _, lost = read_file(files[0])
+        assert samples == end["samples"], (samples, end)
+        assert lost == end["lost"] + end["lost_samples"], (lost, end)
+
+
 def test_lock_waits_on_a_kernel_without_lock_pi2():
     """The drain thread waits for the loop's lock at most 2 ms at a time,
     on a priority-inheriting mutex. A kernel before 5.14 has no
