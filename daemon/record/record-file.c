@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "outdir.h"
 #include "record-int.h"
 #include "size.h"
 

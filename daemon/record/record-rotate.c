@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "outdir.h"
 #include "record-int.h"
 #include "synth.h"
 #include "track.h"

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include "jemit.h"
-#include "outdir.h"
 #include "record-int.h"
 #include "proto.h"
 

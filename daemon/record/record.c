@@ -31,7 +31,6 @@
 
 #include "cgroup.h"
 #include "log.h"
-#include "outdir.h"
 #include "perfdata/perfdata.h"
 #include "record-int.h"
 #include "target.h"

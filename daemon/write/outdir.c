@@ -14,7 +14,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "outdir.h"
+#include "write.h"
 
 int
 outdir_create(const char *path)

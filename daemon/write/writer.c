@@ -11,7 +11,7 @@
 #include <linux/perf_event.h>
 
 #include "log.h"
-#include "writer.h"
+#include "tracefile.h"
 
 /* A cblock's room for the direct stream's lead (tracefile.h). */
 #define WRITER_LEAD_MAX		TRACEFILE_ALIGN_MAX
