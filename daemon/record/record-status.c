@@ -118,7 +118,7 @@ record_metrics_locked(struct record *rec, struct metrics *m)
 	m->aio_inflight = s.inflight;
 	m->files_finished += rec->files.done;
 	/* the file system's own word for when a write last landed */
-	if (rec->cur != NULL && fstat(rec->cur->fd, &st) == 0)
+	if (rec->cur != NULL && tracefile_stat(rec->cur, &st) == 0)
 		m->data_on_disk = st.st_mtime;
 	if (rec->compact != NULL)
 		record_compact_metrics(rec->compact, m);
@@ -303,9 +303,9 @@ static const struct jemit_field record_cpu_rows[] = {
 
 /* The file being written. */
 static const struct jemit_field record_file_rows[] = {
-	JEMIT_S("name", struct tracefile, partial),
-	JEMIT_U("bytes", struct tracefile, reserved),
-	JEMIT_U("samples", struct tracefile, samples),
+	JEMIT_SP("name", struct tracefile_info, partial),
+	JEMIT_U("bytes", struct tracefile_info, reserved),
+	JEMIT_U("samples", struct tracefile_info, samples),
 	JEMIT_ROWS_END
 };
 
@@ -336,6 +336,7 @@ static json_object *
 record_status_locked(struct record *rec, json_object *o)
 {
 	json_object		*cpus, *f;
+	struct tracefile_info	 info;
 	uint64_t		 files, cleared, reading;
 	size_t			 i;
 
@@ -390,9 +391,11 @@ record_status_locked(struct record *rec, json_object *o)
 		proto_add_u64(f, "triggers_suppressed", rec->snap_suppressed);
 		json_object_object_add(o, "flight", f);
 	}
-	if (rec->cur != NULL)
+	if (rec->cur != NULL) {
+		tracefile_info(rec->cur, &info);
 		json_object_object_add(o, "file",
-		    jemit_object(record_file_rows, rec->cur));
+		    jemit_object(record_file_rows, &info));
+	}
 	return o;
 }
 

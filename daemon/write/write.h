@@ -323,7 +323,4 @@ void	writer_queue(struct writer *, struct tracefile *, uint8_t *buf,
 void	writer_writeback(struct writer *, int on);
 void	writer_prio(struct writer *, int prio);
 
-/* Until record/ reads a file through the functions above. */
-#include "tracefile.h"
-
 #endif
