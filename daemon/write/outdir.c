@@ -1,6 +1,6 @@
 /*
  * outdir: creating, locking and re-finding the output directory (see
- * outdir.h).
+ * write.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * writer: the three ways a recording's bytes reach its file (writer.h),
+ * writer: the three ways a recording's bytes reach its file (write.h),
  * each a table of the same operations, and the one place that chooses
  * among them (writer_choose). Everything here runs under the recording's
  * lock.
