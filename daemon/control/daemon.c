@@ -28,13 +28,13 @@
 #include "log.h"
 #include "manifest.h"
 #include "notify.h"
-#include "outdir.h"
 #include "paths.h"
 #include "pidfile.h"
 #include "record.h"
 #include "retain.h"
 #include "salvage.h"
 #include "session.h"
+#include "write.h"
 
 static const int	 daemon_signos[DAEMON_NSIGNALS] = {
 	SIGTERM, SIGINT, SIGHUP, SIGUSR2

@@ -45,7 +45,7 @@ struct daemon {
 	const char		*cli_output_dir;
 	const char		*cli_pid_file;	/* NULL: beside the socket */
 	int			 dirfd;		/* the output directory */
-	int			 lockfd;	/* its lock (outdir.h), held for life */
+	int			 lockfd;	/* its lock (write.h), held for life */
 	struct session_table	*sessions;	/* every recording (session.h) */
 	struct record		*rec;		/* ...the default session's */
 	struct control		*ctl;

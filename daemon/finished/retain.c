@@ -15,9 +15,9 @@
 
 #include "log.h"
 #include "manifest.h"
-#include "outdir.h"
 #include "retain.h"
 #include "size.h"
+#include "write.h"
 
 int
 retain_is_trace(const char *name)

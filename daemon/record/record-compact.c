@@ -801,7 +801,7 @@ record_compact_raw_count(struct record_compact *rc, struct tracefile *tf,
 	pthread_mutex_lock(&rc->mu);
 	rc->st.raw_samples += samples;
 	pthread_mutex_unlock(&rc->mu);
-	tf->compact_raw += samples;
+	tracefile_count_compact(tf, 0, samples);
 }
 
 void
@@ -873,12 +873,12 @@ record_compact_collect(struct record_compact *rc, struct record *rec,
 			rc->queued -= it->cap;
 			rc->st.unwound += it->unwound;
 			pthread_mutex_unlock(&rc->mu);
-			it->tf->compact_unwound += it->unwound;
+			tracefile_count_compact(it->tf, it->unwound, 0);
 			n += it->len;
 			if (write(rec, it->tf, it->buf, it->len,
 			    &it->mark) == -1)
 				log_warn("%s: writing unwound samples",
-				    it->tf->partial);
+				    tracefile_partial(it->tf));
 			it->buf = NULL;
 		}
 		free(it->buf);

@@ -84,7 +84,7 @@ record_chunk_max(const struct record *rec)
 }
 
 /*
- * n cblocks for c (writer.h's lane), made before the first drain that
+ * n cblocks for c (write.h's lane), made before the first drain that
  * uses them: making one faults its pages in, too slow while the rings
  * fill.
  */

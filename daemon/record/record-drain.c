@@ -46,9 +46,10 @@ record_pass_end(struct record *rec, const struct record_sink *sk,
 	}
 	if (sk->flush != NULL)
 		sk->flush(rec, tf, w, last);
-	if (tf->bad_off != UINT64_MAX)
-		pass->err = tf->err;
-	else if (rec->cfg.rotate_size && tf->reserved >= rec->cfg.rotate_size)
+	if (tracefile_error(tf) != 0)
+		pass->err = tracefile_error(tf);
+	else if (rec->cfg.rotate_size &&
+	    tracefile_reserved(tf) >= rec->cfg.rotate_size)
 		pass->full = 1;
 }
 

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "outdir.h"
 #include "record-int.h"
 #include "size.h"
 
@@ -104,34 +103,36 @@ static void
 record_file_hook(struct record *rec, const struct tracefile *tf, int whole)
 {
 	struct record_file_facts	 f;
+	struct tracefile_info		 info;
 	char				 why[RECORD_WHY_LEN];
 	char				 what[NAME_MAX + 16];
 
-	snprintf(what, sizeof(what), "%s: finish", tf->name);
+	snprintf(what, sizeof(what), "%s: finish", tracefile_name(tf));
 	record_test_hold("PERFSPILL_TEST_FINISH_HOLD", what);
+	tracefile_info(tf, &info);
 	memset(&f, 0, sizeof(f));
 	/* a flight recording's snapshot says what took it */
 	if (record_window_done(rec, tf, whole, why, sizeof(why)))
 		f.trigger = why;
-	f.name = tf->name;
+	f.name = info.name;
 	f.host = rec->host;
 	f.session = rec->name[0] ? rec->name : "default";
-	f.seq = tf->seq;
+	f.seq = info.seq;
 	/* what the finished file holds: a cut drops what followed it */
-	f.bytes = tf->size;
-	f.samples = tf->kept.samples;
-	f.lost = tf->lost;
-	f.lost_samples = tf->lost_samples;
+	f.bytes = info.size;
+	f.samples = info.kept.samples;
+	f.lost = info.lost;
+	f.lost_samples = info.lost_samples;
 	f.compact = rec->cfg.callgraph == CONFIG_CG_COMPACT;
-	f.unwound = tf->compact_unwound;
-	f.raw_samples = tf->compact_raw;
-	f.time_first = tf->kept.first;
-	f.time_last = tf->kept.last;
-	f.opened = tf->opened;
+	f.unwound = info.compact_unwound;
+	f.raw_samples = info.compact_raw;
+	f.time_first = info.kept.first;
+	f.time_last = info.kept.last;
+	f.opened = info.opened;
 	f.finished = time(NULL);
 	f.cfg = &rec->cfg;
-	f.buildids = tf->buildids.data;
-	f.buildids_len = tf->buildids.len;
+	f.buildids = info.buildids;
+	f.buildids_len = info.buildids_len;
 	rec->files.finish->file_done(rec->files.finish_ctx, &f, whole);
 }
 
@@ -153,38 +154,40 @@ record_file_done(struct tracefile *tf, void *arg)
 {
 	struct record		*rec = arg;
 	struct record_files	*fs = &rec->files;
+	struct tracefile_info	 info;
 	int			 whole = 0;
 
-	if (tf->bad_off != UINT64_MAX)
-		fs->bytes_cut += tf->reserved - tf->bad_off;
-	if (tf->removed) {
+	tracefile_info(tf, &info);
+	if (info.cut != UINT64_MAX)
+		fs->bytes_cut += info.reserved - info.cut;
+	if (info.removed) {
 		log_warnx("%s: nothing recorded could be written (%s at "
-		    "offset %" PRIu64 "); removed", tf->partial,
-		    strerror(tf->err), tf->bad_off);
-	} else if (tf->unfinished) {
+		    "offset %" PRIu64 "); removed", info.partial,
+		    strerror(info.err), info.cut);
+	} else if (info.unfinished) {
 		if (fs->nr_unfinished < RECORD_UNFINISHED_MAX)
 			snprintf(fs->unfinished[fs->nr_unfinished++],
-			    NAME_MAX + 1, "%s", tf->partial);
-	} else if (faccessat(rec->dirfd, tf->name, F_OK,
+			    NAME_MAX + 1, "%s", info.partial);
+	} else if (faccessat(rec->dirfd, info.name, F_OK,
 	    AT_SYMLINK_NOFOLLOW) == -1) {
 		/* renamed into a directory no one can reach, or not at all */
-		fs->bytes_cut += tf->bad_off != UINT64_MAX ? tf->bad_off :
-		    tf->reserved;
+		fs->bytes_cut += info.cut != UINT64_MAX ? info.cut :
+		    info.reserved;
 		fs->lost++;
 		snprintf(fs->problem, sizeof(fs->problem), "the output "
 		    "directory %s was removed while recording: %" PRIu64
 		    " file(s) lost, their bytes counted as dropped",
 		    rec->cfg.output_dir, fs->lost);
 		log_warnx("%s is lost with the output directory (%" PRIu64
-		    " bytes, %" PRIu64 " samples)", tf->name, tf->reserved,
-		    tf->samples);
+		    " bytes, %" PRIu64 " samples)", info.name, info.reserved,
+		    info.samples);
 	} else {
 		whole = 1;
-		snprintf(fs->last, sizeof(fs->last), "%s", tf->name);
+		snprintf(fs->last, sizeof(fs->last), "%s", info.name);
 		fs->done++;
 		/* what the file holds: a cut drops the samples after it */
 		log_info("finished %s (%" PRIu64 " bytes, %" PRIu64
-		    " samples)", tf->name, tf->size, tf->kept.samples);
+		    " samples)", info.name, info.size, info.kept.samples);
 	}
 	record_file_hook(rec, tf, whole);
 	if (whole && record_retain(rec) == -1)
@@ -208,7 +211,8 @@ record_add_buildids(struct record *rec, struct tracefile *tf)
 	rc = buildid_flush(rec->bids, &sb, rec->state == RECORD_STOPPING ?
 	    BUILDID_STOP_WAIT_MS : 0);
 	if (tracefile_add_buildids(tf, sb.data, sb.len) == -1 || rc == -1)
-		log_warnx("%s: out of memory for build-ids", tf->partial);
+		log_warnx("%s: out of memory for build-ids",
+		    tracefile_partial(tf));
 	sbuf_finish(&sb);
 }
 
@@ -221,7 +225,7 @@ record_close_file(struct record *rec, struct tracefile *tf)
 	writer_detach(&rec->w, tf);
 	record_add_buildids(rec, tf);
 	tracefile_close(tf, record_file_done, rec);
-	TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
+	tracefile_list_add(&rec->files.closing, tf);
 }
 
 /*
@@ -286,10 +290,10 @@ record_reap_files(struct record *rec, size_t *landed)
 	*landed = 0;
 	writer_reap(&rec->w);
 	for (tf = TAILQ_FIRST(&rec->files.closing); tf != NULL; tf = next) {
-		next = TAILQ_NEXT(tf, entry);
+		next = tracefile_list_next(tf);
 		if (tracefile_landed(tf)) {
-			TAILQ_REMOVE(&rec->files.closing, tf, entry);
-			TAILQ_INSERT_TAIL(&rec->files.finishing, tf, entry);
+			tracefile_list_remove(&rec->files.closing, tf);
+			tracefile_list_add(&rec->files.finishing, tf);
 			(*landed)++;
 		} else
 			n++;
@@ -304,9 +308,9 @@ record_finish_files(struct record *rec)
 	size_t			 n = 0;
 
 	for (tf = TAILQ_FIRST(&rec->files.finishing); tf != NULL; tf = next) {
-		next = TAILQ_NEXT(tf, entry);
+		next = tracefile_list_next(tf);
 		if (tracefile_poll(tf)) {
-			TAILQ_REMOVE(&rec->files.finishing, tf, entry);
+			tracefile_list_remove(&rec->files.finishing, tf);
 			tracefile_free(tf);
 		} else
 			n++;

@@ -64,10 +64,10 @@ record_flight_begin(struct record *rec, const char *why, const char **name)
 		return -1;
 	if (flight_take(&rf->fl, &rf->snap) == -1)
 		log_warnx("%s: out of memory for the task store; tasks that "
-		    "exited may go unnamed", rf->tf->partial);
+		    "exited may go unnamed", tracefile_partial(rf->tf));
 	rf->t0 = t0;
 	snprintf(rf->last_why, sizeof(rf->last_why), "%s", why);
-	*name = rf->tf->name;
+	*name = tracefile_name(rf->tf);
 	record_window_stall(rf, &t0);
 	return 0;
 }
@@ -97,6 +97,7 @@ record_flight_write(struct record *rec, struct record_prep *p)
 	struct tracefile	*tf = rf->tf;
 	struct flight_chunk	*c;
 	struct tracefile_mark	 mark;
+	struct tracefile_info	 info;
 	struct timespec		 t;
 	uint8_t			*buf;
 	size_t			 len;
@@ -107,11 +108,11 @@ record_flight_write(struct record *rec, struct record_prep *p)
 		return -1;
 	if (p == NULL || (buf = record_prep_head(p, tf, &len)) == NULL) {
 		log_warn("%s: cannot build the snapshot's preamble",
-		    tf->partial);
+		    tracefile_partial(tf));
 		flight_snap_free(&rf->snap);
 		tracefile_failed(tf, 0, errno ? errno : EIO);
 		tracefile_close(tf, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->files.closing, tf, entry);
+		tracefile_list_add(&rec->files.closing, tf);
 		rf->failed++;
 		return -1;
 	}
@@ -132,14 +133,15 @@ record_flight_write(struct record *rec, struct record_prep *p)
 		free(c);
 	}
 	flight_snap_free(&rf->snap);
+	tracefile_info(tf, &info);
 	if (rf->nr_pending < RECORD_FLIGHT_PENDING) {
-		rf->pending[rf->nr_pending].seq = tf->seq;
+		rf->pending[rf->nr_pending].seq = info.seq;
 		rf->pending[rf->nr_pending].t0 = rf->t0;
 		snprintf(rf->pending[rf->nr_pending].why, RECORD_WHY_LEN, "%s",
 		    rf->last_why);
 		rf->nr_pending++;
 	}
-	log_info("snapshot (%s): writing %s", rf->last_why, tf->partial);
+	log_info("snapshot (%s): writing %s", rf->last_why, info.partial);
 	record_close_file(rec, tf);
 	record_window_stall(rf, &t);
 	return 0;

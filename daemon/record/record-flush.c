@@ -44,14 +44,14 @@ void
 record_flush_passed(struct record *rec, uint64_t ticket)
 {
 	struct record_flush	*fl = &rec->flush;
-	struct tracefile	*tf = rec->cur;
+	struct tracefile_info	 info = { .partial = "" };
 
 	fl->passed = ticket;
-	snprintf(fl->file, sizeof(fl->file), "%s", tf != NULL ? tf->partial :
-	    "");
-	fl->target = tf != NULL ? tf->reserved : 0;
-	fl->tail = tf != NULL && tracefile_direct_on(tf) ?
-	    tf->direct.tail_len : 0;
+	if (rec->cur != NULL)
+		tracefile_info(rec->cur, &info);
+	snprintf(fl->file, sizeof(fl->file), "%s", info.partial);
+	fl->target = info.reserved;
+	fl->tail = info.tail;
 }
 
 /*
@@ -67,13 +67,17 @@ record_flush_landed(struct record *rec)
 {
 	struct record_flush	*fl = &rec->flush;
 	struct tracefile	*tf = rec->cur;
+	struct tracefile_info	 info;
 
+	if (tf == NULL)
+		return 1;
+	tracefile_info(tf, &info);
 	/* by name: a file freed since may have left its address to one
 	 * made after it */
-	if (tf == NULL || strcmp(fl->file, tf->partial) != 0 ||
-	    tf->bad_off != UINT64_MAX || tf->frontier >= fl->target)
+	if (strcmp(fl->file, info.partial) != 0 ||
+	    info.cut != UINT64_MAX || info.frontier >= fl->target)
 		return 1;
-	return fl->tail > 0 && tf->frontier >= fl->target - fl->tail &&
+	return fl->tail > 0 && info.frontier >= fl->target - fl->tail &&
 	    !writer_pad_busy(&rec->w, tf, fl->target - fl->tail);
 }
 

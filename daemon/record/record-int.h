@@ -35,7 +35,6 @@
 #include <json-c/json.h>
 
 #include "buildid.h"
-#include "cblock.h"
 #include "compress.h"
 #include "config.h"
 #include "cpuring.h"
@@ -43,11 +42,9 @@
 #include "flight.h"
 #include "record.h"
 #include "record-metrics.h"
-#include "record-pool.h"
 #include "ring.h"
 #include "perfdata/sbuf.h"
-#include "tracefile.h"
-#include "writer.h"
+#include "write.h"
 #include "unwind/unwind.h"
 
 /* The configured events and the task-tracking event before them. */
@@ -284,7 +281,7 @@ struct record {
 	size_t			 nr_cpus;	/* ever opened this recording */
 	size_t			 cap_cpus;	/* the possible CPUs */
 	struct tracefile	*cur;		/* record_set_file */
-	struct writer		 w;		/* cur's (write/writer.h) */
+	struct writer		 w;		/* cur's (write/write.h) */
 	/* the sink the drain hands each ring's bytes to (record-sink.c):
 	 * record_sink_choose's, when cur or what decides it changes */
 	const struct record_sink *sink;
@@ -451,7 +448,7 @@ size_t	record_chunk_serial(struct record *, struct record_cpu *,
  * Bytes that are not ring data go through the same sink: extra (a
  * preamble; it takes buf) and pad (the direct stream's tail on disk).
  * A sink leaves NULL what it does not do. The sinks of a file hand what
- * they make to the recording's writer (write/writer.h), which alone
+ * they make to the recording's writer (write/write.h), which alone
  * knows how the file is written.
  */
 struct record_sink {

@@ -78,6 +78,7 @@ static void
 record_counters_take(const struct record *rec, struct record_counters *c)
 {
 	const struct tracefile	*tf = rec->cur;
+	struct tracefile_info	 info;
 
 	memset(c, 0, sizeof(*c));
 	c->passes = rec->thread.passes;
@@ -97,10 +98,11 @@ record_counters_take(const struct record *rec, struct record_counters *c)
 	 * completion is reaped: in a pass, too */
 	c->direct = tracefile_direct_on(tf);
 	c->direct_refused = (uint64_t)tracefile_direct_refused(tf);
+	tracefile_info(tf, &info);
 	c->file = 1;
-	c->file_bytes = tf->reserved;
-	c->file_samples = tf->samples;
-	snprintf(c->file_name, sizeof(c->file_name), "%s", tf->partial);
+	c->file_bytes = info.reserved;
+	c->file_samples = info.samples;
+	snprintf(c->file_name, sizeof(c->file_name), "%s", info.partial);
 }
 
 void

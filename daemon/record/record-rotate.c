@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "outdir.h"
 #include "record-int.h"
 #include "synth.h"
 #include "track.h"
@@ -259,7 +258,8 @@ record_prep_head(struct record_prep *p, struct tracefile *tf, size_t *len)
 	 * head), then those of the files the preamble's tasks map; the
 	 * drain adds the rest until the file closes */
 	if (tracefile_add_buildids(tf, p->bids.data, p->bids.len) == -1)
-		log_warnx("%s: out of memory for build-ids", tf->partial);
+		log_warnx("%s: out of memory for build-ids",
+		    tracefile_partial(tf));
 	return buf;
 }
 
@@ -332,10 +332,10 @@ record_install(struct record *rec, struct record_prep *p)
 	if (writer_copies(&rec->w) && record_cpus_buffers(rec, rec->cur,
 	    rec->cfg.cblocks) == -1) {
 		log_warnx("%s: out of memory for the drain's buffers",
-		    rec->cur->partial);
+		    tracefile_partial(rec->cur));
 		tracefile_failed(rec->cur, 0, ENOMEM);
 		tracefile_close(rec->cur, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->files.closing, rec->cur, entry);
+		tracefile_list_add(&rec->files.closing, rec->cur);
 		record_set_file(rec, NULL);
 		errno = ENOMEM;
 		return -1;
@@ -353,11 +353,12 @@ record_install(struct record *rec, struct record_prep *p)
 	else
 		rc = record_write_extra(rec, rec->cur, buf, len, NULL);
 	if (rc == -1) {
-		log_warn("%s: writing the preamble", rec->cur->partial);
+		log_warn("%s: writing the preamble",
+		    tracefile_partial(rec->cur));
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
 		tracefile_close(rec->cur, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->files.closing, rec->cur, entry);
+		tracefile_list_add(&rec->files.closing, rec->cur);
 		record_set_file(rec, NULL);
 	}
 	return rc;
@@ -463,11 +464,12 @@ record_take_over(struct record *rec, struct record_prep *p,
 		buf = sbuf_take(&rec->kept, &len);
 		if (record_write_extra(rec, rec->cur, buf, len, NULL) == -1)
 			log_warn("%s: writing the tasks born during its /proc "
-			    "walk", rec->cur->partial);
+			    "walk", tracefile_partial(rec->cur));
 	}
 	record_keep_end(rec);
 	record_close_file(rec, old);
-	log_info("rotated (%s): now writing %s", p->why, rec->cur->partial);
+	log_info("rotated (%s): now writing %s", p->why,
+	    tracefile_partial(rec->cur));
 	return 0;
 }
 

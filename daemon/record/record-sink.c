@@ -8,7 +8,7 @@
  * record__pushfn takes perf_mmap__push's, and the file's other bytes (a
  * preamble, the direct tail's pad) through extra and pad. The file's
  * sinks make the chunk (record-chunk.c) and hand it to the recording's
- * writer (write/writer.h), which alone knows how the file is written.
+ * writer (write/write.h), which alone knows how the file is written.
  * The drain (record-drain.c) knows none of them, and write/ knows
  * nothing of rings. All of it runs on the drain thread, or in the loop
  * with the recording's lock held.
@@ -125,7 +125,7 @@ record_file_need(const struct record *rec, uint64_t n)
  * there). The copy goes there too, unless the chunk is compressed (-z)
  * or the writer gave no buffer (the direct pool at its bound spills
  * through the page cache): then it goes to the drain's own buffer.
- * -1: no room now, the ring is left (writer.h says when).
+ * -1: no room now, the ring is left (write.h says when).
  */
 static int
 record_file_room(struct record *rec, struct record_cpu *c,

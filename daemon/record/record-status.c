@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 
 #include "jemit.h"
-#include "outdir.h"
 #include "record-int.h"
 #include "proto.h"
 
@@ -168,7 +167,7 @@ record_metrics(struct record *rec, struct metrics *m)
 	m->files_finished += rec->files.done;
 	/* the file system's own word for when a write last landed (the
 	 * loop sets the current file, and its descriptor stays) */
-	if (rec->cur != NULL && fstat(rec->cur->fd, &st) == 0)
+	if (rec->cur != NULL && tracefile_stat(rec->cur, &st) == 0)
 		m->data_on_disk = st.st_mtime;
 	if (rec->compact != NULL)
 		record_compact_metrics(rec->compact, m);

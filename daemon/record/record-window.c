@@ -63,7 +63,7 @@ record_window_free(struct record *rec)
 	if (rf->tf != NULL) {
 		tracefile_failed(rf->tf, 0, ECANCELED);
 		tracefile_close(rf->tf, NULL, NULL);
-		TAILQ_INSERT_TAIL(&rec->files.closing, rf->tf, entry);
+		tracefile_list_add(&rec->files.closing, rf->tf);
 	}
 	free(rf);
 	rec->flight = NULL;
@@ -118,12 +118,14 @@ record_window_done(struct record *rec, const struct tracefile *tf,
     int whole, char *why, size_t len)
 {
 	struct record_flight	*rf = rec->flight;
+	struct tracefile_info	 info;
 	size_t			 i;
 
 	if (rf == NULL)
 		return 0;
+	tracefile_info(tf, &info);
 	for (i = 0; i < rf->nr_pending; i++)
-		if (rf->pending[i].seq == tf->seq)
+		if (rf->pending[i].seq == info.seq)
 			break;
 	if (i == rf->nr_pending)
 		return 0;
@@ -131,7 +133,7 @@ record_window_done(struct record *rec, const struct tracefile *tf,
 	if (whole) {
 		rf->snapshots++;
 		rf->last_ms = record_window_us(&rf->pending[i].t0) / 1000;
-		snprintf(rf->last_file, sizeof(rf->last_file), "%s", tf->name);
+		snprintf(rf->last_file, sizeof(rf->last_file), "%s", info.name);
 	} else
 		rf->failed++;
 	rf->pending[i] = rf->pending[--rf->nr_pending];

@@ -31,7 +31,6 @@
 
 #include "cgroup.h"
 #include "log.h"
-#include "outdir.h"
 #include "perfdata/perfdata.h"
 #include "record-int.h"
 #include "target.h"
@@ -600,7 +599,7 @@ static int
 record_at_size(const struct record *rec)
 {
 	return rec->cur != NULL && rec->cfg.rotate_size != 0 &&
-	    rec->cur->reserved >= rec->cfg.rotate_size;
+	    tracefile_reserved(rec->cur) >= rec->cfg.rotate_size;
 }
 
 /*
@@ -727,7 +726,7 @@ record_try_resume(struct record *rec)
 	if (record_open_file(rec) == -1)
 		return;
 	log_info("resumed: %" PRIu64 " bytes free; writing %s", avail,
-	    rec->cur->partial);
+	    tracefile_partial(rec->cur));
 	rec->paused[0] = '\0';
 }
 
@@ -763,7 +762,8 @@ record_housekeeping(struct record *rec)
 		return;
 	}
 	if (rec->cfg.rotate_interval && rec->cur != NULL &&
-	    time(NULL) - rec->cur->opened >= (time_t)rec->cfg.rotate_interval)
+	    time(NULL) - tracefile_opened(rec->cur) >=
+	    (time_t)rec->cfg.rotate_interval)
 		record_rotate(rec, "age", 0);
 	if (rec->cfg.min_free && record_free_bytes(rec, &avail) == 0 &&
 	    avail < rec->cfg.min_free) {
@@ -1266,7 +1266,8 @@ record_start_locked(struct record *rec, const struct config *cfg,
 		    rec->cfg.nr_triggers);
 	else
 		log_info("recording %zu event(s) on %zu cpu(s) into %s",
-		    rec->nr_evs - 1, rec->nr_cpus, rec->cur->partial);
+		    rec->nr_evs - 1, rec->nr_cpus,
+		    tracefile_partial(rec->cur));
 	return 0;
 error:
 	record_unstart(rec);
@@ -1422,7 +1423,7 @@ record_stop(struct record *rec, int discard, record_stop_cb cb, void *arg)
 const char *
 record_file_name(const struct record *rec)
 {
-	return rec->cur != NULL ? rec->cur->name : NULL;
+	return rec->cur != NULL ? tracefile_name(rec->cur) : NULL;
 }
 
 static void
@@ -1482,11 +1483,11 @@ record_destroy(struct record *rec)
 	writer_finish(&rec->w);
 	record_close_cgroups(rec);
 	while ((tf = TAILQ_FIRST(&rec->files.closing)) != NULL) {
-		TAILQ_REMOVE(&rec->files.closing, tf, entry);
+		tracefile_list_remove(&rec->files.closing, tf);
 		tracefile_free(tf);
 	}
 	while ((tf = TAILQ_FIRST(&rec->files.finishing)) != NULL) {
-		TAILQ_REMOVE(&rec->files.finishing, tf, entry);
+		tracefile_list_remove(&rec->files.finishing, tf);
 		tracefile_free(tf);
 	}
 	tracefile_free(rec->cur);

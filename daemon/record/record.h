@@ -55,7 +55,7 @@ void		 record_set_name(struct record *, const char *name);
  * came is free now), through finish's retain; the files removed, or -1.
  * In the loop. */
 int		 record_retain(struct record *);
-/* The output directory's lock (outdir.h): a directory removed and made
+/* The output directory's lock (write.h): a directory removed and made
  * again is locked anew before anything is written into it. */
 void		 record_set_lock(struct record *, int lockfd);
 void		 record_destroy(struct record *);

@@ -31,9 +31,15 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include "tracefile.h"
-
 struct tracefile;
+
+/* What a write holds: ring samples, the perf times of the first and
+ * last of them (0: none). */
+struct tracefile_mark {
+	uint64_t	 samples;
+	uint64_t	 first;
+	uint64_t	 last;
+};
 
 /* The most offers the test hook refuses (PERFSPILL_TEST_PAD_EAGAIN). */
 #define CBLOCK_TEST_REFUSALS	10000

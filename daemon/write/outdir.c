@@ -1,6 +1,6 @@
 /*
  * outdir: creating, locking and re-finding the output directory (see
- * outdir.h).
+ * write.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "outdir.h"
+#include "write.h"
 
 int
 outdir_create(const char *path)

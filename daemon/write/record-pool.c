@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "record-pool.h"
+#include "tracefile.h"
 
 size_t
 record_pool_block(size_t chunk)

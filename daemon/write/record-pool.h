@@ -37,9 +37,9 @@
 #include <stdint.h>
 
 #include "cblock.h"
-#include "tracefile.h"
 
 struct config;
+struct tracefile;
 
 /* Blocks per cblock: one filling while the one before is written. */
 #define RECORD_POOL_PER_CBLOCK	2

@@ -190,6 +190,13 @@ tracefile_compressed(struct tracefile *tf, size_t raw, size_t compressed)
 }
 
 void
+tracefile_count_compact(struct tracefile *tf, uint64_t unwound, uint64_t raw)
+{
+	tf->compact_unwound += unwound;
+	tf->compact_raw += raw;
+}
+
+void
 tracefile_queued(struct tracefile *tf, uint64_t off, size_t len)
 {
 	tf->inflight++;

@@ -270,3 +270,82 @@ tracefile_free(struct tracefile *tf)
 	free(tf->writes);
 	free(tf);
 }
+
+void
+tracefile_info(const struct tracefile *tf, struct tracefile_info *info)
+{
+	info->name = tf->name;
+	info->partial = tf->partial;
+	info->seq = tf->seq;
+	info->opened = tf->opened;
+	info->reserved = tf->reserved;
+	info->frontier = tf->frontier;
+	info->tail = tracefile_direct_on(tf) ? tf->direct.tail_len : 0;
+	info->cut = tf->bad_off;
+	info->err = tf->err;
+	info->removed = tf->removed;
+	info->unfinished = tf->unfinished;
+	info->size = tf->size;
+	info->samples = tf->samples;
+	info->lost = tf->lost;
+	info->lost_samples = tf->lost_samples;
+	info->compact_unwound = tf->compact_unwound;
+	info->compact_raw = tf->compact_raw;
+	info->kept = tf->kept;
+	info->buildids = tf->buildids.data;
+	info->buildids_len = tf->buildids.len;
+}
+
+const char *
+tracefile_name(const struct tracefile *tf)
+{
+	return tf->name;
+}
+
+const char *
+tracefile_partial(const struct tracefile *tf)
+{
+	return tf->partial;
+}
+
+uint64_t
+tracefile_reserved(const struct tracefile *tf)
+{
+	return tf->reserved;
+}
+
+time_t
+tracefile_opened(const struct tracefile *tf)
+{
+	return tf->opened;
+}
+
+int
+tracefile_error(const struct tracefile *tf)
+{
+	return tf->bad_off != UINT64_MAX ? tf->err : 0;
+}
+
+int
+tracefile_stat(const struct tracefile *tf, struct stat *st)
+{
+	return fstat(tf->fd, st);
+}
+
+void
+tracefile_list_add(struct tracefile_list *list, struct tracefile *tf)
+{
+	TAILQ_INSERT_TAIL(list, tf, entry);
+}
+
+void
+tracefile_list_remove(struct tracefile_list *list, struct tracefile *tf)
+{
+	TAILQ_REMOVE(list, tf, entry);
+}
+
+struct tracefile *
+tracefile_list_next(const struct tracefile *tf)
+{
+	return TAILQ_NEXT(tf, entry);
+}

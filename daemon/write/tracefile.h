@@ -24,6 +24,10 @@
  * closes files; once a closed file has landed (tracefile_landed) the
  * loop alone finishes and frees it, without the lock. A flight
  * snapshot's file is the loop's from its creation.
+ *
+ * This header is write/'s own: the struct and the functions the writer,
+ * cblocks and the pool use. The other folders see a file through
+ * write.h, where it is opaque.
  */
 #ifndef PERFSPILL_TRACEFILE_H
 #define PERFSPILL_TRACEFILE_H
@@ -37,23 +41,13 @@
 
 #include "perfdata/perfdata.h"
 #include "perfdata/sbuf.h"
+#include "write.h"
 
 enum tracefile_state {
 	TRACEFILE_OPEN,		/* takes new data */
 	TRACEFILE_CLOSING,	/* no new data; requests still in flight */
 	TRACEFILE_SYNCING,	/* aio_fsync in flight */
 	TRACEFILE_DONE,		/* renamed (or failed); fd closed */
-};
-
-struct tracefile;
-typedef void (*tracefile_done_cb)(struct tracefile *, void *);
-
-/* What a write holds: ring samples, the perf times of the first and
- * last of them (0: none). */
-struct tracefile_mark {
-	uint64_t	 samples;
-	uint64_t	 first;
-	uint64_t	 last;
 };
 
 /* Where a write landed, and what the file kept before it. */
@@ -162,32 +156,9 @@ struct tracefile {
 	TAILQ_ENTRY(tracefile)	 entry;
 };
 
-TAILQ_HEAD(tracefile_list, tracefile);
-
-/* Make a unique name from host, the current UTC time and seq, and create
- * the .partial file in dirfd; direct: its data past the page cache where
- * the file system takes O_DIRECT. */
-struct tracefile *tracefile_open(int dirfd, const char *host, unsigned int *seq,
-	    int direct);
-/* Why a file opened direct is written through the page cache (errno),
- * or 0. */
-int	 tracefile_direct_refused(const struct tracefile *);
-/* The head synth built (buf, the first len bytes): where the data starts
- * and the features to finish the file with; a file cut inside it holds
- * nothing worth keeping. 0 or -1. */
-int	 tracefile_set_head(struct tracefile *, const uint8_t *buf, size_t len);
-/* PERF_RECORD_HEADER_BUILD_ID records for the build_id feature of the
- * finished file, after those already there. 0 or -1. */
-int	 tracefile_add_buildids(struct tracefile *, const void *, size_t);
 /* Reserve len bytes holding what mark says (NULL: no samples). */
 uint64_t tracefile_reserve(struct tracefile *, size_t len,
 	    const struct tracefile_mark *);
-/* What a drain placed in the file: ring samples and loss records. */
-void	 tracefile_count(struct tracefile *, uint64_t samples, uint64_t lost,
-	    uint64_t lost_samples);
-/* raw bytes of records went into the file as compressed bytes (-z):
- * the ratio of its compressed feature. */
-void	 tracefile_compressed(struct tracefile *, size_t raw, size_t compressed);
 /* An AIO request of len bytes from off was queued (len 0: not part of
  * the file's stream, a padded tail); it completed having written that
  * many bytes, and failed with err (0: it is whole). */
@@ -201,21 +172,6 @@ int	 tracefile_pwrite(struct tracefile *, uint64_t off, const void *,
 	    size_t);
 int	 tracefile_pwritev(struct tracefile *, uint64_t off,
 	    const struct iovec *, int);
-/* The request reserved at off failed with err: the file will be cut
- * there when it is finished, since a hole would end perf's reading; off
- * must be the reserved offset, a record boundary, even when part of the
- * request was written. */
-void	 tracefile_failed(struct tracefile *, uint64_t off, int err);
-void	 tracefile_close(struct tracefile *, tracefile_done_cb, void *);
-/* A closed file with no request in flight: nothing but tracefile_poll
- * touches it from now on (where requests complete on another thread,
- * ask under the lock that thread's reaping holds). */
-int	 tracefile_landed(const struct tracefile *);
-/* Move a closing file on; returns 1 once it is DONE (done_cb called). */
-int	 tracefile_poll(struct tracefile *);
-void	 tracefile_free(struct tracefile *);
-/* A file opened and never written: unlinked and freed (loop). */
-void	 tracefile_discard(struct tracefile *);
 
 /*
  * tracefile-direct.c: the direct stream. A request of a direct file is
@@ -230,9 +186,6 @@ void	 tracefile_direct_init(struct tracefile *);
 int	 tracefile_direct_open(struct tracefile *);
 void	 tracefile_direct_close(struct tracefile *);
 void	 tracefile_direct_free(struct tracefile *);
-/* 1 when the file's data is the aligned stream (its descriptors may have
- * been refused since: the stream then goes on through the buffered one). */
-int	 tracefile_direct_on(const struct tracefile *);
 size_t	 tracefile_direct_lead(const struct tracefile *, uint8_t *);
 size_t	 tracefile_direct_block(struct tracefile *, uint8_t *, size_t lead,
 	    size_t len, const struct tracefile_mark *, uint64_t *off, int *fd);

@@ -1,5 +1,5 @@
 /*
- * writer: the three ways a recording's bytes reach its file (writer.h),
+ * writer: the three ways a recording's bytes reach its file (write.h),
  * each a table of the same operations, and the one place that chooses
  * among them (writer_choose). Everything here runs under the recording's
  * lock.
@@ -11,7 +11,7 @@
 #include <linux/perf_event.h>
 
 #include "log.h"
-#include "writer.h"
+#include "tracefile.h"
 
 /* A cblock's room for the direct stream's lead (tracefile.h). */
 #define WRITER_LEAD_MAX		TRACEFILE_ALIGN_MAX

@@ -6,7 +6,9 @@ library needs a function only a program defines. With an order of
 folders (--folders), on a library of two folders where low includes a
 header of high and high calls low: it must fail on the upward include
 and on the upward call each order makes, pass once the arrow is a known
-exception, and fail on an exception that is no upward arrow.
+exception, and fail on an exception that is no upward arrow. With high
+declaring its public headers (public): pass when low includes one of
+them, fail when it includes another.
 
 usage: test-callgraph.py CALLGRAPH CIRCLE.a LINE.a PROGRAM FOLDERS.a BUILD
     SOURCE
@@ -86,6 +88,20 @@ def main(argv):
                                               low))
         check(rc == 1 and "no upward arrow now" in out and g_c in out,
               "an exception that is no upward arrow fails", out)
+
+        # low may include high (high < low; high's call of low a known
+        # exception); high declares its public headers
+        calls = "except a test\n\t%s -> %s/f.c\n" % (g_c, low)
+        rc, out = order("order %s < %s\npublic %s g.h\n%s" % (
+            high, low, high, calls))
+        check(rc == 0 and "public headers of %s (%s/g.h)" % (high, high)
+              in out, "an include of a public header passes", out)
+        rc, out = order("order %s < %s\npublic %s h.h\n%s" % (
+            high, low, high, calls))
+        check(rc == 1 and "%s includes %s/g.h: it is %s's own header"
+              % (f_c, high, high) in out,
+              "an include of a folder's own header fails, naming both "
+              "files", out)
 
     print("%d failed" % failed)
     return 1 if failed else 0
