@@ -116,22 +116,6 @@ record_cpus_buffers(struct record *rec, struct tracefile *tf, uint64_t n)
 	return 0;
 }
 
-uint64_t
-record_buffer_bytes(const struct record *rec)
-{
-	size_t		 i, j;
-	uint64_t	 n = writer_bytes(&rec->w);
-
-	for (i = 0; i < rec->nr_cpus; i++)
-		for (j = 0; j < rec->cpus[i].lane.nr; j++)
-			n += rec->cpus[i].lane.cbs[j].cap;
-	if (rec->xbuf != NULL)
-		n += rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-	if (rec->zbuf != NULL)
-		n += rec->zcap;
-	return n;
-}
-
 /* The cblocks of c: only once glibc holds none of their requests. */
 void
 record_cpu_free_buffers(struct record_cpu *c)

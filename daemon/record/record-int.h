@@ -339,7 +339,7 @@ struct record {
 
 
 /* record-cpu.c: one CPU's events, ring and cblocks, side by side. The
- * loop calls these (record_buffer_bytes: for status). */
+ * loop calls these. */
 int	record_cpus_alloc(struct record *, const int *cpus, size_t n);
 struct record_cpu *record_cpu_slot(struct record *, int cpu);
 int	record_cpu_open(struct record *, struct record_cpu *,
@@ -349,9 +349,6 @@ int	record_cpu_buffers(struct record *, struct record_cpu *, size_t n);
  * direct file, a ring's cblocks on every open CPU for a buffered one.
  * 0 or -1 (out of memory). */
 int	record_cpus_buffers(struct record *, struct tracefile *, uint64_t n);
-/* The bytes of buffers the recording holds now: the lock's holder, as
- * it publishes them for status (record-publish.c). */
-uint64_t record_buffer_bytes(const struct record *);
 /* (what a recording with cfg will hold: record_memory, record.h) */
 void	record_cpu_close(struct record *, struct record_cpu *);
 void	record_cpu_free_buffers(struct record_cpu *);

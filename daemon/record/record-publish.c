@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record-int.h"
 
@@ -71,6 +72,24 @@ record_pool_counters(const struct record_pool *p,
 	c->spills = p->spills;
 	c->spill_bytes = p->spill_bytes;
 	c->stats = p->stats;
+}
+
+/* The bytes of buffers the recording holds now: the lock's holder, as
+ * it publishes them for status. */
+static uint64_t
+record_buffer_bytes(const struct record *rec)
+{
+	size_t		 i, j;
+	uint64_t	 n = writer_bytes(&rec->w);
+
+	for (i = 0; i < rec->nr_cpus; i++)
+		for (j = 0; j < rec->cpus[i].lane.nr; j++)
+			n += rec->cpus[i].lane.cbs[j].cap;
+	if (rec->xbuf != NULL)
+		n += rec->cfg.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+	if (rec->zbuf != NULL)
+		n += rec->zcap;
+	return n;
 }
 
 /* What the drain changed and the loop reports, as it is now. */
