@@ -20,6 +20,7 @@ its main. Run as root on a built tree
 bench/README.md.
 """
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -53,20 +54,27 @@ BEST_OF = "best"            # a load's perf peer: its lowest-loss mode
 class Conf:
     """One recorder configuration of a load."""
 
-    def __init__(self, label, recorder, n, write=None, realtime=0):
+    def __init__(self, label, recorder, n, write=None, realtime=0,
+                 callgraph=None):
         self.label = label
         self.recorder = recorder    # "perfspilld" or "perf"
         self.n = n                  # cblocks, or perf's --aio (0: serial)
         self.write = write          # perfspilld: "buffered" or None
         self.realtime = realtime
+        self.callgraph = callgraph  # perf: "dwarf", or None for -g
+
+    def spec_for(self, spec):
+        """The load's spec with this configuration's own settings."""
+        if self.realtime == spec.realtime and \
+                self.callgraph == spec.perf_callgraph:
+            return spec
+        spec = copy.copy(spec)
+        spec.realtime = self.realtime
+        spec.perf_callgraph = self.callgraph
+        return spec
 
     def run(self, bench, load, spec):
-        if self.realtime != spec.realtime:
-            spec = Spec(spec.event, freq=spec.freq,
-                          callgraph=spec.callgraph, pages=spec.pages,
-                          cblocks=spec.cblocks, shipped=spec.shipped,
-                          realtime=self.realtime,
-                          shipped_daemon=spec.shipped_daemon)
+        spec = self.spec_for(spec)
         if self.recorder == "perfspilld":
             return bench.run_psd(load, spec, self.n, write=self.write)
         return bench.run_perf(load, spec, self.n)
@@ -74,9 +82,8 @@ class Conf:
     def argv(self, spec):
         """What a user would type."""
         if self.recorder == "perf":
-            a = ["perf", "record"] + spec.perf_args(self.n)
-            if self.realtime:
-                a += ["-r", str(self.realtime)]
+            # perf_args adds -r and the call graph itself
+            a = ["perf", "record"] + self.spec_for(spec).perf_args(self.n)
             return " ".join(a) + " -o FILE"
         a = ["perfspillctl", "start"] + spec.psd_args(self.n)
         if self.write == "buffered":
@@ -89,10 +96,17 @@ class Conf:
 SHIPPED = "perfspilld"
 
 
-def perf(n, realtime=0):
+def perf(n, realtime=0, callgraph=None):
     lab = "perf --aio=%d" % n if n else "perf serial"
-    return Conf(lab + (" -r %d" % realtime if realtime else ""), "perf", n,
-                realtime=realtime)
+    return Conf(lab + (" -r %d" % realtime if realtime else "") +
+                (" --call-graph %s" % callgraph if callgraph else ""),
+                "perf", n, realtime=realtime, callgraph=callgraph)
+
+
+# always-on's second perf: the DWARF stacks perfspilld's compact config
+# records (perf -g walks frame pointers, which most of Debian's binaries
+# lack): like for like; the target stays against perf --aio=2 -g
+PERF_DWARF = "perf --aio=2 --call-graph dwarf"
 
 
 def storm_spec():
@@ -179,12 +193,15 @@ def loads(args, b, work):
          "on a mixed load",
          "load": mixed, "batch": None,
          "spec": None,          # from the shipped config, below
-         "confs": [Conf(SHIPPED, "perfspilld", None), perf(2)],
+         "confs": [Conf(SHIPPED, "perfspilld", None), perf(2),
+                   perf(2, callgraph="dwarf")],
          "rounds": 1 if q else 3, "peer": "perf --aio=2",
          "what": "`mixed`: 4 C files compiled two at a time, rounds "
          "calibrated to %g s, beside a ping-pong pair at 200 round trips "
          "a second; conf/perfspilld.json as shipped, a plain "
-         "`perfspillctl start` (perf: the same events, --aio=2)" %
+         "`perfspillctl start` (perf: the same events, --aio=2, with "
+         "frame-pointer callchains (-g) and, like for like with the "
+         "shipped compact config's DWARF stacks, --call-graph dwarf)" %
          mixed.target_s},
         {"key": "sweep", "title": "sweep: the storm (a) with other "
          "settings", "load": storm, "batch": storm_calls,
@@ -380,10 +397,16 @@ def targets(results):
                        med(LD, "perf --aio=2", "cpu_s"), 1, ".3f"),
             ("wakeups stated: voluntary context switches of every "
              "thread over the recorder's life, per second recorded",
-             "perfspilld %s /s, perf --aio=2 %s /s" % (
+             "perfspilld %s /s, perf --aio=2 %s /s, %s %s /s" % (
                  fmt_med(values(LD, SHIPPED, "wakeups_per_s"), ".1f"),
                  fmt_med(values(LD, "perf --aio=2", "wakeups_per_s"),
-                         ".1f")), None)]
+                         ".1f"), PERF_DWARF,
+                 fmt_med(values(LD, PERF_DWARF, "wakeups_per_s"),
+                         ".1f")), None),
+            ("recorder CPU stated against %s, s" % PERF_DWARF,
+             "perfspilld %s, %s %s" % (
+                 fmt_med(values(LD, SHIPPED, "cpu_s"), ".3f"), PERF_DWARF,
+                 fmt_med(values(LD, PERF_DWARF, "cpu_s"), ".3f")), None)]
     return T
 
 

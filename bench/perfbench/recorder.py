@@ -25,8 +25,13 @@ class Spec:
 
     def __init__(self, event, freq=None, callgraph=False, pages=128,
                  cblocks=4, self_events=False, shipped=False, compress=0,
-                 realtime=0, pressure=None, shipped_daemon=False):
+                 realtime=0, pressure=None, shipped_daemon=False,
+                 perf_callgraph=None):
         self.event = event
+        # perf's call graph when callgraph is set: None is -g (frame
+        # pointers), "dwarf" is --call-graph dwarf (perfspilld's compact
+        # config records the same DWARF stacks)
+        self.perf_callgraph = perf_callgraph
         # perfspilld: the daemon runs the shipped config (its rotation
         # included), the start still gives the settings above
         self.shipped_daemon = shipped or shipped_daemon
@@ -52,7 +57,9 @@ class Spec:
         a += ["-m", str(self.pages), "-e", self.event]
         if self.freq:
             a += ["-F", str(self.freq)]
-        if self.callgraph:
+        if self.callgraph and self.perf_callgraph:
+            a += ["--call-graph", self.perf_callgraph]
+        elif self.callgraph:
             a.append("-g")
         if self.compress:
             # perf's -z takes its level only attached (-z1): a separate

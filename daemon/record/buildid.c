@@ -63,12 +63,14 @@
  * replaced, so a file rewritten in a loop costs bounded memory. */
 #define BUILDID_VERSIONS_MAX	8
 /*
- * The worker, woken, lets the drain note the rest of its pass first: a
- * look not yet started serves every mapping noted before it, so an exec
- * storm mapping libc a thousand times a second costs a look every few ms,
- * not one per mapping.
+ * The worker is woken once a drain pass (buildid_kick), after the pass
+ * noted all it drained: a look not yet started serves every mapping
+ * noted before it, so an exec storm mapping libc a thousand times a
+ * second costs a look a pass, not one per mapping, and the worker wakes
+ * at most as often as the drain thread (it was woken at the first
+ * mapping and then slept 2 ms for the rest of the pass: two wakeups a
+ * pass, 4.4 a second always-on, bench/history/2026-12-06-quiet).
  */
-#define BUILDID_BATCH_NS	2000000
 
 enum buildid_state {
 	BUILDID_IDLE,
@@ -132,6 +134,8 @@ struct buildid {
 	pthread_cond_t		  done;		/* an entry was read */
 	struct buildid_file	 *qhead, **qtail;
 	size_t			  nqueued;	/* not idle */
+	int			  kick;		/* the recording's side queued
+						 * since its last kick */
 	int			  quit;
 	int			  running;	/* 1 started, -1 could not be */
 	pthread_t		  th;
@@ -306,8 +310,9 @@ buildid_found(struct buildid *b, struct buildid_file *f,
 	return rc;
 }
 
-/* Queue f for the worker (counted in nqueued by the caller). Under the
- * mutex. */
+/* Queue f for the worker (counted in nqueued by the caller); the
+ * worker is woken by the next kick, or looks at it before it sleeps.
+ * Under the mutex. */
 static void
 buildid_enqueue(struct buildid *b, struct buildid_file *f)
 {
@@ -315,7 +320,6 @@ buildid_enqueue(struct buildid *b, struct buildid_file *f)
 	f->qnext = NULL;
 	*b->qtail = f;
 	b->qtail = &f->qnext;
-	pthread_cond_signal(&b->work);
 }
 
 /* With -v, each id read and each change: what a file was taken for. */
@@ -339,25 +343,19 @@ buildid_worker(void *arg)
 	struct buildid_file	*f;
 	struct buildid_stamp	 was, now;
 	struct buildid_ver	*spare = NULL;
-	struct timespec		 batch = { 0, BUILDID_BATCH_NS };
 	enum buildid_look	 look;
 	uint8_t			 id[BUILDID_MAX];
 	size_t			 len;
-	int			 have, found, woken;
+	int			 have, found;
 
 	/* named: it alone of ours stays at SCHED_OTHER while recording */
 	pthread_setname_np(pthread_self(), "buildid");
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {
-		for (woken = 0; !b->quit && b->qhead == NULL; woken = 1)
+		while (!b->quit && b->qhead == NULL)
 			pthread_cond_wait(&b->work, &b->mtx);
 		if (b->quit)
 			break;
-		if (woken) {
-			pthread_mutex_unlock(&b->mtx);
-			nanosleep(&batch, NULL);
-			pthread_mutex_lock(&b->mtx);
-		}
 		f = b->qhead;
 		if ((b->qhead = f->qnext) == NULL)
 			b->qtail = &b->qhead;
@@ -558,7 +556,21 @@ buildid_want(struct buildid *b, struct buildid_file *f, pid_t pid,
 		f->end = end;
 		b->nqueued++;
 		buildid_enqueue(b, f);
+		b->kick = 1;
 	}
+	pthread_mutex_unlock(&b->mtx);
+}
+
+void
+buildid_kick(struct buildid *b)
+{
+	/* kick is the recording's side's own: no mutex for a pass that
+	 * noted no new look */
+	if (!b->kick)
+		return;
+	b->kick = 0;
+	pthread_mutex_lock(&b->mtx);
+	pthread_cond_signal(&b->work);
 	pthread_mutex_unlock(&b->mtx);
 }
 
@@ -861,6 +873,8 @@ buildid_flush(struct buildid *b, struct sbuf *out, unsigned int wait_ms)
 	size_t			 i, kept = 0;
 	int			 rc = 0, pending;
 
+	/* a look queued since the last pass is started now */
+	buildid_kick(b);
 	worker_deadline(CLOCK_MONOTONIC, (uint64_t)wait_ms * 1000000u, &until);
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {

@@ -62,6 +62,10 @@ size_t		 buildid_note_ring(struct buildid *, const uint8_t *data,
  * in place (counted). The drain's, as buildid_note_ring. */
 void		 buildid_note_copy(struct buildid *, uint8_t *rec, size_t size,
 		    int kernel);
+/* Wake the worker for the looks the notes since the last kick queued:
+ * once a drain pass, after it noted everything it drained. The drain's,
+ * as buildid_note_ring. */
+void		 buildid_kick(struct buildid *);
 /* Clear those flags in a drained copy of whole records. Any thread. */
 void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
 /* Files known, and stray build-id flags found, over the daemon's life;

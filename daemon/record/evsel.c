@@ -225,12 +225,14 @@ evsel_config_dwarf(struct perf_event_attr *a, uint64_t stack_size)
  * in milliseconds): it keeps perf's half of the ring. Events all sampled
  * at a frequency fill a ring at most at freq x their largest sample a
  * CPU: the watermark leaves EVSEL_HEADROOM_MS of that, up to 90 % of the
- * ring. That is about the time half a ring leaves the always-on default
- * (99 Hz x 9.5 KiB of compact stack, 0.94 MB/s: 280 ms), which keeps
- * half: at 82 % (100 ms) it lost 7 and 14 % of its events in 2 of 3 runs
- * of bench/headline's always-on load beside other recorders' storms.
- * 99 Hz with frame pointers (1.1 KiB a sample) is woken at 90 %, about
- * half as often as at half the ring.
+ * ring. That is about the time half a 128-page ring leaves 99 Hz of
+ * compact stacks (9.5 KiB a sample, 0.94 MB/s: 280 ms): at 82 % of it
+ * (100 ms) that lost 7 and 14 % of its events in 2 of 3 runs of
+ * bench/headline's always-on load beside other recorders' storms. The
+ * shipped config's 256 pages keep the same 300 ms at 73 %, and wake
+ * the drain half as often (conf/perfspilld.json). 99 Hz with frame
+ * pointers (1.1 KiB a sample) is woken at 90 %, about half as often as
+ * at half the ring.
  */
 #define EVSEL_HEADROOM_MS	300
 #define EVSEL_WAKEUP_PCT	50

@@ -133,4 +133,6 @@ record_drain(struct record *rec, uint64_t min, int last,
 		sk->done(rec, c, tf, &t, &w);
 	}
 	record_pass_end(rec, sk, tf, &w, last, pass);
+	/* the files this pass mapped are read in one batch, after it */
+	buildid_kick(rec->bids);
 }

@@ -321,6 +321,10 @@ struct record {
 	long			 retry_us;	/* ...after this long, doubling */
 	struct event		*tick;
 	struct event		*padder;	/* the direct stream's tail */
+	/* the padder rides on the tick when drain_ms <= direct_tail_ms:
+	 * every pad_ticks-th tick pads (0: the padder's own timer) */
+	unsigned int		 pad_ticks;
+	unsigned int		 ticks;		/* since the last pad */
 	time_t			 started;
 	char			 paused[128];	/* why recording is paused, or "" */
 	int			 lockfd;	/* the output directory's lock */
@@ -550,7 +554,8 @@ void	record_compact_preamble(struct record_compact *, const uint8_t *buf,
 int	record_compact_round(struct record_compact *, struct tracefile *);
 /* What the worker finished, written in order by write (tf's writer's
  * extra; it takes buf); last (a file's last drain) waits for all it
- * holds first. Bytes written. */
+ * holds first. It ends each pass, and wakes the worker for what was
+ * queued (the items above only queue). Bytes written. */
 typedef int (*record_compact_write_fn)(struct record *, struct tracefile *,
 	    uint8_t *, size_t, const struct tracefile_mark *);
 size_t	record_compact_collect(struct record_compact *, struct record *,

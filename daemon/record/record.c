@@ -11,7 +11,8 @@
  * (the kernel wakes it at the watermark) and drains them. The loop owns
  * the session's timers: a periodic tick that has the drain thread read
  * every ring even when no watermark is reached (the loop drains itself
- * when no thread runs), the padder of the direct stream's tail, the
+ * when no thread runs), the padder of the direct stream's tail (which
+ * rides on the tick when the tick comes at least as often), the
  * retry after a pass that found every cblock in flight, and the reaper;
  * and it reads the eventfd on which the drain thread reports a pass that
  * failed a write or filled the file. AIO completions raise no signal
@@ -781,6 +782,33 @@ record_housekeeping(struct record *rec)
 	}
 }
 
+/*
+ * The tick's drain: every ring, at least once a tick, by the drain
+ * thread, so that the loop does not hold the recording's lock for a
+ * whole pass at the normal scheduler while the rings fill. Where the
+ * padder rides on the tick, every pad_ticks-th one pads the direct
+ * stream's tail after the pass too: one wakeup of the loop and of the
+ * drain thread a period for both, where two timers of the same period
+ * (the defaults, 1 s each) woke each of them twice.
+ */
+static void
+record_tick_drain(struct record *rec)
+{
+	int	 pad = 0;
+
+	if (rec->pad_ticks > 0 && ++rec->ticks >= rec->pad_ticks) {
+		rec->ticks = 0;
+		/* only a direct file has a tail to pad (a flight recording
+		 * has no file) */
+		pad = rec->cur != NULL && tracefile_direct_on(rec->cur);
+	}
+	if ((pad ? record_thread_pad(rec) : record_thread_sweep(rec)) == 0)
+		return;
+	record_pass(rec, 0);
+	if (pad)
+		record_pad_tail(rec);
+}
+
 static void
 record_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -793,12 +821,9 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	/* a burst that is over gives its blocks back */
 	writer_shrink(&rec->w);
 	record_hotplug(rec);
-	/* every ring, at least once a tick: by the drain thread, so that
-	 * the loop does not hold the recording's lock for a whole pass at
-	 * the normal scheduler while the rings fill; asked last, as the
-	 * loop lets go of the lock */
-	if (rec->state == RECORD_RUNNING && record_thread_sweep(rec) == -1)
-		record_pass(rec, 0);
+	/* asked last, as the loop lets go of the lock */
+	if (rec->state == RECORD_RUNNING)
+		record_tick_drain(rec);
 	record_unlock(rec);
 	record_housekeeping(rec);
 }
@@ -1160,9 +1185,16 @@ record_begin(struct record *rec, struct config_error *err)
 	tv.tv_sec = (time_t)(rec->cfg.drain_ms / 1000);
 	tv.tv_usec = (suseconds_t)(rec->cfg.drain_ms % 1000) * 1000;
 	event_add(rec->tick, &tv);
+	/* the tail is padded every pad_ticks ticks, at most direct_tail_ms
+	 * apart; a tick slower than that leaves the padder its own timer */
+	rec->ticks = 0;
+	rec->pad_ticks = rec->cfg.drain_ms > 0 &&
+	    rec->cfg.drain_ms <= rec->cfg.direct_tail_ms ?
+	    (unsigned int)(rec->cfg.direct_tail_ms / rec->cfg.drain_ms) : 0;
 	tv.tv_sec = (time_t)(rec->cfg.direct_tail_ms / 1000);
 	tv.tv_usec = (suseconds_t)(rec->cfg.direct_tail_ms % 1000) * 1000;
-	event_add(rec->padder, &tv);
+	if (rec->pad_ticks == 0)
+		event_add(rec->padder, &tv);
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds + 1, rec->nr_fds - 1, 1);
 	return 0;

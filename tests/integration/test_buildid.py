@@ -255,6 +255,42 @@ def test_buildid_follows_a_binary_rewritten_within_a_recording():
             d.read_log()
 
 
+def test_buildid_names_every_file_of_a_batch():
+    """The worker reads the build-ids a drain pass queued in one batch,
+    woken once after the pass (buildid_kick): several binaries started at
+    once, mapped within the same passes, are each read while the
+    recording runs (no flush, no stop asks for them), and the file names
+    every one with readelf's id, in both the frame-pointer and the
+    compact (unwound) recording."""
+    for mode in ("fp", "compact"):
+        with Daemon(extra_args=["-v"]) as d:
+            progs = []
+            for i in range(6):
+                path = os.path.join(d.dir, "spin-batch-%d" % i)
+                shutil.copy(harness.SPINNER, path)
+                progs.append(path)
+            want = readelf_id(progs[0])
+            if want is None:
+                raise Skip("the spinner has no build-id note")
+            d.ctl("start", "-F", "499", "--call-graph", mode)
+            ps = [subprocess.Popen([p, "0.3"], stdout=subprocess.DEVNULL)
+                  for p in progs]
+            for p in ps:
+                assert p.wait(timeout=120) == 0
+            harness.wait_for(lambda: all(
+                "build-id of %s: %s" % (p, want) in d.read_log()
+                for p in progs), 60, "every binary's build-id read")
+            harness.wait_for(lambda: d.status()["build_ids"]["reading"] ==
+                             0, 60, "no build-id left to read")
+            rc, rep = d.ctl("stop")
+            path = rep["data"]["path"]
+            ids = buildids(path)
+            for p in progs:
+                assert ids.get(p) == want, (mode, p, want, ids)
+                assert manifest_ids(path, p) == [want], \
+                    (mode, p, manifest_ids(path, p))
+
+
 def test_user_space_still_symbolized():
     with Daemon() as d:
         prog = copy_spinner(d)

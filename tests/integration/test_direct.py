@@ -270,6 +270,27 @@ def test_compression_and_rotation_on_the_direct_path():
         assert samples_in(files) == d.status()["last_totals"]["samples"]
 
 
+def spin_kill9_salvage(d):
+    """A spinner's second recorded, then the daemon killed (-9) a while
+    later: the partial file is whole blocks, salvage recovers it at the
+    next start, and the spinner's samples are in it."""
+    harness.spinner(1.0).wait()
+    time.sleep(1.3)     # a tick drained it, the tail was padded
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait()
+    partial = [f for f in os.listdir(d.out) if f.endswith(".partial")]
+    assert len(partial) == 1, os.listdir(d.out)
+    assert os.path.getsize(os.path.join(d.out, partial[0])) % 512 == 0
+    os.unlink(d.sock)
+    d.start()
+    assert "salvage: recovered" in d.read_log(), d.read_log()
+    files = d.finished_files()
+    assert len(files) == 1, files
+    assert perf_valid(files[0]) > 0
+    out = harness.perf("script", "-F", "comm", "-i", files[0]).stdout
+    assert "spinner" in out
+
+
 def test_kill9_direct_partial_is_salvaged():
     """A crash leaves the direct stream's blocks, the tail padded with
     zeros (direct_tail_ms): salvage cuts at the last whole record and
@@ -278,21 +299,22 @@ def test_kill9_direct_partial_is_salvaged():
         need_direct(d)
         d.ctl("start", "-F", "499", "--cblocks", "2", "--direct-tail-ms",
               "100")
-        harness.spinner(1.0).wait()
-        time.sleep(1.3)     # a tick drained it, the tail was padded
-        d.proc.send_signal(signal.SIGKILL)
-        d.proc.wait()
-        partial = [f for f in os.listdir(d.out) if f.endswith(".partial")]
-        assert len(partial) == 1, os.listdir(d.out)
-        assert os.path.getsize(os.path.join(d.out, partial[0])) % 512 == 0
-        os.unlink(d.sock)
-        d.start()
-        assert "salvage: recovered" in d.read_log(), d.read_log()
-        files = d.finished_files()
-        assert len(files) == 1, files
-        assert perf_valid(files[0]) > 0
-        out = harness.perf("script", "-F", "comm", "-i", files[0]).stdout
-        assert "spinner" in out
+        spin_kill9_salvage(d)
+
+
+def test_kill9_tail_padded_by_the_tick():
+    """The padder rides on the drain's tick when the tick comes at least
+    as often (record.c, record_tick_drain: one wakeup a period, not two):
+    drain_ms 50 and direct_tail_ms 100 pad at every second tick, with no
+    timer of the padder's own. A crash then still leaves the tail on
+    disk, padded: salvage finds the samples of the time before it (a
+    small recording's data never fills a 1 MiB slice, so only the pads
+    put it on disk)."""
+    with Daemon() as d:
+        need_direct(d)
+        d.ctl("start", "-F", "499", "--cblocks", "2", "--drain-ms", "50",
+              "--direct-tail-ms", "100")
+        spin_kill9_salvage(d)
 
 
 def test_a_refused_padded_tail_never_lands_after_its_block():
