@@ -397,7 +397,7 @@ def test_shipped_config_is_accepted_and_documented():
     want = {
         "record_on_start": True, "events": ["cpu-clock"], "freq": 99,
         "callgraph": True, "call_graph": "compact,8192",
-        "mmap_pages": 128, "cblocks": 2,
+        "mmap_pages": 256, "cblocks": 2,
         "rotate_size": 256 << 20, "rotate_interval": 3600,
         "max_files": 168, "max_size": 4 << 30, "min_free": 1 << 30,
         "output_dir": "/var/lib/perfspill",
