@@ -403,8 +403,10 @@ record_drainer_wake(const struct record_drainer *d)
 
 /*
  * Start d's thread at the drainers' policy, on its CPU. A CPU it may not
- * be pinned to (gone offline since, or refused: EINVAL) leaves it
- * running anywhere, as one thread for all the rings did. 0, or an errno.
+ * be pinned to (gone offline since: EINVAL; a sandbox that refuses
+ * sched_setaffinity: EPERM) leaves it running anywhere, as one thread
+ * for all the rings did; what fails then (the policy) is the caller's
+ * error. 0, or an errno.
  */
 static int
 record_drainer_start(struct record_thread *t, struct record_drainer *d,
@@ -421,7 +423,7 @@ record_drainer_start(struct record_thread *t, struct record_drainer *d,
 	if ((rc = pthread_attr_setaffinity_np(attr, sizeof(one), &one)) ==
 	    0)
 		rc = pthread_create(&d->th, attr, record_thread_main, d);
-	if (rc == EINVAL) {
+	if (rc != 0) {
 		t->unpinned = rc;
 		d->pinned = 0;
 		CPU_ZERO(&one);
@@ -504,8 +506,8 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 		return -1;
 	}
 	if (t->unpinned != 0)
-		log_warnx("a drain thread runs unpinned: a CPU the daemon may "
-		    "use refused it (%s)", strerror(t->unpinned));
+		log_warnx("a drain thread runs unpinned: pinning it to its CPU "
+		    "failed (%s)", strerror(t->unpinned));
 	t->running = 1;
 	/* every request of the recording at the threads' priority: glibc
 	 * orders a descriptor's queue by it (cblock.h) */
