@@ -341,6 +341,36 @@ def drain_threads(pid):
     return [t for t in sched_policies(pid) if thread_name(pid, t) == "drain"]
 
 
+def test_drain_threads_follow_the_daemons_cpus():
+    """One drain thread per CPU the daemon may run on, not per CPU
+    recorded: a daemon confined to CPU 0 (a unit's CPUAffinity=, a
+    cpuset; here taskset) runs one drain thread, pinned to CPU 0, and it
+    drains every CPU's ring: perf script finds samples of every CPU, and
+    no LOST record."""
+    ncpu = os.cpu_count() or 1
+    if ncpu < 2:
+        raise Skip("needs 2 CPUs or more to confine the daemon to one")
+    with Daemon(wrapper=["taskset", "-c", "0"]) as d:
+        pid = d.proc.pid
+        d.ctl("start", "-e", "cpu-clock", "-F", "499", "--no-callgraph")
+        time.sleep(1.5)
+        st = d.status()
+        assert st["drain"]["threads"] == 1, st["drain"]
+        tids = drain_threads(pid)
+        assert len(tids) == 1 and os.sched_getaffinity(tids[0]) == {0}, (
+            tids, [os.sched_getaffinity(t) for t in tids])
+        rc, rep = d.ctl("stop")
+        path = rep["data"]["path"]
+        perf_valid(path)
+        counts, _ = perf_stats(path)
+        assert counts.get("LOST", 0) == 0, counts
+        p = perf("script", "-F", "cpu", "-i", path)
+        cpus = {int(m.group(1)) for m in
+                re.finditer(r"\[(\d+)\]", p.stdout)}
+        want = {c["cpu"] for c in st["cpus"]}
+        assert cpus == want, (cpus, want)
+
+
 def test_realtime_drain_while_recording_only():
     """realtime N runs the drain threads, one per CPU and pinned there
     (and the AIO threads they start), at SCHED_FIFO N while recording; the loop, which keeps the control
