@@ -10,6 +10,7 @@ the off-CPU session, and per host in a fleet store. ship-otlp.sh, the
 daemon's on_finish, posts it gzipped to a local receiver's
 /v1development/profiles; a refusal is a failed run that perfspilld tries
 again."""
+import atexit
 import codecs
 import collections
 import gzip
@@ -375,6 +376,9 @@ def test_ship_otlp_named_off_cpu_session_and_failures():
     r = test_offcpu.recording()
     src = r["offcpu"][0]
     work = tempfile.mkdtemp(prefix="perfspill-otlp-ship-")
+    # gone when the suite's process ends, passed or failed (it was left
+    # behind, one copy of an off-CPU file a run)
+    atexit.register(shutil.rmtree, work, True)
     path = os.path.join(work, os.path.basename(src).replace("-offcpu-",
                                                             "-locks-"))
     shutil.copy2(src, path)
