@@ -130,20 +130,6 @@ record_sleep(struct record *rec, const struct timespec *ts)
 	record_lock(rec);
 }
 
-/*
- * The test hook PERFSPILL_TEST_DRAIN_HOLD=PATH holds the drain thread, with
- * the lock, at the end of a pass the loop's tick asked for, for as long
- * as PATH exists (record_test_hold): status must answer meanwhile from
- * what the pass published (tests/integration/test_drain.py). The tick's
- * pass, so that the loop's next tick, which takes the lock, is drain_ms
- * away.
- */
-static void
-record_thread_hold(void)
-{
-	record_test_hold("PERFSPILL_TEST_DRAIN_HOLD", "drain");
-}
-
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;
  * -1: until a ring wakes it). */
 static int
@@ -196,8 +182,14 @@ record_thread_pass(struct record *rec, struct record_drainer *d)
 	}
 	/* the pass's counters, for status to read without the lock */
 	record_publish(rec);
+	/* the test hook PERFSPILL_TEST_DRAIN_HOLD=PATH holds the thread,
+	 * with the lock, at the end of a pass the loop's tick asked for,
+	 * while PATH exists: status must answer meanwhile from what the
+	 * pass published (tests/integration/test_drain.py); the tick's pass,
+	 * so that the loop's next tick, which takes the lock, is drain_ms
+	 * away */
 	if (sweep)
-		record_thread_hold();
+		record_test_hold("PERFSPILL_TEST_DRAIN_HOLD", "drain");
 	return ms;
 }
 
@@ -271,8 +263,7 @@ record_thread_main(void *arg)
 	if (d->pinned) {
 		CPU_ZERO(&own);
 		CPU_SET(d->cpu, &own);
-		CPU_ZERO(&every);
-		if (sched_getaffinity(getpid(), sizeof(every), &every) == 0)
+		if (worker_cpus(&every) == 0)
 			cblock_thread_pin(&every, &own);
 	}
 	while (!atomic_load(&t->stop)) {
@@ -363,9 +354,7 @@ record_drainers_make(struct record_thread *t, struct record *rec)
 	cpu_set_t		 set;
 	int			 cpu, n = 0;
 
-	CPU_ZERO(&set);
-	if (sched_getaffinity(0, sizeof(set), &set) == -1 ||
-	    CPU_COUNT(&set) == 0)
+	if (worker_cpus(&set) == -1 || CPU_COUNT(&set) == 0)
 		CPU_SET(0, &set);
 	if ((t->dr = calloc((size_t)CPU_COUNT(&set) < RECORD_DRAINERS_MAX ?
 	    (size_t)CPU_COUNT(&set) : RECORD_DRAINERS_MAX, sizeof(*d))) ==
@@ -426,8 +415,7 @@ record_drainer_start(struct record_thread *t, struct record_drainer *d,
 	if (rc != 0) {
 		t->unpinned = rc;
 		d->pinned = 0;
-		CPU_ZERO(&one);
-		if (sched_getaffinity(0, sizeof(one), &one) == 0 &&
+		if (worker_cpus(&one) == 0 &&
 		    (rc = pthread_attr_setaffinity_np(attr, sizeof(one),
 		    &one)) == 0)
 			rc = pthread_create(&d->th, attr, record_thread_main,

@@ -20,10 +20,9 @@ worker_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 	memset(&sp, 0, sizeof(sp));
 	if ((rc = pthread_attr_init(&attr)) != 0)
 		return rc;
-	/* on the daemon's CPUs (its main thread's), not on the one CPU a
-	 * drain thread that spawns a worker is pinned to */
-	CPU_ZERO(&cpus);
-	if (sched_getaffinity(getpid(), sizeof(cpus), &cpus) == 0)
+	/* on the daemon's CPUs, not on the one CPU a drain thread that
+	 * spawns a worker is pinned to */
+	if (worker_cpus(&cpus) == 0)
 		(void)pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	if ((rc = pthread_attr_setinheritsched(&attr,
 	    PTHREAD_EXPLICIT_SCHED)) == 0 &&
@@ -44,4 +43,11 @@ worker_deadline(clockid_t id, uint64_t ns, struct timespec *until)
 		until->tv_sec++;
 		until->tv_nsec -= 1000000000L;
 	}
+}
+
+int
+worker_cpus(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	return sched_getaffinity(getpid(), sizeof(*set), set);
 }

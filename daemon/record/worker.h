@@ -10,12 +10,18 @@
 #define PERFSPILL_WORKER_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
-/* pthread_create at SCHED_OTHER; 0 or an error number. */
+/* pthread_create at SCHED_OTHER, on the daemon's CPUs; 0 or an error
+ * number. */
 int	worker_spawn(pthread_t *, void *(*)(void *), void *);
 /* The deadline of a timed wait ns from now on clock id (any thread). */
 void	worker_deadline(clockid_t id, uint64_t ns, struct timespec *);
+/* The CPUs the daemon may run on: its main thread's (a unit's
+ * CPUAffinity=, a cpuset), whichever thread asks; a drain thread is
+ * pinned to one of them. 0, or -1 with errno. Any thread. */
+int	worker_cpus(cpu_set_t *);
 
 #endif
