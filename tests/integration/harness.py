@@ -259,7 +259,13 @@ class Daemon:
 
     def __exit__(self, *exc):
         if exc[0] is not None:
-            sys.stderr.write("--- daemon log ---\n" + self.read_log())
+            # its head and its end: a log of many rotations would push
+            # the traceback out of what a CI excerpt shows
+            lines = self.read_log().splitlines(True)
+            if len(lines) > 60:
+                lines = lines[:10] + ["[... %d lines ...]\n" % (
+                    len(lines) - 50)] + lines[-40:]
+            sys.stderr.write("--- daemon log ---\n" + "".join(lines))
         self.cleanup()
 
 
@@ -526,7 +532,11 @@ def main(glob):
             continue
         except Exception:
             failed += 1
-            print("FAIL %s" % name, flush=True)
+            # the reason on the FAIL line itself: a CI excerpt may cut
+            # the traceback, which comes after a long daemon log
+            why = " ".join(traceback.format_exception_only(
+                *sys.exc_info()[:2])).strip().replace("\n", " ")
+            print("FAIL %s: %s" % (name, why[:600]), flush=True)
             traceback.print_exc()
             continue
         passed += 1
