@@ -192,6 +192,19 @@ if perf_run buildids "$TMP/cpu.data" buildid-list; then
 	    "buildid-list: the kernel's build-id"
 fi
 
+# The kernel map runs from _text to _etext, as /proc/kallsyms says
+# (synth takes the size from /proc/iomem where it can, not reading
+# kallsyms to its end).
+text=$(awk '$3 == "_text" { print $1; exit }' /proc/kallsyms)
+etext=$(awk '$3 == "_etext" { print $1; exit }' /proc/kallsyms)
+if [ -n "$text" ] && [ "$text" != 0000000000000000 ] &&
+    perf_run kmap "$TMP/cpu.data" script -D --show-mmap-events; then
+	# 64-bit addresses overflow the shell's signed arithmetic
+	len=$(python3 -c "print('%x' % (0x$etext - 0x$text))")
+	expect kmap "PERF_RECORD_MMAP -1/0: \\[0x$text\\(0x$len\\) @ 0x$text\\]: x \\[kernel\\.kallsyms\\]_text" \
+	    "kernel map: _text to _etext, as /proc/kallsyms gives them"
+fi
+
 # 3. A tracepoint: perf needs the tracing data to name its fields.
 if ! "$TMP/synth-dump" "$TMP/sched.data" -F 1000 -e cpu-clock \
     -e sched:sched_switch -- "$TMP/childspin" 0.5; then
