@@ -85,11 +85,25 @@ record_drain(struct record *rec, uint64_t min, int last,
 	sk = rec->sink;
 	/* completions are polled: aio_error reads memory, no system call */
 	writer_reap(&rec->w);
+	/*
+	 * Every ring's head first, then their data: a pass takes what the
+	 * rings held at one moment. Read one by one, a head would be read
+	 * after the rings before it were pushed (a millisecond or more on a
+	 * storm), and a file's last pass could end with a thread's samples,
+	 * read late from its CPU's ring, while the FORK that names it, made
+	 * on another CPU after that ring's head was read, went to the next
+	 * file.
+	 */
+	for (i = 0; i < rec->nr_cpus; i++)
+		if (rec->cpus[i].ring.base != NULL)
+			rec->cpus[i].pass_head = ring_head(&rec->cpus[i].ring);
 	for (i = 0; i < rec->nr_cpus; i++) {
 		c = &rec->cpus[i];
 		if (c->ring.base == NULL)
 			continue;
-		t.head = ring_head(&c->ring);
+		if (last && i > 0)
+			record_test_gap("PERFSPILL_TEST_RING_GAP");
+		t.head = c->pass_head;
 		t.tail = ring_tail(&c->ring);
 		c->full = track_ring_full(c->ring.size, t.head - t.tail);
 		if (t.head == t.tail)

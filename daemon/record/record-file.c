@@ -97,6 +97,28 @@ record_test_hold(const char *var, const char *what)
 	log_info("%s let go by the test hook", what);
 }
 
+/*
+ * A test hook (var=MICROSECONDS, 100 ms at most) pauses a drain where it
+ * is called: PERFSPILL_TEST_RING_GAP between the rings of a file's last
+ * pass, which must not let a task's records straddle two files however
+ * long one ring takes (tests/integration/test_order.py).
+ */
+void
+record_test_gap(const char *var)
+{
+	const char	*v = getenv(var);
+	unsigned long	 us;
+	struct timespec	 ts;
+
+	if (v == NULL || (us = strtoul(v, NULL, 10)) == 0)
+		return;
+	if (us > 100000)
+		us = 100000;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)us * 1000;
+	nanosleep(&ts, NULL);
+}
+
 /* Hand a closed file's facts on (the manifest, the hand-off, the rotate
  * waiters): before retention, which must know its hand-off holds it. */
 static void

@@ -120,6 +120,7 @@ struct record_cpu {
 	struct ring_counts	 counts;
 	uint64_t		 bytes;		/* drained from the ring */
 	int			 full;		/* ...last time: it may have lost */
+	uint64_t		 pass_head;	/* its head when a pass began */
 	/* its record_cpu_counters, published (record-publish.c) */
 	_Atomic uint64_t	 published[RECORD_WORDS(
 				    struct record_cpu_counters)];
@@ -674,6 +675,8 @@ size_t	record_finish_files(struct record *);
 /* A test hook's wait (the loop's, or a drain thread's): while the file
  * $var names exists (what: for the log). */
 void	record_test_hold(const char *var, const char *what);
+/* A test hook's pause (a drain's): the microseconds $var gives. */
+void	record_test_gap(const char *var);
 /* The output directory is back (0), or not yet (-1: look again later). */
 int	record_find_dir(struct record *);
 /* Bytes free in the output directory, or -1. */
