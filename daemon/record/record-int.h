@@ -208,6 +208,11 @@ struct record_thread {
 	atomic_ulong		 contended;	/* the lock was held */
 	atomic_ulong		 waited_ns;	/* ...this long in all */
 	atomic_int		 realtime_wait;	/* ...timed on CLOCK_REALTIME */
+	/* a rotation's switch the loop asked for (record_thread_switch):
+	 * the next pass of any drainer takes it */
+	struct record_switch * _Atomic switch_asked;
+	int			 switchfd;	/* eventfd: answered, or gone */
+	atomic_int		 gone;		/* drainers that left unasked */
 };
 
 struct record_sink;
@@ -381,6 +386,10 @@ int	record_thread_pad(struct record *);
 /* The same as record_thread_pad, for flush ticket t (record-flush.c):
  * 0, or -1 when no thread runs. */
 int	record_thread_flush(struct record *, uint64_t t);
+/* The loop, without the lock: have a drain thread's next pass make the
+ * switch sw (record_take_over), and wait for it. 0 once it is made, or
+ * -1 when no drain thread runs or they left (the loop makes it). */
+int	record_thread_switch(struct record *, struct record_switch *sw);
 /* Join it (the lock may be held). */
 void	record_thread_stop(struct record *);
 void	record_thread_free(struct record *);
@@ -588,11 +597,28 @@ void	record_drain_lost(struct record *, struct record_pass *);
 /* A new current file from p (start, resume). 0 or -1. */
 int	record_install(struct record *, struct record_prep *);
 int	record_open_file(struct record *);
-/* Switch the current file to one starting with p: the old one gets what
- * the rings hold and is closed. 0, or -1 with the old file still current
- * (pass says whether its writes failed). */
-int	record_take_over(struct record *, struct record_prep *,
-	    struct record_pass *);
+/*
+ * A rotation's switch to the file whose preamble p holds, as the loop
+ * asks a drain thread for it (record_thread_switch) or makes it itself.
+ * The drain's part (record_take_over, under the lock) fills in the rest:
+ * rc 0 with old, the file it left (detached from the writer, for the
+ * loop to close: record_closed), or -1 with the old file still current
+ * (pass says whether its writes failed); failed, a new file to close
+ * too (record_closed).
+ */
+struct record_switch {
+	struct record_prep	*p;
+	struct record_pass	 pass;		/* the old file's last drain */
+	struct tracefile	*old;
+	struct tracefile	*failed;	/* the new file, made but failed */
+	int			 rc;
+	atomic_int		 done;		/* answered (the drain thread) */
+};
+/* The switch's data part, in the drain (a drain thread's pass for the
+ * loop, which waits meanwhile without the lock; or the loop, where no
+ * drain thread runs or the loop's caller holds the lock): the old file
+ * gets what the rings hold, the new one becomes current. */
+void	record_take_over(struct record *, struct record_switch *);
 
 /* record-rotate.c, for a snapshot's file, in the loop: p's preamble as
  * tf's head (its build-ids included); the bytes to write (taken from p),
@@ -661,7 +687,16 @@ int	record_flight_write(struct record *, struct record_prep *);
 /* record-file.c: files that stopped taking data, and the directory, in
  * the loop */
 void	record_retry_unfinished(struct record *);
+/* Put a file that takes no more data on the closing list: its writer's
+ * part (record_detach_file) and the loop's (record_closed). */
 void	record_close_file(struct record *, struct tracefile *);
+/* The drain's side of a file's close, under the lock (the loop, or a
+ * drain thread's switch): its open pool block goes to disk, the build-ids
+ * read so far go into it. */
+void	record_detach_file(struct record *, struct tracefile *);
+/* The loop's side, without the lock: the file is closed and its writes
+ * finish on the closing list. */
+void	record_closed(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
 /* The drain's lock held: the queue reaped, and the closing files whose
  * every request has landed moved to finishing (*landed of them).

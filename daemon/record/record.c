@@ -265,21 +265,52 @@ record_set_mode(struct record *rec, uint64_t n)
  */
 static void	record_prep_ready(evutil_socket_t, short, void *);
 
+/*
+ * The switch to p's file, in two parts. Its data part (record_take_over:
+ * the old file's last drain, the new file current, the tasks the walk
+ * kept) is the drain's: the loop asks a drain thread for it, whose next
+ * pass makes it under the lock it takes anyway, and waits for the answer
+ * without the lock (record_thread_switch), so that a loop preempted at
+ * the normal scheduler holds no drain back. Where no drain thread runs,
+ * or where the caller holds the lock (a CPU that came online, in the
+ * tick: it counts on the lock across the rotation), the loop makes it
+ * itself under the lock, as the tick drains then. The rest is the
+ * loop's, unlocked: the old file's close and the log; then, under the
+ * lock for a moment, the reaper, or the pause of a file that failed.
+ */
 static int
-record_switch(struct record *rec, struct record_prep *p)
+record_rotate_switch(struct record *rec, struct record_prep *p)
 {
-	struct record_pass	 pass;
+	struct record_switch	 sw;
+	int			 gone = 0;
 
-	if (record_take_over(rec, p, &pass) == 0) {
-		record_reap(rec);
-		return 0;
+	memset(&sw, 0, sizeof(sw));
+	sw.p = p;
+	if (rec->held > 0 || record_thread_switch(rec, &sw) == -1) {
+		record_lock(rec);
+		record_take_over(rec, &sw);
+		record_unlock(rec);
 	}
-	if (pass.err != 0)
-		record_pause_err(rec, pass.err);
-	else if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
+	if (sw.failed != NULL)
+		record_closed(rec, sw.failed);
+	if (sw.rc == 0) {
+		record_test_hold("PERFSPILL_TEST_SWITCH_HOLD",
+		    "the old file's close");
+		record_closed(rec, sw.old);
+		log_info("rotated (%s): now writing %s", record_prep_why(p),
+		    tracefile_partial(rec->cur));
+	} else if (sw.pass.err == 0)
+		gone = outdir_gone(rec->dirfd, rec->cfg.output_dir);
+	record_lock(rec);
+	if (sw.rc == 0)
+		record_reap(rec);
+	else if (sw.pass.err != 0)
+		record_pause_err(rec, sw.pass.err);
+	else if (gone)
 		/* the old file stays open, but has nowhere to be finished */
 		record_pause(rec, NULL);
-	return -1;
+	record_unlock(rec);
+	return sw.rc;
 }
 
 /*
@@ -310,7 +341,9 @@ record_rotate_begin(struct record *rec, const char *why, int wait,
 	return 1;
 }
 
-/* Its second half, under the lock again: the switch to p's file. */
+/* Its second half: the switch to p's file. The loop's: it alone
+ * changes the state and the current file (or a drain thread it waits
+ * for, record_rotate_switch). */
 static int
 record_rotate_end(struct record *rec, struct record_prep *p)
 {
@@ -318,9 +351,12 @@ record_rotate_end(struct record *rec, struct record_prep *p)
 
 	/* paused or stopped meanwhile: the preamble is not wanted now */
 	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
-		rc = record_switch(rec, p);
-	else
+		rc = record_rotate_switch(rec, p);
+	else {
+		record_lock(rec);
 		record_keep_end(rec);
+		record_unlock(rec);
+	}
 	record_prep_free(p);
 	return rc;
 }
@@ -345,10 +381,7 @@ record_rotate(struct record *rec, const char *why, int wait)
 		return rc;
 	record_prep_run(p);
 	record_prep_open(rec, p);
-	record_lock(rec);
-	rc = record_rotate_end(rec, p);
-	record_unlock(rec);
-	return rc;
+	return record_rotate_end(rec, p);
 }
 
 static void
@@ -358,9 +391,7 @@ record_prep_ready(evutil_socket_t fd, short what, void *arg)
 	struct record_prep	*p = record_prep_join(rec);
 
 	record_prep_open(rec, p);
-	record_lock(rec);
 	(void)record_rotate_end(rec, p);
-	record_unlock(rec);
 }
 
 /*
