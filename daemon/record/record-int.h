@@ -13,9 +13,11 @@
  * the timers, the session's bookkeeping), which the loop touches without
  * the lock. "The loop" below means the event loop's thread with the lock
  * held (record.h's functions take it) unless a function says otherwise;
- * "the drain" means the drain thread's passes, or the loop's own drains
- * (a file's last one, the tick's when no thread runs), with the lock
- * held either way. Each group says which of them calls its functions.
+ * "the drain" means the drain thread's passes (a rotation's switch among
+ * them, which one makes for the loop while the loop waits without the
+ * lock), or the loop's own drains (a stop's or a CPU's last one, the
+ * tick's and a switch when no thread runs), with the lock held either
+ * way. Each group says which of them calls its functions.
  * What the drain changes and status reports, the lock's holder publishes
  * as it lets go, and the loop reads that without the lock
  * (record-publish.c).
@@ -370,12 +372,14 @@ void	record_cpus_free(struct record *);
 int	record_lock_init(struct record *);
 void	record_lock(struct record *);
 void	record_unlock(struct record *);
-/* The loop sleeps ts, without the lock if it holds it once. */
+/* The lock's holder sleeps ts: the loop without the lock if it holds
+ * it once, a drain thread making a switch for the loop without it. */
 void	record_sleep(struct record *, const struct timespec *);
 void	record_thread_init(struct record *);
 /* Run the drain on its thread (SCHED_FIFO cfg.realtime, or the normal
- * scheduler); passed runs in the loop with a pass that failed a write or
- * filled the file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
+ * scheduler); passed runs in the loop, without the lock (it takes it
+ * where it needs it), with a pass that failed a write or filled the
+ * file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
 int	record_thread_start(struct record *, record_passed_fn passed);
 /* Have the thread's next pass read every ring (the tick's): 0, or -1
  * when no thread runs (the caller drains). */
@@ -577,8 +581,11 @@ json_object *record_compact_status(struct record_compact *);
 
 /* record-rotate.c: the next file's preamble and the switch to it. The
  * loop calls these; record_prep_run runs on the worker thread that
- * record_prep_spawn starts (or in the loop, for a start or a command). */
+ * record_prep_spawn starts (or in the loop, for a start or a command);
+ * record_drain_lost and record_take_over run where the drain runs. */
 struct record_prep;
+/* The loop, with or without the lock: it copies what only the loop
+ * changes. */
 struct record_prep *record_prep_create(struct record *, const char *why);
 void	record_prep_run(struct record_prep *);
 /* Build p on a thread; cb runs in the loop when it is done (arg: rec). */
@@ -586,15 +593,20 @@ int	record_prep_spawn(struct record *, struct record_prep *,
 	    event_callback_fn);
 /* The preamble the thread built (joined), or NULL. */
 struct record_prep *record_prep_join(struct record *);
+/* The loop: the thread joined (with the caller's lock, if it holds
+ * it), keeping ended under the lock. */
 void	record_prep_cancel(struct record *);
 void	record_prep_free(struct record_prep *);
 const char *record_prep_why(const struct record_prep *);
-/* Its file, made in the loop before the switch takes the lock. */
+/* Its file, made in the loop, without the lock, before the switch. */
 void	record_prep_open(struct record *, struct record_prep *);
 /* A file's last drain: every ring, and once more each ring found full,
- * after the kernel's next write into it (its LOST record). */
+ * after the kernel's next write into it (its LOST record). In the drain:
+ * a drain thread's switch, or the loop (a stop, its own switch); it
+ * lets go of the lock while it waits (record_sleep). */
 void	record_drain_lost(struct record *, struct record_pass *);
-/* A new current file from p (start, resume). 0 or -1. */
+/* A new current file from p (start, resume), in the loop under the
+ * lock. 0 or -1. */
 int	record_install(struct record *, struct record_prep *);
 int	record_open_file(struct record *);
 /*

@@ -1,9 +1,13 @@
 /*
  * record-rotate makes the next file. Its preamble is built on a worker
- * thread while the drain thread keeps draining into the old file (or in
- * the loop, for a start or a command); then the loop takes it over: the
- * old file gets what the rings hold, the new one the tasks born
- * meanwhile.
+ * thread while the drain threads keep draining into the old file (or in
+ * the loop, for a start or a command), and the file is created by the
+ * loop, without the drain's lock. Then the switch takes it over: the old
+ * file gets what the rings hold, the new one the tasks born meanwhile.
+ * The switch is the drain's work (record_take_over): a drain thread's
+ * pass makes it at the loop's request, under the lock the pass takes
+ * anyway, while the loop waits without it (record.c,
+ * record_rotate_switch); the loop closes the old file after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -547,10 +551,13 @@ record_prep_why(const struct record_prep *p)
 	return p->why;
 }
 
-/* A pending rotation's thread is joined and its work dropped. */
+/* A pending rotation's thread is joined and its work dropped; keeping
+ * ends under the lock (the caller's, or its own). */
 void
 record_prep_cancel(struct record *rec)
 {
 	record_prep_free(record_prep_join(rec));
+	record_lock(rec);
 	record_keep_end(rec);
+	record_unlock(rec);
 }

@@ -19,12 +19,23 @@
  * Locking: one recursive mutex per recording (rec->lock) guards what
  * the drain thread shares with the loop: the rings, the current file and
  * its writers, the queue (record-int.h says which parts of struct record
- * are the loop's alone). The loop takes it at every entry into the
- * record code (record.h's functions, record's timers and events), but
- * not while it finishes files or walks /proc for a rotation: those take
- * milliseconds, and the rings fill meanwhile. Nor for status and the
- * metrics: each pass, and the loop as it lets go, publishes the counters
- * they read (record-publish.c).
+ * are the loop's alone). The loop takes it where it changes what the
+ * drain writes (a pause, a CPU coming or going, a stop, the tick's
+ * reaping), and for no longer: not while it finishes files, walks /proc
+ * for a rotation or starts its thread, reads the online CPUs, or wakes
+ * a drain thread, which would find the lock held. Nor for status and
+ * the metrics: each pass, and the loop as it lets go, publishes the
+ * counters they read (record-publish.c).
+ *
+ * Nor for a rotation's switch, which the loop asks for by message
+ * (record_thread_switch): the old file's last drain (up to 5 ms more,
+ * waiting for a full ring's LOST record), the new file made current and
+ * the tasks born during the walk written are the next pass's work, under
+ * the lock that pass takes anyway, while the loop waits for its answer
+ * (an eventfd) without the lock. Made by the loop under the lock, a
+ * switch held every drain thread back 0.1-4 ms, longer where the loop,
+ * at the normal scheduler, was preempted meanwhile; what the loop still
+ * holds the lock for during a storm takes under 100 us each time.
  *
  * The mutex inherits priority. On a machine the recorded load saturates,
  * the loop, at the normal scheduler, may be preempted while it holds the
@@ -356,9 +367,13 @@ record_thread_loop_cb(evutil_socket_t fd, short what, void *arg)
 	record_lock(rec);
 	pass = t->pending;
 	memset(&t->pending, 0, sizeof(t->pending));
+	record_unlock(rec);
+	/* passed takes the lock where it needs it: a rotation's begin (its
+	 * preamble's copy, its thread) is made without it */
 	if (rec->state == RECORD_RUNNING && t->passed != NULL &&
 	    (pass.err != 0 || pass.full))
 		t->passed(rec, &pass);
+	record_lock(rec);
 	record_flush_poll(rec);
 	record_unlock(rec);
 }
