@@ -5,9 +5,10 @@
  * it), and finishes later those a full disk left unfinished. It also
  * answers what the session asks of the output directory (its free
  * space, whether a removed one is back). Everything here runs in the
- * loop; only record_close_file and record_reap_files need the drain's
- * lock, for the queue and the current file they share with the drain
- * thread. A file is finished without it (record_finish_files): its
+ * loop; only record_detach_file (a closing file's part of the writer)
+ * and record_reap_files need the drain's lock, for the queue and the
+ * current file they share with the drain thread, and a rotation's switch
+ * calls record_detach_file on the drain thread that makes it. A file is finished without it (record_finish_files): its
  * fsync, rename, manifest and retention would otherwise hold the drain
  * thread back for milliseconds while the rings fill. Whether to pause
  * or resume is record.c's decision.

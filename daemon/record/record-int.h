@@ -282,8 +282,9 @@ struct record {
 						 * used under the lock */
 
 	/* The drain's, under the lock: the rings, the file they go to and
-	 * its writer. The loop takes the lock to change them (a rotation's
-	 * switch, a pause, CPU hotplug, a stop's last drain). */
+	 * its writer. The loop takes the lock to change them (a pause, CPU
+	 * hotplug, a stop's last drain), or asks a drain thread's pass to
+	 * (a rotation's switch, record_thread_switch). */
 	struct record_cpu	*cpus;		/* never moves: AIO points in */
 	size_t			 nr_cpus;	/* ever opened this recording */
 	size_t			 cap_cpus;	/* the possible CPUs */
@@ -706,8 +707,9 @@ void	record_close_file(struct record *, struct tracefile *);
  * drain thread's switch): its open pool block goes to disk, the build-ids
  * read so far go into it. */
 void	record_detach_file(struct record *, struct tracefile *);
-/* The loop's side, without the lock: the file is closed and its writes
- * finish on the closing list. */
+/* The loop's side, which needs no lock (a switch's close is made
+ * without it): the file is closed and its writes finish on the closing
+ * list. */
 void	record_closed(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
 /* The drain's lock held: the queue reaped, and the closing files whose

@@ -11,7 +11,7 @@
  * (the kernel wakes it at the watermark) and drains them. The loop owns
  * the session's timers: a periodic tick that has the drain thread read
  * every ring even when no watermark is reached (the loop drains itself
- * when no thread runs), the padder of the direct stream's tail (which
+ * when no thread runs; a rotation's switch is asked of it the same way), the padder of the direct stream's tail (which
  * rides on the tick when the tick comes at least as often), the
  * retry after a pass that found every cblock in flight, and the reaper;
  * and it reads the eventfd on which the drain thread reports a pass that
