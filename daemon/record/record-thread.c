@@ -33,9 +33,12 @@
  * the tasks born during the walk written are the next pass's work, under
  * the lock that pass takes anyway, while the loop waits for its answer
  * (an eventfd) without the lock. Made by the loop under the lock, a
- * switch held every drain thread back 0.1-4 ms, longer where the loop,
- * at the normal scheduler, was preempted meanwhile; what the loop still
- * holds the lock for during a storm takes under 100 us each time.
+ * switch held every drain thread back 0.2-3 ms under a storm (once
+ * 67 ms: the loop, at the normal scheduler, preempted meanwhile); what
+ * the loop still holds the lock for during a storm takes a few
+ * microseconds of its CPU time (a hold longer than 100 us is the loop
+ * preempted while it holds it, which priority inheritance ends as soon
+ * as a drain thread waits).
  *
  * The mutex inherits priority. On a machine the recorded load saturates,
  * the loop, at the normal scheduler, may be preempted while it holds the
