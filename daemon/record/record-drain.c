@@ -1,8 +1,9 @@
 /*
- * record-drain makes one pass over every ring. The drain thread makes
- * them; the loop makes a file's last one (rotation, stop, snapshot, CPU
- * offline) and the tick's when no drain thread runs, with the
- * recording's lock held. A pass pushes each ring's new bytes to the
+ * record-drain makes one pass over every ring. The drain threads make
+ * them, a rotation's last one too (the switch the loop asks of them);
+ * the loop makes a file's last one at a stop, a snapshot or a CPU
+ * offline, and a rotation's and the tick's when no drain thread runs,
+ * with the recording's lock held. A pass pushes each ring's new bytes to the
  * file's sink (record-sink.c), as perf's perf_mmap__push hands them to
  * record__pushfn; the sink makes the chunk (record-chunk.c leaves our
  * own samples out and compresses) and queues its write. The pass closes

@@ -5,9 +5,10 @@
  * it), and finishes later those a full disk left unfinished. It also
  * answers what the session asks of the output directory (its free
  * space, whether a removed one is back). Everything here runs in the
- * loop; only record_close_file and record_reap_files need the drain's
- * lock, for the queue and the current file they share with the drain
- * thread. A file is finished without it (record_finish_files): its
+ * loop; only record_detach_file (a closing file's part of the writer)
+ * and record_reap_files need the drain's lock, for the queue and the
+ * current file they share with the drain thread, and a rotation's switch
+ * calls record_detach_file on the drain thread that makes it. A file is finished without it (record_finish_files): its
  * fsync, rename, manifest and retention would otherwise hold the drain
  * thread back for milliseconds while the rings fill. Whether to pause
  * or resume is record.c's decision.
@@ -77,7 +78,8 @@ record_retry_unfinished(struct record *rec)
  * as PATH exists (60 s at most, so that a failed test cannot hang the
  * daemon): PERFSPILL_TEST_FINISH_HOLD in a file's finish, where its
  * facts are handed on, PERFSPILL_TEST_CREATE_HOLD before a rotation
- * creates its new file. A finish that takes long (a slow disk's fsync,
+ * creates its new file, PERFSPILL_TEST_SWITCH_HOLD where a rotation's
+ * switch closes the old file. A finish that takes long (a slow disk's fsync,
  * a manifest, a JIT copy) or a file system slow to create a file must
  * not hold the drain thread back (tests/integration/test_drain.py).
  * Without PATH, or without the variable, nothing waits.
@@ -238,16 +240,30 @@ record_add_buildids(struct record *rec, struct tracefile *tf)
 	sbuf_finish(&sb);
 }
 
-/* Put tf on the closing list; its writes finish there. */
 void
-record_close_file(struct record *rec, struct tracefile *tf)
+record_detach_file(struct record *rec, struct tracefile *tf)
 {
 	/* the pool's open block of tf goes to disk; its last bytes (under
 	 * one alignment unit) go with the close (tracefile_direct_end) */
 	writer_detach(&rec->w, tf);
 	record_add_buildids(rec, tf);
+}
+
+/* The closing list and a file's state are the loop's alone: a rotation's
+ * switch on a drain thread leaves this to the loop. */
+void
+record_closed(struct record *rec, struct tracefile *tf)
+{
 	tracefile_close(tf, record_file_done, rec);
 	tracefile_list_add(&rec->files.closing, tf);
+}
+
+/* Put tf on the closing list; its writes finish there. */
+void
+record_close_file(struct record *rec, struct tracefile *tf)
+{
+	record_detach_file(rec, tf);
+	record_closed(rec, tf);
 }
 
 /*

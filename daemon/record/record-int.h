@@ -13,9 +13,11 @@
  * the timers, the session's bookkeeping), which the loop touches without
  * the lock. "The loop" below means the event loop's thread with the lock
  * held (record.h's functions take it) unless a function says otherwise;
- * "the drain" means the drain thread's passes, or the loop's own drains
- * (a file's last one, the tick's when no thread runs), with the lock
- * held either way. Each group says which of them calls its functions.
+ * "the drain" means the drain thread's passes (a rotation's switch among
+ * them, which one makes for the loop while the loop waits without the
+ * lock), or the loop's own drains (a stop's or a CPU's last one, the
+ * tick's and a switch when no thread runs), with the lock held either
+ * way. Each group says which of them calls its functions.
  * What the drain changes and status reports, the lock's holder publishes
  * as it lets go, and the loop reads that without the lock
  * (record-publish.c).
@@ -209,6 +211,11 @@ struct record_thread {
 	atomic_ulong		 contended;	/* the lock was held */
 	atomic_ulong		 waited_ns;	/* ...this long in all */
 	atomic_int		 realtime_wait;	/* ...timed on CLOCK_REALTIME */
+	/* a rotation's switch the loop asked for (record_thread_switch):
+	 * the next pass of any drainer takes it */
+	struct record_switch * _Atomic switch_asked;
+	int			 switchfd;	/* eventfd: answered, or gone */
+	atomic_int		 gone;		/* drainers that left unasked */
 };
 
 struct record_sink;
@@ -276,8 +283,9 @@ struct record {
 						 * used under the lock */
 
 	/* The drain's, under the lock: the rings, the file they go to and
-	 * its writer. The loop takes the lock to change them (a rotation's
-	 * switch, a pause, CPU hotplug, a stop's last drain). */
+	 * its writer. The loop takes the lock to change them (a pause, CPU
+	 * hotplug, a stop's last drain), or asks a drain thread's pass to
+	 * (a rotation's switch, record_thread_switch). */
 	struct record_cpu	*cpus;		/* never moves: AIO points in */
 	size_t			 nr_cpus;	/* ever opened this recording */
 	size_t			 cap_cpus;	/* the possible CPUs */
@@ -366,12 +374,14 @@ void	record_cpus_free(struct record *);
 int	record_lock_init(struct record *);
 void	record_lock(struct record *);
 void	record_unlock(struct record *);
-/* The loop sleeps ts, without the lock if it holds it once. */
+/* The lock's holder sleeps ts: the loop without the lock if it holds
+ * it once, a drain thread making a switch for the loop without it. */
 void	record_sleep(struct record *, const struct timespec *);
 void	record_thread_init(struct record *);
 /* Run the drain on its thread (SCHED_FIFO cfg.realtime, or the normal
- * scheduler); passed runs in the loop with a pass that failed a write or
- * filled the file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
+ * scheduler); passed runs in the loop, without the lock (it takes it
+ * where it needs it), with a pass that failed a write or filled the
+ * file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
 int	record_thread_start(struct record *, record_passed_fn passed);
 /* Have the thread's next pass read every ring (the tick's): 0, or -1
  * when no thread runs (the caller drains). */
@@ -382,6 +392,10 @@ int	record_thread_pad(struct record *);
 /* The same as record_thread_pad, for flush ticket t (record-flush.c):
  * 0, or -1 when no thread runs. */
 int	record_thread_flush(struct record *, uint64_t t);
+/* The loop, without the lock: have a drain thread's next pass make the
+ * switch sw (record_take_over), and wait for it. 0 once it is made, or
+ * -1 when no drain thread runs or they left (the loop makes it). */
+int	record_thread_switch(struct record *, struct record_switch *sw);
 /* Join it (the lock may be held). */
 void	record_thread_stop(struct record *);
 void	record_thread_free(struct record *);
@@ -569,8 +583,11 @@ json_object *record_compact_status(struct record_compact *);
 
 /* record-rotate.c: the next file's preamble and the switch to it. The
  * loop calls these; record_prep_run runs on the worker thread that
- * record_prep_spawn starts (or in the loop, for a start or a command). */
+ * record_prep_spawn starts (or in the loop, for a start or a command);
+ * record_drain_lost and record_take_over run where the drain runs. */
 struct record_prep;
+/* The loop, with or without the lock: it copies what only the loop
+ * changes. */
 struct record_prep *record_prep_create(struct record *, const char *why);
 void	record_prep_run(struct record_prep *);
 /* Build p on a thread; cb runs in the loop when it is done (arg: rec). */
@@ -578,22 +595,44 @@ int	record_prep_spawn(struct record *, struct record_prep *,
 	    event_callback_fn);
 /* The preamble the thread built (joined), or NULL. */
 struct record_prep *record_prep_join(struct record *);
+/* The loop: the thread joined (with the caller's lock, if it holds
+ * it), keeping ended under the lock. */
 void	record_prep_cancel(struct record *);
 void	record_prep_free(struct record_prep *);
 const char *record_prep_why(const struct record_prep *);
-/* Its file, made in the loop before the switch takes the lock. */
+/* Its file, made in the loop, without the lock, before the switch. */
 void	record_prep_open(struct record *, struct record_prep *);
 /* A file's last drain: every ring, and once more each ring found full,
- * after the kernel's next write into it (its LOST record). */
+ * after the kernel's next write into it (its LOST record). In the drain:
+ * a drain thread's switch, or the loop (a stop, its own switch); it
+ * lets go of the lock while it waits (record_sleep). */
 void	record_drain_lost(struct record *, struct record_pass *);
-/* A new current file from p (start, resume). 0 or -1. */
+/* A new current file from p (start, resume), in the loop under the
+ * lock. 0 or -1. */
 int	record_install(struct record *, struct record_prep *);
 int	record_open_file(struct record *);
-/* Switch the current file to one starting with p: the old one gets what
- * the rings hold and is closed. 0, or -1 with the old file still current
- * (pass says whether its writes failed). */
-int	record_take_over(struct record *, struct record_prep *,
-	    struct record_pass *);
+/*
+ * A rotation's switch to the file whose preamble p holds, as the loop
+ * asks a drain thread for it (record_thread_switch) or makes it itself.
+ * The drain's part (record_take_over, under the lock) fills in the rest:
+ * rc 0 with old, the file it left (detached from the writer, for the
+ * loop to close: record_closed), or -1 with the old file still current
+ * (pass says whether its writes failed); failed, a new file to close
+ * too (record_closed).
+ */
+struct record_switch {
+	struct record_prep	*p;
+	struct record_pass	 pass;		/* the old file's last drain */
+	struct tracefile	*old;
+	struct tracefile	*failed;	/* the new file, made but failed */
+	int			 rc;
+	atomic_int		 done;		/* answered (the drain thread) */
+};
+/* The switch's data part, in the drain (a drain thread's pass for the
+ * loop, which waits meanwhile without the lock; or the loop, where no
+ * drain thread runs or the loop's caller holds the lock): the old file
+ * gets what the rings hold, the new one becomes current. */
+void	record_take_over(struct record *, struct record_switch *);
 
 /* record-rotate.c, for a snapshot's file, in the loop: p's preamble as
  * tf's head (its build-ids included); the bytes to write (taken from p),
@@ -662,7 +701,17 @@ int	record_flight_write(struct record *, struct record_prep *);
 /* record-file.c: files that stopped taking data, and the directory, in
  * the loop */
 void	record_retry_unfinished(struct record *);
+/* Put a file that takes no more data on the closing list: its writer's
+ * part (record_detach_file) and the loop's (record_closed). */
 void	record_close_file(struct record *, struct tracefile *);
+/* The drain's side of a file's close, under the lock (the loop, or a
+ * drain thread's switch): its open pool block goes to disk, the build-ids
+ * read so far go into it. */
+void	record_detach_file(struct record *, struct tracefile *);
+/* The loop's side, which needs no lock (a switch's close is made
+ * without it): the file is closed and its writes finish on the closing
+ * list. */
+void	record_closed(struct record *, struct tracefile *);
 void	record_retire_file(struct record *);
 /* The drain's lock held: the queue reaped, and the closing files whose
  * every request has landed moved to finishing (*landed of them).

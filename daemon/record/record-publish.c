@@ -8,8 +8,8 @@
  * Whoever holds the lock publishes what it changed before it lets go:
  * the drain thread at the end of each pass (record-thread.c), the loop
  * as it leaves the record code (record_unlock), which covers its own
- * drains, a rotation's switch, the reaper's completions and a live
- * change. So there is one publisher at a time, the lock's holder, and
+ * drains, a rotation's switch where it makes it (a drain thread's
+ * switch is its pass's), the reaper's completions and a live change. So there is one publisher at a time, the lock's holder, and
  * any number of readers that never take the lock: a seqlock. The count
  * is odd while a publication is under way; a reader that saw it odd, or
  * changed across its copy, copies again. Every published word is an

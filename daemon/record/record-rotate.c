@@ -1,9 +1,13 @@
 /*
  * record-rotate makes the next file. Its preamble is built on a worker
- * thread while the drain thread keeps draining into the old file (or in
- * the loop, for a start or a command); then the loop takes it over: the
- * old file gets what the rings hold, the new one the tasks born
- * meanwhile.
+ * thread while the drain threads keep draining into the old file (or in
+ * the loop, for a start or a command), and the file is created by the
+ * loop, without the drain's lock. Then the switch takes it over: the old
+ * file gets what the rings hold, the new one the tasks born meanwhile.
+ * The switch is the drain's work (record_take_over): a drain thread's
+ * pass makes it at the loop's request, under the lock the pass takes
+ * anyway, while the loop waits without it (record.c,
+ * record_rotate_switch); the loop closes the old file after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -306,15 +310,22 @@ record_prep_open(struct record *rec, struct record_prep *p)
 		p->tf = record_prep_file(rec);
 }
 
-/* Make p's preamble the start of a new current file. */
-int
-record_install(struct record *rec, struct record_prep *p)
+/*
+ * Make p's preamble the start of a new current file. A file made but
+ * failed (no memory for its buffers, its preamble not written) is left
+ * in *failed for the loop to close (record_closed): the caller may be a
+ * drain thread's switch.
+ */
+static int
+record_install_file(struct record *rec, struct record_prep *p,
+    struct tracefile **failed)
 {
 	struct tracefile	*tf;
 	uint8_t	*buf;
 	size_t	 len;
 	int	 rc;
 
+	*failed = NULL;
 	if (p->rc == -1) {
 		errno = p->err;
 		log_warn("cannot build the trace file preamble");
@@ -334,8 +345,7 @@ record_install(struct record *rec, struct record_prep *p)
 		log_warnx("%s: out of memory for the drain's buffers",
 		    tracefile_partial(rec->cur));
 		tracefile_failed(rec->cur, 0, ENOMEM);
-		tracefile_close(rec->cur, NULL, NULL);
-		tracefile_list_add(&rec->files.closing, rec->cur);
+		*failed = rec->cur;
 		record_set_file(rec, NULL);
 		errno = ENOMEM;
 		return -1;
@@ -357,10 +367,21 @@ record_install(struct record *rec, struct record_prep *p)
 		    tracefile_partial(rec->cur));
 		/* a file without its preamble is useless: finish it empty */
 		tracefile_failed(rec->cur, 0, errno ? errno : EIO);
-		tracefile_close(rec->cur, NULL, NULL);
-		tracefile_list_add(&rec->files.closing, rec->cur);
+		*failed = rec->cur;
 		record_set_file(rec, NULL);
 	}
+	return rc;
+}
+
+int
+record_install(struct record *rec, struct record_prep *p)
+{
+	struct tracefile	*failed;
+	int			 rc;
+
+	rc = record_install_file(rec, p, &failed);
+	if (failed != NULL)
+		record_closed(rec, failed);
 	return rc;
 }
 
@@ -390,12 +411,15 @@ record_open_file(struct record *rec)
  * at a rotation, into the new one: a task born in the loss lives on
  * there, unnamed too).
  *
- * This one waits in the loop, bounded (RECORD_LOST_WAIT_US, and only
- * while a ring the last pass found full stays quiet): a timer instead
- * would make the switch asynchronous, and a rotation's callers count on
- * it being done when it returns (the rotate command answers with the
- * new file; a CPU that came online is enabled only once a file names
- * its ids).
+ * The wait is bounded (RECORD_LOST_WAIT_US, and only while a ring the
+ * last pass found full stays quiet), and made where the switch is made:
+ * on the drain thread that takes a rotation's switch, or in the loop (a
+ * stop, or a switch where no drain thread runs). Either lets go of the
+ * lock while it sleeps (record_sleep), so that the other drain threads
+ * drain on meanwhile. A timer instead would make the switch
+ * asynchronous, and a rotation's callers count on it being done when it
+ * returns (the rotate command answers with the new file; a CPU that came
+ * online is enabled only once a file names its ids).
  */
 void
 record_drain_lost(struct record *rec, struct record_pass *pass)
@@ -429,31 +453,37 @@ record_drain_lost(struct record *rec, struct record_pass *pass)
 }
 
 /*
- * Switch to a new file whose preamble p holds. What the rings hold now
- * goes to the old file first: it happened before the new preamble's walk
- * of /proc ended, and a task that has exited since is named only in the
- * old file. The new file is whole-ready (preamble queued) before the old
- * one stops taking data: every record goes to one file, none to both.
+ * The switch's data part, to a new file whose preamble sw->p holds. What
+ * the rings hold now goes to the old file first: it happened before the
+ * new preamble's walk of /proc ended, and a task that has exited since
+ * is named only in the old file. The new file is whole-ready (preamble
+ * queued) before the old one stops taking data: every record goes to
+ * one file, none to both. All of it is the drain's state, under the
+ * lock; the old file's close (record_closed), its log and its finish
+ * are the loop's, after.
  */
-int
-record_take_over(struct record *rec, struct record_prep *p,
-    struct record_pass *pass)
+void
+record_take_over(struct record *rec, struct record_switch *sw)
 {
+	struct record_prep	*p = sw->p;
 	struct tracefile	*old = rec->cur;
 	uint8_t			*buf;
 	size_t			 len;
 
-	record_drain_lost(rec, pass);
+	sw->rc = -1;
+	sw->old = NULL;
+	sw->failed = NULL;
+	record_drain_lost(rec, &sw->pass);
 	rec->keeping = 0;
-	if (pass->err != 0 || old == NULL) {
+	if (sw->pass.err != 0 || old == NULL) {
 		record_keep_end(rec);
-		return -1;	/* the old file failed: no file to leave */
+		return;		/* the old file failed: no file to leave */
 	}
 	record_set_file(rec, NULL);
-	if (record_install(rec, p) == -1) {
+	if (record_install_file(rec, p, &sw->failed) == -1) {
 		record_keep_end(rec);
 		record_set_file(rec, old);
-		return -1;
+		return;
 	}
 	/* the tasks born during the walk, right after the preamble; their
 	 * times sort them among the samples. Not the FORK of a task the
@@ -467,10 +497,9 @@ record_take_over(struct record *rec, struct record_prep *p,
 			    "walk", tracefile_partial(rec->cur));
 	}
 	record_keep_end(rec);
-	record_close_file(rec, old);
-	log_info("rotated (%s): now writing %s", p->why,
-	    tracefile_partial(rec->cur));
-	return 0;
+	record_detach_file(rec, old);
+	sw->old = old;
+	sw->rc = 0;
 }
 
 static void *
@@ -522,10 +551,13 @@ record_prep_why(const struct record_prep *p)
 	return p->why;
 }
 
-/* A pending rotation's thread is joined and its work dropped. */
+/* A pending rotation's thread is joined and its work dropped; keeping
+ * ends under the lock (the caller's, or its own). */
 void
 record_prep_cancel(struct record *rec)
 {
 	record_prep_free(record_prep_join(rec));
+	record_lock(rec);
 	record_keep_end(rec);
+	record_unlock(rec);
 }

@@ -11,7 +11,7 @@
  * (the kernel wakes it at the watermark) and drains them. The loop owns
  * the session's timers: a periodic tick that has the drain thread read
  * every ring even when no watermark is reached (the loop drains itself
- * when no thread runs), the padder of the direct stream's tail (which
+ * when no thread runs; a rotation's switch is asked of it the same way), the padder of the direct stream's tail (which
  * rides on the tick when the tick comes at least as often), the
  * retry after a pass that found every cblock in flight, and the reaper;
  * and it reads the eventfd on which the drain thread reports a pass that
@@ -40,8 +40,14 @@
 #include "trigger.h"
 #include "flight.h"
 
+/* CPUs come online that a tick opens, at most (the others at the next). */
+#define RECORD_HOTPLUG_MAX	64
+
 static void	record_passed(struct record *, const struct record_pass *);
-static void	record_hotplug(struct record *);
+static size_t	record_hotplug(struct record *, int *, size_t,
+		    struct record_cpu **);
+static void	record_hotplug_added(struct record *, struct record_cpu **,
+		    size_t);
 static void	record_reap(struct record *);
 static void	record_pause(struct record *, const char *);
 static void	record_pause_err(struct record *, int);
@@ -265,28 +271,63 @@ record_set_mode(struct record *rec, uint64_t n)
  */
 static void	record_prep_ready(evutil_socket_t, short, void *);
 
+/*
+ * The switch to p's file, in two parts. Its data part (record_take_over:
+ * the old file's last drain, the new file current, the tasks the walk
+ * kept) is the drain's: the loop asks a drain thread for it, whose next
+ * pass makes it under the lock it takes anyway, and waits for the answer
+ * without the lock (record_thread_switch), so that a loop preempted at
+ * the normal scheduler holds no drain back. Where no drain thread runs,
+ * or where the caller holds the lock (a CPU that came online, in the
+ * tick: it counts on the lock across the rotation), the loop makes it
+ * itself under the lock, as the tick drains then. The rest is the
+ * loop's, unlocked: the old file's close and the log; then, under the
+ * lock for a moment, the reaper, or the pause of a file that failed.
+ */
 static int
-record_switch(struct record *rec, struct record_prep *p)
+record_rotate_switch(struct record *rec, struct record_prep *p)
 {
-	struct record_pass	 pass;
+	struct record_switch	 sw;
+	int			 gone = 0;
 
-	if (record_take_over(rec, p, &pass) == 0) {
-		record_reap(rec);
-		return 0;
+	memset(&sw, 0, sizeof(sw));
+	sw.p = p;
+	if (rec->held > 0 || record_thread_switch(rec, &sw) == -1) {
+		record_lock(rec);
+		record_take_over(rec, &sw);
+		record_unlock(rec);
 	}
-	if (pass.err != 0)
-		record_pause_err(rec, pass.err);
-	else if (outdir_gone(rec->dirfd, rec->cfg.output_dir))
+	if (sw.failed != NULL)
+		record_closed(rec, sw.failed);
+	if (sw.rc == 0) {
+		record_test_hold("PERFSPILL_TEST_SWITCH_HOLD",
+		    "the old file's close");
+		record_closed(rec, sw.old);
+		log_info("rotated (%s): now writing %s", record_prep_why(p),
+		    tracefile_partial(rec->cur));
+	} else if (sw.pass.err == 0)
+		gone = outdir_gone(rec->dirfd, rec->cfg.output_dir);
+	record_lock(rec);
+	if (sw.rc == 0)
+		record_reap(rec);
+	else if (sw.pass.err != 0)
+		record_pause_err(rec, sw.pass.err);
+	else if (gone)
 		/* the old file stays open, but has nowhere to be finished */
 		record_pause(rec, NULL);
-	return -1;
+	record_unlock(rec);
+	return sw.rc;
 }
 
 /*
- * The rotation's first half, under the drain's lock: what the preamble
- * needs is copied (p), and the drain keeps the task records it reads
- * from now. 1: p is to be run (and switched to); 0: nothing to do (one
- * is being built already, or a thread builds this one); -1: no rotation.
+ * The rotation's first half: what the preamble needs is copied (p), and
+ * the drain keeps the task records it reads from now. The copy is made
+ * without the drain's lock: what it reads (the events, their ids, the
+ * CPUs, the settings) only the loop changes. Only keeping begins under
+ * it, before the walk's thread starts (thread creation took 0.1-2.5 ms
+ * here under a storm, under the lock before). 1: p is to be run (and
+ * switched to); 0: nothing to do (one is being built already, or a
+ * thread builds this one); -1: no rotation.
  */
 static int
 record_rotate_begin(struct record *rec, const char *why, int wait,
@@ -300,7 +341,9 @@ record_rotate_begin(struct record *rec, const char *why, int wait,
 		return 0;	/* one is already being built: it will do */
 	if ((p = record_prep_create(rec, why)) == NULL)
 		return -1;
+	record_lock(rec);
 	record_keep_begin(rec);
+	record_unlock(rec);
 	if (!wait) {
 		if (record_prep_spawn(rec, p, record_prep_ready) == 0)
 			return 0;
@@ -310,7 +353,9 @@ record_rotate_begin(struct record *rec, const char *why, int wait,
 	return 1;
 }
 
-/* Its second half, under the lock again: the switch to p's file. */
+/* Its second half: the switch to p's file. The loop's: it alone
+ * changes the state and the current file (or a drain thread it waits
+ * for, record_rotate_switch). */
 static int
 record_rotate_end(struct record *rec, struct record_prep *p)
 {
@@ -318,9 +363,12 @@ record_rotate_end(struct record *rec, struct record_prep *p)
 
 	/* paused or stopped meanwhile: the preamble is not wanted now */
 	if (rec->state == RECORD_RUNNING && rec->cur != NULL)
-		rc = record_switch(rec, p);
-	else
+		rc = record_rotate_switch(rec, p);
+	else {
+		record_lock(rec);
 		record_keep_end(rec);
+		record_unlock(rec);
+	}
 	record_prep_free(p);
 	return rc;
 }
@@ -329,8 +377,10 @@ record_rotate_end(struct record *rec, struct record_prep *p)
  * A rotation that waits (a command's, a live change's) walks /proc in
  * the loop, without the drain's lock: the walk takes tens of
  * milliseconds, and the rings fill meanwhile. Called with the lock held
- * already (from a timer), the walk holds it; those rotations do not
- * wait, their walk runs on the rotation thread.
+ * already (a CPU that came online, in the tick; a live change of
+ * cblocks), the walk and the switch hold it; the rotations of a timer
+ * or a pass (age, size) are asked without it and do not wait: their
+ * walk runs on the rotation thread.
  */
 int
 record_rotate(struct record *rec, const char *why, int wait)
@@ -338,17 +388,12 @@ record_rotate(struct record *rec, const char *why, int wait)
 	struct record_prep	*p = NULL;
 	int			 rc;
 
-	record_lock(rec);
 	rc = record_rotate_begin(rec, why, wait, &p);
-	record_unlock(rec);
 	if (rc != 1)
 		return rc;
 	record_prep_run(p);
 	record_prep_open(rec, p);
-	record_lock(rec);
-	rc = record_rotate_end(rec, p);
-	record_unlock(rec);
-	return rc;
+	return record_rotate_end(rec, p);
 }
 
 static void
@@ -358,9 +403,7 @@ record_prep_ready(evutil_socket_t fd, short what, void *arg)
 	struct record_prep	*p = record_prep_join(rec);
 
 	record_prep_open(rec, p);
-	record_lock(rec);
 	(void)record_rotate_end(rec, p);
-	record_unlock(rec);
 }
 
 /*
@@ -612,7 +655,9 @@ static void
 record_passed(struct record *rec, const struct record_pass *pass)
 {
 	struct timeval	 tv = { 0, 0 };
+	int		 rotate;
 
+	record_lock(rec);
 	record_note_direct(rec);
 	if (pass->busy > 0 && rec->retry != NULL) {
 		if (rec->retry_us < RECORD_RETRY_MIN_US)
@@ -625,7 +670,10 @@ record_passed(struct record *rec, const struct record_pass *pass)
 		rec->retry_us = RECORD_RETRY_MIN_US;
 	if (pass->err != 0)
 		record_pause_err(rec, pass->err);
-	else if (pass->full && record_at_size(rec))
+	rotate = pass->err == 0 && pass->full && record_at_size(rec);
+	record_unlock(rec);
+	/* its begin takes the lock only where it must (record_rotate_begin) */
+	if (rotate)
 		record_rotate(rec, "size", 0);
 }
 
@@ -804,27 +852,45 @@ record_tick_drain(struct record *rec)
 	}
 	if ((pad ? record_thread_pad(rec) : record_thread_sweep(rec)) == 0)
 		return;
+	record_lock(rec);
 	record_pass(rec, 0);
 	if (pad)
 		record_pad_tail(rec);
+	record_unlock(rec);
 }
 
+/*
+ * The tick holds the drain's lock once, for what changes the drain's
+ * state (the queue reaped, the pool shrunk, CPUs gone or opened), and
+ * only for that: the online list is read before (a file in /sys, 30-80
+ * us here under a storm), a new CPU's rotation and the drain thread's
+ * wakeup come after. Woken under the lock, the drain thread met it held
+ * and lent the loop its priority until the tick let go.
+ */
 static void
 record_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct record	*rec = arg;
+	struct record		*rec = arg;
+	struct record_cpu	*added[RECORD_HOTPLUG_MAX];
+	int			*cpus = NULL;
+	size_t			 n = 0, nr_added = 0;
 
-	/* once, for all the tick does under it: the drain thread's pass
-	 * waits for no second turn of the loop's */
+	/* unreadable (mid-write): the next tick sees it */
+	if (rec->state == RECORD_RUNNING &&
+	    record_online_cpus(&cpus, &n) == -1)
+		cpus = NULL;
 	record_lock(rec);
 	record_reap(rec);
 	/* a burst that is over gives its blocks back */
 	writer_shrink(&rec->w);
-	record_hotplug(rec);
-	/* asked last, as the loop lets go of the lock */
+	if (rec->state == RECORD_RUNNING)
+		nr_added = record_hotplug(rec, cpus, n, added);
+	record_unlock(rec);
+	free(cpus);
+	if (nr_added > 0)
+		record_hotplug_added(rec, added, nr_added);
 	if (rec->state == RECORD_RUNNING)
 		record_tick_drain(rec);
-	record_unlock(rec);
 	record_housekeeping(rec);
 }
 
@@ -875,12 +941,14 @@ record_padder_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct record	*rec = arg;
 
+	/* on the drain thread, after a pass over every ring, woken without
+	 * the lock (the tick's reason); only a direct file has a tail to
+	 * pad (a flight recording has no file) */
+	if (rec->state != RECORD_RUNNING || rec->cur == NULL ||
+	    !tracefile_direct_on(rec->cur) || record_thread_pad(rec) == 0)
+		return;
 	record_lock(rec);
-	/* on the drain thread, after a pass over every ring; only a direct
-	 * file has a tail to pad (a flight recording has no file) */
-	if (rec->state == RECORD_RUNNING && rec->cur != NULL &&
-	    tracefile_direct_on(rec->cur) && record_thread_pad(rec) == -1)
-		record_pad_tail(rec);
+	record_pad_tail(rec);
 	record_unlock(rec);
 }
 
@@ -1576,21 +1644,24 @@ record_cpu_offline(struct record *rec, struct record_cpu *c)
 	record_passed(rec, &pass);
 }
 
-static void
-record_hotplug(struct record *rec)
+/*
+ * The tick's look at the online CPUs (cpus, n: NULL when unreadable),
+ * under the lock: the closed CPUs' cblocks freed, the CPUs gone offline
+ * closed, those come online opened, disabled, into added (at most
+ * RECORD_HOTPLUG_MAX a tick; the others at the next). Their number.
+ */
+static size_t
+record_hotplug(struct record *rec, int *cpus, size_t n,
+    struct record_cpu **added)
 {
-	/* at most this many a tick; the others at the next */
-	struct record_cpu	*c, *added[64];
+	struct record_cpu	*c;
 	struct config_error	 err;
-	int			*cpus;
-	size_t			 n, i, j, nr_added = 0;
+	size_t			 i, j, nr_added = 0;
 	int			 on;
 
-	if (rec->state != RECORD_RUNNING)
-		return;
 	record_free_offline(rec);
-	if (record_online_cpus(&cpus, &n) == -1)
-		return;	/* mid-write or unreadable: the next tick sees it */
+	if (cpus == NULL)
+		return 0;
 	record_only_cpus(rec, cpus, &n);
 	for (i = 0; i < rec->nr_cpus && rec->state == RECORD_RUNNING; i++) {
 		c = &rec->cpus[i];
@@ -1601,8 +1672,8 @@ record_hotplug(struct record *rec)
 		if (!on && !c->offline)
 			record_cpu_offline(rec, c);
 	}
-	for (j = 0; j < n && nr_added < sizeof(added) / sizeof(added[0]);
-	    j++) {
+	for (j = 0; j < n && nr_added < RECORD_HOTPLUG_MAX &&
+	    rec->state == RECORD_RUNNING; j++) {
 		for (c = NULL, i = 0; i < rec->nr_cpus && c == NULL; i++)
 			if (rec->cpus[i].cpu == cpus[j])
 				c = &rec->cpus[i];
@@ -1623,12 +1694,29 @@ record_hotplug(struct record *rec)
 		}
 		added[nr_added++] = c;
 	}
-	free(cpus);
-	if (nr_added == 0)
-		return;
+	return nr_added;
+}
+
+/*
+ * The CPUs the tick opened, after it let go of the lock: the rotation to
+ * a file whose head names their ids walks /proc and switches as any
+ * command's does, without the lock (the drain threads drain on into the
+ * old file meanwhile, and the new CPUs' rings, disabled, hold nothing);
+ * then they are enabled, under it.
+ */
+static void
+record_hotplug_added(struct record *rec, struct record_cpu **added,
+    size_t nr_added)
+{
+	size_t	 i;
+	int	 rc = 0;
+
 	/* a rotation being built has the old ids: build one with the new */
 	record_prep_cancel(rec);
-	if (rec->cur != NULL && record_rotate(rec, "cpu online", 1) == -1) {
+	if (rec->cur != NULL)
+		rc = record_rotate(rec, "cpu online", 1);
+	record_lock(rec);
+	if (rc == -1) {
 		/* no file would know its ids: close and try again later */
 		for (i = 0; i < nr_added; i++) {
 			record_cpu_close(rec, added[i]);
@@ -1636,6 +1724,7 @@ record_hotplug(struct record *rec)
 		}
 		log_warnx("cannot rotate to a file with the new CPU's ids; "
 		    "trying again at the next tick");
+		record_unlock(rec);
 		return;
 	}
 	for (i = 0; i < nr_added; i++) {
@@ -1645,4 +1734,5 @@ record_hotplug(struct record *rec)
 		    "%" PRIu64 " cblocks)", added[i]->cpu, rec->nr_fds,
 		    rec->cfg.cblocks);
 	}
+	record_unlock(rec);
 }

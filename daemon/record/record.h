@@ -86,8 +86,9 @@ enum record_window_end record_window_end(const struct record *,
 /*
  * Finish the current file and continue in a new one; why is logged.
  * wait: the new file is current when this returns (its preamble built in
- * the loop); else the preamble is built on a thread and the switch comes
- * later. 0, or -1 when not recording (or no new file could be made).
+ * the loop, the switch made by a drain thread while the loop waits);
+ * else the preamble is built on a thread and the switch comes later. 0,
+ * or -1 when not recording (or no new file could be made).
  */
 int	record_rotate(struct record *, const char *why, int wait);
 /*

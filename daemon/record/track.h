@@ -19,7 +19,8 @@
  * The drain copies task records (a rotation's carry-over, a flight
  * recording's store, the compact worker's maps) on the drain thread or
  * in the loop; a preamble's worker thread reads the tids of its own
- * walk; the loop drops FORKs at a take-over.
+ * walk; the switch drops FORKs at a take-over (a drain thread's pass for
+ * the loop, or the loop).
  */
 #ifndef PERFSPILL_TRACK_H
 #define PERFSPILL_TRACK_H
