@@ -131,7 +131,7 @@ struct buildid {
 
 	pthread_mutex_t		  mtx;
 	pthread_cond_t		  work;		/* the queue has an entry */
-	pthread_cond_t		  done;		/* an entry was read */
+	pthread_cond_t		  done;		/* the queue was read */
 	struct buildid_file	 *qhead, **qtail;
 	size_t			  nqueued;	/* not idle */
 	int			  kick;		/* the recording's side queued
@@ -379,7 +379,11 @@ buildid_worker(void *arg)
 			f->state = BUILDID_IDLE;
 			b->nqueued--;
 		}
-		pthread_cond_broadcast(&b->done);
+		/* a flush waits for every queued look (buildid_flush): it is
+		 * woken once the queue is empty, not after each file, which
+		 * woke the loop some 15 times a stop on a compile load */
+		if (b->qhead == NULL)
+			pthread_cond_broadcast(&b->done);
 		if (found) {
 			/* the log is written without the mutex: the
 			 * recording's side may be waiting for it */
