@@ -221,6 +221,19 @@ buildid_look(const struct buildid_file *f, const struct buildid_stamp *was,
 	int		 fd, i;
 
 	*len = 0;
+	/*
+	 * A file read before and mapped again is most often the same: its
+	 * name, as we see it, gives the inode and the stamp that say so
+	 * for a walk of the name, where map_files/ costs a /proc lookup
+	 * and the task's mm (the build-id reader's CPU on a compile load
+	 * was mostly those). Any other answer looks the long way.
+	 */
+	if (was != NULL && was->settled && stat(f->name, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_ino == f->ino) {
+		buildid_stamp(now, &st);
+		if (buildid_stamp_same(was, now))
+			return BUILDID_SAME;
+	}
 	if (buildid_find(f, path, sizeof path, &st) == -1)
 		return BUILDID_GONE;
 	buildid_stamp(now, &st);
