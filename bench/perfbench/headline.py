@@ -55,22 +55,26 @@ class Conf:
     """One recorder configuration of a load."""
 
     def __init__(self, label, recorder, n, write=None, realtime=0,
-                 callgraph=None):
+                 callgraph=None, psd_callgraph=None):
         self.label = label
         self.recorder = recorder    # "perfspilld" or "perf"
         self.n = n                  # cblocks, or perf's --aio (0: serial)
         self.write = write          # perfspilld: "buffered" or None
         self.realtime = realtime
         self.callgraph = callgraph  # perf: "dwarf", or None for -g
+        # perfspilld: --call-graph at the start, or None as configured
+        self.psd_callgraph = psd_callgraph
 
     def spec_for(self, spec):
         """The load's spec with this configuration's own settings."""
         if self.realtime == spec.realtime and \
-                self.callgraph == spec.perf_callgraph:
+                self.callgraph == spec.perf_callgraph and \
+                self.psd_callgraph == spec.psd_callgraph:
             return spec
         spec = copy.copy(spec)
         spec.realtime = self.realtime
         spec.perf_callgraph = self.callgraph
+        spec.psd_callgraph = self.psd_callgraph
         return spec
 
     def run(self, bench, load, spec):
@@ -85,7 +89,8 @@ class Conf:
             # perf_args adds -r and the call graph itself
             a = ["perf", "record"] + self.spec_for(spec).perf_args(self.n)
             return " ".join(a) + " -o FILE"
-        a = ["perfspillctl", "start"] + spec.psd_args(self.n)
+        a = ["perfspillctl", "start"] + \
+            self.spec_for(spec).psd_args(self.n)
         if self.write == "buffered":
             a.append("--no-direct-io")
         if self.realtime:
@@ -105,8 +110,21 @@ def perf(n, realtime=0, callgraph=None):
 
 # always-on's second perf: the DWARF stacks perfspilld's compact config
 # records (perf -g walks frame pointers, which most of Debian's binaries
-# lack): like for like; the target stays against perf --aio=2 -g
+# lack): like for like; issue 30's target stays against perf --aio=2 -g
 PERF_DWARF = "perf --aio=2 --call-graph dwarf"
+PERF_FP = "perf --aio=2"
+# always-on's second perfspilld: the shipped config with frame-pointer
+# stacks, like for like with perf --aio=2 -g
+PSD_FP = "perfspilld --call-graph fp"
+# issue 38's always-on pairs, each recording the same stacks at the same
+# frequency into rings of the same size: perfspilld, perf, what both
+# record
+AON_PAIRS = [
+    (SHIPPED, PERF_DWARF, "DWARF stacks: 8 KiB of user stack a sample "
+     "(perfspilld unwinds it itself and writes callchains; perf writes "
+     "it raw for perf report to unwind)"),
+    (PSD_FP, PERF_FP, "frame-pointer stacks (callchains the kernel walks)"),
+]
 
 
 def storm_spec():
@@ -193,15 +211,17 @@ def loads(args, b, work):
          "on a mixed load",
          "load": mixed, "batch": None,
          "spec": None,          # from the shipped config, below
-         "confs": [Conf(SHIPPED, "perfspilld", None), perf(2),
-                   perf(2, callgraph="dwarf")],
+         "confs": [Conf(SHIPPED, "perfspilld", None),
+                   Conf(PSD_FP, "perfspilld", None, psd_callgraph="fp"),
+                   perf(2), perf(2, callgraph="dwarf")],
          "rounds": 1 if q else 3, "peer": "perf --aio=2",
          "what": "`mixed`: 4 C files compiled two at a time, rounds "
          "calibrated to %g s, beside a ping-pong pair at 200 round trips "
          "a second; conf/perfspilld.json as shipped, a plain "
-         "`perfspillctl start` (perf: the same events, --aio=2, with "
-         "frame-pointer callchains (-g) and, like for like with the "
-         "shipped compact config's DWARF stacks, --call-graph dwarf)" %
+         "`perfspillctl start`, and the same with `--call-graph fp` "
+         "(perf: the same events and ring, --aio=2, with frame-pointer "
+         "callchains (-g) and, like for like with the shipped compact "
+         "config's DWARF stacks, --call-graph dwarf)" %
          mixed.target_s},
         {"key": "sweep", "title": "sweep: the storm (a) with other "
          "settings", "load": storm, "batch": storm_calls,
@@ -241,7 +261,9 @@ def measure(args, bench, L, results):
     load, spec = L["load"], L["spec"]
     if spec is None:
         spec = L["spec"] = always_on_spec(bench)
-        L["confs"][0].n = spec.cblocks
+        for c in L["confs"]:
+            if c.recorder == "perfspilld" and c.n is None:
+                c.n = spec.cblocks
     if L["batch"] is not None:
         load.batch = L["batch"]
     elif load.batch is None:
@@ -407,7 +429,34 @@ def targets(results):
              "perfspilld %s, %s %s" % (
                  fmt_med(values(LD, SHIPPED, "cpu_s"), ".3f"), PERF_DWARF,
                  fmt_med(values(LD, PERF_DWARF, "cpu_s"), ".3f")), None)]
+        # issue 38's, like for like: each pair records the same stacks
+        for psd, prf, _ in AON_PAIRS:
+            T["always-on"] += [
+                cmp_target("issue 38: %s's wakeups <= %s's, /s" % (
+                    psd, prf), med(LD, psd, "wakeups_per_s"),
+                    med(LD, prf, "wakeups_per_s"), 1, ".1f"),
+                cmp_target("issue 38: %s's recorder CPU <= 0.5x %s's, s" % (
+                    psd, prf), med(LD, psd, "cpu_s"), med(LD, prf, "cpu_s"),
+                    0.5, ".3f")]
     return T
+
+
+def aon_rows(LD):
+    """Issue 38's always-on pairs: wakeups and CPU of each recorder, their
+    ratios and the verdict (wakeups <= perf's, CPU <= 0.5x perf's)."""
+    rows = []
+    for psd, prf, what in AON_PAIRS:
+        wa, wb = values(LD, psd, "wakeups_per_s"), \
+            values(LD, prf, "wakeups_per_s")
+        ca, cb = values(LD, psd, "cpu_s"), values(LD, prf, "cpu_s")
+        rw, rc = ratio(median(wa), median(wb)), ratio(median(ca),
+                                                      median(cb))
+        ok = None if rw is None or rc is None else rw <= 1 and rc <= 0.5
+        rows.append(["%s against %s" % (psd, prf), what,
+                     fmt_med(wa, ".1f"), fmt_med(wb, ".1f"), fmt_ratio(rw),
+                     fmt_med(ca, ".3f"), fmt_med(cb, ".3f"), fmt_ratio(rc),
+                     word(ok)])
+    return rows
 
 
 def verdict(ts):
@@ -551,7 +600,20 @@ def report(args, results):
                        "lost %, perf", "ratio", "CPU s, perfspilld",
                        "CPU s, perf", "ratio", "verdict"],
                       headline_rows(results, T)))
-    L += ["", "## Targets (issue 30)", ""]
+    LD = results["loads"].get("always-on")
+    if LD and any(c == PSD_FP for c in LD["configs"]):
+        L += ["", "## Always-on, like for like (issue 38)", "",
+              "%s: each perfspilld against the perf that records the same "
+              "stacks at the same frequency into rings of the same size. "
+              "Wakeups: the voluntary context switches of every thread "
+              "over the recorder's life, per second of the load; CPU as "
+              "above. Target: wakeups <= perf's at CPU <= 0.5x perf's." %
+              LD["title"].split(":")[0], ""]
+        L.append(md_table(["pair", "what both record", "wakeups /s, "
+                           "perfspilld", "wakeups /s, perf", "ratio",
+                           "CPU s, perfspilld", "CPU s, perf", "ratio",
+                           "verdict"], aon_rows(LD)))
+    L += ["", "## Targets (issues 30 and 38)", ""]
     rows = []
     for key, ts in T.items():
         for what, measured, ok in ts:

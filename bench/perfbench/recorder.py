@@ -26,8 +26,12 @@ class Spec:
     def __init__(self, event, freq=None, callgraph=False, pages=128,
                  cblocks=4, self_events=False, shipped=False, compress=0,
                  realtime=0, pressure=None, shipped_daemon=False,
-                 perf_callgraph=None):
+                 perf_callgraph=None, psd_callgraph=None):
         self.event = event
+        # perfspilld's --call-graph MODE at the start (None: as the
+        # config says): the shipped config's compact stacks, or "fp" to
+        # set it against perf -g like for like
+        self.psd_callgraph = psd_callgraph
         # perf's call graph when callgraph is set: None is -g (frame
         # pointers), "dwarf" is --call-graph dwarf (perfspilld's compact
         # config records the same DWARF stacks)
@@ -71,12 +75,16 @@ class Spec:
 
     def psd_args(self, cblocks):
         if self.shipped:
-            return []           # the config file says it all
+            # the config file says it all, but for the stacks asked
+            return ["--call-graph", self.psd_callgraph] \
+                if self.psd_callgraph else []
         a = ["-e", self.event, "-m", str(self.pages), "--cblocks",
              str(cblocks)]
         if self.freq:
             a += ["-F", str(self.freq)]
         a.append("-g" if self.callgraph else "--no-callgraph")
+        if self.callgraph and self.psd_callgraph:
+            a += ["--call-graph", self.psd_callgraph]
         if self.compress:
             a += ["-z", str(self.compress)]
         if self.realtime:

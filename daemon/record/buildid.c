@@ -131,7 +131,7 @@ struct buildid {
 
 	pthread_mutex_t		  mtx;
 	pthread_cond_t		  work;		/* the queue has an entry */
-	pthread_cond_t		  done;		/* an entry was read */
+	pthread_cond_t		  done;		/* the queue was read */
 	struct buildid_file	 *qhead, **qtail;
 	size_t			  nqueued;	/* not idle */
 	int			  kick;		/* the recording's side queued
@@ -221,6 +221,19 @@ buildid_look(const struct buildid_file *f, const struct buildid_stamp *was,
 	int		 fd, i;
 
 	*len = 0;
+	/*
+	 * A file read before and mapped again is most often the same: its
+	 * name, as we see it, gives the inode and the stamp that say so
+	 * for a walk of the name, where map_files/ costs a /proc lookup
+	 * and the task's mm (the build-id reader's CPU on a compile load
+	 * was mostly those). Any other answer looks the long way.
+	 */
+	if (was != NULL && was->settled && stat(f->name, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_ino == f->ino) {
+		buildid_stamp(now, &st);
+		if (buildid_stamp_same(was, now))
+			return BUILDID_SAME;
+	}
 	if (buildid_find(f, path, sizeof path, &st) == -1)
 		return BUILDID_GONE;
 	buildid_stamp(now, &st);
@@ -379,7 +392,11 @@ buildid_worker(void *arg)
 			f->state = BUILDID_IDLE;
 			b->nqueued--;
 		}
-		pthread_cond_broadcast(&b->done);
+		/* a flush waits for every queued look (buildid_flush): it is
+		 * woken once the queue is empty, not after each file, which
+		 * woke the loop some 15 times a stop on a compile load */
+		if (b->qhead == NULL)
+			pthread_cond_broadcast(&b->done);
 		if (found) {
 			/* the log is written without the mutex: the
 			 * recording's side may be waiting for it */

@@ -144,6 +144,15 @@ struct record_cpu {
 #define RECORD_RETRY_MAX_US	8000
 
 /*
+ * A closing file's completions (its last writes, its fsync on glibc's
+ * AIO thread) are polled after 5 ms, then 10, 20, 40 while nothing
+ * lands: a stop's fsync takes 50-100 ms here, and a poll every 5 ms
+ * throughout was 10-20 of the daemon's wakeups a stop.
+ */
+#define RECORD_REAP_MIN_US	5000
+#define RECORD_REAP_MAX_US	40000
+
+/*
  * What a pass saw, for the session to act on (record.c decides:
  * the job files report and never pause, rotate or finish themselves).
  */
@@ -325,6 +334,7 @@ struct record {
 	struct record_prep	*prep;		/* a rotation being prepared */
 	uint64_t		 ktext, ketext;	/* kernel text, read once a start */
 	struct event		*reaper;	/* polls completions while closing */
+	long			 reap_us;	/* ...every this long, doubling */
 	struct event		*retry;		/* a drain again soon: cblocks were
 						 * all in flight */
 	long			 retry_us;	/* ...after this long, doubling */

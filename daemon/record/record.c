@@ -1443,7 +1443,7 @@ record_finish_stop(struct record *rec)
 static void
 record_reap(struct record *rec)
 {
-	struct timeval	 soon = { 0, 5000 }, now = { 0, 0 };
+	struct timeval	 soon = { 0, 0 }, now = { 0, 0 };
 	size_t		 landed, closing = record_reap_files(rec, &landed);
 	int		 pending = !TAILQ_EMPTY(&rec->files.finishing);
 
@@ -1453,8 +1453,15 @@ record_reap(struct record *rec)
 	    writer_busy(&rec->w) == 0 && rec->prep == NULL &&
 	    !record_window_busy(rec))
 		record_finish_stop(rec);
-	else if (rec->reaper != NULL && (closing > 0 || pending))
+	else if (rec->reaper != NULL && (closing > 0 || pending)) {
+		/* sooner again after something landed (RECORD_REAP_*) */
+		if (landed > 0 || rec->reap_us < RECORD_REAP_MIN_US)
+			rec->reap_us = RECORD_REAP_MIN_US;
+		soon.tv_usec = rec->reap_us;
+		if (rec->reap_us < RECORD_REAP_MAX_US)
+			rec->reap_us *= 2;
 		event_add(rec->reaper, landed > 0 ? &now : &soon);
+	}
 }
 
 static int

@@ -26,13 +26,19 @@ SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
 SUFFIX = ".perf-maps.tar"
 
 
-def jitgen(secs):
-    """Runs jitload (jit_hot, then jit_cold) to its end; its pid and the
-    text of its map."""
+def jit_running(secs):
+    """jitload (jit_hot, then jit_cold) running for secs: the process,
+    its map written."""
     if os.uname().machine != "x86_64":
         raise harness.Skip("jitload generates x86-64 code only")
     p = subprocess.Popen([JITLOAD, str(secs)], stdout=subprocess.PIPE)
     assert p.stdout.readline().strip() == b"ready"
+    return p
+
+
+def jitgen(secs):
+    """Runs jitload to its end; its pid and the text of its map."""
+    p = jit_running(secs)
     with open("/tmp/perf-%d.map" % p.pid, "rb") as f:
         text = f.read()
     assert p.wait() == 0
@@ -140,6 +146,58 @@ def test_map_copied_named_and_read_elsewhere():
             for p in ("/tmp/perf-%d.map" % pid,):
                 if os.path.exists(p):
                     os.unlink(p)
+
+
+def test_maps_from_before_the_start_and_renamed_are_copied():
+    """The daemon keeps /tmp's map names by an inotify watch from one
+    readdir on: a map written before the daemon started (the readdir's)
+    and a map renamed away and back while its process runs (two events)
+    are both copied once their processes have exited."""
+    procs, made = [], []
+    try:
+        early = jit_running(3.0)
+        procs.append(early)
+        made.append("/tmp/perf-%d.map" % early.pid)
+        with open(made[-1], "rb") as f:
+            early_text = f.read()
+        with Daemon() as d:
+            d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
+            moved = jit_running(2.5)
+            procs.append(moved)
+            live = "/tmp/perf-%d.map" % moved.pid
+            made.append(live)
+            with open(live, "rb") as f:
+                moved_text = f.read()
+            # away for longer than a scan, and back
+            away = "/tmp/perfspill-test-away-%d" % moved.pid
+            made.append(away)
+            os.rename(live, away)
+            time.sleep(1.5)
+            os.rename(away, live)
+            for p in procs:
+                assert p.wait() == 0
+            d.ctl("stop")
+            path = d.finished_files()[0]
+            got = members(path + SUFFIX)
+            want = {"perf-%d.map" % early.pid: early_text,
+                    "perf-%d.map" % moved.pid: moved_text}
+            assert {k: got.get(k) for k in want} == want, d.read_log()
+            with open(path + ".json") as f:
+                pids = json.load(f)["perf_maps"]["pids"]
+            assert early.pid in pids and moved.pid in pids, pids
+            # perf reads the same maps on this host: they name the code
+            rep = perf("report", "-i", path, "--stdio", "--sort", "sym",
+                       "--pid", str(moved.pid),
+                       tmp=("perf-%d.map" % moved.pid,)).stdout
+            assert "jit_hot" in rep, rep
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for p in made:
+            if os.path.lexists(p):
+                os.unlink(p)
 
 
 def test_no_map_no_companion():
@@ -380,8 +438,16 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
     with open("/proc/sys/kernel/pid_max") as f:
         pid_max = int(f.read())
     junk = ["/tmp/perf-%d.map" % (pid_max + 1 + i) for i in range(4000)]
-    dead = [p for p in range(pid_max - 3000, pid_max)
-            if not os.path.exists("/proc/%d" % p)][:1000]
+    # dead pids just below the last one given: the kernel gives them
+    # again only after it wraps, not while the test runs (below pid_max
+    # the counter of a busy machine came by and made them live, sampled
+    # processes whose junk maps were copied)
+    with open("/proc/loadavg") as f:
+        last = int(f.read().split()[4])
+    dead = [p % pid_max for p in range(last + pid_max - 3000,
+                                       last + pid_max)]
+    dead = [p for p in dead if p > 300 and
+            not os.path.exists("/proc/%d" % p)][:1000]
     junk += ["/tmp/perf-%d.map" % p for p in dead]
     made = []
     stop = threading.Event()

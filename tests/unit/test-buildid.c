@@ -502,13 +502,16 @@ test_preamble(void)
 	sbuf_finish(&sb);
 }
 
-/* Until the worker has looked at every file noted so far. */
+/* Until the worker has looked at every file noted so far: kicked, as a
+ * drain pass ends (without the kick the worker sleeps on, unless it was
+ * still awake from the last look: a race the test won most times). */
 static void
 settle(struct buildid *b)
 {
 	uint64_t	 files, cleared, reading;
 	int		 i;
 
+	buildid_kick(b);
 	for (i = 0; i < 10000; i++) {
 		buildid_stats(b, &files, &cleared, &reading);
 		if (reading == 0)
