@@ -631,6 +631,10 @@ int	record_open_file(struct record *);
  * too (record_closed).
  */
 struct record_switch {
+	/* what makes it (record_take_over): named by the loop, so that the
+	 * drain thread needs no arrow to record-rotate.c */
+	void			(*make)(struct record *,
+				    struct record_switch *);
 	struct record_prep	*p;
 	struct record_pass	 pass;		/* the old file's last drain */
 	struct tracefile	*old;

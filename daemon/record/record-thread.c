@@ -170,7 +170,7 @@ record_thread_answer(struct record_thread *t)
 static int
 record_thread_switch_pass(struct record *rec, struct record_switch *sw)
 {
-	record_take_over(rec, sw);
+	sw->make(rec, sw);
 	record_publish(rec);
 	atomic_store(&sw->done, 1);
 	record_thread_answer(&rec->thread);

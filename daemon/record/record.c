@@ -291,6 +291,7 @@ record_rotate_switch(struct record *rec, struct record_prep *p)
 	int			 gone = 0;
 
 	memset(&sw, 0, sizeof(sw));
+	sw.make = record_take_over;
 	sw.p = p;
 	if (rec->held > 0 || record_thread_switch(rec, &sw) == -1) {
 		record_lock(rec);
