@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <linux/perf_event.h>
 
@@ -78,6 +79,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 	struct record_take	 t;
 	struct record_sweep	 w = { 0 };
 	struct tracefile	*tf = rec->cur;
+	struct timespec		 now;
 	size_t			 i;
 
 	memset(pass, 0, sizeof(*pass));
@@ -95,6 +97,9 @@ record_drain(struct record *rec, uint64_t min, int last,
 	 * on another CPU after that ring's head was read, went to the next
 	 * file.
 	 */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	rec->pass_ns = (uint64_t)now.tv_sec * 1000000000u +
+	    (uint64_t)now.tv_nsec;
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].ring.base != NULL)
 			rec->cpus[i].pass_head = ring_head(&rec->cpus[i].ring);

@@ -309,6 +309,9 @@ struct record {
 						 * compressed */
 	size_t			 zcap;
 	uint64_t		 round_bytes;	/* written since the last round */
+	uint64_t		 pass_ns;	/* when this pass read the heads */
+	uint64_t		 round_ns;	/* ...the last round's pass did */
+	uint64_t		 unrounded;	/* in the file since that round */
 	struct sbuf		 kept;		/* a rotation's walk's task records */
 	int			 keeping;	/* ...drained since it began */
 	struct record_flush	 flush;		/* flushes asked for */
