@@ -44,8 +44,10 @@ $B/perfspillctl -s $W/a.sock --json status > $W/st.json
 $B/perfspillctl -s $W/a.sock stop >/dev/null
 snap > $W/s3; cpu > $W/c3
 kill $PA; wait $PA 2>/dev/null
-python3 - $W $TAG "$(cat /proc/loadavg | cut -d' ' -f1)" <<'PY'
+HERE="$HERE" python3 - $W $TAG "$(cat /proc/loadavg | cut -d' ' -f1)" <<'PY'
 import sys, json, os
+sys.path.insert(0, os.environ['HERE'])
+from threads import report
 W, tag, load = sys.argv[1:4]
 hz = os.sysconf('SC_CLK_TCK')
 def rd(i):
@@ -53,21 +55,11 @@ def rd(i):
             for l in open('%s/s%d' % (W, i))}
 s = [rd(i) for i in range(4)]
 c = [int(open('%s/c%d' % (W, i)).read()) for i in range(4)]
-def span(a, b, secs):
-    parts, sw, ct = [], 0, 0
-    for k, (n, t, v) in sorted(b.items(), key=lambda kv: int(kv[0])):
-        n0, t0, v0 = a.get(k, (n, 0, 0))
-        sw += v - v0; ct += t - t0
-        if v - v0 or t - t0:
-            parts.append('%s/%s:%d,%.1fms' % (n, k, v - v0, (t - t0) / 1e6))
-    return parts, sw, ct
 st = json.load(open(W + '/st.json'))['data']
 print('%s (load %s) cpu start..stop %.2f s: start %.2f, 20 s %.2f, stop %.2f; lost %s, passes %s' % (
     tag, load, (c[3] - c[0]) / hz, (c[1] - c[0]) / hz, (c[2] - c[1]) / hz,
     (c[3] - c[2]) / hz, st['totals']['lost'], st['drain']['passes']))
 for name, a, b, secs in (('start', 0, 1, 1), ('steady', 1, 2, 20),
                          ('stop', 2, 3, 1)):
-    parts, sw, ct = span(s[a], s[b], secs)
-    print('  %-6s %4d wakeups (%.1f/s) %5.1f ms  [%s]' % (
-        name, sw, sw / secs, ct / 1e6, ' '.join(parts)))
+    report(name, s[a], s[b], secs)
 PY

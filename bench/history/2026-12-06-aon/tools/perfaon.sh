@@ -10,8 +10,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 MIXED=${MIXED:-$HERE/../../../loads/mixed.c}
 W=/var/tmp/perfaon-$TAG; rm -rf $W; mkdir -p $W
 trap 'rm -rf $W' EXIT
-python3 - $W $TAG "$MIXED" "$@" <<'PY'
+HERE="$HERE" python3 - $W $TAG "$MIXED" "$@" <<'PY'
 import sys, os, subprocess, time, signal, glob
+sys.path.insert(0, os.environ['HERE'])
+from threads import report
 W, tag, mixed = sys.argv[1:4]
 argv = ['perf', 'record', '-a', '-B', '--aio=2', '-m', '256',
         '-e', 'cpu-clock', '-F', '99'] + sys.argv[4:] + ['-o', W + '/perf.data']
@@ -39,18 +41,8 @@ while time.monotonic() < end:
 s2 = snap()
 p.send_signal(signal.SIGINT)
 _, st, ru = os.wait4(p.pid, 0)
-def span(a, b):
-    parts, sw, ct = [], 0, 0
-    for k, (n, t, v) in sorted(b.items(), key=lambda kv: int(kv[0])):
-        n0, t0, v0 = a.get(k, (n, 0, 0))
-        sw += v - v0; ct += t - t0
-        if v - v0 or t - t0:
-            parts.append('%s/%s:%d,%.1fms' % (n, k, v - v0, (t - t0) / 1e6))
-    return parts, sw, ct
 print('%s (load %s) %s: life cpu %.3f s, %d wakeups (wait4)' % (
     tag, load, ' '.join(sys.argv[4:]), ru.ru_utime + ru.ru_stime, ru.ru_nvcsw))
 for name, a, b, secs in (('start', {}, s1, 1), ('steady', s1, s2, 20)):
-    parts, sw, ct = span(a, b)
-    print('  %-6s %4d wakeups (%.1f/s) %5.1f ms  [%s]' % (
-        name, sw, sw / secs, ct / 1e6, ' '.join(parts)))
+    report(name, a, b, secs)
 PY
