@@ -308,10 +308,14 @@ struct record {
 	uint8_t			*zbuf;		/* a serial or spilled chunk,
 						 * compressed */
 	size_t			 zcap;
-	uint64_t		 round_bytes;	/* written since the last round */
+	/* drained since the last pass that read every ring (a wakeup takes
+	 * all past round_max); that pass's round may be put off, and the
+	 * files' rounds are counted apart (record-sink.c) */
+	uint64_t		 round_bytes;
 	uint64_t		 pass_ns;	/* when this pass read the heads */
-	uint64_t		 round_ns;	/* ...the last round's pass did */
-	uint64_t		 unrounded;	/* in the file since that round */
+	uint64_t		 round_ns;	/* ...the last round's pass did,
+						 * in whichever file */
+	uint64_t		 unrounded;	/* drained since that round */
 	struct sbuf		 kept;		/* a rotation's walk's task records */
 	int			 keeping;	/* ...drained since it began */
 	struct record_flush	 flush;		/* flushes asked for */
