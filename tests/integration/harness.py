@@ -398,6 +398,27 @@ def perf(*args, check=True, env=None, tmp=()):
     return p
 
 
+def report_of_pid(path, pid, *args):
+    """The lines of `perf report --stdio --sort pid,sym ARGS` that are
+    PID's, with the pid column taken out: "  12.50%  [.] name" (two
+    percentages with --children). perf report's --pid and --comm filter
+    the entries after merging them by the sort keys, so an entry of a
+    name that another process has too (main, a libc function) keeps the
+    pid of whichever came first and may be dropped from PID's report;
+    with the pid a sort key nothing is merged across processes, and
+    --pid then keeps what it should (and spares perf the others'
+    unwinding)."""
+    out = perf("report", "-i", path, "--stdio", "--pid", str(pid),
+               "--sort", "pid,sym", *args).stdout
+    keep = []
+    for line in out.splitlines():
+        m = re.match(r"^(\s+[\d.]+%(?:\s+[\d.]+%)?)\s+(\d+):\S*\s+"
+                     r"(\[.\].*)$", line)
+        if m and int(m.group(2)) == int(pid):
+            keep.append(m.group(1) + "  " + m.group(3))
+    return "\n".join(keep)
+
+
 def _parse_stats(text):
     counts = {}
     seen_header = False

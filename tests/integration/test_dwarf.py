@@ -93,8 +93,7 @@ def test_dwarf_reaches_main():
     assert whole >= 0.9 * n, (whole, n)
     # perf report unwinds it too: main holds nearly all that leaf_fn
     # does, as children
-    rep = perf("report", "-i", path, "--stdio", "--children", "--pid",
-               str(pid), "--sort", "sym", "-g", "none").stdout
+    rep = harness.report_of_pid(path, pid, "--children", "-g", "none")
     share = {}
     for m in re.finditer(r"^\s+([\d.]+)%\s+[\d.]+%\s+\[\.\] (\w+)\s*$", rep,
                          re.M):

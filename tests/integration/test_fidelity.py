@@ -10,24 +10,39 @@ import harness
 from harness import Daemon, perf, perf_stats, perf_valid, spinner, Skip
 
 
-def record(d, *args, load=1.0):
+def record(d, *args, load=1.0, pid=False):
     d.ctl("start", *args)
     sp = spinner(load)
     sp.wait()
     rc, rep = d.ctl("stop")
+    if pid:
+        return rep["data"]["path"], sp.pid
     return rep["data"]["path"], rep["data"]["totals"]
 
 
-def shares(path):
-    """Symbol -> share (%) of the spinner's own samples."""
-    out = perf("report", "--stdio", "--no-children", "--comm", "spinner",
-               "--percentage", "relative", "--sort", "sym", "-g", "none",
-               "-i", path).stdout
-    res = {}
+def shares(path, pid=None):
+    """Symbol -> share (%) of the spinner's own samples: of its pid when
+    given (harness.report_of_pid), since another test's spinner may run
+    beside a system-wide recording under the same name."""
+    if pid is None:
+        out = perf("report", "--stdio", "--no-children", "--comm",
+                   "spinner", "--percentage", "relative", "--sort", "sym",
+                   "-g", "none", "-i", path).stdout
+    else:
+        out = harness.report_of_pid(path, pid, "--no-children", "-g",
+                                    "none")
+    res, total = {}, 0.0
     for line in out.splitlines():
-        m = re.match(r"\s+([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+        m = re.match(r"\s+([\d.]+)%\s+\[([.k])\]\s+(\S+)", line)
         if m:
-            res[m.group(2)] = float(m.group(1))
+            total += float(m.group(1))
+            if m.group(2) == ".":
+                res[m.group(3)] = float(m.group(1))
+    if pid is not None:
+        # shares of the pid's samples, as --percentage relative gives
+        # them of --comm's
+        res = {k: round(100.0 * v / (total or 1.0), 2)
+               for k, v in res.items()}
     return res
 
 
@@ -96,15 +111,27 @@ def test_same_profile_as_perf_record():
     ref = os.path.join(tmp, "perf.data")
     # -B: perf record's build-id pass over every file the machine's tasks
     # mapped has aborted here (util/build-id.c assertion, stack smashing)
-    # on a busy machine; the shares need no build-ids
-    p = subprocess.run(["perf", "record", "-q", "-a", "-B", "-F", "997",
-                        "-g", "-o", ref, "--", harness.SPINNER, "1.5"],
-                       capture_output=True)
-    assert p.returncode == 0, p.stderr
-    theirs = shares(ref)
+    # on a busy machine; the shares need no build-ids. perf follows its
+    # command only (no -a), so another test's spinner is not in its file.
+    # perf report has died on perf's own file here (util/build-id.c:1010,
+    # stack smashing) once in many runs beside other perf sessions: a
+    # crash on the reference is perf's, so the reference is made again
+    # once; a crash on our file below still fails the test.
+    for attempt in (1, 2):
+        p = subprocess.run(["perf", "record", "-q", "-B", "-F", "997",
+                            "-g", "-o", ref, "--", harness.SPINNER, "1.5"],
+                           capture_output=True)
+        assert p.returncode == 0, p.stderr
+        try:
+            theirs = shares(ref)
+            break
+        except AssertionError as e:
+            if attempt == 2 or "failed (-" not in str(e):
+                raise
+            print("perf crashed on its own file, again: %s" % str(e)[:200])
     with Daemon() as d:
-        path, _ = record(d, "-F", "997", "-g", load=1.5)
-        ours = shares(path)
+        path, pid = record(d, "-F", "997", "-g", load=1.5, pid=True)
+        ours = shares(path, pid)
     subprocess.run(["rm", "-rf", tmp])
     for sym in ("spin_alpha", "spin_beta"):
         assert sym in ours and sym in theirs, (ours, theirs)
