@@ -194,8 +194,10 @@ record_thread_timed(struct record *rec, struct record_drainer *d, int *pad)
 	struct record_thread	*t = &rec->thread;
 	uint64_t		 now;
 
-	if (d->due_ns == 0 ||
-	    (now = worker_now_ns(CLOCK_MONOTONIC)) + RECORD_THREAD_SLACK_NS < d->due_ns)
+	if (d->due_ns == 0)
+		return 0;
+	now = worker_now_ns(CLOCK_MONOTONIC);
+	if (now + RECORD_THREAD_SLACK_NS < d->due_ns)
 		return 0;
 	d->due_ns += t->period_ns;
 	if (d->due_ns <= now)
@@ -346,7 +348,7 @@ record_thread_main(void *arg)
 	struct epoll_event	 ev[RECORD_THREAD_EVENTS];
 	struct record_cpu	*hung[RECORD_THREAD_EVENTS];
 	uint64_t		 v;
-	int			 n, i, nhung, timeout = -1, wait, again = 0;
+	int			 n, i, nhung, timeout = -1, wait_ms, again = 0;
 	sigset_t		 all;
 	cpu_set_t		 own, every;
 
@@ -367,8 +369,8 @@ record_thread_main(void *arg)
 			cblock_thread_pin(&every, &own);
 	}
 	while (!atomic_load(&t->stop)) {
-		wait = again ? 0 : record_thread_timeout(d, timeout);
-		n = epoll_wait(d->epfd, ev, RECORD_THREAD_EVENTS, wait);
+		wait_ms = again ? 0 : record_thread_timeout(d, timeout);
+		n = epoll_wait(d->epfd, ev, RECORD_THREAD_EVENTS, wait_ms);
 		if (atomic_load(&t->stop))
 			break;
 		if (n == -1 && errno != EINTR)
@@ -385,7 +387,7 @@ record_thread_main(void *arg)
 			if (ev[i].events & (EPOLLHUP | EPOLLERR))
 				hung[nhung++] = ev[i].data.ptr;
 		}
-		if (n == 0 && !again && wait == -1)
+		if (n == 0 && !again && wait_ms == -1)
 			continue;
 		if (record_thread_lock(rec) != 0) {
 			again = 1;
@@ -586,10 +588,13 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	t->pad_ticks = rec->cfg.drain_ms > 0 &&
 	    rec->cfg.drain_ms <= rec->cfg.direct_tail_ms ?
 	    (unsigned int)(rec->cfg.direct_tail_ms / rec->cfg.drain_ms) : 0;
-	for (i = 0; i < t->nr_dr; i++)
-		t->dr[i].due_ns = t->dr[i].ticks = 0;
+	for (i = 0; i < t->nr_dr; i++) {
+		t->dr[i].due_ns = 0;
+		t->dr[i].ticks = 0;
+	}
 	if (t->period_ns > 0)
-		t->dr[0].due_ns = worker_now_ns(CLOCK_MONOTONIC) + t->period_ns;
+		t->dr[0].due_ns = worker_now_ns(CLOCK_MONOTONIC) +
+		    t->period_ns;
 	atomic_store(&t->stop, 0);
 	atomic_store(&t->pad, 0);
 	atomic_store(&t->flush, 0);
