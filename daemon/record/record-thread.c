@@ -185,8 +185,12 @@ record_thread_switch_pass(struct record *rec, struct record_switch *sw)
  * Is d's timed pass due (the first drainer's, every drain_ms)? Then the
  * next is set a period on, from the last one's due time (a late pass
  * does not put the ones after it off), or from now when the thread
- * slept through a whole period (the loop held the lock). Every
- * pad_ticks-th one pads the direct tail too (*pad).
+ * slept through a whole period (the loop held the lock). A pass in the
+ * last half of the period (a ring's watermark woke the thread) takes
+ * the timed one early, and the next is a period from it: every ring is
+ * still read at least every drain_ms, with one wakeup where the
+ * watermark and the timer made two. Every pad_ticks-th one pads the
+ * direct tail too (*pad): at most direct_tail_ms apart still.
  */
 static int
 record_thread_timed(struct record *rec, struct record_drainer *d, int *pad)
@@ -197,9 +201,12 @@ record_thread_timed(struct record *rec, struct record_drainer *d, int *pad)
 	if (d->due_ns == 0)
 		return 0;
 	now = worker_now_ns(CLOCK_MONOTONIC);
-	if (now + RECORD_THREAD_SLACK_NS < d->due_ns)
+	if (now + t->period_ns / 2 < d->due_ns)
 		return 0;
-	d->due_ns += t->period_ns;
+	if (now + RECORD_THREAD_SLACK_NS < d->due_ns)
+		d->due_ns = now + t->period_ns;
+	else
+		d->due_ns += t->period_ns;
 	if (d->due_ns <= now)
 		d->due_ns = now + t->period_ns;
 	/* only a direct file has a tail to pad (a flight recording has no
