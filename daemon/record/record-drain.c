@@ -23,6 +23,7 @@
 #include "perfdata/perfdata.h"
 #include "record-int.h"
 #include "track.h"
+#include "worker.h"
 
 /*
  * A pass ends once its rings are pushed: the sink puts a FINISHED_ROUND
@@ -79,7 +80,6 @@ record_drain(struct record *rec, uint64_t min, int last,
 	struct record_take	 t;
 	struct record_sweep	 w = { 0 };
 	struct tracefile	*tf = rec->cur;
-	struct timespec		 now;
 	size_t			 i;
 
 	memset(pass, 0, sizeof(*pass));
@@ -97,9 +97,7 @@ record_drain(struct record *rec, uint64_t min, int last,
 	 * on another CPU after that ring's head was read, went to the next
 	 * file.
 	 */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	rec->pass_ns = (uint64_t)now.tv_sec * 1000000000u +
-	    (uint64_t)now.tv_nsec;
+	rec->pass_ns = worker_now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < rec->nr_cpus; i++)
 		if (rec->cpus[i].ring.base != NULL)
 			rec->cpus[i].pass_head = ring_head(&rec->cpus[i].ring);

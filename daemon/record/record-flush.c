@@ -6,7 +6,7 @@
  * neither cut nor renamed, and no write is made that the recording would
  * not make anyway within drain_ms and direct_tail_ms.
  *
- * The loop asks by message, as its tick and padder do: a ticket in the
+ * The loop asks by message, as its padder does: a ticket in the
  * drain thread's flush word and a wake. The thread's next pass reads
  * every ring (a round perf may sort, ending in a FINISHED_ROUND) and
  * pads the direct tail, then notes where the file ended and wakes the

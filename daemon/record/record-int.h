@@ -195,8 +195,13 @@ struct record_drainer {
 	int			 cpu;		/* its CPU */
 	int			 pinned;	/* ...it runs there alone */
 	int			 epfd;		/* its rings and wakefd */
-	int			 wakefd;	/* eventfd: stop, sweep, pad, flush */
+	int			 wakefd;	/* eventfd: stop, pad, flush */
 	int			 retry_ms;	/* rings left: again after */
+	/* the first drainer's periodic pass over every ring, timed by its
+	 * own wait (CLOCK_MONOTONIC ns; 0: none), and the passes since the
+	 * last that padded the direct tail */
+	uint64_t		 due_ns;
+	unsigned int		 ticks;
 };
 
 struct record_thread {
@@ -206,9 +211,14 @@ struct record_thread {
 	int			 loopfd;	/* eventfd: pending is set */
 	struct event		*loop_ev;
 	atomic_int		 stop;
-	atomic_int		 sweep;		/* the next pass reads every ring */
-	atomic_int		 pad;		/* ...and pads the direct tail */
+	/* the next pass reads every ring and pads the direct tail */
+	atomic_int		 pad;
 	atomic_ulong		 flush;		/* ...for this flush ticket */
+	uint64_t		 period_ns;	/* drain_ms: the timed pass */
+	/* the timed pass pads the direct tail too when drain_ms <=
+	 * direct_tail_ms: every pad_ticks-th one (0: the loop's padder,
+	 * a timer of its own) */
+	unsigned int		 pad_ticks;
 	struct record_pass	 pending;	/* for the loop (passed) */
 	record_passed_fn	 passed;
 	uint64_t		 prio;		/* SCHED_FIFO, or 0 */
@@ -346,10 +356,11 @@ struct record {
 						 * all in flight */
 	long			 retry_us;	/* ...after this long, doubling */
 	struct event		*tick;
+	uint64_t		 tick_at;	/* ...due then (CLOCK_MONOTONIC
+						 * ns), 0: not armed */
 	struct event		*padder;	/* the direct stream's tail */
-	/* the padder rides on the tick when drain_ms <= direct_tail_ms:
-	 * every pad_ticks-th tick pads (0: the padder's own timer) */
-	unsigned int		 pad_ticks;
+	/* the loop's drains where no drain thread runs, at the tick:
+	 * every thread.pad_ticks-th pads, as the thread's timed passes do */
 	unsigned int		 ticks;		/* since the last pad */
 	time_t			 started;
 	char			 paused[128];	/* why recording is paused, or "" */
@@ -398,13 +409,14 @@ void	record_thread_init(struct record *);
 /* Run the drain on its thread (SCHED_FIFO cfg.realtime, or the normal
  * scheduler); passed runs in the loop, without the lock (it takes it
  * where it needs it), with a pass that failed a write or filled the
- * file. 0, or -1 with errno (EPERM: no CAP_SYS_NICE). */
+ * file. The first thread reads every ring every cfg.drain_ms by itself,
+ * and pads the direct tail every pad_ticks-th time (thread.pad_ticks;
+ * 0: the loop's padder asks). 0, or -1 with errno (EPERM: no
+ * CAP_SYS_NICE). */
 int	record_thread_start(struct record *, record_passed_fn passed);
-/* Have the thread's next pass read every ring (the tick's): 0, or -1
- * when no thread runs (the caller drains). */
-int	record_thread_sweep(struct record *);
-/* The same, and the direct stream's tail padded to disk after it (the
- * padder's): 0, or -1 when no thread runs. */
+/* Have the thread's next pass read every ring and pad the direct
+ * stream's tail to disk after it (the padder's): 0, or -1 when no
+ * thread runs (the caller drains). */
 int	record_thread_pad(struct record *);
 /* The same as record_thread_pad, for flush ticket t (record-flush.c):
  * 0, or -1 when no thread runs. */

@@ -90,6 +90,10 @@
 /* the loop holds the lock: wait this long at most, then look whether
  * the thread is to stop (the loop joins it with the lock held) */
 #define RECORD_THREAD_WAIT_NS	2000000
+/* a timed pass this close to its time is made (epoll waits in whole
+ * milliseconds, rounded up: a wait must not end just short of it and
+ * cost a second wakeup) */
+#define RECORD_THREAD_SLACK_NS	1000000
 
 int
 record_lock_init(struct record *rec)
@@ -164,7 +168,7 @@ record_thread_answer(struct record_thread *t)
 /*
  * A rotation's switch, the loop's message: the pass makes it instead of
  * its drain (the switch's last drain reads every ring), and answers; the
- * flags it leaves (sweep, pad, flush) are for the pass that follows at
+ * flags it leaves (pad, flush) are for the pass that follows at
  * once, into the new file.
  */
 static int
@@ -177,8 +181,45 @@ record_thread_switch_pass(struct record *rec, struct record_switch *sw)
 	return 0;
 }
 
+/*
+ * Is d's timed pass due (the first drainer's, every drain_ms)? Then the
+ * next is set a period on, from the last one's due time (a late pass
+ * does not put the ones after it off), or from now when the thread
+ * slept through a whole period (the loop held the lock). A pass in the
+ * last half of the period (a ring's watermark woke the thread) takes
+ * the timed one early, and the next is a period from it: every ring is
+ * still read at least every drain_ms, with one wakeup where the
+ * watermark and the timer made two. Every pad_ticks-th one pads the
+ * direct tail too (*pad): at most direct_tail_ms apart still.
+ */
+static int
+record_thread_timed(struct record *rec, struct record_drainer *d, int *pad)
+{
+	struct record_thread	*t = &rec->thread;
+	uint64_t		 now;
+
+	if (d->due_ns == 0)
+		return 0;
+	now = worker_now_ns(CLOCK_MONOTONIC);
+	if (now + t->period_ns / 2 < d->due_ns)
+		return 0;
+	if (now + RECORD_THREAD_SLACK_NS < d->due_ns)
+		d->due_ns = now + t->period_ns;
+	else
+		d->due_ns += t->period_ns;
+	if (d->due_ns <= now)
+		d->due_ns = now + t->period_ns;
+	/* only a direct file has a tail to pad (a flight recording has no
+	 * file) */
+	if (t->pad_ticks > 0 && ++d->ticks >= t->pad_ticks) {
+		d->ticks = 0;
+		*pad |= rec->cur != NULL && tracefile_direct_on(rec->cur);
+	}
+	return 1;
+}
+
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;
- * -1: until a ring wakes it). */
+ * -1: until a ring wakes it or its timed pass is due). */
 static int
 record_thread_pass(struct record *rec, struct record_drainer *d)
 {
@@ -186,19 +227,23 @@ record_thread_pass(struct record *rec, struct record_drainer *d)
 	struct record_pass	 pass;
 	struct record_switch	*sw;
 	uint64_t		 one = 1, flush;
-	int			 ms, pad, all, sweep;
+	int			 ms, pad = 0, all, sweep;
 
 	if ((sw = atomic_exchange(&t->switch_asked, NULL)) != NULL)
 		return record_thread_switch_pass(rec, sw);
-	if (rec->state != RECORD_RUNNING)
+	if (rec->state != RECORD_RUNNING) {
+		/* no pass now: the next timed one is a period on */
+		(void)record_thread_timed(rec, d, &pad);
 		return -1;
+	}
 	t->passes++;
 	/* rings below the minimum chunk wait, unless the open round has
-	 * grown to the size of all the rings (record.c, record_wakeup) or
-	 * the loop's tick or padder asked for every ring */
+	 * grown to the size of all the rings (record.c, record_wakeup),
+	 * the timed pass is due or the loop's padder or a flush asked for
+	 * every ring */
 	flush = atomic_exchange(&t->flush, 0);
-	pad = atomic_exchange(&t->pad, 0) || flush != 0;
-	sweep = atomic_exchange(&t->sweep, 0);
+	pad = atomic_exchange(&t->pad, 0) != 0 || flush != 0;
+	sweep = record_thread_timed(rec, d, &pad);
 	all = sweep || pad;
 	record_drain(rec, all || rec->round_bytes >= rec->round_max ? 0 :
 	    rec->min_chunk, 0, &pass);
@@ -233,11 +278,11 @@ record_thread_pass(struct record *rec, struct record_drainer *d)
 	/* the pass's counters, for status to read without the lock */
 	record_publish(rec);
 	/* the test hook PERFSPILL_TEST_DRAIN_HOLD=PATH holds the thread,
-	 * with the lock, at the end of a pass the loop's tick asked for,
-	 * while PATH exists: status must answer meanwhile from what the
-	 * pass published (tests/integration/test_drain.py); the tick's pass,
-	 * so that the loop's next tick, which takes the lock, is drain_ms
-	 * away */
+	 * with the lock, at the end of a timed pass, while PATH exists:
+	 * status must answer meanwhile from what the pass published
+	 * (tests/integration/test_drain.py); the timed pass, so that the
+	 * next, and the loop's next look, which take the lock, are
+	 * drain_ms away */
 	if (sweep)
 		record_test_hold("PERFSPILL_TEST_DRAIN_HOLD", "drain");
 	return ms;
@@ -287,6 +332,20 @@ record_thread_lock(struct record *rec)
 	return rc == 0 ? 0 : -1;
 }
 
+/* How long d waits for its rings (ms, -1: for ever): until the retry
+ * after a pass that left rings (retry), or its timed pass. */
+static int
+record_thread_timeout(const struct record_drainer *d, int retry)
+{
+	uint64_t	 now, ms;
+
+	if (d->due_ns == 0)
+		return retry;
+	now = worker_now_ns(CLOCK_MONOTONIC);
+	ms = d->due_ns > now ? (d->due_ns - now + 999999) / 1000000 : 0;
+	return retry != -1 && (uint64_t)retry < ms ? retry : (int)ms;
+}
+
 static void *
 record_thread_main(void *arg)
 {
@@ -296,7 +355,7 @@ record_thread_main(void *arg)
 	struct epoll_event	 ev[RECORD_THREAD_EVENTS];
 	struct record_cpu	*hung[RECORD_THREAD_EVENTS];
 	uint64_t		 v;
-	int			 n, i, nhung, timeout = -1, again = 0;
+	int			 n, i, nhung, timeout = -1, wait_ms, again = 0;
 	sigset_t		 all;
 	cpu_set_t		 own, every;
 
@@ -317,8 +376,8 @@ record_thread_main(void *arg)
 			cblock_thread_pin(&every, &own);
 	}
 	while (!atomic_load(&t->stop)) {
-		n = epoll_wait(d->epfd, ev, RECORD_THREAD_EVENTS,
-		    again ? 0 : timeout);
+		wait_ms = again ? 0 : record_thread_timeout(d, timeout);
+		n = epoll_wait(d->epfd, ev, RECORD_THREAD_EVENTS, wait_ms);
 		if (atomic_load(&t->stop))
 			break;
 		if (n == -1 && errno != EINTR)
@@ -335,7 +394,7 @@ record_thread_main(void *arg)
 			if (ev[i].events & (EPOLLHUP | EPOLLERR))
 				hung[nhung++] = ev[i].data.ptr;
 		}
-		if (n == 0 && !again && timeout == -1)
+		if (n == 0 && !again && wait_ms == -1)
 			continue;
 		if (record_thread_lock(rec) != 0) {
 			again = 1;
@@ -529,8 +588,21 @@ record_thread_start(struct record *rec, record_passed_fn passed)
 	}
 	t->passed = passed;
 	t->unpinned = 0;
+	/* the first drainer reads every ring every drain_ms by itself: no
+	 * one wakes it for that (the loop looks at its own duties less
+	 * often, record.c) */
+	t->period_ns = rec->cfg.drain_ms * 1000000u;
+	t->pad_ticks = rec->cfg.drain_ms > 0 &&
+	    rec->cfg.drain_ms <= rec->cfg.direct_tail_ms ?
+	    (unsigned int)(rec->cfg.direct_tail_ms / rec->cfg.drain_ms) : 0;
+	for (i = 0; i < t->nr_dr; i++) {
+		t->dr[i].due_ns = 0;
+		t->dr[i].ticks = 0;
+	}
+	if (t->period_ns > 0)
+		t->dr[0].due_ns = worker_now_ns(CLOCK_MONOTONIC) +
+		    t->period_ns;
 	atomic_store(&t->stop, 0);
-	atomic_store(&t->sweep, 0);
 	atomic_store(&t->pad, 0);
 	atomic_store(&t->flush, 0);
 	atomic_store(&t->switch_asked, NULL);
@@ -580,12 +652,6 @@ record_thread_wake(struct record_thread *t, atomic_int *flag)
 }
 
 int
-record_thread_sweep(struct record *rec)
-{
-	return record_thread_wake(&rec->thread, &rec->thread.sweep);
-}
-
-int
 record_thread_pad(struct record *rec)
 {
 	return record_thread_wake(&rec->thread, &rec->thread.pad);
@@ -608,7 +674,7 @@ record_thread_flush(struct record *rec, uint64_t ticket)
  * lock: the drainers' passes go on meanwhile (the switch's own takes it
  * the time of its last drains and the install), and the loop, at the
  * normal scheduler, holds none of them back however long it waits to
- * run again. The first drainer is woken, as for a sweep; any pass takes
+ * run again. The first drainer is woken, as for a pad; any pass takes
  * the switch. A wakeup that is not the answer is a drainer that left: a
  * switch no pass has taken is then the loop's.
  */

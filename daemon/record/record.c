@@ -8,11 +8,14 @@
  *
  * The rings do not live in the event loop: the drain thread
  * (record-thread.c) watches each ring's fd in an epoll set of its own
- * (the kernel wakes it at the watermark) and drains them. The loop owns
- * the session's timers: a periodic tick that has the drain thread read
- * every ring even when no watermark is reached (the loop drains itself
- * when no thread runs; a rotation's switch is asked of it the same way), the padder of the direct stream's tail (which
- * rides on the tick when the tick comes at least as often), the
+ * (the kernel wakes it at the watermark) and drains them, and reads
+ * every ring every drain_ms even when no watermark is reached, timed by
+ * that same wait (with the direct stream's tail padded on the way,
+ * when drain_ms is not longer than direct_tail_ms). The loop owns the
+ * session's timers: its tick, which looks at the loop's own duties (CPU
+ * hotplug, the pool, the output directory, free space, age rotation,
+ * resuming) every RECORD_LOOK_MS and drains itself when no thread runs;
+ * the padder of the direct stream's tail when drain_ms is longer; the
  * retry after a pass that found every cblock in flight, and the reaper;
  * and it reads the eventfd on which the drain thread reports a pass that
  * failed a write or filled the file. AIO completions raise no signal
@@ -39,9 +42,13 @@
 #include "synth.h"
 #include "trigger.h"
 #include "flight.h"
+#include "worker.h"
 
 /* CPUs come online that a tick opens, at most (the others at the next). */
 #define RECORD_HOTPLUG_MAX	64
+/* The loop looks at its own duties this often while it records steadily
+ * (record_tick_arm): the periodic drain is the drain thread's. */
+#define RECORD_LOOK_MS		5000
 
 static void	record_passed(struct record *, const struct record_pass *);
 static size_t	record_hotplug(struct record *, int *, size_t,
@@ -52,6 +59,7 @@ static void	record_reap(struct record *);
 static void	record_pause(struct record *, const char *);
 static void	record_pause_err(struct record *, int);
 static void	record_trigger_fired(const char *, void *);
+static void	record_tick_arm(struct record *);
 
 struct record *
 record_create(struct event_base *base, int dirfd,
@@ -306,6 +314,8 @@ record_rotate_switch(struct record *rec, struct record_prep *p)
 		record_closed(rec, sw.old);
 		log_info("rotated (%s): now writing %s", record_prep_why(p),
 		    tracefile_partial(rec->cur));
+		/* the new file's age is the next look's */
+		record_tick_arm(rec);
 	} else if (sw.pass.err == 0)
 		gone = outdir_gone(rec->dirfd, rec->cfg.output_dir);
 	record_lock(rec);
@@ -748,6 +758,8 @@ record_pause(struct record *rec, const char *why)
 	record_retire_file(rec);
 	if (!rec->files.dir_gone && record_retain(rec) > 0)
 		log_info("retention made room while paused");
+	/* a resume is looked for every drain_ms */
+	record_tick_arm(rec);
 }
 
 /* The current file's writes failed with err. */
@@ -832,27 +844,26 @@ record_housekeeping(struct record *rec)
 }
 
 /*
- * The tick's drain: every ring, at least once a tick, by the drain
- * thread, so that the loop does not hold the recording's lock for a
- * whole pass at the normal scheduler while the rings fill. Where the
- * padder rides on the tick, every pad_ticks-th one pads the direct
- * stream's tail after the pass too: one wakeup of the loop and of the
- * drain thread a period for both, where two timers of the same period
- * (the defaults, 1 s each) woke each of them twice.
+ * The periodic drain of every ring is the drain thread's, timed by its
+ * own wait (record-thread.c), with the direct tail's pad every
+ * thread.pad_ticks-th time: no wakeup of the loop for it. Where no drain
+ * thread runs the loop drains at its tick, every drain_ms, as the
+ * thread would.
  */
 static void
 record_tick_drain(struct record *rec)
 {
 	int	 pad = 0;
 
-	if (rec->pad_ticks > 0 && ++rec->ticks >= rec->pad_ticks) {
+	if (rec->thread.running)
+		return;
+	if (rec->thread.pad_ticks > 0 &&
+	    ++rec->ticks >= rec->thread.pad_ticks) {
 		rec->ticks = 0;
 		/* only a direct file has a tail to pad (a flight recording
 		 * has no file) */
 		pad = rec->cur != NULL && tracefile_direct_on(rec->cur);
 	}
-	if ((pad ? record_thread_pad(rec) : record_thread_sweep(rec)) == 0)
-		return;
 	record_lock(rec);
 	record_pass(rec, 0);
 	if (pad)
@@ -861,12 +872,69 @@ record_tick_drain(struct record *rec)
 }
 
 /*
+ * When the loop looks at its own duties next (record_tick_cb): the CPUs
+ * online, the pool's blocks after a burst, the output directory, free
+ * space, a file's age, resuming. Recording steadily with its drain
+ * thread, every RECORD_LOOK_MS (drain_ms when that is longer): the
+ * thread drains by itself, and none of them needs a look a second. A
+ * file's age rotation is due at a time known in advance, and the tick
+ * comes then, to the second as before. Paused, stopping, or with no
+ * drain thread, every drain_ms as before: a resume is looked for as
+ * often, a stop's end and the loop's own drain too. later: ms more for
+ * the look (the start's, half a drain_ms: the look, which takes the
+ * lock, then comes between two of the drain thread's timed passes,
+ * which the loop's tick woke after it let go before).
+ */
+static void
+record_tick_arm_later(struct record *rec, uint64_t later)
+{
+	struct timeval	 tv;
+	uint64_t	 ms = rec->cfg.drain_ms, now, at;
+	time_t		 s;
+
+	if (rec->tick == NULL || rec->state == RECORD_IDLE)
+		return;
+	if (rec->state == RECORD_RUNNING && rec->paused[0] == '\0' &&
+	    rec->thread.running) {
+		if (ms < RECORD_LOOK_MS)
+			ms = RECORD_LOOK_MS;
+		ms += later;
+		/* a rotation being built: its file's age is the next */
+		if (rec->cfg.rotate_interval && rec->cur != NULL &&
+		    rec->prep == NULL && rec->flight == NULL) {
+			s = tracefile_opened(rec->cur) +
+			    (time_t)rec->cfg.rotate_interval - time(NULL);
+			/* due and not rotated (it failed): again in 1 s */
+			if (s < 1)
+				s = 1;
+			if ((uint64_t)s * 1000 < ms)
+				ms = (uint64_t)s * 1000;
+		}
+	}
+	/* armed sooner already: kept (a rotation or a configure every few
+	 * seconds must not put the look off for ever) */
+	now = worker_now_ns(CLOCK_MONOTONIC);
+	at = now + ms * 1000000u;
+	if (rec->tick_at != 0 && rec->tick_at <= at)
+		return;
+	rec->tick_at = at;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	event_add(rec->tick, &tv);
+}
+
+static void
+record_tick_arm(struct record *rec)
+{
+	record_tick_arm_later(rec, 0);
+}
+
+/*
  * The tick holds the drain's lock once, for what changes the drain's
  * state (the queue reaped, the pool shrunk, CPUs gone or opened), and
  * only for that: the online list is read before (a file in /sys, 30-80
- * us here under a storm), a new CPU's rotation and the drain thread's
- * wakeup come after. Woken under the lock, the drain thread met it held
- * and lent the loop its priority until the tick let go.
+ * us here under a storm), a new CPU's rotation comes after. It arms
+ * itself again at its end (record_tick_arm).
  */
 static void
 record_tick_cb(evutil_socket_t fd, short what, void *arg)
@@ -876,6 +944,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	int			*cpus = NULL;
 	size_t			 n = 0, nr_added = 0;
 
+	rec->tick_at = 0;
 	/* unreadable (mid-write): the next tick sees it */
 	if (rec->state == RECORD_RUNNING &&
 	    record_online_cpus(&cpus, &n) == -1)
@@ -893,6 +962,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (rec->state == RECORD_RUNNING)
 		record_tick_drain(rec);
 	record_housekeeping(rec);
+	record_tick_arm(rec);
 }
 
 int
@@ -1230,8 +1300,7 @@ record_begin(struct record *rec, struct config_error *err)
 	if (rec->retry == NULL)
 		rec->retry = evtimer_new(rec->base, record_retry_cb, rec);
 	if (rec->tick == NULL)
-		rec->tick = event_new(rec->base, -1, EV_PERSIST, record_tick_cb,
-		    rec);
+		rec->tick = evtimer_new(rec->base, record_tick_cb, rec);
 	if (rec->padder == NULL)
 		rec->padder = event_new(rec->base, -1, EV_PERSIST,
 		    record_padder_cb, rec);
@@ -1251,18 +1320,13 @@ record_begin(struct record *rec, struct config_error *err)
 	} else if (record_open_file(rec) == -1)
 		return config_fail(err, PROTO_E_SYSTEM, NULL, "cannot start a "
 		    "trace file in the output directory: %s", strerror(errno));
-	tv.tv_sec = (time_t)(rec->cfg.drain_ms / 1000);
-	tv.tv_usec = (suseconds_t)(rec->cfg.drain_ms % 1000) * 1000;
-	event_add(rec->tick, &tv);
-	/* the tail is padded every pad_ticks ticks, at most direct_tail_ms
-	 * apart; a tick slower than that leaves the padder its own timer */
+	/* the tail is padded every pad_ticks timed passes of the drain
+	 * thread, at most direct_tail_ms apart; a drain_ms longer than that
+	 * leaves the padder its own timer */
 	rec->ticks = 0;
-	rec->pad_ticks = rec->cfg.drain_ms > 0 &&
-	    rec->cfg.drain_ms <= rec->cfg.direct_tail_ms ?
-	    (unsigned int)(rec->cfg.direct_tail_ms / rec->cfg.drain_ms) : 0;
 	tv.tv_sec = (time_t)(rec->cfg.direct_tail_ms / 1000);
 	tv.tv_usec = (suseconds_t)(rec->cfg.direct_tail_ms % 1000) * 1000;
-	if (rec->pad_ticks == 0)
+	if (rec->thread.pad_ticks == 0)
 		event_add(rec->padder, &tv);
 	for (i = 0; i < rec->nr_cpus; i++)
 		cpuring_enable(rec->cpus[i].fds + 1, rec->nr_fds - 1, 1);
@@ -1357,6 +1421,7 @@ record_start_locked(struct record *rec, const struct config *cfg,
 	if (record_begin(rec, err) == -1)
 		goto error;
 	rec->state = RECORD_RUNNING;
+	record_tick_arm_later(rec, rec->cfg.drain_ms / 2);
 	rec->life.recordings++;
 	rec->started = time(NULL);
 	if (rec->flight != NULL)
@@ -1423,6 +1488,7 @@ record_finish_stop(struct record *rec)
 		event_del(rec->retry);
 	if (rec->tick != NULL)
 		event_del(rec->tick);
+	rec->tick_at = 0;
 	if (rec->padder != NULL)
 		event_del(rec->padder);
 	rec->state = RECORD_IDLE;
@@ -1512,6 +1578,8 @@ record_stop_locked(struct record *rec, int discard, record_stop_cb cb,
 	rec->state = RECORD_STOPPING;
 	rec->stop_cb = cb;
 	rec->stop_arg = arg;
+	/* the stop's end is looked at every drain_ms */
+	record_tick_arm(rec);
 	record_retire_file(rec);
 	record_reap(rec);
 	return 0;
@@ -1541,6 +1609,8 @@ record_update_locked(struct record *rec, const struct config *cfg)
 
 	/* live keys only; the others wait for the next start */
 	config_copy_live(&rec->cfg, cfg);
+	/* rotate_interval is one: the tick comes at the file's new age */
+	record_tick_arm(rec);
 	if (rec->state != RECORD_RUNNING || rec->cfg.cblocks == was)
 		return;
 	/* the compact worker takes copies, which serial writes do not make */
@@ -1618,10 +1688,11 @@ record_destroy(struct record *rec)
 }
 
 /*
- * CPU hotplug. The online list is read at every tick (netlink uevents
- * would need an address family the unit does not allow, and a tick is
- * soon enough: a CPU's first second is worth less than the daemon's
- * confinement).
+ * CPU hotplug. The online list is read at every tick, every
+ * RECORD_LOOK_MS while recording steadily (netlink uevents would need an
+ * address family the unit does not allow, and that is soon enough: a
+ * CPU's first seconds are worth less than the daemon's confinement and
+ * a wakeup of the loop a second).
  *
  * A CPU that went offline is disabled, drained with every ring (its data
  * goes to the current file, in order) and closed; its cblocks are freed

@@ -45,6 +45,15 @@ worker_deadline(clockid_t id, uint64_t ns, struct timespec *until)
 	}
 }
 
+uint64_t
+worker_now_ns(clockid_t id)
+{
+	struct timespec	 ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int
 worker_cpus(cpu_set_t *set)
 {

@@ -19,6 +19,8 @@
 int	worker_spawn(pthread_t *, void *(*)(void *), void *);
 /* The deadline of a timed wait ns from now on clock id (any thread). */
 void	worker_deadline(clockid_t id, uint64_t ns, struct timespec *);
+/* Now on clock id, in nanoseconds (any thread). */
+uint64_t worker_now_ns(clockid_t id);
 /* The CPUs the daemon may run on: its main thread's (a unit's
  * CPUAffinity=, a cpuset), whichever thread asks; a drain thread is
  * pinned to one of them. 0, or -1 with errno. Any thread. */

@@ -312,13 +312,13 @@ def test_status_answers_while_the_drain_holds_its_lock():
     published them at the end of its last pass, without the drain's lock
     (issue 38): however long a pass holds the lock, the loop answers. The
     test hook PERFSPILL_TEST_DRAIN_HOLD holds the drain thread, with the
-    lock, at the end of the pass the loop's tick asked for, for as long
+    lock, at the end of its timed pass (every drain_ms), for as long
     as its file exists; the test takes status and the metrics while it
     does, and only then removes the file. By order, not by time: the
     replies came while the file still existed and before the daemon's
-    log said the hold ended. The loop's next tick, which takes the lock,
-    is drain_ms (10 s) after the held pass, the padder's direct_tail_ms
-    (60 s). Before, status took the lock and answered only once the hold
+    log said the hold ended. The loop's next look, which takes the lock,
+    is half a drain_ms (5 s) after the held pass, the padder's
+    direct_tail_ms (60 s). Before, status took the lock and answered only once the hold
     ended (the daemon's own bound, 60 s, when no one removes the file).
 
     The counters are one publication's: the totals are the CPUs' sums,

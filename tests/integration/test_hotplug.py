@@ -58,15 +58,25 @@ def write(path, text):
     os.rename(tmp, path)    # the daemon never reads half a list
 
 
-def fake_daemon(d, *start_args):
+# The daemon looks at the online CPUs every 5 s (record.c,
+# RECORD_LOOK_MS), or every drain_ms when that is longer: at drain_ms
+# 1000 a look comes once in this many of the drain thread's timed passes.
+PASSES_PER_LOOK = 5
+
+
+def fake_daemon(d, *start_args, drain_ms="100"):
     """Start d believing only cpu0 is online, and record; the fake list."""
     fake = os.path.join(d.dir, "online")
     write(fake, "0\n")
     d.env = {"PERFSPILL_CPU_ONLINE_FILE": fake}
     d.start()
-    rc, rep = d.ctl("start", "--drain-ms", "100", *start_args)
+    rc, rep = d.ctl("start", "--drain-ms", drain_ms, *start_args)
     assert rep["ok"], rep
     return fake
+
+
+def passes(d):
+    return d.status()["drain"]["passes"]
 
 
 def test_simulated_cpu_comes_online_and_goes():
@@ -150,13 +160,40 @@ def test_simulated_cpu_online_with_a_cgroup_filter():
                                                 p.pid), out), out
 
 
+def test_simulated_cpu_online_within_a_look():
+    """The new bound, counted in drain passes (every drain_ms, 1 s): a
+    CPU that comes online is opened at the loop's next look, within
+    PASSES_PER_LOOK timed passes, with 3 to spare for the rotation's walk
+    of /proc (the passes go on meanwhile) and watermark passes."""
+    need_two_cpus()
+    with Daemon(start=False) as d:
+        fake = fake_daemon(d, "-F", "99", drain_ms="1000")
+        p0 = passes(d)
+        write(fake, "0-1\n")
+        st = wait_for(lambda: (lambda s: s if s["cpus_added"] == 1 else
+                               None)(d.status()), what="cpu1 opened")
+        n = st["drain"]["passes"] - p0
+        assert n <= PASSES_PER_LOOK + 3, \
+            "cpu1 opened after %d drain passes" % n
+        assert cpu_entry(st, 1)["online"] is True, st["cpus"]
+        rc, rep = d.ctl("stop")
+        for f in d.finished_files():
+            perf_valid(f)
+
+
 def test_simulated_bad_list_keeps_recording():
+    """A list that cannot be read, then none at all, each for longer
+    than a look (counted in drain passes, 50 a look at drain_ms 100):
+    the recording goes on with the CPUs it has."""
     with Daemon(start=False) as d:
         fake = fake_daemon(d, "-F", "99")
+        look = 10 * PASSES_PER_LOOK + 2
         write(fake, "garbage\n")
-        time.sleep(0.5)
+        p0 = passes(d)
+        wait_for(lambda: passes(d) >= p0 + look, what="a look")
         os.unlink(fake)
-        time.sleep(0.3)
+        p0 = passes(d)
+        wait_for(lambda: passes(d) >= p0 + look, what="a look")
         st = d.status()
         assert st["state"] == "recording" and st["cpus_removed"] == 0, st
         rc, rep = d.ctl("stop")
