@@ -347,6 +347,46 @@ def test_a_refused_padded_tail_never_lands_after_its_block():
         assert "spinner" in out
 
 
+def requests(st):
+    """The requests a recording queued: the pool's and the one-off
+    ones (preambles, pads of a file without an open block)."""
+    return st["pool"]["aio_submitted"] + st["other_requests"]["aio_submitted"]
+
+
+def test_a_pad_is_one_request():
+    """Issue 38: a pad puts the open block's unsent bytes and the stream's
+    tail, padded with zeros, on disk by one request, not two (a slice,
+    then the tail), so that glibc's AIO thread wakes once a period for
+    it. Frame-pointer stacks at 999 Hz add some KiB a period, never a
+    1 MiB slice: every request of the window is a pad's or a filled
+    block's. A crash then leaves the tail padded (salvage reads to the
+    zeros), and perf reads the stopped file whole."""
+    with Daemon() as d:
+        need_direct(d)
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g", "--cblocks",
+              "2", "--direct-tail-ms", "100")
+        sp = harness.spinner(30.0)
+        try:
+            a = wait_for(lambda: (lambda st: st if st["pool"]["pads"] >= 3
+                                  else None)(d.status()),
+                         what="3 pads")
+            b = wait_for(lambda: (lambda st: st if st["pool"]["pads"] >=
+                                  a["pool"]["pads"] + 10 else None)(
+                                      d.status()), what="10 pads more")
+        finally:
+            sp.kill()
+            sp.wait()
+        pads = b["pool"]["pads"] - a["pool"]["pads"]
+        filled = b["pool"]["blocks_filled"] - a["pool"]["blocks_filled"]
+        n = requests(b) - requests(a)
+        assert n <= pads + filled, \
+            "%d requests for %d pads and %d blocks filled" % (n, pads, filled)
+        assert b["pool"]["aio_failed"] == 0, b["pool"]
+        rc, rep = d.ctl("stop")
+        path = rep["data"]["path"]
+        assert perf_valid(path) == d.status()["last_totals"]["samples"]
+
+
 class Ext4:
     """A small ext4 on a loop device: a file system that takes O_DIRECT
     and fills up."""
