@@ -71,6 +71,7 @@ struct record_pool_counters {		/* struct record_pool's, status' */
 	uint64_t		 nr, cap, write, finished, busy;
 	uint64_t		 want, max, peak, grown, shrunk;
 	uint64_t		 spills, spill_bytes;
+	uint64_t		 pads;
 	struct cblock_stats	 stats;
 };
 

@@ -13,7 +13,7 @@
  *             cblocks  cblocks x B              the buffered path's AIO
  *                                               buffers
  *   once      pool     K blocks of              the direct path's blocks
- *                      max(1 MiB, 2 B) + 4 KiB  every ring shares, at the
+ *                      max(1 MiB, 2 B) + 12 KiB every ring shares, at the
  *                      (record_pool_block)      bound a burst grows them
  *                                               to: K = 4 x 2 x cblocks,
  *                                               at most 64 MiB past the

@@ -71,6 +71,7 @@ record_pool_counters(const struct record_pool *p,
 	c->shrunk = p->shrunk;
 	c->spills = p->spills;
 	c->spill_bytes = p->spill_bytes;
+	c->pads = p->pads;
 	c->stats = p->stats;
 }
 

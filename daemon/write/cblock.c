@@ -254,6 +254,21 @@ cblock_aio_submit(struct cblock_queue *q, struct aiocb *aio)
 	return rc;
 }
 
+/* The file offset of a pad's padded tail block. */
+static uint64_t
+cblock_pad_off(const struct cblock *cb)
+{
+	return cb->off + cb->stream;
+}
+
+/* The stream bytes of a request: all of them, or a pad's before its
+ * padded tail. */
+static size_t
+cblock_stream_len(const struct cblock *cb)
+{
+	return cb->pad ? cb->stream : cb->len;
+}
+
 static int
 cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 {
@@ -288,8 +303,9 @@ cblock_aio_write(struct cblock_queue *q, struct cblock *cb)
 	cb->deferred = 0;
 	if (q->hold_ms != 0)
 		clock_gettime(CLOCK_MONOTONIC, &cb->sent);
-	if (cb->refused && cb->refused++ <= CBLOCK_TEST_REFUSALS &&
-	    tracefile_direct_pad_current(cb->tf, cb->off, cb->pad_seq)) {
+	if (cb->refused && cb->pad && cb->refused++ <= CBLOCK_TEST_REFUSALS &&
+	    tracefile_direct_pad_current(cb->tf, cblock_pad_off(cb),
+	    cb->pad_seq)) {
 		cb->deferred = 1;
 		return 0;
 	}
@@ -313,14 +329,41 @@ cblock_release(struct cblock_queue *q, struct cblock *cb)
 }
 
 /* What a finished request tells its file. A padded tail is not part of
- * the file's stream: its request only ends. */
+ * the file's stream: a request of one alone only ends; one after the
+ * stream's bytes ends with them, whole once they are written whatever
+ * became of the tail (the stream's next request writes its block). */
 static void
 cblock_completed(struct cblock *cb, size_t written, int err)
 {
-	if (cb->pad)
+	size_t	 n = cblock_stream_len(cb);
+
+	if (n == 0)
 		tracefile_completed(cb->tf, UINT64_MAX, 0, 0);
+	else if (written >= n)
+		tracefile_completed(cb->tf, cb->off, n, 0);
 	else
 		tracefile_completed(cb->tf, cb->off, written, err);
+}
+
+/*
+ * A pad whose block the stream's next request took since, or a later
+ * pad: written now, its tail would land after them and put zeros into
+ * the file. Its stream's bytes alone are left to write (1), or none
+ * (0: it ends). Called for a request glibc does not hold (deferred, or
+ * partly written).
+ */
+static int
+cblock_unpad(struct cblock *cb)
+{
+	if (!cb->pad || tracefile_direct_pad_current(cb->tf,
+	    cblock_pad_off(cb), cb->pad_seq))
+		return 1;
+	if (cb->stream == 0 || cb->done >= cb->stream)
+		return 0;
+	cb->len = cb->stream;
+	cb->pad = 0;
+	cb->stream = 0;
+	return 1;
 }
 
 /*
@@ -337,8 +380,14 @@ cblock_retry_buffered(struct cblock_queue *q, struct cblock *cb)
 	if (cb->done != 0 ||
 	    (fd = tracefile_direct_refuse(cb->tf, cb->fd, cb->err)) == -1)
 		return -1;
-	if (cb->pad)
+	if (cb->pad && cb->stream == 0)
 		return -1;	/* the stream's next request writes it */
+	if (cb->pad) {
+		/* the same: the stream's bytes before it go alone */
+		cb->len = cb->stream;
+		cb->pad = 0;
+		cb->stream = 0;
+	}
 	cb->fd = fd;
 	cb->err = 0;
 	cb->stats->resubmitted++;
@@ -387,7 +436,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 
 		/* never queued: not busy, and its bytes will not land */
 		cb->stats->failed++;
-		cb->stats->bytes_dropped += cb->len;
+		cb->stats->bytes_dropped += cblock_stream_len(cb);
 		tracefile_failed(tf, off, saved);
 		cb->busy = 0;
 		cb->tf = NULL;
@@ -399,7 +448,7 @@ cblock_submit(struct cblock_queue *q, struct cblock *cb, struct tracefile *tf,
 	cb->busy = 1;
 	TAILQ_INSERT_TAIL(&q->busy, cb, entry);
 	q->nr_busy++;
-	tracefile_queued(tf, off, cb->pad ? 0 : cb->len);
+	tracefile_queued(tf, off, cblock_stream_len(cb));
 	cb->stats->inflight++;
 	return 0;
 }
@@ -414,12 +463,12 @@ cblock_reap(struct cblock_queue *q)
 
 	for (cb = TAILQ_FIRST(&q->busy); cb != NULL; cb = next) {
 		next = TAILQ_NEXT(cb, entry);
-		if (cb->deferred && cb->pad && !tracefile_direct_pad_current(
-		    cb->tf, cb->off, cb->pad_seq)) {
+		if (cb->deferred && cblock_unpad(cb) == 0) {
 			/* its block is the stream's again, or a later pad's:
 			 * written now, it would land after them */
 			cb->stats->completed++;
-			cblock_completed(cb, 0, 0);
+			cb->stats->bytes_written += cblock_stream_len(cb);
+			cblock_completed(cb, cb->done, 0);
 			cblock_release(q, cb);
 			continue;
 		}
@@ -441,6 +490,14 @@ cblock_reap(struct cblock_queue *q)
 		case CBLOCK_INPROGRESS:
 			break;
 		case CBLOCK_RESUBMIT:
+			if (cblock_unpad(cb) == 0) {
+				cb->stats->completed++;
+				cb->stats->bytes_written +=
+				    cblock_stream_len(cb);
+				cblock_completed(cb, cb->done, 0);
+				cblock_release(q, cb);
+				break;
+			}
 			cb->stats->resubmitted++;
 			if (cblock_aio_write(q, cb) == 0)
 				break;
@@ -450,11 +507,14 @@ cblock_reap(struct cblock_queue *q)
 			if (cblock_retry_buffered(q, cb) == 0)
 				break;
 			/* a padded tail's bytes are written again later */
-			if (!cb->pad) {
+			if (cb->done < cblock_stream_len(cb)) {
 				cb->stats->failed++;
-				cb->stats->bytes_dropped += cb->len - cb->done;
+				cb->stats->bytes_dropped +=
+				    cblock_stream_len(cb) - cb->done;
 				cb->stats->bytes_written += cb->done;
-			}
+			} else
+				cb->stats->bytes_written +=
+				    cblock_stream_len(cb);
 			/* failed at the request's start: the part written
 			 * may end inside a record */
 			cblock_completed(cb, cb->done, cb->err);
@@ -462,7 +522,7 @@ cblock_reap(struct cblock_queue *q)
 			break;
 		case CBLOCK_DONE:
 			cb->stats->completed++;
-			cb->stats->bytes_written += cb->pad ? 0 : cb->len;
+			cb->stats->bytes_written += cblock_stream_len(cb);
 			cblock_completed(cb, cb->len, 0);
 			if (q->writeback && !cb->heap && cb->fd == cb->tf->fd)
 				cblock_writeback(cb);
@@ -559,7 +619,7 @@ cblock_pad_busy(const struct cblock_queue *q, const struct tracefile *tf,
 	const struct cblock	*cb;
 
 	TAILQ_FOREACH(cb, &q->busy, entry)
-		if (cb->pad && cb->tf == tf && cb->off == off)
+		if (cb->pad && cb->tf == tf && cblock_pad_off(cb) == off)
 			return 1;
 	return 0;
 }

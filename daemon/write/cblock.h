@@ -68,7 +68,10 @@ struct cblock {
 	/* a slice: a heap request into a buffer it does not own (a pool
 	 * block, record-pool.h), counted there while it is in flight */
 	unsigned int		*slices;
-	int			 pad;	/* a padded tail, outside the stream */
+	/* a request that ends with a padded tail, its last block: that
+	 * block is outside the stream; the stream's bytes before it */
+	int			 pad;
+	size_t			 stream;
 	uint64_t		 pad_seq; /* ...which of its file's pads */
 	int			 refused; /* the test hook refuses it */
 	int			 fd;	/* the descriptor it writes on */

@@ -17,11 +17,13 @@ record_pool_block(size_t chunk)
 {
 	size_t	 page = (size_t)sysconf(_SC_PAGESIZE), b;
 
-	/* two drains of a full ring at least, a lead and a round with them */
+	/* two drains of a full ring at least, a lead and a round with them,
+	 * and the pad's room (record_pool_room) */
 	b = 2 * chunk;
 	if (b < RECORD_POOL_MIN_BLOCK)
 		b = RECORD_POOL_MIN_BLOCK;
-	b += TRACEFILE_ALIGN_MAX + 2 * sizeof(uint64_t);
+	b += TRACEFILE_ALIGN_MAX + 2 * sizeof(uint64_t) +
+	    RECORD_POOL_PAD_ROOM(TRACEFILE_ALIGN_MAX);
 	return (b + page - 1) / page * page;
 }
 
@@ -233,7 +235,7 @@ record_pool_slice(struct record_pool *pool, size_t end)
 	struct record_block	*b = pool->open;
 	struct tracefile	*tf = pool->tf;
 	struct cblock		*cb;
-	uint64_t		 off = b->off + b->sent;
+	uint64_t		 off = b->off + (b->sent - b->start);
 	size_t			 len = end - b->sent;
 
 	b->sent = end;
@@ -278,6 +280,62 @@ record_pool_flush(struct record_pool *pool, struct tracefile *tf)
 	tracefile_direct_keep(tf, b->buf + b->sent, b->fill - b->sent);
 }
 
+int
+record_pool_pad(struct record_pool *pool, struct tracefile *tf)
+{
+	struct record_block	*b = pool->open;
+	struct cblock		*cb;
+	uint64_t		 off;
+	size_t			 align, end, tail, padded, stream;
+	int			 fd;
+
+	if (b == NULL || pool->tf != tf)
+		return -1;
+	align = tf->direct.align;
+	end = b->fill - b->fill % align;
+	tail = b->fill - end;
+	padded = end + align;
+	if (tail > 0 && padded + tail > pool->cap)
+		return -1;
+	off = b->off + (b->sent - b->start);
+	stream = end - b->sent;
+	if ((fd = tracefile_direct_pad_slice(tf, off, tail)) == -1) {
+		/* no pad due: the aligned part alone, if there is one */
+		if (stream > 0)
+			pool->pads++;
+		record_pool_flush(pool, tf);
+		return 0;
+	}
+	pool->pads++;
+	memset(b->buf + b->fill, 0, padded - b->fill);
+	cb = cblock_create_slice(b->buf + b->sent, stream + align, &b->slices,
+	    &pool->stats);
+	/* the stream goes on past the padded block, from the tail's
+	 * offset, the tail copied there: the request's bytes stay as they
+	 * are until it completes */
+	memcpy(b->buf + padded, b->buf + end, tail);
+	tracefile_direct_keep(tf, b->buf + end, tail);
+	b->off = off + stream;
+	b->start = b->sent = padded;
+	b->fill = padded + tail;
+	if (cb == NULL) {
+		/* as a slice's (record_pool_slice): the stream's part cannot
+		 * be written, the file is cut there; a pad alone is only
+		 * not made */
+		if (stream > 0) {
+			pool->stats.failed++;
+			pool->stats.bytes_dropped += stream;
+			tracefile_failed(tf, off, ENOMEM);
+		}
+		return 0;
+	}
+	cb->pad = 1;
+	cb->stream = stream;
+	if (cblock_submit(pool->q, cb, tf, off, fd) == -1)
+		log_warn("%s: aio_write", tf->partial);
+	return 0;
+}
+
 void
 record_pool_detach(struct record_pool *pool, struct tracefile *tf)
 {
@@ -296,9 +354,9 @@ static void
 record_pool_open(struct record_pool *pool, struct tracefile *tf,
     struct record_block *b, struct record_block *a)
 {
-	b->sent = 0;
+	b->start = b->sent = 0;
 	if (a != NULL) {
-		b->off = a->off + a->sent;
+		b->off = a->off + (a->sent - a->start);
 		b->fill = a->fill - a->sent;
 		memcpy(b->buf, a->buf + a->sent, b->fill);
 		a->open = 0;
@@ -322,7 +380,8 @@ record_pool_room(struct record_pool *pool, struct tracefile *tf, size_t need,
 	if (pool->open != NULL && pool->tf != tf)
 		record_pool_detach(pool, pool->tf);
 	a = pool->open;
-	if (a != NULL && pool->cap - a->fill >= need)
+	if (a != NULL && pool->cap - a->fill >= need +
+	    RECORD_POOL_PAD_ROOM(tf->direct.align))
 		return a->buf + a->fill;
 	while ((b = record_pool_pick(pool)) == NULL) {
 		/* what the open block holds goes on meanwhile */

@@ -66,10 +66,20 @@ struct tracefile;
  */
 #define RECORD_POOL_MIN_BLOCK	(1024 * 1024)
 #define RECORD_POOL_WRITE	(1024 * 1024)
+/*
+ * The open block keeps this much room past a drain for a file of
+ * alignment a (record_pool_room), so that a pad is one request
+ * (record_pool_pad): the tail's block padded with zeros right after the
+ * aligned part, then the tail again, aligned, where the stream goes on.
+ */
+#define RECORD_POOL_PAD_ROOM(a)	(2 * (size_t)(a))
 
 struct record_block {
 	uint8_t			*buf;
-	uint64_t		 off;	/* file offset of buf[0]: aligned */
+	/* the stream starts at buf[start] (aligned: 0, or past a pad),
+	 * at file offset off (aligned) */
+	size_t			 start;
+	uint64_t		 off;
 	size_t			 fill;	/* stream bytes in buf */
 	size_t			 sent;	/* of them queued: aligned */
 	unsigned int		 slices; /* requests in flight into buf */
@@ -94,6 +104,7 @@ struct record_pool {
 	uint64_t		 grown, shrunk;	/* blocks made past the base,
 						 * given back */
 	uint64_t		 spills, spill_bytes; /* through the page cache */
+	uint64_t		 pads;	/* pads that wrote (record_pool_pad) */
 };
 
 /* The size of a block for rings of ring bytes whose drain takes at
@@ -153,6 +164,21 @@ int	 record_pool_send(struct record_pool *, int all);
  * every aligned byte queued, the last bytes made tf's tail for a pad
  * (tracefile_direct_pad); the block stays open. */
 void	 record_pool_flush(struct record_pool *, struct tracefile *);
+/*
+ * The pad (direct_tail_ms): what tf's open block holds on disk now, as
+ * one request: its unsent aligned part and, after it, its last bytes
+ * (the stream's tail) as one aligned block padded with zeros, from the
+ * block's own memory. The stream goes on in the same block past the
+ * padded one, where the tail is copied, aligned; the next request
+ * rewrites the tail's block on the same descriptor (tracefile-direct.c).
+ * 0 when it was done (or nothing was due), -1 when tf has no open block
+ * or the block has no room past its end for the padded tail (what a
+ * fresh block took left less than RECORD_POOL_PAD_ROOM; not with the
+ * blocks record_pool_block sizes): the caller pads from
+ * tf's tail (tracefile_direct_pad) after record_pool_flush, by a
+ * request of its own.
+ */
+int	 record_pool_pad(struct record_pool *, struct tracefile *);
 /* tf's open block, if it has one, is let go: its aligned part queued,
  * its last bytes made tf's tail (before a pad, a write of tf's own, its
  * close). */

@@ -18,7 +18,8 @@
  * A file may have several O_DIRECT descriptors, taken in turn (glibc
  * runs one descriptor's requests one after another; TRACEFILE_DIRECT_FDS
  * says why there is one). Two requests never overlap, except a padded
- * tail (tracefile_direct_pad) and the request that later rewrites its
+ * tail (tracefile_direct_pad, or the end of a pool's request:
+ * tracefile_direct_pad_slice) and the request that later rewrites its
  * block: those share a descriptor, whose queue keeps their order.
  *
  * Where the file system refuses O_DIRECT (EINVAL at open: tmpfs before
@@ -213,6 +214,29 @@ tracefile_direct_cut(struct tracefile *tf, uint8_t *buf, size_t total,
 	return w;
 }
 
+/* Is the stream's tail of tail bytes to be padded: there is one, the
+ * stream grew since the last pad, and the file is direct still? */
+static int
+tracefile_direct_due(const struct tracefile *tf, size_t tail)
+{
+	const struct tracefile_direct	*d = &tf->direct;
+
+	return tail > 0 && d->flushed != tf->reserved && d->nr_fds > 0;
+}
+
+/* The tail's block, padded, goes from off on fd: the request that
+ * rewrites the block follows it on that descriptor. */
+static void
+tracefile_direct_padded(struct tracefile *tf, uint64_t off, int fd)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	d->flush_fd = fd;
+	d->flush_off = off;
+	d->flushed = tf->reserved;
+	d->pads++;
+}
+
 /*
  * The tail as one aligned block, zeros after it, for a request that
  * puts what the stream holds on disk now (a crash then costs less than
@@ -227,17 +251,26 @@ tracefile_direct_pad(struct tracefile *tf, uint8_t *buf, uint64_t *off,
 {
 	struct tracefile_direct	*d = &tf->direct;
 
-	if (d->tail_len == 0 || d->flushed == tf->reserved || d->nr_fds == 0)
+	if (!tracefile_direct_due(tf, d->tail_len))
 		return 0;
 	memcpy(buf, d->tail, d->tail_len);
 	memset(buf + d->tail_len, 0, d->align - d->tail_len);
 	*off = tf->reserved - d->tail_len;
 	*fd = tracefile_direct_fd(tf, *off);
-	d->flush_fd = *fd;
-	d->flush_off = *off;
-	d->flushed = tf->reserved;
-	d->pads++;
+	tracefile_direct_padded(tf, *off, *fd);
 	return d->align;
+}
+
+int
+tracefile_direct_pad_slice(struct tracefile *tf, uint64_t off, size_t tail)
+{
+	int	 fd;
+
+	if (!tracefile_direct_due(tf, tail))
+		return -1;
+	fd = tracefile_direct_slice(tf, off);
+	tracefile_direct_padded(tf, tf->reserved - tail, fd);
+	return fd;
 }
 
 int

@@ -93,7 +93,7 @@ struct tracefile_direct {
 	size_t			 align;		/* offsets, lengths, buffers */
 	uint8_t			*tail;		/* the stream's last bytes, not */
 	size_t			 tail_len;	/* ...yet written: < align */
-	/* the tail written padded (tracefile_direct_flush), in flight on
+	/* the tail written padded (tracefile_direct_pad), in flight on
 	 * this descriptor; the request that rewrites that block follows
 	 * it on the same one, so that glibc keeps them in order */
 	int			 flush_fd;
@@ -208,6 +208,14 @@ uint64_t tracefile_direct_pads(const struct tracefile *);
  * the tail that a pad or the close writes and the next lead begins with.
  */
 int	 tracefile_direct_slice(struct tracefile *, uint64_t off);
+/* The same for a request from off that also writes the stream's tail,
+ * its last tail bytes, as one aligned block padded with zeros after the
+ * aligned part before it (the pool's pad, record_pool_pad): one request
+ * a period where a slice and tracefile_direct_pad made two. -1 when no
+ * pad is due (no tail, the stream did not grow since the last pad, or
+ * the file went buffered): the request then ends at the tail. */
+int	 tracefile_direct_pad_slice(struct tracefile *, uint64_t off,
+	    size_t tail);
 void	 tracefile_direct_keep(struct tracefile *, const uint8_t *p, size_t n);
 /* tracefile_direct_block's second half (tracefile-direct.c): the tail
  * kept, the aligned length and its descriptor returned. */

@@ -255,7 +255,13 @@ writer_pool_extra(struct writer *w, uint8_t *buf, size_t len,
  * The direct stream's tail (fewer bytes than one alignment unit) has
  * stayed in memory since the last drain: put it on disk, padded, so that
  * a crash costs what the rings and the requests in flight held, and no
- * more than direct_tail_ms of that tail (docs/file-format.md).
+ * more than direct_tail_ms of that tail (docs/file-format.md). What the
+ * open block holds goes with it, in one request (record_pool_pad): a
+ * slice and the padded tail apart woke glibc's AIO thread twice a
+ * period (always-on: about 3 of the daemon's 7 wakeups a second). The
+ * tail of a file without an open block (a preamble or a spill wrote it
+ * last), or of a block a large drain left without room past its end,
+ * goes by a request of its own.
  */
 static void
 writer_pool_pad(struct writer *w)
@@ -266,7 +272,8 @@ writer_pool_pad(struct writer *w)
 	size_t		 n;
 	int		 fd;
 
-	/* what the open block holds goes now, its last bytes padded */
+	if (record_pool_pad(&w->pool, w->tf) == 0)
+		return;
 	record_pool_flush(&w->pool, w->tf);
 	if ((b = cblock_buffer(WRITER_LEAD_MAX)) == NULL)
 		return;
@@ -275,6 +282,7 @@ writer_pool_pad(struct writer *w)
 		free(b);
 		return;
 	}
+	w->pool.pads++;
 	cb->pad = 1;
 	(void)cblock_submit(&w->q, cb, w->tf, off, fd);
 }

@@ -203,7 +203,7 @@ def test_memory_budget_refuses_with_the_figures():
     would go over it is refused, naming what it would hold, what the
     others hold and the budget, and nothing of it is allocated."""
     with Daemon(config={"max_memory": "32M"}) as d:
-        # 19.6 MiB at 4K pages: 2 rings, the pool at its bound (16
+        # 19.8 MiB at 4K pages: 2 rings, the pool at its bound (16
         # blocks) and the per-CPU cblocks a buffered file would make,
         # the copy
         d.ctl("start", "-m", "128", "--cblocks", "2")

@@ -417,6 +417,27 @@ test_heap(void)
 	teardown(&f);
 }
 
+/* A pad's request of stream bytes (0: a padded tail alone) and the
+ * tail's block at 8192, the file left as tracefile_direct_pad and
+ * tracefile_direct_pad_slice leave it: the pad current. */
+static struct cblock *
+pad_setup(struct fixture *f, size_t stream)
+{
+	struct cblock	*cb;
+	uint8_t		*buf;
+
+	setup(f);
+	if ((buf = calloc(1, stream + 4096)) == NULL ||
+	    (cb = cblock_create_heap(buf, stream + 4096, &f->stats)) == NULL)
+		abort();
+	cb->pad = 1;
+	cb->stream = stream;
+	f->tf.direct.nr_fds = 1;
+	f->tf.direct.flush_off = 8192;
+	f->tf.direct.pads = 1;
+	return cb;
+}
+
 /*
  * A padded tail refused with EAGAIN waits in the busy set; offered again
  * while it is its file's current pad, it is dropped once the stream's
@@ -428,22 +449,10 @@ test_stale_pad(void)
 {
 	struct fixture	 f;
 	struct cblock	*cb;
-	uint8_t		*buf;
 	int		 later;
 
 	for (later = 0; later < 2; later++) {
-		setup(&f);
-		if ((buf = calloc(1, 4096)) == NULL)
-			abort();
-		cb = cblock_create_heap(buf, 4096, &f.stats);
-		CHECK(cb != NULL);
-		if (cb == NULL)
-			return;
-		cb->pad = 1;
-		/* as tracefile_direct_pad leaves the file */
-		f.tf.direct.nr_fds = 1;
-		f.tf.direct.flush_off = 8192;
-		f.tf.direct.pads = 1;
+		cb = pad_setup(&f, 0);
 		fake_refuse(EAGAIN);
 		CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 8192, f.tf.fd), 0);
 		CHECK_EQ(cb->deferred, 1);
@@ -471,6 +480,62 @@ test_stale_pad(void)
 	}
 }
 
+/*
+ * The pool's pad (record_pool_pad): one request of the stream's bytes
+ * (here 4096 from 4096) and the padded tail's block after them (8192).
+ * Refused with EAGAIN, and its tail's block taken meanwhile by the
+ * stream's next request, it is offered again without that block: its
+ * stream bytes alone, which land whole. Partly written (its stream
+ * bytes, not the block) and its block taken, it ends there, not
+ * offered again. Either way the file is not cut.
+ */
+static void
+test_stale_pad_stream(void)
+{
+	struct fixture	 f;
+	struct cblock	*cb;
+	int		 partial;
+
+	for (partial = 0; partial < 2; partial++) {
+		cb = pad_setup(&f, 4096);
+		if (!partial)
+			fake_refuse(EAGAIN);
+		CHECK_EQ(cblock_submit(&f.q, cb, &f.tf, 4096, f.tf.fd), 0);
+		CHECK_EQ(cb->deferred, !partial);
+		if (partial) {
+			/* the stream's bytes are written, not the block */
+			fake_complete(cb, 0, 4096);
+			fake_refuse(EAGAIN);
+			CHECK_EQ(cblock_reap(&f.q), 1);
+			CHECK_EQ(cb->deferred, 1);
+			CHECK_U64(cb->done, 4096);
+		}
+		(void)tracefile_direct_slice(&f.tf, 8192);
+		nreqs = 0;
+		if (!partial) {
+			/* offered again: the stream's bytes alone */
+			CHECK_EQ(cblock_reap(&f.q), 1);
+			CHECK_EQ(nreqs, 1);
+			CHECK_U64(reqs[0].aio_offset, 4096);
+			CHECK_U64(reqs[0].aio_nbytes, 4096);
+			CHECK_EQ(cb->pad, 0);
+			fake_complete(cb, 0, 4096);
+		}
+		CHECK_EQ(cblock_reap(&f.q), 0);
+		if (partial)
+			CHECK_EQ(nreqs, 0);
+		CHECK_U64(f.stats.completed, 1);
+		CHECK_U64(f.stats.failed, 0);
+		CHECK_U64(f.stats.bytes_written, 4096);
+		CHECK_U64(f.stats.inflight, 0);
+		CHECK_EQ(f.tf.inflight, 0);
+		CHECK_U64(f.tf.written, 4096);
+		CHECK_U64(f.tf.bad_off, UINT64_MAX);
+		f.tf.direct.nr_fds = 0;
+		teardown(&f);
+	}
+}
+
 int
 main(void)
 {
@@ -481,5 +546,6 @@ main(void)
 	test_wait();
 	test_heap();
 	test_stale_pad();
+	test_stale_pad_stream();
 	return check_exit();
 }

@@ -2,8 +2,8 @@
  * test-record-pool: the direct path's pool of blocks (record-pool.c)
  * against a fake disk: which block opens, when a slice is queued and how
  * large, what a finished block carries to the next, that a block with a
- * slice in flight is not taken, that a freed one is taken again, and
- * that the file, written by every slice, pad and the close, is the
+ * slice in flight is not taken, that a freed one is taken again, that
+ * a pad is one request, and that the file, written by every slice, pad and the close, is the
  * stream byte for byte.
  *
  * This binary defines aio_write, aio_error, aio_return and aio_suspend
@@ -264,6 +264,91 @@ test_blocks(int dirfd)
 }
 
 /*
+ * The pad: what the open block holds goes as one request, its aligned
+ * part and its tail padded with zeros after it; the stream goes on in
+ * the block past the padded one, and the next pad's request begins at
+ * the tail's block, rewriting it. On disk: the stream, then zeros to
+ * the last pad's aligned end (where salvage stops).
+ */
+static void
+test_pad(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct record_pool	 pool;
+	struct record_block	*b0;
+	struct tracefile	*tf = open_file(dirfd);
+	uint8_t			 got[4096];
+	size_t			 i;
+	int			 fd;
+
+	want_len = 0;
+	npending = nqueued = 0;
+	cblock_queue_init(&q);
+	CHECK_EQ(record_pool_init(&pool, &q, 64 * 1024, 24 * 1024, 2), 0);
+	b0 = &pool.blocks[0];
+	put(&pool, tf, 3000, 0);
+	CHECK_EQ(record_pool_pad(&pool, tf), 0);
+	/* 2560 stream bytes and the block of the last 440, padded */
+	CHECK_EQ(nqueued, 1);
+	CHECK_EQ(queued[0].off, 0);
+	CHECK_EQ(queued[0].len, 3072);
+	CHECK_EQ(pool.pads, 1);
+	CHECK_EQ(tf->direct.flush_off, 2560);
+	CHECK_EQ(tf->direct.tail_len, 440);
+	/* the stream goes on past the padded block, the tail before it */
+	CHECK(pool.open == b0);
+	CHECK_EQ(b0->start, 3072);
+	CHECK_EQ(b0->sent, 3072);
+	CHECK_EQ(b0->off, 2560);
+	CHECK_EQ(b0->fill, 3072 + 440);
+	CHECK(memcmp(b0->buf + 3072, want + 2560, 440) == 0);
+	/* nothing new: no pad */
+	CHECK_EQ(record_pool_pad(&pool, tf), 0);
+	CHECK_EQ(nqueued, 1);
+	CHECK_EQ(pool.pads, 1);
+
+	/* the disk writes it: the stream, zeros after it */
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(tf->frontier, 2560);
+	fd = openat(dirfd, tf->partial, O_RDONLY);
+	CHECK(fd != -1 && pread(fd, got, 3072, 0) == 3072);
+	CHECK(memcmp(got, want, 3000) == 0);
+	for (i = 3000; i < 3072; i++)
+		CHECK_EQ(got[i], 0);
+
+	/* more: the next pad's request rewrites the tail's block from its
+	 * start, on the same descriptor */
+	put(&pool, tf, 1000, 0);
+	CHECK_EQ(record_pool_pad(&pool, tf), 0);
+	CHECK_EQ(nqueued, 2);
+	CHECK_EQ(queued[1].off, 2560);
+	CHECK_EQ(queued[1].len, 1536);	/* 1024 stream bytes, a block */
+	CHECK_EQ(tf->direct.flush_off, 3584);
+	CHECK_EQ(pool.pads, 2);
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(tf->frontier, 3584);
+	CHECK(pread(fd, got, 4096, 0) == 4096);
+	CHECK(memcmp(got, want, 4000) == 0);
+	for (i = 4000; i < 4096; i++)
+		CHECK_EQ(got[i], 0);
+
+	/* the close writes the tail; the file is the stream */
+	record_pool_detach(&pool, tf);
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(tracefile_direct_end(tf), 0);
+	CHECK_EQ(tf->frontier, tf->reserved);
+	CHECK(pread(fd, got, 4000, 0) == 4000);
+	CHECK(memcmp(got, want, 4000) == 0);
+	close(fd);
+	record_pool_finish(&pool);
+	unlinkat(dirfd, tf->partial, 0);
+	tracefile_free(tf);
+}
+
+/*
  * A long stream of drains of any length (the first after a head that
  * leaves a tail), rounds, pads now and then, the disk late: every
  * request aligned and in stream order, most of them at least a slice,
@@ -308,7 +393,9 @@ test_stream(int dirfd)
 		}
 		CHECK_EQ(pool.open->off % ALIGN, 0);
 		CHECK_EQ(pool.open->sent % ALIGN, 0);
-		CHECK_EQ(pool.open->off + pool.open->fill, tf->reserved);
+		CHECK_EQ(pool.open->start % ALIGN, 0);
+		CHECK_EQ(pool.open->off + (pool.open->fill -
+		    pool.open->start), tf->reserved);
 		if (k % 4 == 3)
 			put(&pool, tf, 8, 0);	/* a round */
 		CHECK_EQ(record_pool_send(&pool, 0), 0);
@@ -317,7 +404,12 @@ test_stream(int dirfd)
 			disk_run(k % 2 + 1);
 			reap(&q);
 		}
-		/* a padded tail now and then, rewritten by what follows */
+		/* the pool's pad (one request from the block) more often,
+		 * the disk late behind it, rewritten by what follows */
+		if (k % 7 == 5)
+			CHECK_EQ(record_pool_pad(&pool, tf), 0);
+		/* a padded tail of its own now and then, as a file without
+		 * an open block pads */
 		if (k % 50 == 49 && (b = cblock_buffer(TRACEFILE_ALIGN_MAX))) {
 			record_pool_flush(&pool, tf);
 			if ((w = tracefile_direct_pad(tf, b, &off, &fd)) > 0 &&
@@ -333,6 +425,7 @@ test_stream(int dirfd)
 	disk_run(npending);
 	reap(&q);
 	CHECK(pads > 0);
+	CHECK(pool.pads > 50);
 	CHECK(pool.finished > 10);
 	CHECK_EQ(tf->inflight, 0);
 	CHECK_EQ(tf->frontier, tf->reserved - tf->direct.tail_len);
@@ -353,7 +446,7 @@ test_stream(int dirfd)
 		if (queued[i].len < 24 * 1024)
 			small++;
 	}
-	CHECK(small <= pool.finished + pool.busy + 2 * pads + 2);
+	CHECK(small <= pool.finished + pool.busy + 2 * pads + pool.pads + 2);
 
 	fd = openat(dirfd, tf->partial, O_RDONLY);
 	CHECK(fd != -1 && fstat(fd, &st) == 0 &&
@@ -505,6 +598,7 @@ main(void)
 		return 1;
 	}
 	test_blocks(dirfd);
+	test_pad(dirfd);
 	test_stream(dirfd);
 	test_elastic(dirfd);
 	test_sizes();
