@@ -238,6 +238,16 @@ daemon_kept(void *arg, int dirfd, struct record_kept *k)
 	return retain_kept(dirfd, k);
 }
 
+/* A recording's tick: the JIT maps' look, which asks the file worker
+ * for a scan only while a map's process lives. */
+static void
+daemon_tick(void *arg)
+{
+	struct daemon	*d = arg;
+
+	jitcopy_look(d->jitcopy);
+}
+
 /* What every recording hands its closed files to (record-finish.h):
  * finished/'s functions, reached from here, above both folders. */
 static const struct record_finish_ops daemon_finish_ops = {
@@ -246,6 +256,7 @@ static const struct record_finish_ops daemon_finish_ops = {
 	.retain = daemon_retain,
 	.kept = daemon_kept,
 	.salvage = daemon_salvage,
+	.tick = daemon_tick,
 };
 
 static int

@@ -893,6 +893,10 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (rec->state == RECORD_RUNNING)
 		record_tick_drain(rec);
 	record_housekeeping(rec);
+	/* finished/'s look rides on the tick: no timer of its own wakes
+	 * the loop or its worker */
+	if (rec->files.finish->tick != NULL)
+		rec->files.finish->tick(rec->files.finish_ctx);
 }
 
 int
@@ -1254,6 +1258,10 @@ record_begin(struct record *rec, struct config_error *err)
 	tv.tv_sec = (time_t)(rec->cfg.drain_ms / 1000);
 	tv.tv_usec = (suseconds_t)(rec->cfg.drain_ms % 1000) * 1000;
 	event_add(rec->tick, &tv);
+	/* finished/'s first look, now: the processes alive as the file
+	 * begins are seen before a tick's time passes */
+	if (rec->files.finish->tick != NULL)
+		rec->files.finish->tick(rec->files.finish_ctx);
 	/* the tail is padded every pad_ticks ticks, at most direct_tail_ms
 	 * apart; a tick slower than that leaves the padder its own timer */
 	rec->ticks = 0;
