@@ -344,6 +344,9 @@ record_rotate_begin(struct record *rec, const char *why, int wait,
 		return -1;
 	record_lock(rec);
 	record_keep_begin(rec);
+	/* the switch flushes the old file's build-ids: what waits for the
+	 * reader is read meanwhile */
+	buildid_hurry(rec->bids);
 	record_unlock(rec);
 	if (!wait) {
 		if (record_prep_spawn(rec, p, record_prep_ready) == 0)
