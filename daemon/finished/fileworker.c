@@ -167,8 +167,11 @@ fileworker_submit(struct fileworker *fw, const char *name,
 	j->arg = arg;
 	pthread_mutex_lock(&fw->lock);
 	TAILQ_INSERT_TAIL(&fw->queue, j, entry);
-	pthread_cond_signal(&fw->wake);
 	pthread_mutex_unlock(&fw->lock);
+	/* after the unlock: woken under it, the worker met the lock held
+	 * and slept again on it (two switches a job); the job is queued,
+	 * so a worker about to wait sees it */
+	pthread_cond_signal(&fw->wake);
 	return 0;
 }
 

@@ -624,9 +624,10 @@ buildid_hurry(struct buildid *b)
 		return;
 	b->kick = 0;
 	b->nkick = 0;
-	pthread_mutex_lock(&b->mtx);
+	/* without the mutex: the looks were queued under it (a worker about
+	 * to wait sees them), and a worker woken under it met it held and
+	 * slept again on it */
 	pthread_cond_signal(&b->work);
-	pthread_mutex_unlock(&b->mtx);
 }
 
 void
