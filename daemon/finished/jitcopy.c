@@ -17,6 +17,8 @@
 
 #include <linux/perf_event.h>
 
+#include <event2/event.h>
+
 #include "fileworker.h"
 #include "jitcopy.h"
 #include "jitnames.h"
@@ -60,6 +62,8 @@ struct jitcopy {
 	int			 scanning;	/* a scan is queued (atomic) */
 	/* the loop's */
 	struct timespec		 looked;	/* the last look, monotonic */
+	struct event		*between;	/* looks between slow ticks */
+	unsigned int		 more;		/* ...that many still */
 	struct jitcopy_proc	 seen[JITCOPY_MAX_SEEN];	/* by pid */
 	size_t			 nseen;
 	time_t			 short_logged;
@@ -346,8 +350,11 @@ jitcopy_done(void *arg)
 	free(j);
 }
 
+static void	jitcopy_between_cb(evutil_socket_t, short, void *);
+
 struct jitcopy *
-jitcopy_create(struct fileworker *fw, const char *dir)
+jitcopy_create(struct event_base *base, struct fileworker *fw,
+    const char *dir)
 {
 	struct jitcopy		*jm;
 	const char		*hold = getenv("PERFSPILL_TEST_JITCOPY_HOLD");
@@ -370,7 +377,11 @@ jitcopy_create(struct fileworker *fw, const char *dir)
 		free(jm);
 		return NULL;
 	}
+	/* without it, a tick slower than a second is a scan's pace */
+	jm->between = evtimer_new(base, jitcopy_between_cb, jm);
 	if ((jm->names = jitnames_create(jm->dirfd, dir)) == NULL) {
+		if (jm->between != NULL)
+			event_free(jm->between);
 		close(jm->dirfd);
 		free(jm);
 		return NULL;
@@ -378,6 +389,8 @@ jitcopy_create(struct fileworker *fw, const char *dir)
 	if (hold != NULL && hold[0] != '\0' &&
 	    (jm->hold = strdup(hold)) == NULL) {
 		jitnames_free(jm->names);
+		if (jm->between != NULL)
+			event_free(jm->between);
 		close(jm->dirfd);
 		free(jm);
 		return NULL;
@@ -385,13 +398,12 @@ jitcopy_create(struct fileworker *fw, const char *dir)
 	return jm;
 }
 
-void
-jitcopy_look(struct jitcopy *jm)
+/* A look: a scan queued on the worker when one is due. In the loop. */
+static void
+jitcopy_look_now(struct jitcopy *jm)
 {
 	struct timespec	 now;
 
-	if (jm == NULL)
-		return;
 	/* a recording's tick, or several recordings': a look a second */
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (jm->looked.tv_sec != 0 && (now.tv_sec - jm->looked.tv_sec) *
@@ -409,12 +421,46 @@ jitcopy_look(struct jitcopy *jm)
 		__atomic_store_n(&jm->scanning, 0, __ATOMIC_RELEASE);
 }
 
+static void
+jitcopy_between_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct jitcopy	*jm = arg;
+	struct timeval	 tv = { JITCOPY_SCAN_EVERY, 0 };
+
+	(void)fd;
+	(void)what;
+	jitcopy_look_now(jm);
+	if (jm->more > 0 && --jm->more > 0)
+		evtimer_add(jm->between, &tv);
+}
+
+void
+jitcopy_look(struct jitcopy *jm, uint64_t next_ms)
+{
+	struct timeval	 tv = { JITCOPY_SCAN_EVERY, 0 };
+
+	if (jm == NULL)
+		return;
+	jitcopy_look_now(jm);
+	/* a tick slower than a second (drain_ms): the looks of the seconds
+	 * before the next one come from a timer of our own, so that a scan
+	 * still comes each second; a faster tick leaves it unarmed */
+	jm->more = next_ms > JITCOPY_SCAN_EVERY * 1000 ? (unsigned int)
+	    ((next_ms - 1) / (JITCOPY_SCAN_EVERY * 1000)) : 0;
+	if (jm->more > 0 && jm->between != NULL)
+		evtimer_add(jm->between, &tv);
+	else if (jm->between != NULL)
+		evtimer_del(jm->between);
+}
+
 void
 jitcopy_free(struct jitcopy *jm)
 {
 	if (jm == NULL)
 		return;
 	jitnames_free(jm->names);
+	if (jm->between != NULL)
+		event_free(jm->between);
 	close(jm->dirfd);
 	free(jm->hold);
 	free(jm);

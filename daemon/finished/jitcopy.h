@@ -51,6 +51,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/event.h>
+
 #include "fileworker.h"
 #include "manifest.h"
 
@@ -80,16 +82,19 @@ typedef void	(*jitcopy_done_fn)(void *arg, const char *name,
  * without memory. The test hook PERFSPILL_TEST_JITCOPY_HOLD=PATH (read
  * here) holds each copy after its scan, before the file is read: the
  * worker creates PATH and waits until it is removed. */
-struct jitcopy	*jitcopy_create(struct fileworker *fw, const char *dir);
+struct jitcopy	*jitcopy_create(struct event_base *, struct fileworker *fw,
+		    const char *dir);
 /* After fileworker_free(fw): the worker no longer scans or copies.
  * Accepts NULL. */
 void		 jitcopy_free(struct jitcopy *);
-/* A recording's tick (every drain_ms, records' ticks together at most
- * once a second): queues a scan on the worker when a map's process may
- * be alive (jitnames_due), unless one is queued. Cheap: it reads the
+/* A recording's tick (and its start); the next comes in next_ms
+ * (drain_ms): queues a scan on the worker when a map's process may be
+ * alive (jitnames_due), unless one is queued; the recordings' ticks
+ * together look at most once a second, and a timer of base looks each
+ * second until a tick slower than that comes. Cheap: it reads the
  * watch's events and stats /proc/PID of a few maps, never /tmp.
  * Accepts NULL. */
-void		 jitcopy_look(struct jitcopy *);
+void		 jitcopy_look(struct jitcopy *, uint64_t next_ms);
 /* Queues the finished file name of dirfd: its maps are copied into
  * name's companion (written whole, then renamed) on the worker, and
  * done(arg) is called in the loop after it, in the order the files came

@@ -899,7 +899,8 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 	/* finished/'s look rides on the tick: no timer of its own wakes
 	 * the loop or its worker */
 	if (rec->files.finish->tick != NULL)
-		rec->files.finish->tick(rec->files.finish_ctx);
+		rec->files.finish->tick(rec->files.finish_ctx,
+		    rec->cfg.drain_ms);
 }
 
 int
@@ -1264,7 +1265,8 @@ record_begin(struct record *rec, struct config_error *err)
 	/* finished/'s first look, now: the processes alive as the file
 	 * begins are seen before a tick's time passes */
 	if (rec->files.finish->tick != NULL)
-		rec->files.finish->tick(rec->files.finish_ctx);
+		rec->files.finish->tick(rec->files.finish_ctx,
+		    rec->cfg.drain_ms);
 	/* the tail is padded every pad_ticks ticks, at most direct_tail_ms
 	 * apart; a tick slower than that leaves the padder its own timer */
 	rec->ticks = 0;
