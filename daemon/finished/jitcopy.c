@@ -56,18 +56,18 @@ struct jitcopy_job {
 
 struct jitcopy {
 	struct fileworker	*fw;		/* the thread that copies */
+	struct jitnames		*names;		/* the map names, shared */
+	int			 scanning;	/* a scan is queued (atomic) */
 	/* the worker's alone */
 	int			 dirfd;
-	struct jitnames		*names;		/* shared with the loop */
-	int			 scanning;	/* a scan is queued (atomic) */
-	/* the loop's */
-	struct timespec		 looked;	/* the last look, monotonic */
-	struct event		*between;	/* looks between slow ticks */
-	unsigned int		 more;		/* ...that many still */
 	struct jitcopy_proc	 seen[JITCOPY_MAX_SEEN];	/* by pid */
 	size_t			 nseen;
 	time_t			 short_logged;
 	char			*hold;		/* PERFSPILL_TEST_JITCOPY_HOLD */
+	/* the loop's */
+	struct timespec		 looked;	/* the last look, monotonic */
+	struct event		*between;	/* looks between slow ticks */
+	unsigned int		 more;		/* ...that many still */
 };
 
 static int

@@ -618,16 +618,24 @@ buildid_want(struct buildid *b, struct buildid_file *f, pid_t pid,
 void
 buildid_hurry(struct buildid *b)
 {
+	int	 queued;
+
 	/* kick is the recording's side's own: no mutex for a pass that
 	 * noted no new look */
 	if (!b->kick)
 		return;
 	b->kick = 0;
 	b->nkick = 0;
-	/* without the mutex: the looks were queued under it (a worker about
-	 * to wait sees them), and a worker woken under it met it held and
-	 * slept again on it */
-	pthread_cond_signal(&b->work);
+	/* a worker awake for an earlier batch looked at these before it
+	 * slept: no wakeup for an empty queue */
+	pthread_mutex_lock(&b->mtx);
+	queued = b->qhead != NULL;
+	pthread_mutex_unlock(&b->mtx);
+	/* signalled without the mutex: the looks were queued under it (a
+	 * worker about to wait sees them), and a worker woken under it met
+	 * it held and slept again on it */
+	if (queued)
+		pthread_cond_signal(&b->work);
 }
 
 void
