@@ -238,6 +238,16 @@ daemon_kept(void *arg, int dirfd, struct record_kept *k)
 	return retain_kept(dirfd, k);
 }
 
+/* A recording's tick: the JIT maps' look, which asks the file worker
+ * for a scan only while a map's process lives. */
+static void
+daemon_tick(void *arg, uint64_t next_ms)
+{
+	struct daemon	*d = arg;
+
+	jitcopy_look(d->jitcopy, next_ms);
+}
+
 /* What every recording hands its closed files to (record-finish.h):
  * finished/'s functions, reached from here, above both folders. */
 static const struct record_finish_ops daemon_finish_ops = {
@@ -246,6 +256,7 @@ static const struct record_finish_ops daemon_finish_ops = {
 	.retain = daemon_retain,
 	.kept = daemon_kept,
 	.salvage = daemon_salvage,
+	.tick = daemon_tick,
 };
 
 static int
@@ -405,7 +416,7 @@ daemon_start(struct daemon *d)
 	if ((d->fw = fileworker_create(d->base)) == NULL)
 		fatalx("cannot start the thread that reads finished files");
 	/* without it, files finish without their JIT maps */
-	d->jitcopy = jitcopy_create(d->fw, NULL);
+	d->jitcopy = jitcopy_create(d->base, d->fw, NULL);
 	/* a crash left .partial files: they are made whole on the file
 	 * worker, with their manifests and hand-offs, while the loop runs
 	 * (a file of a gigabyte takes seconds); retention holds them */

@@ -41,27 +41,24 @@ struct fileworker {
 	struct fileworker_jobs	 queue;		/* for the worker, in order */
 	struct fileworker_jobs	 done;		/* for the loop, in order */
 	struct fileworker_job	*busy;		/* the worker's now */
-	fileworker_work_fn	 tick;
-	void			*tick_arg;
-	unsigned int		 tick_secs;
 	int			 stop;
 };
 
-/* The worker: the jobs queued, in order, and the tick between them. */
+/* The worker: the jobs queued, in order. */
 static void *
 fileworker_main(void *arg)
 {
 	struct fileworker	*fw = arg;
 	struct fileworker_job	*j;
-	struct timespec		 next;
 	uint64_t		 one = 1;
 	sigset_t		 all;
-	int			 rc;
 
+	/* named, as the build-id reader: its wakeups are counted apart
+	 * (tests/integration/test_wakeups.py) */
+	pthread_setname_np(pthread_self(), "fileworker");
 	/* the daemon's signals are the loop's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&fw->lock);
 	for (;;) {
 		if ((j = TAILQ_FIRST(&fw->queue)) != NULL) {
@@ -71,27 +68,18 @@ fileworker_main(void *arg)
 			j->work(j->arg);
 			pthread_mutex_lock(&fw->lock);
 			fw->busy = NULL;
-			TAILQ_INSERT_TAIL(&fw->done, j, entry);
+			if (j->done == NULL)
+				free(j);
+			else {
+				TAILQ_INSERT_TAIL(&fw->done, j, entry);
+				(void)write(fw->donefd, &one, sizeof(one));
+			}
 			pthread_cond_broadcast(&fw->idle);
-			(void)write(fw->donefd, &one, sizeof(one));
 			continue;
 		}
 		if (fw->stop)
 			break;
-		if (fw->tick == NULL)
-			rc = pthread_cond_wait(&fw->wake, &fw->lock);
-		else
-			rc = pthread_cond_timedwait(&fw->wake, &fw->lock,
-			    &next);
-		if (rc != ETIMEDOUT)
-			continue;
-		pthread_mutex_unlock(&fw->lock);
-		fw->tick(fw->tick_arg);
-		/* a period after this tick: ticks late behind a long job are
-		 * not made up for */
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_sec += fw->tick_secs;
-		pthread_mutex_lock(&fw->lock);
+		pthread_cond_wait(&fw->wake, &fw->lock);
 	}
 	pthread_mutex_unlock(&fw->lock);
 	return NULL;
@@ -129,7 +117,6 @@ struct fileworker *
 fileworker_create(struct event_base *base)
 {
 	struct fileworker	*fw;
-	pthread_condattr_t	 ca;
 	int			 rc;
 
 	if ((fw = calloc(1, sizeof(*fw))) == NULL) {
@@ -140,12 +127,7 @@ fileworker_create(struct event_base *base)
 	TAILQ_INIT(&fw->queue);
 	TAILQ_INIT(&fw->done);
 	pthread_mutex_init(&fw->lock, NULL);
-	/* the tick's timer is on the monotonic clock: a change of the wall
-	 * clock neither hurries nor stalls it */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&fw->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&fw->wake, NULL);
 	pthread_cond_init(&fw->idle, NULL);
 	if ((fw->donefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
 	    (fw->ev = event_new(base, fw->donefd, EV_READ | EV_PERSIST,
@@ -171,18 +153,6 @@ error:
 	return NULL;
 }
 
-void
-fileworker_tick(struct fileworker *fw, fileworker_work_fn fn, void *arg,
-    unsigned int secs)
-{
-	pthread_mutex_lock(&fw->lock);
-	fw->tick = fn;
-	fw->tick_arg = arg;
-	fw->tick_secs = secs;
-	pthread_cond_signal(&fw->wake);
-	pthread_mutex_unlock(&fw->lock);
-}
-
 int
 fileworker_submit(struct fileworker *fw, const char *name,
     fileworker_work_fn work, fileworker_done_fn done, void *arg)
@@ -197,8 +167,11 @@ fileworker_submit(struct fileworker *fw, const char *name,
 	j->arg = arg;
 	pthread_mutex_lock(&fw->lock);
 	TAILQ_INSERT_TAIL(&fw->queue, j, entry);
-	pthread_cond_signal(&fw->wake);
 	pthread_mutex_unlock(&fw->lock);
+	/* after the unlock: woken under it, the worker met the lock held
+	 * and slept again on it (two switches a job); the job is queued,
+	 * so a worker about to wait sees it */
+	pthread_cond_signal(&fw->wake);
 	return 0;
 }
 

@@ -6,9 +6,10 @@
  * work here. The worker runs the jobs in the order they came, one at a
  * time (a disk reads one file well, not two), and tells the loop on an
  * eventfd; the loop then calls each job's done callback, in the same
- * order. Between jobs the worker runs a periodic tick when one is set
- * (jitcopy's scan of /tmp), so that what the tick and the jobs share is
- * the worker's alone.
+ * order. A job without a done callback (jitcopy's scan of /tmp's maps,
+ * which the loop asks for while a map's process lives) ends on the
+ * worker, without waking the loop. The worker has no timer of its own:
+ * it sleeps until a job comes.
  */
 #ifndef PERFSPILL_FILEWORKER_H
 #define PERFSPILL_FILEWORKER_H
@@ -28,14 +29,10 @@ typedef void	(*fileworker_done_fn)(void *arg);
 /* The worker thread, which tells the loop of base; NULL (logged)
  * without memory, an event or a thread. */
 struct fileworker	*fileworker_create(struct event_base *);
-/* fn(arg) on the worker every secs seconds while no job runs (a tick
- * late behind a long job is not made up for). One tick; set before the
- * first job. */
-void		 fileworker_tick(struct fileworker *, fileworker_work_fn fn,
-		    void *arg, unsigned int secs);
 /* Queues a job on the file name (a finished file's name in the output
- * directory, for fileworker_holds): work(arg) on the worker, then
- * done(arg) in the loop. 0, or -1 without memory. */
+ * directory, for fileworker_holds; "" for none): work(arg) on the
+ * worker, then done(arg) in the loop; done NULL: nothing after work,
+ * and the loop is not told. 0, or -1 without memory. */
 int		 fileworker_submit(struct fileworker *, const char *name,
 		    fileworker_work_fn work, fileworker_done_fn done,
 		    void *arg);

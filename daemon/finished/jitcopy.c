@@ -1,14 +1,12 @@
 /*
  * jitcopy: JIT maps of /tmp copied beside a finished file (see jitcopy.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -19,17 +17,20 @@
 
 #include <linux/perf_event.h>
 
+#include <event2/event.h>
+
 #include "fileworker.h"
 #include "jitcopy.h"
+#include "jitnames.h"
 #include "log.h"
 #include "perfdata/perfcheck.h"
 #include "perfdata/perfdata.h"
 
 #define JITCOPY_SCAN_EVERY	1	/* seconds */
+/* a tick that comes this much early still looks (a timer's jitter) */
+#define JITCOPY_LOOK_EARLY_MS	100
 #define JITCOPY_MAX_SEEN		1024
 #define JITCOPY_SHORT_EVERY	60	/* seconds between "stopped short" */
-/* map names the inotify watch keeps; past it, a readdir each scan */
-#define JITCOPY_MAX_NAMES	16384
 
 /* A process with a map in the directory: who it is (its pid and start
  * time) and the user it ran as. */
@@ -55,34 +56,20 @@ struct jitcopy_job {
 
 struct jitcopy {
 	struct fileworker	*fw;		/* the thread that copies */
+	struct jitnames		*names;		/* the map names, shared */
+	int			 scanning;	/* a scan is queued (atomic) */
 	/* the worker's alone */
 	int			 dirfd;
-	/* the pids of the map names in the directory, ascending, kept by
-	 * an inotify watch (ifd) from one readdir on (names_ok); ifd -1:
-	 * a readdir each scan */
-	int			 ifd;
-	int			 names_ok;
-	uint32_t		*names;
-	size_t			 nnames;
 	struct jitcopy_proc	 seen[JITCOPY_MAX_SEEN];	/* by pid */
 	size_t			 nseen;
 	time_t			 short_logged;
 	char			*hold;		/* PERFSPILL_TEST_JITCOPY_HOLD */
+	/* the loop's */
+	struct timespec		 looked;	/* the last look, monotonic */
+	struct event		*between;	/* looks between slow ticks */
+	unsigned int		 more;		/* ...that many still */
+	int			 due;		/* the last look's answer */
 };
-
-uint32_t
-jitcopy_pid_of(const char *name)
-{
-	unsigned long	 pid = 0;
-	const char	*p;
-
-	if (strncmp(name, "perf-", 5) != 0 || name[5] < '1' || name[5] > '9')
-		return 0;
-	for (p = name + 5; *p >= '0' && *p <= '9'; p++)
-		if ((pid = pid * 10 + (unsigned long)(*p - '0')) > INT32_MAX)
-			return 0;
-	return strcmp(p, ".map") == 0 ? (uint32_t)pid : 0;
-}
 
 static int
 jitcopy_proc_cmp(const void *a, const void *b)
@@ -157,157 +144,6 @@ jitcopy_pid_max(void)
 	return (uint32_t)v;
 }
 
-/* The directory's entries, for a readdir; NULL (errno) when it cannot
- * be read. */
-static DIR *
-jitcopy_opendir(struct jitcopy *jm)
-{
-	DIR	*dir;
-	int	 fd;
-
-	if ((fd = openat(jm->dirfd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
-		return NULL;
-	if ((dir = fdopendir(fd)) == NULL)
-		close(fd);
-	return dir;
-}
-
-static int
-jitcopy_pid_cmp(const void *a, const void *b)
-{
-	uint32_t	 x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The watch gives up: a readdir each scan from now on. */
-static void
-jitcopy_unwatch(struct jitcopy *jm)
-{
-	if (jm->ifd != -1)
-		close(jm->ifd);
-	jm->ifd = -1;
-	free(jm->names);
-	jm->names = NULL;
-	jm->nnames = 0;
-	jm->names_ok = 0;
-}
-
-/* pid's map name came (in 1) or went (0). -1 when the set is full. */
-static int
-jitcopy_name(struct jitcopy *jm, uint32_t pid, int in)
-{
-	uint32_t	*at;
-	size_t		 i;
-
-	at = bsearch(&pid, jm->names, jm->nnames, sizeof(*jm->names),
-	    jitcopy_pid_cmp);
-	if (!in) {
-		if (at != NULL) {
-			i = (size_t)(at - jm->names);
-			memmove(at, at + 1, (jm->nnames - i - 1) *
-			    sizeof(*at));
-			jm->nnames--;
-		}
-		return 0;
-	}
-	if (at != NULL)
-		return 0;
-	if (jm->nnames == JITCOPY_MAX_NAMES)
-		return -1;
-	for (i = jm->nnames; i > 0 && jm->names[i - 1] > pid; i--)
-		jm->names[i] = jm->names[i - 1];
-	jm->names[i] = pid;
-	jm->nnames++;
-	return 0;
-}
-
-/*
- * The map names of the directory from a readdir, after the events queued
- * before it are dropped: the events after it, applied in order on top,
- * give each name's last state. -1 when it cannot be read or holds more
- * than JITCOPY_MAX_NAMES of them.
- */
-static int
-jitcopy_names_read(struct jitcopy *jm)
-{
-	char		 buf[4096]
-	    __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct dirent	*e;
-	DIR		*dir;
-	uint32_t	 pid;
-	int		 rc = 0;
-
-	/* what they said is in the readdir */
-	while (read(jm->ifd, buf, sizeof(buf)) > 0)
-		;
-	if ((dir = jitcopy_opendir(jm)) == NULL)
-		return -1;
-	jm->nnames = 0;
-	while (rc == 0 && (e = readdir(dir)) != NULL)
-		if ((pid = jitcopy_pid_of(e->d_name)) == 0)
-			continue;
-		else if (jm->nnames == JITCOPY_MAX_NAMES)
-			rc = -1;
-		else
-			jm->names[jm->nnames++] = pid;
-	closedir(dir);
-	/* a name is one file: no pid twice */
-	qsort(jm->names, jm->nnames, sizeof(*jm->names), jitcopy_pid_cmp);
-	return rc;
-}
-
-/*
- * The map names of the directory now, from the watch's events since the
- * last scan (a readdir of /tmp, which a compile load fills with its
- * temporary files, took 0.4 ms a second here): 0, or -1 when the caller
- * reads the directory itself (no watch, or it was given up).
- */
-static int
-jitcopy_names(struct jitcopy *jm)
-{
-	char				 buf[4096]
-	    __attribute__((aligned(__alignof__(struct inotify_event))));
-	const struct inotify_event	*ev;
-	ssize_t				 n;
-	size_t				 off;
-	uint32_t			 pid;
-
-	if (jm->ifd == -1)
-		return -1;
-	while (jm->names_ok && (n = read(jm->ifd, buf, sizeof(buf))) > 0)
-		for (off = 0; off + sizeof(*ev) <= (size_t)n;
-		    off += sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)(void *)(buf + off);
-			/* events lost: the set is made again */
-			if (ev->mask & IN_Q_OVERFLOW) {
-				jm->names_ok = 0;
-				break;
-			}
-			/* the directory itself went: the fd still reads it */
-			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF |
-			    IN_MOVE_SELF | IN_UNMOUNT)) {
-				jitcopy_unwatch(jm);
-				return -1;
-			}
-			if (ev->len == 0 || (pid = jitcopy_pid_of(ev->name)) ==
-			    0)
-				continue;
-			if (jitcopy_name(jm, pid, (ev->mask & (IN_CREATE |
-			    IN_MOVED_TO)) != 0) == -1)
-				jm->names_ok = 0;
-		}
-	if (!jm->names_ok) {
-		if (jitcopy_names_read(jm) == -1) {
-			jitcopy_unwatch(jm);
-			return -1;
-		}
-		jm->names_ok = 1;
-	}
-	return 0;
-}
-
 /* Adds pid's process to out[*n] when it is alive or was seen alive: 0,
  * or -1 when out is full (max). */
 static int
@@ -346,27 +182,19 @@ static size_t
 jitcopy_scan(struct jitcopy *jm, struct jitcopy_proc *out, size_t max,
     int *stopped)
 {
-	struct dirent		*e;
-	DIR			*dir;
-	size_t			 i, n = 0;
-	uint32_t		 pid, pid_max = jitcopy_pid_max();
+	uint32_t	*pids, pid_max = jitcopy_pid_max();
+	ssize_t		 np;
+	size_t		 i, n = 0;
 
 	*stopped = 0;
-	if (jitcopy_names(jm) == 0) {
-		for (i = 0; i < jm->nnames && !*stopped; i++)
-			if (jm->names[i] <= pid_max)
-				*stopped = jitcopy_add(jm, jm->names[i], out,
-				    &n, max) == -1;
-		return n;	/* ascending already */
-	}
-	if ((dir = jitcopy_opendir(jm)) == NULL)
+	if ((np = jitnames_list(jm->names, &pids)) <= 0)
 		return 0;
-	while (!*stopped && (e = readdir(dir)) != NULL)
-		if ((pid = jitcopy_pid_of(e->d_name)) != 0 && pid <= pid_max)
-			*stopped = jitcopy_add(jm, pid, out, &n, max) == -1;
-	closedir(dir);
-	qsort(out, n, sizeof(*out), jitcopy_proc_cmp);
-	return n;
+	for (i = 0; i < (size_t)np && !*stopped; i++)
+		if (pids[i] <= pid_max)
+			*stopped = jitcopy_add(jm, pids[i], out, &n, max) ==
+			    -1;
+	free(pids);
+	return n;	/* ascending already */
 }
 
 /* A scan that stopped short, in the log at most once a minute. */
@@ -384,16 +212,18 @@ jitcopy_short(struct jitcopy *jm)
 	    "copied", JITCOPY_MAX_SEEN);
 }
 
-/* Remembers who runs each process with a map, for after it exits: the
- * worker's tick. */
+/* Remembers who runs each process with a map, for after it exits: a
+ * job the loop's look queues, on the worker. */
 static void
-jitcopy_tick(void *arg)
+jitcopy_remember(void *arg)
 {
 	struct jitcopy		*jm = arg;
 	struct jitcopy_proc	*now;
 	size_t			 n;
 	int			 stopped;
 
+	/* a look after this may queue the next scan */
+	__atomic_store_n(&jm->scanning, 0, __ATOMIC_RELEASE);
 	if ((now = calloc(JITCOPY_MAX_SEEN, sizeof(*now))) == NULL)
 		return;
 	n = jitcopy_scan(jm, now, JITCOPY_MAX_SEEN, &stopped);
@@ -521,13 +351,19 @@ jitcopy_done(void *arg)
 	free(j);
 }
 
+static void	jitcopy_between_cb(evutil_socket_t, short, void *);
+
 struct jitcopy *
-jitcopy_create(struct fileworker *fw, const char *dir)
+jitcopy_create(struct event_base *base, struct fileworker *fw,
+    const char *dir)
 {
 	struct jitcopy		*jm;
 	const char		*hold = getenv("PERFSPILL_TEST_JITCOPY_HOLD");
 
-	if (dir == NULL)
+	/* the test hook's directory stands for /tmp, which other programs
+	 * of the host fill with maps */
+	if (dir == NULL && ((dir = getenv("PERFSPILL_TEST_JITMAP_DIR")) ==
+	    NULL || dir[0] == '\0'))
 		dir = "/tmp";
 	if (fw == NULL)
 		return NULL;
@@ -542,22 +378,92 @@ jitcopy_create(struct fileworker *fw, const char *dir)
 		free(jm);
 		return NULL;
 	}
-	/* without the watch (no inotify, no memory), a readdir each scan */
-	jm->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (jm->ifd != -1 && ((jm->names = calloc(JITCOPY_MAX_NAMES,
-	    sizeof(*jm->names))) == NULL || inotify_add_watch(jm->ifd, dir,
-	    IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
-	    IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) == -1))
-		jitcopy_unwatch(jm);
-	if (hold != NULL && hold[0] != '\0' &&
-	    (jm->hold = strdup(hold)) == NULL) {
-		jitcopy_unwatch(jm);
+	/* without it, a tick slower than a second is a scan's pace */
+	jm->between = evtimer_new(base, jitcopy_between_cb, jm);
+	if ((jm->names = jitnames_create(jm->dirfd, dir)) == NULL) {
+		if (jm->between != NULL)
+			event_free(jm->between);
 		close(jm->dirfd);
 		free(jm);
 		return NULL;
 	}
-	fileworker_tick(fw, jitcopy_tick, jm, JITCOPY_SCAN_EVERY);
+	if (hold != NULL && hold[0] != '\0' &&
+	    (jm->hold = strdup(hold)) == NULL) {
+		jitnames_free(jm->names);
+		if (jm->between != NULL)
+			event_free(jm->between);
+		close(jm->dirfd);
+		free(jm);
+		return NULL;
+	}
 	return jm;
+}
+
+/*
+ * A look: a scan queued on the worker when one is due (a map's process
+ * alive, or the names unknown). In the loop. 1 when one was due: the
+ * looks then come each second, else at the recording's ticks.
+ */
+static int
+jitcopy_look_now(struct jitcopy *jm)
+{
+	struct timespec	 now;
+
+	/* a recording's tick, or several recordings': a look a second */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (jm->looked.tv_sec != 0 && (now.tv_sec - jm->looked.tv_sec) *
+	    1000 + (now.tv_nsec - jm->looked.tv_nsec) / 1000000 <
+	    JITCOPY_SCAN_EVERY * 1000 - JITCOPY_LOOK_EARLY_MS)
+		return jm->due;
+	jm->looked = now;
+	if (__atomic_load_n(&jm->scanning, __ATOMIC_ACQUIRE))
+		return jm->due = 1;
+	if (!(jm->due = jitnames_due(jm->names)))
+		return 0;
+	/* nothing to call back: the scan is the worker's alone, and the
+	 * loop is not woken for it */
+	__atomic_store_n(&jm->scanning, 1, __ATOMIC_RELEASE);
+	if (fileworker_submit(jm->fw, "", jitcopy_remember, NULL, jm) == -1)
+		__atomic_store_n(&jm->scanning, 0, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static void
+jitcopy_between_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct jitcopy	*jm = arg;
+	struct timeval	 tv = { JITCOPY_SCAN_EVERY, 0 };
+
+	(void)fd;
+	(void)what;
+	/* no map's process left: the next look is the tick's */
+	if (!jitcopy_look_now(jm))
+		jm->more = 0;
+	if (jm->more > 0 && --jm->more > 0)
+		evtimer_add(jm->between, &tv);
+}
+
+void
+jitcopy_look(struct jitcopy *jm, uint64_t next_ms)
+{
+	struct timeval	 tv = { JITCOPY_SCAN_EVERY, 0 };
+	int		 due;
+
+	if (jm == NULL)
+		return;
+	due = jitcopy_look_now(jm);
+	/* a tick slower than a second (the loop's look every 5 s, or
+	 * drain_ms): while a map's process lives, the looks of the
+	 * seconds before the next tick come from a timer of our own, so
+	 * that its process is seen each second as it was; with none, a
+	 * new map waits for the next tick (the loop is not woken each
+	 * second for a machine that runs no JIT) */
+	jm->more = due && next_ms > JITCOPY_SCAN_EVERY * 1000 ?
+	    (unsigned int)((next_ms - 1) / (JITCOPY_SCAN_EVERY * 1000)) : 0;
+	if (jm->more > 0 && jm->between != NULL)
+		evtimer_add(jm->between, &tv);
+	else if (jm->between != NULL)
+		evtimer_del(jm->between);
 }
 
 void
@@ -565,7 +471,9 @@ jitcopy_free(struct jitcopy *jm)
 {
 	if (jm == NULL)
 		return;
-	jitcopy_unwatch(jm);
+	jitnames_free(jm->names);
+	if (jm->between != NULL)
+		event_free(jm->between);
 	close(jm->dirfd);
 	free(jm->hold);
 	free(jm);

@@ -12,13 +12,16 @@
  * a door to another file: opened beneath /tmp by name without following
  * a link, a regular file with one link, owned by the user the process
  * ran as, and bounded in size and count. A process that has exited is
- * known by the user a scan of /tmp (each second) saw it run as while
- * its map was there; one never seen alive is skipped. The scan knows
- * the map names from an inotify watch on the directory, kept from one
- * readdir on (a readdir of /tmp, which a compile load fills with its
- * temporary files, each second took 0.4 ms here); it reads the
- * directory each time where the watch cannot be had or holds too many
- * names, and once again when its events were lost.
+ * known by the user a scan of /tmp saw it run as while its map was
+ * there; one never seen alive is skipped. The scans run on the file
+ * worker while a recording runs, each second while a map's pid is
+ * alive: the loop's look at each recording tick (jitcopy_look) asks
+ * for one only then, from the map names jitnames.h keeps, so that an
+ * idle machine costs the worker no wakeup (it woke each second for
+ * nothing). A process gone since the last scan is known by that scan;
+ * one gone before any scan saw it (it lived less than a second) is
+ * not, as before. A daemon that does not record does not scan: no file
+ * of it can have samples of a process it did not see.
  *
  * A pid is not a process: once one exits, another may get its pid and
  * write a map for it (issue 40). So the process a map is taken for is
@@ -48,6 +51,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/event.h>
+
 #include "fileworker.h"
 #include "manifest.h"
 
@@ -71,15 +76,25 @@ typedef void	(*jitcopy_done_fn)(void *arg, const char *name,
 		    const struct jitcopy_result *, int rc);
 
 /* Called in the loop. */
-/* Watches dir (NULL: /tmp) for perf maps on the worker fw (its tick);
+/* Watches dir (NULL: /tmp, or the test hook PERFSPILL_TEST_JITMAP_DIR)
+ * for perf maps, scanned on the worker fw;
  * NULL (logged) when fw is NULL, the directory cannot be opened or
  * without memory. The test hook PERFSPILL_TEST_JITCOPY_HOLD=PATH (read
  * here) holds each copy after its scan, before the file is read: the
  * worker creates PATH and waits until it is removed. */
-struct jitcopy	*jitcopy_create(struct fileworker *fw, const char *dir);
-/* After fileworker_free(fw): the worker no longer runs its tick or
- * copies. Accepts NULL. */
+struct jitcopy	*jitcopy_create(struct event_base *, struct fileworker *fw,
+		    const char *dir);
+/* After fileworker_free(fw): the worker no longer scans or copies.
+ * Accepts NULL. */
 void		 jitcopy_free(struct jitcopy *);
+/* A recording's tick (and its start); the next comes in next_ms
+ * (drain_ms): queues a scan on the worker when a map's process may be
+ * alive (jitnames_due), unless one is queued; the recordings' ticks
+ * together look at most once a second, and a timer of base looks each
+ * second until a tick slower than that comes. Cheap: it reads the
+ * watch's events and stats /proc/PID of a few maps, never /tmp.
+ * Accepts NULL. */
+void		 jitcopy_look(struct jitcopy *, uint64_t next_ms);
 /* Queues the finished file name of dirfd: its maps are copied into
  * name's companion (written whole, then renamed) on the worker, and
  * done(arg) is called in the loop after it, in the order the files came
@@ -104,9 +119,6 @@ int		 jitcopy_stat_start(const char *stat, uint64_t *start);
  * values past the clocks' range). */
 int		 jitcopy_started_before(uint64_t start, long hz, int64_t off,
 		    uint64_t first);
-/* "perf-PID.map" of name, PID decimal without leading zeros: its pid,
- * or 0. */
-uint32_t	 jitcopy_pid_of(const char *name);
 /* The ustar header of a member name of size bytes into hdr[512]. */
 void		 jitcopy_tar_header(uint8_t *hdr, const char *name,
 		    uint64_t size, unsigned int uid, unsigned int gid,

@@ -63,14 +63,37 @@
  * replaced, so a file rewritten in a loop costs bounded memory. */
 #define BUILDID_VERSIONS_MAX	8
 /*
- * The worker is woken once a drain pass (buildid_kick), after the pass
+ * The worker is woken by a drain pass (buildid_kick), after the pass
  * noted all it drained: a look not yet started serves every mapping
  * noted before it, so an exec storm mapping libc a thousand times a
- * second costs a look a pass, not one per mapping, and the worker wakes
- * at most as often as the drain thread (it was woken at the first
- * mapping and then slept 2 ms for the rest of the pass: two wakeups a
- * pass, 4.4 a second always-on, bench/history/2026-12-06-quiet).
+ * second costs a look a pass, not one per mapping (it was woken at the
+ * first mapping and then slept 2 ms for the rest of the pass: two
+ * wakeups a pass, 4.4 a second always-on, bench/history/2026-12-06-
+ * quiet). And a pass wakes it only once BUILDID_BATCH files wait, or
+ * the first of them has waited BUILDID_BATCH_NS: a compile load maps a
+ * few files a second, and woke it each pass, once a second for a look
+ * or two. Before a file's build-ids are written (buildid_flush: a stop,
+ * a rotation) it is woken for all that waits, and a rotation wakes it
+ * when it begins (buildid_hurry), tens of milliseconds before its
+ * switch, so that a file finished then names what it did when the
+ * reader was woken each pass.
+ *
+ * The wait loses no id of a file that stays: a look finds the file by
+ * its name first (the stamp says whether it changed) and through
+ * /proc/PID/map_files only when that fails, and the name of an
+ * installed library or program names the mapped inode long after its
+ * process exited (buildid_find compares the inode). What the wait puts
+ * at risk is a file that only its process could reach, and only when
+ * the process exits before the look: one deleted or replaced by a new
+ * inode (a build's short-lived test program), or seen only through a
+ * mount namespace that died with it. Those were at risk already while
+ * a pass was coming (up to drain_ms), most of them exit within it, and
+ * their ids are still read through another task that maps the file
+ * (BUILDID_TRIES); perf reads the rest at report time, as for any file
+ * without an id in the table.
  */
+#define BUILDID_BATCH		64
+#define BUILDID_BATCH_NS	INT64_C(5000000000)
 
 enum buildid_state {
 	BUILDID_IDLE,
@@ -135,7 +158,9 @@ struct buildid {
 	struct buildid_file	 *qhead, **qtail;
 	size_t			  nqueued;	/* not idle */
 	int			  kick;		/* the recording's side queued
-						 * since its last kick */
+						 * since its last kick: */
+	size_t			  nkick;	/* ...files */
+	int64_t			  kick_since;	/* ...the first one, mono ns */
 	int			  quit;
 	int			  running;	/* 1 started, -1 could not be */
 	pthread_t		  th;
@@ -479,6 +504,15 @@ buildid_destroy(struct buildid *b)
 /* The recording's side: the drain thread, or the loop, under the
  * recording's lock */
 
+static int64_t
+buildid_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static size_t
 buildid_hash(uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen,
     const char *name)
@@ -573,22 +607,43 @@ buildid_want(struct buildid *b, struct buildid_file *f, pid_t pid,
 		f->end = end;
 		b->nqueued++;
 		buildid_enqueue(b, f);
+		if (!b->kick)
+			b->kick_since = buildid_now();
 		b->kick = 1;
+		b->nkick++;
 	}
 	pthread_mutex_unlock(&b->mtx);
 }
 
 void
-buildid_kick(struct buildid *b)
+buildid_hurry(struct buildid *b)
 {
+	int	 queued;
+
 	/* kick is the recording's side's own: no mutex for a pass that
 	 * noted no new look */
 	if (!b->kick)
 		return;
 	b->kick = 0;
+	b->nkick = 0;
+	/* a worker awake for an earlier batch looked at these before it
+	 * slept: no wakeup for an empty queue */
 	pthread_mutex_lock(&b->mtx);
-	pthread_cond_signal(&b->work);
+	queued = b->qhead != NULL;
 	pthread_mutex_unlock(&b->mtx);
+	/* signalled without the mutex: the looks were queued under it (a
+	 * worker about to wait sees them), and a worker woken under it met
+	 * it held and slept again on it */
+	if (queued)
+		pthread_cond_signal(&b->work);
+}
+
+void
+buildid_kick(struct buildid *b)
+{
+	if (b->kick && (b->nkick >= BUILDID_BATCH ||
+	    buildid_now() - b->kick_since >= BUILDID_BATCH_NS))
+		buildid_hurry(b);
 }
 
 /* The kernel gave f's only id (attr.build_id): used in this trace file. */
@@ -890,8 +945,8 @@ buildid_flush(struct buildid *b, struct sbuf *out, unsigned int wait_ms)
 	size_t			 i, kept = 0;
 	int			 rc = 0, pending;
 
-	/* a look queued since the last pass is started now */
-	buildid_kick(b);
+	/* a look queued since the last wakeup is started now */
+	buildid_hurry(b);
 	worker_deadline(CLOCK_MONOTONIC, (uint64_t)wait_ms * 1000000u, &until);
 	pthread_mutex_lock(&b->mtx);
 	for (;;) {

@@ -62,10 +62,14 @@ size_t		 buildid_note_ring(struct buildid *, const uint8_t *data,
  * in place (counted). The drain's, as buildid_note_ring. */
 void		 buildid_note_copy(struct buildid *, uint8_t *rec, size_t size,
 		    int kernel);
-/* Wake the worker for the looks the notes since the last kick queued:
- * once a drain pass, after it noted everything it drained. The drain's,
- * as buildid_note_ring. */
+/* Wake the worker for the looks the notes since the last wakeup
+ * queued, once enough wait or the first has waited long enough
+ * (buildid.c says why that loses nothing): once a drain pass, after it
+ * noted everything it drained. The drain's, as buildid_note_ring. */
 void		 buildid_kick(struct buildid *);
+/* Wake the worker for every look queued, now: a rotation begins, whose
+ * switch flushes the file's build-ids. As buildid_kick. */
+void		 buildid_hurry(struct buildid *);
 /* Clear those flags in a drained copy of whole records. Any thread. */
 void		 buildid_repair(uint8_t *buf, size_t len, int kernel);
 /* Files known, and stray build-id flags found, over the daemon's life;

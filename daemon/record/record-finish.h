@@ -92,6 +92,11 @@ struct record_finish_ops {
 	 * file_done's owner, not through the recording. NULL: the leftovers
 	 * wait for salvage at the next start. */
 	void	(*salvage)(void *ctx, const char *partial);
+	/* In the loop: a recording's tick (at its start, then every
+	 * drain_ms while it runs; the next in next_ms), for finished/'s
+	 * look at what it keeps for the files to come (the JIT maps of
+	 * /tmp), which must cost the loop little. NULL: none. */
+	void	(*tick)(void *ctx, uint64_t next_ms);
 };
 
 #endif

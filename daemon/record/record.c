@@ -354,6 +354,9 @@ record_rotate_begin(struct record *rec, const char *why, int wait,
 		return -1;
 	record_lock(rec);
 	record_keep_begin(rec);
+	/* the switch flushes the old file's build-ids: what waits for the
+	 * reader is read meanwhile */
+	buildid_hurry(rec->bids);
 	record_unlock(rec);
 	if (!wait) {
 		if (record_prep_spawn(rec, p, record_prep_ready) == 0)
@@ -930,6 +933,25 @@ record_tick_arm(struct record *rec)
 }
 
 /*
+ * finished/'s look rides on the tick, told how far off the next one is
+ * (ms): a look that needs to come more often than the tick (a JIT map's
+ * process alive, looked at each second) keeps a timer of its own for
+ * the time between, and no other timer wakes the loop or its worker.
+ */
+static void
+record_tick_finish(struct record *rec)
+{
+	uint64_t	 now, next = rec->cfg.drain_ms;
+
+	if (rec->files.finish->tick == NULL)
+		return;
+	now = worker_now_ns(CLOCK_MONOTONIC);
+	if (rec->tick_at > now)
+		next = (rec->tick_at - now + 999999) / 1000000;
+	rec->files.finish->tick(rec->files.finish_ctx, next);
+}
+
+/*
  * The tick holds the drain's lock once, for what changes the drain's
  * state (the queue reaped, the pool shrunk, CPUs gone or opened), and
  * only for that: the online list is read before (a file in /sys, 30-80
@@ -963,6 +985,7 @@ record_tick_cb(evutil_socket_t fd, short what, void *arg)
 		record_tick_drain(rec);
 	record_housekeeping(rec);
 	record_tick_arm(rec);
+	record_tick_finish(rec);
 }
 
 int
@@ -1422,6 +1445,9 @@ record_start_locked(struct record *rec, const struct config *cfg,
 		goto error;
 	rec->state = RECORD_RUNNING;
 	record_tick_arm_later(rec, rec->cfg.drain_ms / 2);
+	/* finished/'s first look, now: the processes alive as the file
+	 * begins are seen before a tick's time passes */
+	record_tick_finish(rec);
 	rec->life.recordings++;
 	rec->started = time(NULL);
 	if (rec->flight != NULL)

@@ -256,12 +256,12 @@ def test_buildid_follows_a_binary_rewritten_within_a_recording():
 
 
 def test_buildid_names_every_file_of_a_batch():
-    """The worker reads the build-ids a drain pass queued in one batch,
-    woken once after the pass (buildid_kick): several binaries started at
-    once, mapped within the same passes, are each read while the
-    recording runs (no flush, no stop asks for them), and the file names
-    every one with readelf's id, in both the frame-pointer and the
-    compact (unwound) recording."""
+    """The worker reads the build-ids the drain passes queued in one
+    batch, woken once the first has waited (buildid_kick): several
+    binaries started at once, mapped within the same passes, are each
+    read while the recording runs (no flush, no stop asks for them), and
+    the file names every one with readelf's id, in both the frame-pointer
+    and the compact (unwound) recording."""
     for mode in ("fp", "compact"):
         with Daemon(extra_args=["-v"]) as d:
             progs = []
@@ -289,6 +289,40 @@ def test_buildid_names_every_file_of_a_batch():
                 assert ids.get(p) == want, (mode, p, want, ids)
                 assert manifest_ids(path, p) == [want], \
                     (mode, p, manifest_ids(path, p))
+
+
+def test_buildid_read_after_its_process_exited():
+    """The reader waits for a batch (buildid.c): a short program has
+    exited before it looks, and the look finds the file by its name (the
+    inode compared), not through the process's /proc/PID/map_files. The
+    file and its manifest name readelf's id. A look that came before the
+    exit (64 other files queued meanwhile) proves nothing: the next of 3
+    copies is tried."""
+    with Daemon(extra_args=["-v"]) as d:
+        d.ctl("start", "-F", "499")
+        after = []
+        for i in range(3):
+            prog = os.path.join(d.dir, "spin-exited-%d" % i)
+            shutil.copy(harness.SPINNER, prog)
+            want = readelf_id(prog)
+            if want is None:
+                raise Skip("the spinner has no build-id note")
+            subprocess.run([prog, "0.3"], capture_output=True, check=True)
+            line = "build-id of %s: %s" % (prog, want)
+            if line in d.read_log():
+                continue
+            after.append(prog)
+            # read while the recording runs, no stop asking for it
+            harness.wait_for(lambda: line in d.read_log(), 60,
+                             "the exited program's build-id read")
+            break
+        assert after, "each look came before its program exited"
+        rc, rep = d.ctl("stop")
+        path = rep["data"]["path"]
+        assert buildids(path).get(after[0]) == want, \
+            (after[0], want, buildids(path))
+        assert manifest_ids(path, after[0]) == [want], \
+            (want, manifest_ids(path, after[0]))
 
 
 def test_user_space_still_symbolized():

@@ -474,6 +474,8 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
             assert not set(got) & {os.path.basename(p) for p in junk}, \
                 sorted(got)
             assert "the scan stopped" not in d.read_log()
+            # the scans run while a recording runs (jitcopy.h)
+            d.ctl("start", "-e", "cpu-clock", "-F", "99")
             # now 1,100 live threads, each with a map
             for _ in range(1100):
                 t = threading.Thread(target=stop.wait)
@@ -486,6 +488,7 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
                     made.append(p)
             wait_for(lambda: "the scan stopped there" in d.read_log(), 30,
                      "the log of a scan stopped short")
+            d.ctl("stop")
     finally:
         stop.set()
         for t in crowd:

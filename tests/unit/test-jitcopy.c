@@ -9,25 +9,26 @@
 
 #include "check.h"
 #include "jitcopy.h"
+#include "jitnames.h"
 
 static void
 test_pid_of(void)
 {
-	CHECK_EQ(jitcopy_pid_of("perf-4242.map"), 4242);
-	CHECK_EQ(jitcopy_pid_of("perf-1.map"), 1);
-	CHECK_EQ(jitcopy_pid_of("perf-2147483647.map"), 2147483647);
+	CHECK_EQ(jitnames_pid_of("perf-4242.map"), 4242);
+	CHECK_EQ(jitnames_pid_of("perf-1.map"), 1);
+	CHECK_EQ(jitnames_pid_of("perf-2147483647.map"), 2147483647);
 	/* not one of ours: each would name another file or no process */
-	CHECK_EQ(jitcopy_pid_of("perf-0.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-042.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-12a.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-12.map.tmp"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-12.mapx"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-2147483648.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-99999999999999999999.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("xperf-12.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf--12.map"), 0);
-	CHECK_EQ(jitcopy_pid_of("perf-12/.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-0.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-042.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-12a.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-12.map.tmp"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-12.mapx"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-2147483648.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-99999999999999999999.map"), 0);
+	CHECK_EQ(jitnames_pid_of("xperf-12.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf--12.map"), 0);
+	CHECK_EQ(jitnames_pid_of("perf-12/.map"), 0);
 }
 
 /* A header field's octal number. */
