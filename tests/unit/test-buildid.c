@@ -502,16 +502,18 @@ test_preamble(void)
 	sbuf_finish(&sb);
 }
 
-/* Until the worker has looked at every file noted so far: kicked, as a
- * drain pass ends (without the kick the worker sleeps on, unless it was
- * still awake from the last look: a race the test won most times). */
+/* Until the worker has looked at every file noted so far: hurried, as a
+ * rotation does. Not kicked as a drain pass does: a pass wakes it only
+ * for a batch (BUILDID_BATCH files, or the first waiting 5 s), so after
+ * one note it slept on unless still awake from the last look, a race
+ * the test lost when run beside other tests. */
 static void
 settle(struct buildid *b)
 {
 	uint64_t	 files, cleared, reading;
 	int		 i;
 
-	buildid_kick(b);
+	buildid_hurry(b);
 	for (i = 0; i < 10000; i++) {
 		buildid_stats(b, &files, &cleared, &reading);
 		if (reading == 0)
