@@ -204,10 +204,13 @@ jitnames_create(int dirfd, const char *dir)
 	 * a readdir each scan; the first readdir waits for the first scan:
 	 * a daemon that does not record never reads the directory */
 	jn->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (jn->ifd != -1 && (jn->procfd == -1 || (jn->names =
-	    calloc(JITNAMES_MAX, sizeof(*jn->names))) == NULL || inotify_add_watch(jn->ifd, dir, IN_CREATE | IN_MOVED_TO |
-	    IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF |
-	    IN_ONLYDIR) == -1))
+	if (jn->ifd == -1)
+		return jn;
+	if (jn->procfd != -1)
+		jn->names = calloc(JITNAMES_MAX, sizeof(*jn->names));
+	if (jn->names == NULL || inotify_add_watch(jn->ifd, dir, IN_CREATE |
+	    IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |
+	    IN_MOVE_SELF | IN_ONLYDIR) == -1)
 		jitnames_unwatch(jn);
 	return jn;
 }
