@@ -7,6 +7,7 @@ test raises Skip(reason) when the machine cannot run it (the reason is
 printed). The closing line is 'N passed, N failed, N skipped'.
 """
 import collections
+import contextlib
 import datetime
 import http.server
 import json
@@ -21,6 +22,7 @@ import tempfile
 import threading
 import time
 import traceback
+import urllib.request
 
 BUILD = os.environ.get("PERFSPILL_BUILD", os.path.join(
     os.path.dirname(__file__), "..", "..", "build"))
@@ -317,6 +319,42 @@ class Receiver:
     def close(self):
         self.srv.shutdown()
         self.srv.server_close()
+
+
+def need_debuginfod():
+    if shutil.which("debuginfod") is None:
+        raise Skip("debuginfod not installed (Debian package debuginfod)")
+
+
+@contextlib.contextmanager
+def debuginfod(srv, work):
+    """A debuginfod on 127.0.0.1 serving the files under srv (its
+    database in work), once it has scanned one: its URL."""
+    need_debuginfod()
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    p = subprocess.Popen(["debuginfod", "-p", str(port), "-d",
+                          os.path.join(work, "db.sqlite"), "-F", srv],
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d" % port
+
+    def scanned():
+        try:
+            with urllib.request.urlopen(url + "/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except OSError:
+            return False
+        return re.search(r'scanned_files_total\{source="file"\} [1-9]',
+                         text) is not None
+    try:
+        wait_for(scanned, 60, "debuginfod's scan")
+        yield url
+    finally:
+        p.terminate()
+        p.wait()
 
 
 def assert_received(files, where):

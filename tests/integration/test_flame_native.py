@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
@@ -467,22 +466,13 @@ def test_faithful_jit_map():
                 pass
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def test_faithful_stripped_binary_from_debuginfod():
     """A stripped flametarget, gone from this host after the recording
     (as a binary of another host is): its names come from a debuginfod on
     127.0.0.1 that serves its debug file, at the shares perf report gives
     of the same file given the unstripped binary (the same build-id) where
     the stripped one was."""
-    if shutil.which("debuginfod") is None:
-        raise Skip("debuginfod not installed (Debian package debuginfod)")
+    harness.need_debuginfod()
     d = os.path.join(_work, "stripped")
     os.makedirs(os.path.join(d, "srv"))
     os.chmod(d, 0o755)
@@ -507,34 +497,12 @@ def test_faithful_stripped_binary_from_debuginfod():
     # without a server: no names for it
     plain = our_shares(path, pid, env={"DEBUGINFOD_URLS": "", "HOME": home})
     assert "leaf_seventy" not in plain, plain
-    port = free_port()
-    srv = subprocess.Popen(["debuginfod", "-p", str(port), "-d",
-                            os.path.join(d, "db.sqlite"), "-F",
-                            os.path.join(d, "srv")],
-                           stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    try:
-        url = "http://127.0.0.1:%d" % port
-
-        def scanned():
-            import urllib.request
-            try:
-                with urllib.request.urlopen(url + "/metrics",
-                                            timeout=2) as r:
-                    text = r.read().decode()
-            except OSError:
-                return False
-            return re.search(r'scanned_files_total\{source="file"\} [1-9]',
-                             text) is not None
-        wait_for(scanned, 60, "debuginfod's scan")
+    with harness.debuginfod(os.path.join(d, "srv"), d) as url:
         env = {"DEBUGINFOD_URLS": url, "HOME": home,
                "DEBUGINFOD_CACHE_PATH": os.path.join(d, "cache")}
         assert_faithful(path, pid, ["leaf_seventy", "leaf_thirty"],
                         env=env, before_perf=lambda: shutil.copy2(TARGET,
                                                                   binary))
-    finally:
-        srv.terminate()
-        srv.wait()
 
 
 if __name__ == "__main__":

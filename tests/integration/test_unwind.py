@@ -99,8 +99,14 @@ def demangle(names):
 def our_stacks(path, pid):
     """{tuple of frames, root first: count} of pid's samples, names as
     perf shows them."""
-    raw = folded(flame("-q", "--no-companion", "--roots", "none", "-f",
-                       "-", "--pid", str(pid), path).stdout)
+    return demangled(folded(flame("-q", "--no-companion", "--roots", "none",
+                                  "-f", "-", "--pid", str(pid),
+                                  path).stdout))
+
+
+def demangled(raw):
+    """{folded stack: count} as {tuple of frames as perf shows them:
+    count}."""
     dm = demangle({f for s in raw for f in s.split(";")})
     out = collections.Counter()
     for s, n in raw.items():
@@ -277,6 +283,40 @@ def test_replaced_binary_is_not_used():
     ours = folded(p.stdout)
     assert sum(ours.values()) == sum(whole.values())
     assert not any("outer_fn" in s for s in ours), ours.most_common(3)
+    _cache["replaced"] = (path, pid, whole)
+
+
+def test_replaced_binary_from_debuginfod():
+    """The replaced binary's original, served by a debuginfod on
+    127.0.0.1 by its build-id, is fetched (through libdebuginfod, opened
+    at that first need: perfspilld and perfspill-flame do not link it)
+    and unwinds the stacks as the original did."""
+    harness.need_debuginfod()
+    if "replaced" not in _cache:
+        test_replaced_binary_is_not_used()
+    path, pid, whole = _cache["replaced"]
+    srv = os.path.join(_work, "srv")
+    os.makedirs(srv, exist_ok=True)
+    shutil.copy2(TARGET, os.path.join(srv, "unwindtarget"))
+    with harness.debuginfod(srv, _work) as url:
+        p = flame("-v", "--no-companion", "--roots", "none", "-f", "-",
+                  "--pid", str(pid), path,
+                  env={"HOME": _work, "DEBUGINFOD_URLS": url,
+                       "DEBUGINFOD_CACHE_PATH": os.path.join(_work, "dc")})
+    line = [l for l in p.stderr.splitlines() if "unwound" in l]
+    print(line)
+    assert line and "no binary" not in line[0], p.stderr[-2000:]
+    ours = demangled(folded(p.stdout))
+    assert sum(ours.values()) == sum(whole.values())
+    chained = sum(n for s, n in ours.items() if contains(s, CHAIN))
+    assert chained == sum(n for s, n in whole.items()
+                          if contains(s, CHAIN)) > 0, ours.most_common(3)
+    for name in ("perfspilld", "perfspill-flame"):
+        needed = subprocess.run(["readelf", "-d",
+                                 os.path.join(harness.BUILD, name)],
+                                capture_output=True, text=True,
+                                check=True).stdout
+        assert "libdebuginfod" not in needed, (name, needed)
 
 
 def test_filters_and_outputs():
