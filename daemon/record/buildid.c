@@ -93,7 +93,7 @@
  * without an id in the table.
  */
 #define BUILDID_BATCH		64
-#define BUILDID_BATCH_NS	INT64_C(5000000000)
+#define BUILDID_BATCH_NS	UINT64_C(5000000000)
 
 enum buildid_state {
 	BUILDID_IDLE,
@@ -160,7 +160,7 @@ struct buildid {
 	int			  kick;		/* the recording's side queued
 						 * since its last kick: */
 	size_t			  nkick;	/* ...files */
-	int64_t			  kick_since;	/* ...the first one, mono ns */
+	uint64_t		  kick_since;	/* ...the first one, mono ns */
 	int			  quit;
 	int			  running;	/* 1 started, -1 could not be */
 	pthread_t		  th;
@@ -504,15 +504,6 @@ buildid_destroy(struct buildid *b)
 /* The recording's side: the drain thread, or the loop, under the
  * recording's lock */
 
-static int64_t
-buildid_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static size_t
 buildid_hash(uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen,
     const char *name)
@@ -608,7 +599,7 @@ buildid_want(struct buildid *b, struct buildid_file *f, pid_t pid,
 		b->nqueued++;
 		buildid_enqueue(b, f);
 		if (!b->kick)
-			b->kick_since = buildid_now();
+			b->kick_since = worker_now_ns(CLOCK_MONOTONIC);
 		b->kick = 1;
 		b->nkick++;
 	}
@@ -642,7 +633,7 @@ void
 buildid_kick(struct buildid *b)
 {
 	if (b->kick && (b->nkick >= BUILDID_BATCH ||
-	    buildid_now() - b->kick_since >= BUILDID_BATCH_NS))
+	    worker_now_ns(CLOCK_MONOTONIC) - b->kick_since >= BUILDID_BATCH_NS))
 		buildid_hurry(b);
 }
 
