@@ -419,6 +419,10 @@ int	record_thread_start(struct record *, record_passed_fn passed);
  * stream's tail to disk after it (the padder's): 0, or -1 when no
  * thread runs (the caller drains). */
 int	record_thread_pad(struct record *);
+/* Does a periodic pass pad the direct tail (the first drainer's timed
+ * pass, or the loop's tick where no thread runs, counted in *ticks):
+ * every thread.pad_ticks-th, where the current file is direct. */
+int	record_thread_pad_due(struct record *, unsigned int *ticks);
 /* The same as record_thread_pad, for flush ticket t (record-flush.c):
  * 0, or -1 when no thread runs. */
 int	record_thread_flush(struct record *, uint64_t t);

@@ -209,13 +209,21 @@ record_thread_timed(struct record *rec, struct record_drainer *d, int *pad)
 		d->due_ns += t->period_ns;
 	if (d->due_ns <= now)
 		d->due_ns = now + t->period_ns;
+	*pad |= record_thread_pad_due(rec, &d->ticks);
+	return 1;
+}
+
+int
+record_thread_pad_due(struct record *rec, unsigned int *ticks)
+{
+	struct record_thread	*t = &rec->thread;
+
+	if (t->pad_ticks == 0 || ++*ticks < t->pad_ticks)
+		return 0;
+	*ticks = 0;
 	/* only a direct file has a tail to pad (a flight recording has no
 	 * file) */
-	if (t->pad_ticks > 0 && ++d->ticks >= t->pad_ticks) {
-		d->ticks = 0;
-		*pad |= rec->cur != NULL && tracefile_direct_on(rec->cur);
-	}
-	return 1;
+	return rec->cur != NULL && tracefile_direct_on(rec->cur);
 }
 
 /* A pass of the thread, under the lock: the epoll timeout after it (ms;

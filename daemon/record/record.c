@@ -856,17 +856,11 @@ record_housekeeping(struct record *rec)
 static void
 record_tick_drain(struct record *rec)
 {
-	int	 pad = 0;
+	int	 pad;
 
 	if (rec->thread.running)
 		return;
-	if (rec->thread.pad_ticks > 0 &&
-	    ++rec->ticks >= rec->thread.pad_ticks) {
-		rec->ticks = 0;
-		/* only a direct file has a tail to pad (a flight recording
-		 * has no file) */
-		pad = rec->cur != NULL && tracefile_direct_on(rec->cur);
-	}
+	pad = record_thread_pad_due(rec, &rec->ticks);
 	record_lock(rec);
 	record_pass(rec, 0);
 	if (pad)
