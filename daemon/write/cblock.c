@@ -345,6 +345,16 @@ cblock_completed(struct cblock *cb, size_t written, int err)
 		tracefile_completed(cb->tf, cb->off, written, err);
 }
 
+/* A pad's request, its padded tail left out (its block is the stream's
+ * next request's to write): its stream's bytes alone, as a plain one. */
+static void
+cblock_stream_only(struct cblock *cb)
+{
+	cb->len = cb->stream;
+	cb->pad = 0;
+	cb->stream = 0;
+}
+
 /*
  * A pad whose block the stream's next request took since, or a later
  * pad: written now, its tail would land after them and put zeros into
@@ -360,10 +370,19 @@ cblock_unpad(struct cblock *cb)
 		return 1;
 	if (cb->stream == 0 || cb->done >= cb->stream)
 		return 0;
-	cb->len = cb->stream;
-	cb->pad = 0;
-	cb->stream = 0;
+	cblock_stream_only(cb);
 	return 1;
+}
+
+/* A request that cblock_unpad ended: whole as far as it got (cb->done,
+ * all of its stream's bytes), released without another write. */
+static void
+cblock_unpadded_end(struct cblock_queue *q, struct cblock *cb)
+{
+	cb->stats->completed++;
+	cb->stats->bytes_written += cblock_stream_len(cb);
+	cblock_completed(cb, cb->done, 0);
+	cblock_release(q, cb);
 }
 
 /*
@@ -382,12 +401,9 @@ cblock_retry_buffered(struct cblock_queue *q, struct cblock *cb)
 		return -1;
 	if (cb->pad && cb->stream == 0)
 		return -1;	/* the stream's next request writes it */
-	if (cb->pad) {
-		/* the same: the stream's bytes before it go alone */
-		cb->len = cb->stream;
-		cb->pad = 0;
-		cb->stream = 0;
-	}
+	/* the same: the stream's bytes before it go alone */
+	if (cb->pad)
+		cblock_stream_only(cb);
 	cb->fd = fd;
 	cb->err = 0;
 	cb->stats->resubmitted++;
@@ -466,10 +482,7 @@ cblock_reap(struct cblock_queue *q)
 		if (cb->deferred && cblock_unpad(cb) == 0) {
 			/* its block is the stream's again, or a later pad's:
 			 * written now, it would land after them */
-			cb->stats->completed++;
-			cb->stats->bytes_written += cblock_stream_len(cb);
-			cblock_completed(cb, cb->done, 0);
-			cblock_release(q, cb);
+			cblock_unpadded_end(q, cb);
 			continue;
 		}
 		if (cb->deferred) {
@@ -491,11 +504,7 @@ cblock_reap(struct cblock_queue *q)
 			break;
 		case CBLOCK_RESUBMIT:
 			if (cblock_unpad(cb) == 0) {
-				cb->stats->completed++;
-				cb->stats->bytes_written +=
-				    cblock_stream_len(cb);
-				cblock_completed(cb, cb->done, 0);
-				cblock_release(q, cb);
+				cblock_unpadded_end(q, cb);
 				break;
 			}
 			cb->stats->resubmitted++;
