@@ -380,20 +380,11 @@ jitcopy_create(struct event_base *base, struct fileworker *fw,
 	}
 	/* without it, a tick slower than a second is a scan's pace */
 	jm->between = evtimer_new(base, jitcopy_between_cb, jm);
-	if ((jm->names = jitnames_create(jm->dirfd, dir)) == NULL) {
-		if (jm->between != NULL)
-			event_free(jm->between);
-		close(jm->dirfd);
-		free(jm);
-		return NULL;
-	}
-	if (hold != NULL && hold[0] != '\0' &&
-	    (jm->hold = strdup(hold)) == NULL) {
-		jitnames_free(jm->names);
-		if (jm->between != NULL)
-			event_free(jm->between);
-		close(jm->dirfd);
-		free(jm);
+	/* jitcopy_free undoes what was made so far */
+	if ((jm->names = jitnames_create(jm->dirfd, dir)) == NULL ||
+	    (hold != NULL && hold[0] != '\0' &&
+	    (jm->hold = strdup(hold)) == NULL)) {
+		jitcopy_free(jm);
 		return NULL;
 	}
 	return jm;
