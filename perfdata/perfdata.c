@@ -180,7 +180,7 @@ perfdata_sample_times(const uint8_t *buf, size_t len, size_t time_off,
 	return pos;
 }
 
-static int
+int
 perfdata_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t	*p = buf;

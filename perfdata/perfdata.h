@@ -100,5 +100,8 @@ size_t	 perfdata_sample_times(const uint8_t *buf, size_t len,
  */
 int	 perfdata_finish(int fd, const struct perfdata_layout *,
 	    uint64_t data_end, const struct perfdata_extra *, uint64_t *size);
+/* len bytes of buf at off of fd, through short writes and EINTR. 0, or
+ * -1 with errno (ENOSPC for a write that took nothing). */
+int	 perfdata_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

@@ -10,8 +10,9 @@
  * drain thread's flush word and a wake. The thread's next pass reads
  * every ring (a round perf may sort, ending in a FINISHED_ROUND) and
  * pads the direct tail, then notes where the file ended and wakes the
- * loop. The loop answers a flush once everything below that end is on
- * disk (the file's frontier, and the padded tail's request), polling
+ * loop. The loop answers a flush once everything below that end is
+ * where a reader sees it (on disk below the file's frontier, in the
+ * page cache past it by the pad, or the padded tail's request), polling
  * completions with the reaper meanwhile. Nothing here blocks the loop
  * or the drain.
  */
@@ -56,8 +57,10 @@ record_flush_passed(struct record *rec, uint64_t ticket)
 
 /*
  * Has the flush pass's data landed? Everything below the file's end
- * then is on disk: the stream's requests (the frontier), and the last
- * bytes, padded into one aligned block, by their own request. A file
+ * then is where a reader sees it: on disk by the stream's requests (the
+ * frontier) and, past them, in the page cache by the pass's pad
+ * (readable), or the last bytes padded into one aligned block by a
+ * request of their own (a pad that could not be cached). A file
  * that is no longer current was rotated or closed: its close waits for
  * every write. A file whose writes failed will not land: the tick
  * pauses the recording.
@@ -75,7 +78,7 @@ record_flush_landed(struct record *rec)
 	/* by name: a file freed since may have left its address to one
 	 * made after it */
 	if (strcmp(fl->file, info.partial) != 0 ||
-	    info.cut != UINT64_MAX || info.frontier >= fl->target)
+	    info.cut != UINT64_MAX || info.readable >= fl->target)
 		return 1;
 	return fl->tail > 0 && info.frontier >= fl->target - fl->tail &&
 	    !writer_pad_busy(&rec->w, tf, fl->target - fl->tail);

@@ -327,8 +327,9 @@ static const struct jemit_field record_pool_rows[] = {
 	JEMIT_U("shrunk", struct record_pool_counters, shrunk),
 	JEMIT_U("spills", struct record_pool_counters, spills),
 	JEMIT_U("spill_bytes", struct record_pool_counters, spill_bytes),
-	/* the direct tail's pads that wrote: one request each, the open
-	 * block's unsent bytes and the padded tail together */
+	/* the direct tail's pads that wrote: the open block's unsent
+	 * bytes into the page cache, or by one request with the padded
+	 * tail where that cannot be had */
 	JEMIT_U("pads", struct record_pool_counters, pads),
 	JEMIT_SUB(struct record_pool_counters, stats, record_aio_rows),
 	JEMIT_ROWS_END

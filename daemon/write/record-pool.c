@@ -114,6 +114,9 @@ record_pool_init(struct record_pool *pool, struct cblock_queue *q, size_t cap,
     size_t write, size_t n)
 {
 	memset(pool, 0, sizeof(*pool));
+	/* tests reach the pad by request, which the cached pad leaves to
+	 * a file without an open block, with a trickle of data */
+	pool->pad_requests = getenv("PERFSPILL_TEST_PAD_REQUESTS") != NULL;
 	pool->q = q;
 	pool->cap = cap;
 	pool->write = write;
@@ -336,6 +339,30 @@ record_pool_pad(struct record_pool *pool, struct tracefile *tf)
 	return 0;
 }
 
+int
+record_pool_cache(struct record_pool *pool, struct tracefile *tf)
+{
+	struct record_block	*b = pool->open;
+	const struct tracefile_direct *d = &tf->direct;
+	size_t			 page = (size_t)sysconf(_SC_PAGESIZE), from;
+
+	if (b == NULL || pool->tf != tf || pool->pad_requests ||
+	    d->nr_fds == 0 || d->align % page != 0)
+		return -1;
+	if (d->flush_off != UINT64_MAX && cblock_pad_busy(pool->q, tf,
+	    d->flush_off))
+		return -1;
+	from = b->cached > b->sent ? b->cached : b->sent;
+	if (from >= b->fill)
+		return 0;
+	if (tracefile_direct_cache(tf, b->buf + from, b->fill - from, b->off +
+	    (from - b->start), b->off + (b->sent - b->start)) == -1)
+		return -1;
+	b->cached = b->fill;
+	pool->pads++;
+	return 0;
+}
+
 void
 record_pool_detach(struct record_pool *pool, struct tracefile *tf)
 {
@@ -354,7 +381,7 @@ static void
 record_pool_open(struct record_pool *pool, struct tracefile *tf,
     struct record_block *b, struct record_block *a)
 {
-	b->start = b->sent = 0;
+	b->start = b->sent = b->cached = 0;
 	if (a != NULL) {
 		b->off = a->off + (a->sent - a->start);
 		b->fill = a->fill - a->sent;

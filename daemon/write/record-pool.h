@@ -82,6 +82,8 @@ struct record_block {
 	uint64_t		 off;
 	size_t			 fill;	/* stream bytes in buf */
 	size_t			 sent;	/* of them queued: aligned */
+	size_t			 cached; /* of them in the page cache: a
+					 * pad's (record_pool_cache) */
 	unsigned int		 slices; /* requests in flight into buf */
 	int			 open;
 	int			 used;	/* opened since the last shrink */
@@ -104,7 +106,9 @@ struct record_pool {
 	uint64_t		 grown, shrunk;	/* blocks made past the base,
 						 * given back */
 	uint64_t		 spills, spill_bytes; /* through the page cache */
-	uint64_t		 pads;	/* pads that wrote (record_pool_pad) */
+	uint64_t		 pads;	/* pads that wrote (record_pool_cache,
+					 * record_pool_pad) */
+	int			 pad_requests;	/* a test's: no cached pads */
 };
 
 /* The size of a block for rings of ring bytes whose drain takes at
@@ -179,6 +183,23 @@ void	 record_pool_flush(struct record_pool *, struct tracefile *);
  * request of its own.
  */
 int	 record_pool_pad(struct record_pool *, struct tracefile *);
+/*
+ * The pad without a request, where it can be had: what tf's open block
+ * holds past its last slice and past the last such pad, written by the
+ * file's buffered descriptor now (tracefile_direct_cache), on the
+ * drain's thread. The block stays as it is; its slice later rewrites
+ * those bytes past the page cache, and the kernel writes the cached
+ * pages out and drops them before it does. Why: a pad by request woke
+ * glibc's AIO thread each period and put it to sleep on the disk, two
+ * of the always-on recorder's four wakeups a second; a few KiB into the
+ * page cache cost the drain thread neither. 0 when it was done (or
+ * nothing was new), -1 when the caller pads by a request
+ * (record_pool_pad): tf has no open block; the alignment is under a
+ * page (the cached pages would share one with a slice in flight); a
+ * padded tail in flight is to be rewritten by this block's next slice
+ * (its zeros would land over the cached bytes); the write failed.
+ */
+int	 record_pool_cache(struct record_pool *, struct tracefile *);
 /* tf's open block, if it has one, is let go: its aligned part queued,
  * its last bytes made tf's tail (before a pad, a write of tf's own, its
  * close). */

@@ -20,7 +20,13 @@
  * says why there is one). Two requests never overlap, except a padded
  * tail (tracefile_direct_pad, or the end of a pool's request:
  * tracefile_direct_pad_slice) and the request that later rewrites its
- * block: those share a descriptor, whose queue keeps their order.
+ * block: those share a descriptor, whose queue keeps their order. A
+ * cached pad (tracefile_direct_cache) writes the stream's unqueued end
+ * by the buffered descriptor instead: into pages that no request in
+ * flight shares (record_pool_cache takes it only where the alignment is
+ * a multiple of the page, and no padded tail in flight covers them),
+ * which the kernel writes out and drops before the request that later
+ * writes the same bytes past the page cache.
  *
  * Where the file system refuses O_DIRECT (EINVAL at open: tmpfs before
  * Linux 6.6, some FUSE and network file systems; or at the first write)
@@ -271,6 +277,35 @@ tracefile_direct_pad_slice(struct tracefile *tf, uint64_t off, size_t tail)
 	fd = tracefile_direct_slice(tf, off);
 	tracefile_direct_padded(tf, tf->reserved - tail, fd);
 	return fd;
+}
+
+int
+tracefile_direct_cache(struct tracefile *tf, const uint8_t *p, size_t n,
+    uint64_t off, uint64_t from)
+{
+	struct tracefile_direct	*d = &tf->direct;
+
+	if (perfdata_pwrite(tf->fd, p, n, off) == -1)
+		return -1;
+	/* the disk gets it within moments, not at the kernel's writeback
+	 * age (30 s): a machine lost costs about what a daemon killed
+	 * does. Only started: the drain thread does not wait for it */
+	(void)sync_file_range(tf->fd, (off_t)off, (off_t)n,
+	    SYNC_FILE_RANGE_WRITE);
+	d->flushed = tf->reserved;
+	d->cache_from = from;
+	d->cache_to = off + n;
+	return 0;
+}
+
+uint64_t
+tracefile_direct_readable(const struct tracefile *tf)
+{
+	const struct tracefile_direct	*d = &tf->direct;
+
+	if (d->cache_to > tf->frontier && tf->frontier >= d->cache_from)
+		return d->cache_to;
+	return tf->frontier;
 }
 
 int

@@ -280,6 +280,7 @@ tracefile_info(const struct tracefile *tf, struct tracefile_info *info)
 	info->opened = tf->opened;
 	info->reserved = tf->reserved;
 	info->frontier = tf->frontier;
+	info->readable = tracefile_direct_readable(tf);
 	info->tail = tracefile_direct_on(tf) ? tf->direct.tail_len : 0;
 	info->cut = tf->bad_off;
 	info->err = tf->err;

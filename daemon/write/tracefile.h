@@ -100,6 +100,10 @@ struct tracefile_direct {
 	uint64_t		 flush_off;
 	uint64_t		 flushed;	/* reserved at the last flush */
 	uint64_t		 pads;		/* padded tails made */
+	/* the last pad through the page cache (tracefile_direct_cache):
+	 * the stream from cache_from to cache_to is there, and readable
+	 * once every request below cache_from has landed */
+	uint64_t		 cache_from, cache_to;
 	int			 refused;	/* errno: why it is not direct */
 };
 
@@ -217,6 +221,20 @@ int	 tracefile_direct_slice(struct tracefile *, uint64_t off);
 int	 tracefile_direct_pad_slice(struct tracefile *, uint64_t off,
 	    size_t tail);
 void	 tracefile_direct_keep(struct tracefile *, const uint8_t *p, size_t n);
+/*
+ * A pad without a request (record_pool_cache): the n bytes at p, the
+ * stream's unqueued end from off, written now by the buffered
+ * descriptor and their writeback started, not waited for; from is where
+ * the stream's unqueued part begins (off, or before it where an earlier
+ * call wrote). Nothing else is due for a pad then. 0, or -1 with errno
+ * (nothing changed: the caller pads by a request).
+ */
+int	 tracefile_direct_cache(struct tracefile *, const uint8_t *p, size_t n,
+	    uint64_t off, uint64_t from);
+/* The end of what a reader of the file sees of the stream now: the
+ * frontier, or past it what the last cached pad wrote once every request
+ * below that landed. */
+uint64_t tracefile_direct_readable(const struct tracefile *);
 /* tracefile_direct_block's second half (tracefile-direct.c): the tail
  * kept, the aligned length and its descriptor returned. */
 size_t	 tracefile_direct_cut(struct tracefile *, uint8_t *, size_t total,

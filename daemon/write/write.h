@@ -52,6 +52,9 @@ struct tracefile_info {
 	time_t			 opened;
 	uint64_t		 reserved;	/* the next free offset */
 	uint64_t		 frontier;	/* on disk below it */
+	uint64_t		 readable;	/* a reader sees it below:
+						 * the frontier, or a cached
+						 * pad's end past it */
 	size_t			 tail;		/* the direct stream's last
 						 * bytes, not yet written */
 	uint64_t		 cut;		/* first failed offset, or
@@ -304,7 +307,8 @@ int	writer_extra(struct writer *, uint8_t *buf, size_t len,
  * their own), else as writer_extra. Takes buf. 0 or -1. */
 int	writer_append(struct writer *, uint8_t *buf, size_t len,
 	    const struct tracefile_mark *);
-/* The direct stream's tail on disk, padded, where there is one. */
+/* What the direct stream holds in memory, where a crash of the daemon
+ * leaves it: in the page cache, or on disk padded (writer.c). */
 void	writer_pad(struct writer *);
 /* Completions polled (aio_error reads memory, no system call). */
 void	writer_reap(struct writer *);

@@ -252,16 +252,17 @@ writer_pool_extra(struct writer *w, uint8_t *buf, size_t len,
 }
 
 /*
- * The direct stream's tail (fewer bytes than one alignment unit) has
- * stayed in memory since the last drain: put it on disk, padded, so that
- * a crash costs what the rings and the requests in flight held, and no
- * more than direct_tail_ms of that tail (docs/file-format.md). What the
- * open block holds goes with it, in one request (record_pool_pad): a
- * slice and the padded tail apart woke glibc's AIO thread twice a
- * period (always-on: about 3 of the daemon's 7 wakeups a second). The
- * tail of a file without an open block (a preamble or a spill wrote it
- * last), or of a block a large drain left without room past its end,
- * goes by a request of its own.
+ * What the direct stream holds in memory since the last drain goes
+ * where a crash of the daemon leaves it (docs/file-format.md), no more
+ * than direct_tail_ms later. The open block's unsent bytes go into the
+ * page cache from this thread (record_pool_cache): no request, so
+ * glibc's AIO thread neither wakes nor sleeps on the disk each period
+ * (always-on: two of the daemon's four wakeups a second). Where that
+ * cannot be had, they go with the stream's tail, padded, by one
+ * request (record_pool_pad: a slice and the padded tail apart woke the
+ * AIO thread twice a period). The tail of a file without an open block
+ * (a preamble or a spill wrote it last), or of a block a large drain
+ * left without room past its end, goes by a request of its own.
  */
 static void
 writer_pool_pad(struct writer *w)
@@ -272,7 +273,8 @@ writer_pool_pad(struct writer *w)
 	size_t		 n;
 	int		 fd;
 
-	if (record_pool_pad(&w->pool, w->tf) == 0)
+	if (record_pool_cache(&w->pool, w->tf) == 0 ||
+	    record_pool_pad(&w->pool, w->tf) == 0)
 		return;
 	record_pool_flush(&w->pool, w->tf);
 	if ((b = cblock_buffer(WRITER_LEAD_MAX)) == NULL)

@@ -3,8 +3,9 @@
  * against a fake disk: which block opens, when a slice is queued and how
  * large, what a finished block carries to the next, that a block with a
  * slice in flight is not taken, that a freed one is taken again, that
- * a pad is one request, and that the file, written by every slice, pad and the close, is the
- * stream byte for byte.
+ * a pad is one request (or none, through the page cache), and that the
+ * file, written by every slice, pad and the close, is the stream byte
+ * for byte.
  *
  * This binary defines aio_write, aio_error, aio_return and aio_suspend
  * itself (as test-cblock-reap does): a request stays in flight until the
@@ -349,6 +350,98 @@ test_pad(int dirfd)
 }
 
 /*
+ * The cached pad: what the open block took since its last slice and the
+ * last such pad goes into the file by its buffered descriptor, with no
+ * request; the block stays as it is, and its slice later writes the
+ * same bytes. Not under a page's alignment, nor while a padded tail in
+ * flight is to be rewritten by the block's next slice.
+ */
+static void
+test_cache(int dirfd)
+{
+	struct cblock_queue	 q;
+	struct record_pool	 pool;
+	struct record_block	*b0;
+	struct tracefile	*tf = open_file(dirfd);
+	size_t			 page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t			 got[40000];
+	int			 fd;
+
+	want_len = 0;
+	npending = nqueued = 0;
+	tf->direct.align = page;
+	cblock_queue_init(&q);
+	CHECK_EQ(record_pool_init(&pool, &q, 64 * 1024, 24 * 1024, 2), 0);
+	b0 = &pool.blocks[0];
+	fd = openat(dirfd, tf->partial, O_RDONLY);
+	CHECK(fd != -1);
+	/* no open block: the caller pads by a request */
+	CHECK_EQ(record_pool_cache(&pool, tf), -1);
+
+	put(&pool, tf, 3000, 0);
+	CHECK_EQ(record_pool_cache(&pool, tf), 0);
+	CHECK_EQ(nqueued, 0);
+	CHECK_EQ(pool.pads, 1);
+	CHECK_EQ(b0->cached, 3000);
+	CHECK_EQ(b0->sent, 0);
+	CHECK(pread(fd, got, sizeof(got), 0) == 3000);
+	CHECK(memcmp(got, want, 3000) == 0);
+	CHECK_EQ(tracefile_direct_readable(tf), 3000);
+	/* nothing new: nothing written */
+	CHECK_EQ(record_pool_cache(&pool, tf), 0);
+	CHECK_EQ(pool.pads, 1);
+
+	/* a slice takes [0, 32768); the pad writes only what is past it
+	 * and past the last pad, readable once the slice landed */
+	put(&pool, tf, 30000, 0);
+	CHECK_EQ(record_pool_send(&pool, 0), 0);
+	CHECK_EQ(nqueued, 1);
+	CHECK_EQ(queued[0].len, 32768);
+	CHECK_EQ(record_pool_cache(&pool, tf), 0);
+	CHECK_EQ(pool.pads, 2);
+	CHECK_EQ(tf->direct.cache_from, 32768);
+	CHECK_EQ(tracefile_direct_readable(tf), 0);
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(tracefile_direct_readable(tf), 33000);
+	CHECK(pread(fd, got, sizeof(got), 0) == 33000);
+	CHECK(memcmp(got, want, 33000) == 0);
+
+	/* a padded tail by request in flight: the block's next slice
+	 * rewrites it, and its zeros would land over cached bytes */
+	put(&pool, tf, 1000, 0);
+	CHECK_EQ(record_pool_pad(&pool, tf), 0);
+	CHECK(tf->direct.flush_off != UINT64_MAX);
+	put(&pool, tf, 100, 0);
+	CHECK_EQ(record_pool_cache(&pool, tf), -1);
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(record_pool_cache(&pool, tf), 0);
+	/* past it, the zeros of the padded tail */
+	CHECK(pread(fd, got, sizeof(got), 0) >= 34100);
+	CHECK(memcmp(got, want, 34100) == 0);
+
+	/* an alignment under a page: a request */
+	put(&pool, tf, 100, 0);
+	tf->direct.align = page / 2;
+	CHECK_EQ(record_pool_cache(&pool, tf), -1);
+	tf->direct.align = page;
+
+	/* the close writes the rest; the file is the stream */
+	record_pool_detach(&pool, tf);
+	disk_run(npending);
+	reap(&q);
+	CHECK_EQ(tracefile_direct_end(tf), 0);
+	CHECK_EQ(tf->frontier, tf->reserved);
+	CHECK(pread(fd, got, sizeof(got), 0) >= (ssize_t)want_len);
+	CHECK(memcmp(got, want, want_len) == 0);
+	close(fd);
+	record_pool_finish(&pool);
+	unlinkat(dirfd, tf->partial, 0);
+	tracefile_free(tf);
+}
+
+/*
  * A long stream of drains of any length (the first after a head that
  * leaves a tail), rounds, pads now and then, the disk late: every
  * request aligned and in stream order, most of them at least a slice,
@@ -599,6 +692,7 @@ main(void)
 	}
 	test_blocks(dirfd);
 	test_pad(dirfd);
+	test_cache(dirfd);
 	test_stream(dirfd);
 	test_elastic(dirfd);
 	test_sizes();
