@@ -349,6 +349,11 @@ record_pool_cache(struct record_pool *pool, struct tracefile *tf)
 	if (b == NULL || pool->tf != tf || pool->pad_requests ||
 	    d->nr_fds == 0 || d->align % page != 0)
 		return -1;
+	/* a buffered write may be throttled (balance_dirty_pages: up to
+	 * 200 ms under other writers' dirty pages); at less than a slice a
+	 * period the rings hold seconds of data, under a storm not */
+	if (tf->reserved - d->flushed > pool->write)
+		return -1;
 	if (d->flush_off != UINT64_MAX && cblock_pad_busy(pool->q, tf,
 	    d->flush_off))
 		return -1;

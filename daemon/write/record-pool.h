@@ -194,8 +194,11 @@ int	 record_pool_pad(struct record_pool *, struct tracefile *);
  * of the always-on recorder's four wakeups a second; a few KiB into the
  * page cache cost the drain thread neither. 0 when it was done (or
  * nothing was new), -1 when the caller pads by a request
- * (record_pool_pad): tf has no open block; the alignment is under a
- * page (the cached pages would share one with a slice in flight); a
+ * (record_pool_pad): tf has no open block; the stream grew by more
+ * than a slice since the last pad (a storm: the drain thread must not
+ * be the one the kernel throttles for dirty pages); the alignment is
+ * under a page (the cached pages would share one with a slice in
+ * flight); a
  * padded tail in flight is to be rewritten by this block's next slice
  * (its zeros would land over the cached bytes); the write failed.
  */
