@@ -67,6 +67,7 @@ struct perfcheck {
 	struct decompress	*dz;
 	uint8_t			*dbuf;		/* the carry, then what's new */
 	size_t			 dcap;		/* its size: what records asked */
+	int			 ours;		/* perfcheck_only_ours */
 	perfcheck_visit_fn	 visit;
 	void			*visit_arg;
 	size_t			 attr;		/* the record's, for visit */
@@ -698,6 +699,12 @@ perfcheck_perf_own(uint32_t type)
 	return type == 69 || (type >= 73 && type <= 80);
 }
 
+void
+perfcheck_only_ours(struct perfcheck *pc)
+{
+	pc->ours = 1;
+}
+
 /* One record, not a compressed one (perfcheck_compressed walks those). */
 static const char *
 perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
@@ -727,7 +734,8 @@ perfcheck_record(struct perfcheck *pc, const uint8_t *r, size_t size,
 		    r[sizeof(h) + 4 + PC_BUILD_ID_MAX] > PC_BUILD_ID_MAX)
 			why = "a build-id longer than 20 bytes";
 	}
-	else if (h.type >= PC_USER_TYPES && !perfcheck_perf_own(h.type))
+	else if (h.type >= PC_USER_TYPES && (pc->ours ||
+	    !perfcheck_perf_own(h.type)))
 		why = "a record type our files never hold in their data";
 	else if (h.type >= PC_USER_TYPES)
 		;	/* perf record's own: nothing of a sample in it */

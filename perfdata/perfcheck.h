@@ -47,6 +47,15 @@ struct perfcheck *perfcheck_create(const uint8_t *buf, uint64_t len,
 		    const struct perfdata_header *h,
 		    const struct perfdata_section *feat);
 void		 perfcheck_destroy(struct perfcheck *);
+/*
+ * The file is perfspilld's own (salvage): the record types of perf
+ * record's own that a perf.data file may hold (ID_INDEX, THREAD_MAP,
+ * CPU_MAP, STAT*, EVENT_UPDATE, TIME_CONV, HEADER_FEATURE) fail as any
+ * type our files never hold. Their bodies are not checked, and perf
+ * fails on some (a fuzzed partial's EVENT_UPDATE: "failed to process
+ * type: 78"): in a partial of ours they are damage.
+ */
+void		 perfcheck_only_ours(struct perfcheck *);
 
 /*
  * Walk the records of buf[off..len) and return where perf's reading of

@@ -85,6 +85,7 @@ salvage_finish(int fd, const char *partial, const uint8_t *map,
 		log_warnx("salvage: %s: its attrs cannot be read", partial);
 		return 1;
 	}
+	perfcheck_only_ours(pc);
 	memset(&st, 0, sizeof(st));
 	end = perfcheck_walk(pc, map, size, l.hdr.data.offset, &st);
 	snprintf(why, sizeof(why), "%s", perfcheck_why(pc));
@@ -134,6 +135,7 @@ salvage_count(const uint8_t *map, uint64_t size,
 		log_warn("salvage: %s: counting its samples", f->name);
 		return;
 	}
+	perfcheck_only_ours(pc);
 	memset(&st, 0, sizeof(st));
 	if (perfcheck_walk(pc, map, end, hdr->data.offset, &st) < end)
 		log_warnx("salvage: %s: counted up to %s", f->name,
