@@ -198,9 +198,9 @@ int	 record_pool_pad(struct record_pool *, struct tracefile *);
  * than a slice since the last pad (a storm: the drain thread must not
  * be the one the kernel throttles for dirty pages); the alignment is
  * under a page (the cached pages would share one with a slice in
- * flight); a
- * padded tail in flight is to be rewritten by this block's next slice
- * (its zeros would land over the cached bytes); the write failed.
+ * flight); a padded tail in flight is to be rewritten by this block's
+ * next slice (its zeros would land over the cached bytes); the write
+ * failed.
  */
 int	 record_pool_cache(struct record_pool *, struct tracefile *);
 /* tf's open block, if it has one, is let go: its aligned part queued,
