@@ -120,6 +120,13 @@ def our_stacks(path, sel, *extra):
                         "-f", "-", path, *extra).stdout)
 
 
+def differ(theirs, ours):
+    """The stacks whose counts differ, most samples first, and the two
+    counts (perf, ours): the eight a failure names."""
+    return sorted(((s, (theirs[s], ours[s])) for s in set(theirs - ours) |
+                   set(ours - theirs)), key=lambda x: -sum(x[1]))[:8]
+
+
 def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
                        skip="__x64_sys_execve"):
     """Every stack of ours is perf's, frame by frame, with its count
@@ -154,9 +161,7 @@ def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
     assert sum(theirs.values()) > 100, sum(theirs.values())
     assert sum(theirs.values()) == sum(ours.values()), \
         "samples (perf, ours): %d, %d; stacks that differ: %s" % (
-            sum(theirs.values()), sum(ours.values()), sorted(
-                ((s, (theirs[s], ours[s])) for s in set(theirs - ours) |
-                 set(ours - theirs)), key=lambda x: -sum(x[1]))[:8])
+            sum(theirs.values()), sum(ours.values()), differ(theirs, ours))
     ambiguous = None
     if perf_version() < (6, 3):
         got, plt = plt_names(dsos)
@@ -180,9 +185,8 @@ def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
     unexplained = [s for s in left_ours if ambiguous is None or
                    "@plt" not in s.split(";")]
     assert not unexplained and sum(left_ours.values()) * 100 <= sum(
-        ours.values()), "stacks that differ (perf, ours): %s" % sorted(
-        ((s, (left_theirs[s], left_ours[s])) for s in set(left_ours) |
-         set(left_theirs)), key=lambda x: -sum(x[1]))[:8]
+        ours.values()), "stacks that differ (perf, ours): %s" % differ(
+        left_theirs, left_ours)
     return ours
 
 
