@@ -102,6 +102,10 @@ struct uw_rule {
 	uint8_t		 kind;
 };
 struct uw_table;
+/* The entry point's code that no FDE describes ends the stack up to
+ * this many bytes past it (glibc's ld.so _start and _dl_start_user are
+ * 64 bytes; unwind-table.c says why). */
+#define UW_ENTRY_SPAN	256
 /* The binary at path's .eh_frame rules (none: every rule hard); NULL
  * when it cannot be read. */
 struct uw_table	*uw_table_open(const char *path);

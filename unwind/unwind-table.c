@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <dwarf.h>
+#include <gelf.h>
 #include <elfutils/libdw.h>
 
 #include "unwind-int.h"
@@ -27,6 +28,7 @@ struct uw_table {
 	int		 fd;
 	Elf		*elf;
 	Dwarf_CFI	*cfi;		/* of .eh_frame; NULL: none */
+	uint64_t	 entry;		/* e_entry; 0: none */
 	struct uw_rule	*slots;		/* open addressing by vaddr */
 	size_t		 size, n;
 };
@@ -35,6 +37,7 @@ struct uw_table *
 uw_table_open(const char *path)
 {
 	struct uw_table	*t;
+	GElf_Ehdr	 eh;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
@@ -45,6 +48,8 @@ uw_table_open(const char *path)
 		goto fail;
 	if ((t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL)) == NULL)
 		goto fail;
+	if (gelf_getehdr(t->elf, &eh) != NULL)
+		t->entry = eh.e_entry;
 	/* NULL: no .eh_frame; every pc of the binary is then hard */
 	t->cfi = dwarf_getcfi_elf(t->elf);
 	return t;
@@ -121,6 +126,43 @@ uw_cfa_plt(const Dwarf_Op *ops, size_t nops, uint64_t vaddr, int32_t *off)
 	return 1;
 }
 
+/* Does an FDE describe vaddr? */
+static int
+uw_has_fde(struct uw_table *t, uint64_t vaddr)
+{
+	Dwarf_Frame	*fr = NULL;
+
+	if (dwarf_cfi_addrframe(t->cfi, vaddr, &fr) != 0)
+		return 0;
+	free(fr);
+	return 1;
+}
+
+/*
+ * Is vaddr, which no FDE describes, in the code that starts at the
+ * binary's entry point, before any FDE? The kernel starts a process
+ * there (at the interpreter's entry point when the program has one):
+ * nothing called that code, so it is the outermost frame. ld.so's
+ * _start (hand-written: mov %rsp,%rdi; call _dl_start) has no FDE, and
+ * a sample in the dynamic loader's start-up returns into it; libdwfl
+ * has no rule there either and ends the stack after the same frames,
+ * but only once a Dwfl was built for the process, which a compile
+ * load's new processes then each ask for.
+ */
+static int
+uw_entry_code(struct uw_table *t, uint64_t vaddr)
+{
+	uint64_t	 a;
+
+	if (t->entry == 0 || vaddr < t->entry || vaddr - t->entry >=
+	    UW_ENTRY_SPAN)
+		return 0;
+	for (a = t->entry; a < vaddr; a++)
+		if (uw_has_fde(t, a))
+			return 0;
+	return 1;
+}
+
 /* The rule at vaddr from the CFI. */
 static void
 uw_rule_make(struct uw_table *t, uint64_t vaddr, struct uw_rule *r)
@@ -134,8 +176,13 @@ uw_rule_make(struct uw_table *t, uint64_t vaddr, struct uw_rule *r)
 	int		 rc;
 
 	r->kind = UW_RULE_HARD;
-	if (t->cfi == NULL || dwarf_cfi_addrframe(t->cfi, vaddr, &fr) != 0)
+	if (t->cfi == NULL)
 		return;
+	if (dwarf_cfi_addrframe(t->cfi, vaddr, &fr) != 0) {
+		if (uw_entry_code(t, vaddr))
+			r->kind = UW_RULE_END;
+		return;
+	}
 	if (dwarf_frame_info(fr, &start, &end, &signal) != UW_DW_RA ||
 	    signal)
 		goto out;

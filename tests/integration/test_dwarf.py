@@ -223,6 +223,36 @@ def test_compact_short_lived():
     assert whole >= 0.9 * n - m["raw_samples"], (whole, n, m, st)
 
 
+def test_compact_ends_at_the_loaders_entry():
+    """Samples taken while the dynamic loader starts a process (perf
+    --version: some 70 libraries to relocate) return into ld.so's _start
+    code, which no FDE describes. The tables end the stack there, as
+    libdwfl would after the same frames, and do not give the sample to
+    libdwfl, which built a Dwfl for each new process to learn it (issue
+    38: the unwinding worker's CPU on a compile load). Before, each such
+    sample was a libdwfl fallback that stopped as "other"."""
+    with Daemon() as d:
+        d.ctl("start", "-e", "cpu-clock", "-F", "999", "--call-graph",
+              "compact")
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            subprocess.run(["perf", "--version"], stdout=subprocess.DEVNULL,
+                           check=True)
+        st = d.status()["compact"]
+        d.ctl("stop")
+        path = d.finished_files()[0]
+        out = perf("script", "-i", path, "--comm", "perf", "-F",
+                   "ip,sym,dso").stdout
+    # the samples whose outermost frame is ld.so's entry code
+    at_entry = sum(1 for blk in out.split("\n\n") if blk.strip() and
+                   re.search(r"\s(_dl_start_user|_start)\S* \(\S*/ld-linux",
+                             blk.strip().splitlines()[-1]))
+    assert at_entry >= 20, (at_entry, st)
+    assert st["libdwfl_fallbacks"] < at_entry // 4, (at_entry, st)
+    assert st["stops"]["other"] < at_entry // 4, (at_entry, st)
+    assert st["stops"]["end"] >= at_entry, (at_entry, st)
+
+
 def test_compact_pause_leaves_nothing_for_the_resume():
     """A pause (here: the output directory removed) retires the current
     file without a last drain. What the unwinding worker holds of it (its

@@ -14,6 +14,7 @@
 #ifdef UW_TEST_TABLE
 #include <fcntl.h>
 #include <gelf.h>
+#include <elfutils/libdw.h>
 #endif
 
 #include "check.h"
@@ -227,6 +228,86 @@ test_table_plt(void)
 	CHECK_EQ(n, 16);
 	uw_table_close(t);
 }
+
+/* Does an FDE of cfi describe a? */
+static int
+has_fde(Dwarf_CFI *cfi, uint64_t a)
+{
+	Dwarf_Frame	*fr = NULL;
+
+	if (dwarf_cfi_addrframe(cfi, a, &fr) != 0)
+		return 0;
+	free(fr);
+	return 1;
+}
+
+/*
+ * The interpreter's entry point (glibc's ld.so _start: no FDE): each pc
+ * from it up to the first FDE ends the stack, as nothing called that
+ * code; a pc past that FDE that no FDE describes is still libdwfl's.
+ */
+static void
+test_table_entry(void)
+{
+	const struct uw_rule	*r;
+	struct uw_table		*t;
+	Dwarf_CFI		*cfi;
+	GElf_Phdr		 ph;
+	GElf_Ehdr		 eh;
+	char			 interp[256] = "";
+	uint64_t		 a, entry;
+	size_t			 i, nph, len;
+	Elf			*e;
+	int			 fd, added, n = 0, after = 0;
+	const char		*data;
+
+	elf_version(EV_CURRENT);
+	CHECK((fd = open("/proc/self/exe", O_RDONLY)) != -1);
+	CHECK((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL);
+	CHECK_EQ(elf_getphdrnum(e, &nph), 0);
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(e, (int)i, &ph) != NULL &&
+		    ph.p_type == PT_INTERP && (data = elf_rawfile(e, &len)) !=
+		    NULL && ph.p_offset + ph.p_filesz <= len &&
+		    ph.p_filesz < sizeof(interp))
+			memcpy(interp, data + ph.p_offset, ph.p_filesz);
+	elf_end(e);
+	close(fd);
+	if (interp[0] == '\0') {
+		printf("test_table_entry: skipped, no interpreter\n");
+		return;
+	}
+	CHECK((fd = open(interp, O_RDONLY)) != -1);
+	CHECK((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL);
+	CHECK(gelf_getehdr(e, &eh) != NULL);
+	entry = eh.e_entry;
+	CHECK((cfi = dwarf_getcfi_elf(e)) != NULL);
+	if (has_fde(cfi, entry)) {
+		printf("test_table_entry: skipped, %s's entry point has an "
+		    "FDE\n", interp);
+		goto out;
+	}
+	CHECK((t = uw_table_open(interp)) != NULL);
+	for (a = entry; a < entry + UW_ENTRY_SPAN && !has_fde(cfi, a); a++) {
+		CHECK((r = uw_table_rule(t, a, &added)) != NULL);
+		CHECK_EQ(r->kind, UW_RULE_END);
+		n++;
+	}
+	for (; a < entry + UW_ENTRY_SPAN; a++)
+		if (!has_fde(cfi, a)) {
+			CHECK((r = uw_table_rule(t, a, &added)) != NULL);
+			CHECK_EQ(r->kind, UW_RULE_HARD);
+			after++;
+		}
+	printf("test_table_entry: %s: %d pcs from the entry point end the "
+	    "stack, %d past an FDE do not\n", interp, n, after);
+	CHECK(n > 0);
+	uw_table_close(t);
+out:
+	dwarf_cfi_end(cfi);
+	elf_end(e);
+	close(fd);
+}
 #endif
 
 /* What the innermost function captured, as a sample holds it. */
@@ -393,6 +474,7 @@ main(void)
 	test_maps_gen();
 #ifdef UW_TEST_TABLE
 	test_table_plt();
+	test_table_entry();
 #endif
 	test_live(UNWIND_METHOD_TABLE);
 	test_live(UNWIND_METHOD_DWFL);
