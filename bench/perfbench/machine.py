@@ -48,7 +48,7 @@ def machine_info(args, binaries):
     git = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
     info["git_head"] = git.stdout.strip() if git.returncode == 0 else "?"
     st = run(["git", "-C", ROOT, "status", "--short", "--", "daemon",
-              "common", "client", "meson.build"])
+              "common", "client", "unwind", "perfdata", "meson.build"])
     info["git_dirty"] = [l[3:] for l in st.stdout.splitlines()] \
         if st.returncode == 0 else []
     info["build"] = args.build
@@ -64,6 +64,14 @@ def machine_info(args, binaries):
     df = run(["df", "-T", args.workdir]).stdout.splitlines()
     info["workdir_fs"] = " ".join(df[-1].split()[:2]) if df else "?"
     info["workdir"] = args.workdir
+    # perfspilld reads /tmp once a recording starts (the JIT maps'
+    # watch): from the cold page cache of each run, one disk read (a
+    # wakeup) a directory block, which a machine's old /tmp can hold
+    # dozens of (1,450 entries: 70 wakeups, 2026-12-07-entry/notes.md)
+    try:
+        info["tmp_entries"] = len(os.listdir("/tmp"))
+    except OSError:
+        info["tmp_entries"] = "?"
     with open("/proc/loadavg") as f:
         info["loadavg_start"] = f.read().strip()
     info["busy_processes_start"] = busy_processes()

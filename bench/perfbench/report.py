@@ -163,6 +163,8 @@ def report_machine(args, results):
                 if m["git_dirty"] else "", m["binary_mtime"])),
             ("glibc / gcc", "%s / %s" % (m["glibc"], m["gcc"])),
             ("trace files on", "%s (%s)" % (m["workdir"], m["workdir_fs"])),
+            ("entries in /tmp (perfspilld reads it once a recording "
+             "starts)", m.get("tmp_entries", "?")),
             ("kernel.perf_event_max_sample_rate / _paranoid / _mlock_kb",
              "%s / %s / %s" % (m["perf_event_max_sample_rate"],
                                m["perf_event_paranoid"],
