@@ -69,7 +69,9 @@ def perf_version():
 
 def plt_names(dsos):
     """The names objdump (binutils) gives the entries of the files'
-    .plt.got and .plt/.plt.sec: {name@plt: [dso]} of each."""
+    .plt.got and .plt/.plt.sec: {name@plt: {[dso], ...}} of each. A name
+    may be in more than one file (sqlite3_free@plt is in both sqlite3's
+    and libsqlite3's .plt.got)."""
     got, plt = {}, {}
     for dso in dsos:
         if not dso.startswith("/") or not os.path.exists(dso):
@@ -79,7 +81,8 @@ def plt_names(dsos):
             p = subprocess.run(["objdump", "-d", "-j", sec, dso],
                                capture_output=True, text=True)
             for m in re.finditer(r"<([^>]+@plt)>:", p.stdout):
-                names[m.group(1)] = "[%s]" % os.path.basename(dso)
+                names.setdefault(m.group(1), set()).add(
+                    "[%s]" % os.path.basename(dso))
     return got, plt
 
 
@@ -137,9 +140,9 @@ def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
     there, our reader leaves it [unknown] (its mappings, not names).
 
     perf before 6.3 leaves .plt.got entries unnamed: our foo@plt of one
-    is its [dso] then, where no other file has a foo@plt in its .plt;
-    where one has, the stack is left over on both sides, and each of ours
-    left over must hold such a name. It names an IRELATIVE entry of .plt
+    is its [dso] then, where no other file has a foo@plt in its .plt or
+    .plt.got; where one has, the stack is left over on both sides, and
+    each of ours left over must hold such a name. It names an IRELATIVE entry of .plt
     "@plt" (no symbol) where we name its IFUNC's: a name of ours objdump
     does not know is that; one it knows of another file is left over, and
     must match perf's with its @plt names taken as equal. What is left
@@ -165,11 +168,14 @@ def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
     ambiguous = None
     if perf_version() < (6, 3):
         got, plt = plt_names(dsos)
-        ambiguous = set(got) & set(plt)
+        # perf's [dso] of a .plt.got entry is ours only where one file
+        # has that name (in .plt.got, and none in .plt)
+        ambiguous = (set(got) & set(plt)) | {
+            f for f, d in got.items() if len(d) > 1}
         mapped = collections.Counter()
         for s, n in ours.items():
             mapped[";".join(
-                got[f] if f in got and f not in ambiguous else
+                min(got[f]) if f in got and f not in ambiguous else
                 "@plt" if f.endswith("@plt") and f not in got and
                 f not in plt else f for f in s.split(";"))] += n
         ours = mapped
