@@ -569,6 +569,17 @@ def test_the_loop_answers_while_a_file_is_copied():
             assert json.loads(out.strip().splitlines()[-1])["ok"], out
             assert members(old + SUFFIX) == {"perf-%d.map" % pid: text}
             assert os.path.exists(old + ".json")
+            # the stop's copy is held too: let it go (the daemon's exit
+            # would wait for it, and the harness kill it a minute later)
+            stopper = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
+                                        "--json", "stop"],
+                                       stdout=subprocess.PIPE, text=True)
+            wait_for(lambda: os.path.exists(hold) or
+                     stopper.poll() is not None, 60, "the stop's copy")
+            if os.path.exists(hold):
+                os.unlink(hold)
+            out, _ = stopper.communicate(timeout=120)
+            assert json.loads(out.strip().splitlines()[-1])["ok"], out
         # a large file finishing with a map present, nothing held: the
         # worker reads it whole, the loop answers meanwhile
         harness.need_tp()
@@ -578,7 +589,8 @@ def test_the_loop_answers_while_a_file_is_copied():
                   "-m", "256", "--rotate-size", "0")
             pid, text = jitgen(1.0)
             made.append("/tmp/perf-%d.map" % pid)
-            storm(2, 3)
+            # 1 s of storm makes some 500 MB here (3 s made 1.4 GB)
+            storm(2, 1)
             stopper = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
                                         "--json", "stop"],
                                        stdout=subprocess.PIPE, text=True)

@@ -162,7 +162,9 @@ def test_partial_read_under_a_storm_is_consistent():
 def test_flush_during_a_storm_keeps_the_file_whole():
     """flush asked again and again during a storm is answered each time,
     each time further into the same file, which no rotation cut; the
-    finished file is whole to perf report --stats and perf script. The
+    finished file is whole to perf report --stats and perf script (the
+    storm without flushes, the measurement's baseline, to perf report
+    --stats only). The
     lost events of a storm with flushes and of one without, in one
     daemon, are printed as a measurement: the kernel's losses on a
     loaded machine are not a verdict."""
@@ -175,7 +177,9 @@ def test_flush_during_a_storm_keeps_the_file_whole():
             d.ctl("start", "-e", TP, "--cblocks", "4", "--rotate-size",
                   "1G")
             name = partials(d)
-            st = storm(2, 4)
+            # 2 s of storm: some 2 M samples a file, which perf script
+            # reads in about 10 s (4 s of storm took a CI run 97 s)
+            st = storm(2, 2)
             ends = []
             try:
                 while mode == "flushes" and st.poll() is None:
@@ -192,8 +196,9 @@ def test_flush_during_a_storm_keeps_the_file_whole():
             assert os.path.basename(path) + ".partial" == name[0]
             counts, err = perf_stats(path)
             harness.assert_perf_clean(err, "perf report --stats", True)
-            p = perf("script", "-i", path)
-            harness.assert_perf_clean(p.stderr, "perf script", True)
+            if mode == "flushes":
+                p = perf("script", "-i", path)
+                harness.assert_perf_clean(p.stderr, "perf script", True)
             lost[mode] = (rep["data"]["totals"]["lost"],
                           counts.get("SAMPLE", 0), len(ends))
         print("storm lost events / samples: without flush %d / %d, with %d "
