@@ -249,12 +249,17 @@ class Daemon:
         return self.proc.returncode
 
     def cleanup(self):
+        """Stops the daemon and removes its directory. Returns the error
+        of a daemon that did not exit on SIGTERM within a minute (it was
+        killed), or None."""
+        err = None
         try:
             self.stop_daemon(signal.SIGKILL if not self.alive() else
                              signal.SIGTERM)
-        except AssertionError:
-            pass
+        except AssertionError as e:
+            err = e
         shutil.rmtree(self.dir, ignore_errors=True)
+        return err
 
     def __enter__(self):
         return self
@@ -268,7 +273,11 @@ class Daemon:
                 lines = lines[:10] + ["[... %d lines ...]\n" % (
                     len(lines) - 50)] + lines[-40:]
             sys.stderr.write("--- daemon log ---\n" + "".join(lines))
-        self.cleanup()
+        err = self.cleanup()
+        # a daemon that hangs at SIGTERM is a failure of the test that
+        # made it so (systemd would kill it, and its last file with it)
+        if err is not None and exc[0] is None:
+            raise err
 
 
 class Receiver:
