@@ -164,10 +164,9 @@ def test_flush_during_a_storm_keeps_the_file_whole():
     each time further into the same file, which no rotation cut; the
     finished file is whole to perf report --stats and perf script (the
     storm without flushes, the measurement's baseline, to perf report
-    --stats only). The
-    lost events of a storm with flushes and of one without, in one
-    daemon, are printed as a measurement: the kernel's losses on a
-    loaded machine are not a verdict."""
+    --stats only). The lost events of a storm with flushes and of one
+    without, in one daemon, are printed as a measurement: the kernel's
+    losses on a loaded machine are not a verdict."""
     need_tp()
     with Daemon() as d:
         lost = {}
