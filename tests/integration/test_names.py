@@ -142,11 +142,11 @@ def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
     perf before 6.3 leaves .plt.got entries unnamed: our foo@plt of one
     is its [dso] then, where no other file has a foo@plt in its .plt or
     .plt.got; where one has, the stack is left over on both sides, and
-    each of ours left over must hold such a name. It names an IRELATIVE entry of .plt
-    "@plt" (no symbol) where we name its IFUNC's: a name of ours objdump
-    does not know is that; one it knows of another file is left over, and
-    must match perf's with its @plt names taken as equal. What is left
-    over is at most 1 % of the samples."""
+    each of ours left over must hold such a name. It names an IRELATIVE
+    entry of .plt "@plt" (no symbol) where we name its IFUNC's: a name of
+    ours objdump does not know is that; one it knows of another file is
+    left over, and must match perf's with its @plt names taken as equal.
+    What is left over is at most 1 % of the samples."""
     theirs, dsos = perf_stacks(path, sel, *perf_extra)
     ours = our_stacks(path, sel, *our_extra)
     if skip is not None:
