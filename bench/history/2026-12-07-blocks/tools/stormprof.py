@@ -2,12 +2,14 @@
 # once by perfspilld on the shipped config (/var/tmp/aon/a.json: conf/perfspilld.json without its
 # comments, retention off), as bench/headline's storm spec starts it: raw_syscalls:sys_enter, 512 KiB
 # rings, cblocks 4, no callchains. Cold page cache. Prints the daemon's CPU during the storm by
-# thread (schedstat) and the status fields named by KEYS. PROF=FILE adds a perf profile (-p).
+# thread (schedstat) and the status fields named by KEYS. PROF=FILE adds a perf profile (-p); CONF=JSON
+# overrides settings of the config.
 # The storm: gcc -O2 -pthread -o /var/tmp/s17/storm bench/loads/storm.c bench/loads/batch.c
 import os, sys, subprocess, time, json, signal
 B = sys.argv[1]; calls = os.environ.get('CALLS', '2400000')
 W = '/var/tmp/sp-%d' % os.getpid(); os.makedirs(W + '/out')
 c = json.load(open('/var/tmp/aon/a.json')); c['record_on_start'] = False
+c.update(json.loads(os.environ.get('CONF', '{}')))  # e.g. CONF='{"wakeup_pct": 75}'
 json.dump(c, open(W + '/c.json', 'w'))
 subprocess.run('sync; echo 3 > /proc/sys/vm/drop_caches', shell=True); time.sleep(1)
 d = subprocess.Popen([B + '/perfspilld', '-f', '-c', W + '/c.json', '--socket', W + '/s', '--pid-file', W + '/pid', '--output-dir', W + '/out'], stderr=open(W + '/log', 'w'))
