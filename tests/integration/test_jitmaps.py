@@ -6,6 +6,7 @@ retention, shipped by ship-example.sh), perfspill-flame names the code
 from it once /tmp no longer holds the map, and perf report on the same
 host still reads the live one. Maps that could be doors to other files
 (a symbolic link, a hard link, another user's file) are refused."""
+import concurrent.futures
 import json
 import os
 import shutil
@@ -545,15 +546,15 @@ def test_the_loop_answers_while_a_file_is_copied():
     hold = os.path.join(tempfile.gettempdir(),
                         "perfspill-jit-hold-%d" % os.getpid())
     made = []
-    rot = None
+    # a request the copy holds runs beside the test: Daemon.ctl on a
+    # thread of its own (its reply checked when the test asks for it)
+    bg = concurrent.futures.ThreadPoolExecutor(1)
     try:
         with Daemon(env={"PERFSPILL_TEST_JITCOPY_HOLD": hold}) as d:
             d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
             pid, text = jitgen(1.0)
             made.append("/tmp/perf-%d.map" % pid)
-            rot = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
-                                    "--json", "rotate"],
-                                   stdout=subprocess.PIPE, text=True)
+            rot = bg.submit(d.ctl, "rotate")
             wait_for(lambda: os.path.exists(hold), 60, "the held copy")
             held = [ping_ms(d) for _ in range(20)]
             assert d.status()["state"] == "recording"
@@ -561,25 +562,21 @@ def test_the_loop_answers_while_a_file_is_copied():
             old = d.finished_files()[0]
             assert not os.path.exists(old + ".json")
             assert not os.path.exists(old + SUFFIX)
-            assert rot.poll() is None
+            assert not rot.done()
             print("ping while a copy is held: worst %.1f ms of %d" % (
                 max(held), len(held)))
             os.unlink(hold)
-            out, _ = rot.communicate(timeout=120)
-            assert json.loads(out.strip().splitlines()[-1])["ok"], out
+            assert rot.result(timeout=120)[1]["ok"]
             assert members(old + SUFFIX) == {"perf-%d.map" % pid: text}
             assert os.path.exists(old + ".json")
             # the stop's copy is held too: let it go (the daemon's exit
             # would wait for it, and the harness kill it a minute later)
-            stopper = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
-                                        "--json", "stop"],
-                                       stdout=subprocess.PIPE, text=True)
-            wait_for(lambda: os.path.exists(hold) or
-                     stopper.poll() is not None, 60, "the stop's copy")
+            stop = bg.submit(d.ctl, "stop")
+            wait_for(lambda: os.path.exists(hold) or stop.done(), 60,
+                     "the stop's copy")
             if os.path.exists(hold):
                 os.unlink(hold)
-            out, _ = stopper.communicate(timeout=120)
-            assert json.loads(out.strip().splitlines()[-1])["ok"], out
+            assert stop.result(timeout=120)[1]["ok"]
         # a large file finishing with a map present, nothing held: the
         # worker reads it whole, the loop answers meanwhile
         harness.need_tp()
@@ -591,13 +588,11 @@ def test_the_loop_answers_while_a_file_is_copied():
             made.append("/tmp/perf-%d.map" % pid)
             # 1 s of storm makes some 500 MB here (3 s made 1.4 GB)
             storm(2, 1)
-            stopper = subprocess.Popen([harness.PERFSPILLCTL, "-s", d.sock,
-                                        "--json", "stop"],
-                                       stdout=subprocess.PIPE, text=True)
+            stop = bg.submit(d.ctl, "stop")
             lat = []
-            while stopper.poll() is None:
+            while not stop.done():
                 lat.append(ping_ms(d))
-            stopper.communicate()
+            assert stop.result()[1]["ok"]
             path = d.finished_files()[-1]
             assert "jit maps of 1 processes copied" in d.read_log()
             lat.sort()
@@ -606,14 +601,12 @@ def test_the_loop_answers_while_a_file_is_copied():
                       os.path.getsize(path), lat[-1] if lat else 0,
                       lat[len(lat) // 2] if lat else 0, len(lat)))
     finally:
-        if rot is not None and rot.poll() is None:
-            rot.kill()
-            rot.wait()
+        # a request still held ends with its daemon (stopped above)
         if os.path.exists(hold):
             os.unlink(hold)
+        bg.shutdown()
         for p in made:
             if os.path.lexists(p):
                 os.unlink(p)
-
 
 harness.main(globals())
