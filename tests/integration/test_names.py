@@ -169,7 +169,8 @@ def assert_same_stacks(path, sel, perf_extra=(), our_extra=(),
     if perf_version() < (6, 3):
         got, plt = plt_names(dsos)
         # perf's [dso] of a .plt.got entry is ours only where one file
-        # has that name (in .plt.got, and none in .plt)
+        # has that name (in .plt.got, and none in .plt): min() below
+        # takes that one file
         ambiguous = (set(got) & set(plt)) | {
             f for f, d in got.items() if len(d) > 1}
         mapped = collections.Counter()
