@@ -11,7 +11,6 @@
 #include <time.h>
 #include <linux/perf_event.h>
 #include "ring.h"
-size_t ring_filter_buf(uint8_t *buf, size_t len, struct ring_counts *c, struct ring_filter *f);
 static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec/1e9;}
 int main(void){
 	size_t len=256*1024, n=len/128, i; uint8_t *buf=malloc(len), *copy=malloc(len);
