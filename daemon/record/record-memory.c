@@ -12,14 +12,18 @@
  *   per CPU   ring     (1 + mmap_pages) x P     the kernel's ring
  *             cblocks  cblocks x B              the buffered path's AIO
  *                                               buffers
- *   once      pool     K blocks of              the direct path's blocks
- *                      max(1 MiB, 2 B) + 12 KiB every ring shares, at the
- *                      (record_pool_block)      bound a burst grows them
- *                                               to: K = 4 x 2 x cblocks,
- *                                               at most 64 MiB past the
- *                                               base of 2 x cblocks, which
- *                                               is held throughout
- *                                               (record_pool_bound)
+ *   once      pool     K blocks of k units      the direct path's blocks
+ *                      U = max(1 MiB, 2 B)      every ring shares, at the
+ *                      + 12 KiB                 bound a burst grows them
+ *                      (record_pool_block)      to: n = 2 x cblocks units
+ *                                               (2 to 16) merged k at a
+ *                                               time, k = min(n / 2,
+ *                                               ceil(4 MiB / U)) (at least
+ *                                               1), into a base of n / k
+ *                                               blocks held throughout;
+ *                                               K = 4 x the base, at most
+ *                                               64 MiB past it
+ *                                               (record_pool_shape)
  *             drain    R                        the copy without our samples
  *             compress (-z only) bound(R)       serial mode's output
  *                      + 2 x zstd stream        the drain's, a rotation's
@@ -52,7 +56,7 @@ record_memory(const struct config *cfg, size_t ncpus,
 {
 	uint64_t	 page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t	 ring = cfg->mmap_pages * page, chunk, all;
-	size_t		 blk;
+	struct record_pool_shape pool;
 
 	chunk = (cfg->compression > 0 ? compress_bound(ring) : ring) +
 	    WRITER_ROUND_LEN;
@@ -60,9 +64,8 @@ record_memory(const struct config *cfg, size_t ncpus,
 	m->ring = ring + page;
 	m->cblocks = cfg->cblocks * chunk;
 	m->per_cpu = m->ring + m->cblocks;
-	blk = record_pool_block((size_t)chunk);
-	m->pool = cfg->cblocks == 0 ? 0 :
-	    record_pool_bound(cfg->cblocks, blk) * (uint64_t)blk;
+	record_pool_shape(cfg->cblocks, (size_t)chunk, 0, &pool);
+	m->pool = cfg->cblocks == 0 ? 0 : pool.bound * (uint64_t)pool.cap;
 	all = m->cblocks * ncpus;
 	/* the direct path makes the pool, and per-CPU cblocks too once a
 	 * file of the recording is buffered (O_DIRECT refused at a write,

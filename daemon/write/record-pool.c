@@ -45,23 +45,39 @@ record_pool_count(uint64_t cblocks)
 	return n > RECORD_POOL_BASE_MAX ? RECORD_POOL_BASE_MAX : (size_t)n;
 }
 
-size_t
-record_pool_bound(uint64_t cblocks, size_t cap)
+void
+record_pool_shape(uint64_t cblocks, size_t chunk, size_t cap,
+    struct record_pool_shape *s)
 {
 	const char	*e = getenv("PERFSPILL_TEST_POOL_BOUND");
-	size_t		 n = record_pool_count(cblocks), m;
+	size_t		 unit = record_pool_block(chunk), n, k, m;
 	long		 v;
 
-	/* tests lower the bound to reach the spill with a small storm */
-	if (e != NULL && (v = strtol(e, NULL, 10)) >= 1 && (size_t)v <= n)
-		return (size_t)v;
+	n = record_pool_count(cblocks);
+	if (cap >= unit)
+		k = cap / unit;
+	else {
+		/* units to a slice, rounded up: at most a unit past it */
+		k = (RECORD_POOL_WRITE + unit - 1) / unit;
+		if (k > n / 2)
+			k = n / 2;
+		if (k < 1)
+			k = 1;
+	}
+	s->cap = k * unit;
+	s->write = record_pool_write(s->cap);
+	s->base = n / k < 2 ? 2 : n / k;
 	/* RECORD_POOL_GROW x the base, and no more than
 	 * RECORD_POOL_GROW_BYTES past it (large rings make large blocks:
 	 * their base holds a burst already) */
-	m = n * RECORD_POOL_GROW;
-	if ((m - n) * cap > RECORD_POOL_GROW_BYTES)
-		m = n + RECORD_POOL_GROW_BYTES / cap;
-	return m;
+	m = s->base * RECORD_POOL_GROW;
+	if ((m - s->base) * s->cap > RECORD_POOL_GROW_BYTES)
+		m = s->base + RECORD_POOL_GROW_BYTES / s->cap;
+	/* tests lower the bound to reach the spill with a small storm */
+	if (e != NULL && (v = strtol(e, NULL, 10)) >= 1 &&
+	    (size_t)v <= s->base)
+		m = (size_t)v;
+	s->bound = m > RECORD_POOL_MAX ? RECORD_POOL_MAX : m;
 }
 
 /*

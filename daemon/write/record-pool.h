@@ -9,7 +9,7 @@
  * (128-256 KiB with the default ring), costing more CPU than the page
  * cache's copy. Here the drains of every ring go one after another into
  * the open block, in the file's own order: the stream. The open block is
- * written in slices of at least write bytes (1 MiB), and a block is
+ * written in slices of at least write bytes (up to 4 MiB), and a block is
  * finished (its aligned part written, its last bytes, fewer than one
  * alignment unit, carried to the start of a fresh block) only when the
  * next drain would not fit. So the one copy out of the ring is the copy to
@@ -41,7 +41,13 @@
 struct config;
 struct tracefile;
 
-/* Blocks per cblock: one filling while the one before is written. */
+/*
+ * Units per cblock: one filling while the one before is written. A unit
+ * is record_pool_block's size; cblocks buy the pool 2 units each (2 to
+ * 16), and the pool cuts those bytes into blocks of as many units as make
+ * a slice of RECORD_POOL_WRITE, keeping at least 2 blocks
+ * (record_pool_shape).
+ */
 #define RECORD_POOL_PER_CBLOCK	2
 #define RECORD_POOL_BASE_MAX	(2 * 8)
 /*
@@ -56,16 +62,19 @@ struct tracefile;
 #define RECORD_POOL_GROW_BYTES	(64 * 1024 * 1024)
 #define RECORD_POOL_MAX		(RECORD_POOL_BASE_MAX * RECORD_POOL_GROW)
 /*
- * The least block, and the largest slice: a direct request of 1 MiB
+ * The least unit, and the largest slice. A direct request of 1 MiB
  * costs the writer about what the page cache's copy of it does, and
- * smaller ones cost more per byte (bench/direct-io/aio.md). glibc runs
- * one descriptor's requests one after another, so smaller slices would
- * overlap nothing either. With the default ring a block goes out as one
- * request when it is finished (bench/pool/RESULTS.md: slices of half a
- * block cost a third more CPU).
+ * smaller ones cost more per byte (bench/direct-io/aio.md). Larger ones
+ * cost less again on a VM: under a storm each request is a wakeup of
+ * glibc's AIO thread, its pages pinned and a doorbell (a VM exit), and
+ * requests of 4 MiB halved that thread's CPU against 1 MiB ones
+ * (bench/history/2026-12-07-blocks). glibc runs one descriptor's
+ * requests one after another, so smaller slices would overlap nothing
+ * either. A block goes out as one request when it is finished
+ * (bench/pool/RESULTS.md: slices of half a block cost a third more CPU).
  */
 #define RECORD_POOL_MIN_BLOCK	(1024 * 1024)
-#define RECORD_POOL_WRITE	(1024 * 1024)
+#define RECORD_POOL_WRITE	(4 * 1024 * 1024)
 /*
  * The open block keeps this much room past a drain for a file of
  * alignment a (record_pool_room), so that a pad is one request
@@ -111,19 +120,37 @@ struct record_pool {
 	int			 pad_requests;	/* a test's: no cached pads */
 };
 
-/* The size of a block for rings of ring bytes whose drain takes at
- * most chunk bytes in the block (ring, or its compressed bound). */
+/* The unit for rings whose drain takes at most chunk bytes in a block
+ * (ring, or its compressed bound, and the round's record). */
 size_t	 record_pool_block(size_t chunk);
-/* The slice size for blocks of cap bytes: 1 MiB, or what a block holds
- * past its lead room when that is less. */
+/* The slice size for blocks of cap bytes: RECORD_POOL_WRITE, or what a
+ * block holds past its lead room when that is less. */
 size_t	 record_pool_write(size_t cap);
-/* Blocks for cblocks (at least 2: one open, one being written): the
- * base. */
+/* Units for cblocks (at least 2, at most RECORD_POOL_BASE_MAX). */
 size_t	 record_pool_count(uint64_t cblocks);
-/* The most blocks of cap bytes the pool of cblocks grows to
- * (RECORD_POOL_GROW x the base, at most RECORD_POOL_GROW_BYTES more;
- * lower in tests: PERFSPILL_TEST_POOL_BOUND blocks, not below 1). */
-size_t	 record_pool_bound(uint64_t cblocks, size_t cap);
+
+/* A pool's geometry: what writer_buffers makes and record_memory
+ * counts. */
+struct record_pool_shape {
+	size_t	 cap;	/* bytes of a block: units merged */
+	size_t	 write;	/* the slice */
+	size_t	 base;	/* blocks held while recording */
+	size_t	 bound;	/* blocks a burst grows to: RECORD_POOL_GROW x
+			 * the base, at most RECORD_POOL_GROW_BYTES more
+			 * (lower in tests: PERFSPILL_TEST_POOL_BOUND
+			 * blocks, not below 1) */
+};
+/*
+ * The shape of the pool for cblocks and drains of chunk bytes: the
+ * units record_pool_count gives, in blocks of as many units as reach a
+ * slice of RECORD_POOL_WRITE and leave at least 2 blocks, so that the
+ * pool holds the bytes cblocks buy and no more. cap: a pool made already
+ * keeps its blocks' size (a live change of cblocks changes their
+ * number; 0 for a new pool); with the least cblocks it may then hold
+ * more than a new pool would (2 blocks, not fewer).
+ */
+void	 record_pool_shape(uint64_t cblocks, size_t chunk, size_t cap,
+	    struct record_pool_shape *);
 
 /* n blocks of cap bytes (their pages faulted in), slices of at least
  * write bytes, queued on q. 0 or -1 (nothing kept). */

@@ -388,16 +388,17 @@ writer_pads(const struct writer *w)
 }
 
 /*
- * A direct file's drains go into the pool (record-pool.h): blocks of
- * twice a ring's worth (at least 1 MiB), two per cblock, growing to four
- * times that under a burst, written in slices of 1 MiB. A buffered
- * file's go into each ring's own cblocks, as perf's --aio.
+ * A direct file's drains go into the pool (record-pool.h): two units of
+ * twice a ring's worth (at least 1 MiB) per cblock, merged into blocks
+ * of up to a 4 MiB slice, growing to four times that under a burst. A
+ * buffered file's go into each ring's own cblocks, as perf's --aio.
  */
 int
 writer_buffers(struct writer *w, struct tracefile *tf, uint64_t n,
     size_t chunk)
 {
-	size_t	 cap, base, bound;
+	struct record_pool_shape s;
+	int			 made = record_pool_made(&w->pool);
 
 	if (n == 0)
 		return 0;
@@ -405,19 +406,20 @@ writer_buffers(struct writer *w, struct tracefile *tf, uint64_t n,
 		w->lanes = 1;
 		return 1;
 	}
-	cap = record_pool_block(chunk + WRITER_ROUND_LEN);
 	/* the base, and the bound a burst grows it to: what record_memory
-	 * counted (a test's bound may be lower) */
-	bound = record_pool_bound(n, cap);
-	if ((base = record_pool_count(n)) > bound)
-		base = bound;
-	if (record_pool_made(&w->pool)) {
-		if (record_pool_resize(&w->pool, base) == -1)
+	 * counted (a test's bound may be lower); a pool made keeps its
+	 * blocks' size */
+	record_pool_shape(n, chunk + WRITER_ROUND_LEN,
+	    made ? w->pool.cap : 0, &s);
+	if (s.base > s.bound)
+		s.base = s.bound;
+	if (made) {
+		if (record_pool_resize(&w->pool, s.base) == -1)
 			return -1;
-	} else if (record_pool_init(&w->pool, &w->q, cap,
-	    record_pool_write(cap), base) == -1)
+	} else if (record_pool_init(&w->pool, &w->q, s.cap, s.write,
+	    s.base) == -1)
 		return -1;
-	record_pool_set_bound(&w->pool, bound);
+	record_pool_set_bound(&w->pool, s.bound);
 	return 0;
 }
 

@@ -208,10 +208,11 @@ def test_a_file_system_without_o_direct_falls_back_and_says_so_once():
 
 def test_cblocks_changed_while_recording_on_the_direct_path():
     """2 -> 4 -> 0 -> 3 while recording: 4 grows the direct file's pool
-    (two blocks a cblock), cblocks 0 (serial writes from the ring)
-    leaves the direct file for a buffered one, 3 goes on in it with
-    cblocks per ring, the next file is direct again with 6 blocks, and
-    no sample is lost on the way (perf counts what status counted)."""
+    (two units a cblock, in the blocks of two units that cblocks 2
+    made), cblocks 0 (serial writes from the ring) leaves the direct
+    file for a buffered one, 3 goes on in it with cblocks per ring, the
+    next file is direct again with 3 blocks, and no sample is lost on
+    the way (perf counts what status counted)."""
     need_tp()
     with Daemon() as d:
         need_direct(d)
@@ -219,7 +220,9 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
         st = d.status()
         assert st["write_path"] == "direct"
         # a direct recording has no cblocks per ring
-        assert st["pool"]["blocks"] == 4, st
+        assert st["pool"]["blocks"] == 2, st
+        unit = st["pool"]["block_bytes"] // 2
+        assert unit >= 1 << 20, st["pool"]
         assert all(c["cblocks"] == 0 for c in st["cpus"]), st["cpus"]
         syscalls(20000)
         for n, path in ((4, "direct"), (0, "buffered"), (3, "buffered")):
@@ -229,7 +232,8 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
             assert st["settings"]["cblocks"] == n
             assert st["write_path"] == path, st
             if n == 4:
-                assert st["pool"]["blocks"] == 8, st
+                assert st["pool"]["blocks"] == 4, st
+                assert st["pool"]["block_bytes"] == 2 * unit, st
             if n == 3:
                 assert all(c["cblocks"] == 3 for c in st["cpus"]
                            if c["online"]), st["cpus"]
@@ -238,8 +242,8 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
         assert d.status()["write_path"] == "direct"
         syscalls(20000)
         # blocks past the count go once their slices have landed
-        wait_for(lambda: d.status()["pool"]["blocks"] == 6,
-                 what="the pool down to 6 blocks")
+        wait_for(lambda: d.status()["pool"]["blocks"] == 3,
+                 what="the pool down to 3 blocks")
         d.ctl("stop")
         files = d.finished_files()
         assert len(files) >= 3, files
@@ -273,7 +277,7 @@ def test_compression_and_rotation_on_the_direct_path():
 def spin_kill9_salvage(d, aligned=False):
     """A spinner's second recorded, then the daemon killed (-9) a while
     later: every byte drained a few pads before the kill is in the
-    partial file (a small recording's data never fills a 1 MiB slice:
+    partial file (a small recording's data never fills a slice:
     only the pads put it there), salvage recovers it at the next start,
     and the spinner's samples are in it. aligned: the pads are requests,
     so the file is whole blocks."""
@@ -328,7 +332,7 @@ def test_kill9_tail_padded_by_the_tick():
     drain_ms 50 and direct_tail_ms 100 pad at every second tick, with no
     timer of the padder's own. A crash then still leaves the tail on
     disk, padded: salvage finds the samples of the time before it (a
-    small recording's data never fills a 1 MiB slice, so only the pads
+    small recording's data never fills a slice, so only the pads
     put it on disk)."""
     with Daemon() as d:
         need_direct(d)
@@ -376,7 +380,7 @@ def requests(st):
 
 def pads_and_requests(d):
     """Frame-pointer stacks at 999 Hz add some KiB a period, never a
-    1 MiB slice: the pads of a window, the blocks it filled and the
+    slice: the pads of a window, the blocks it filled and the
     requests it queued."""
     d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g", "--cblocks",
           "2", "--direct-tail-ms", "100")

@@ -577,15 +577,82 @@ test_sizes(void)
 	    TRACEFILE_ALIGN_MAX);
 	CHECK(record_pool_block(4 << 20) >= (8 << 20) + TRACEFILE_ALIGN_MAX);
 	CHECK_EQ(record_pool_block(4096) % page, 0);
-	/* slices of 1 MiB: a default block goes out whole when finished */
+	/* slices of up to 4 MiB: a block under that goes out whole when
+	 * finished */
 	CHECK_EQ(record_pool_write(record_pool_block(512 * 1024 + 8)),
-	    1024 * 1024);
-	CHECK_EQ(record_pool_write(record_pool_block(4 << 20)), 1024 * 1024);
+	    record_pool_block(512 * 1024 + 8) - TRACEFILE_ALIGN_MAX);
+	CHECK_EQ(record_pool_write(record_pool_block(4 << 20)), 4 << 20);
 	CHECK_EQ(record_pool_write(64 * 1024), 60 * 1024);
 	CHECK_EQ(record_pool_count(0), 2);
 	CHECK_EQ(record_pool_count(1), 2);
 	CHECK_EQ(record_pool_count(4), 8);
 	CHECK_EQ(record_pool_count(8), RECORD_POOL_BASE_MAX);
+}
+
+/*
+ * The pool's shape: the units cblocks buy, merged into blocks of up to
+ * a 4 MiB slice, at least 2 blocks, so that the bytes held are those of
+ * the units and requests are as large as they can be.
+ */
+static void
+test_shape(void)
+{
+	size_t			 small = 512 * 1024 + 16, big = 1024 * 1024 + 16;
+	size_t			 u = record_pool_block(small);
+	size_t			 v = record_pool_block(big);
+	struct record_pool_shape s;
+
+	/* the defaults (128 pages, cblocks 2): 4 units in 2 blocks of 2,
+	 * 8 under a burst, the bytes of 16 units as before */
+	record_pool_shape(2, small, 0, &s);
+	CHECK_EQ(s.cap, 2 * u);
+	CHECK_EQ(s.write, 2 * u - TRACEFILE_ALIGN_MAX);
+	CHECK_EQ(s.base, 2);
+	CHECK_EQ(s.bound, 8);
+	/* the storm's (cblocks 4): 2 blocks of 4 units, slices of 4 MiB */
+	record_pool_shape(4, small, 0, &s);
+	CHECK_EQ(s.cap, 4 * u);
+	CHECK_EQ(s.write, 4 << 20);
+	CHECK_EQ(s.base, 2);
+	CHECK_EQ(s.bound, 8);
+	/* the shipped config's (256 pages, cblocks 2): 2 blocks of 2 units
+	 * of 2 MiB and a bit, slices of 4 MiB */
+	record_pool_shape(2, big, 0, &s);
+	CHECK_EQ(s.cap, 2 * v);
+	CHECK_EQ(s.write, 4 << 20);
+	CHECK_EQ(s.base, 2);
+	/* cblocks 1: 2 units, not merged; cblocks 3: 2 blocks of 3 */
+	record_pool_shape(1, small, 0, &s);
+	CHECK_EQ(s.cap, u);
+	CHECK_EQ(s.base, 2);
+	record_pool_shape(3, small, 0, &s);
+	CHECK_EQ(s.cap, 3 * u);
+	CHECK_EQ(s.base, 2);
+	/* cblocks 8: 16 units, 4 blocks of 4; 16 under a burst (48 MiB
+	 * past the base, within the 64 the bound allows) */
+	record_pool_shape(8, small, 0, &s);
+	CHECK_EQ(s.cap, 4 * u);
+	CHECK_EQ(s.base, 4);
+	CHECK_EQ(s.bound, 16);
+	/* a pool made keeps its blocks: cblocks 2 -> 4 doubles their
+	 * number, 4 -> 1 keeps 2 of them */
+	record_pool_shape(4, small, 2 * u, &s);
+	CHECK_EQ(s.cap, 2 * u);
+	CHECK_EQ(s.base, 4);
+	record_pool_shape(1, small, 4 * u, &s);
+	CHECK_EQ(s.cap, 4 * u);
+	CHECK_EQ(s.base, 2);
+	/* a ring of 4 MiB: units past a slice are not merged, and the
+	 * bound is the base and 64 MiB */
+	record_pool_shape(8, (4 << 20) + 16, 0, &s);
+	CHECK_EQ(s.cap, record_pool_block((4 << 20) + 16));
+	CHECK_EQ(s.base, 16);
+	CHECK_EQ(s.bound, 16 + (64 << 20) / s.cap);
+	/* a test's bound */
+	setenv("PERFSPILL_TEST_POOL_BOUND", "1", 1);
+	record_pool_shape(4, small, 0, &s);
+	CHECK_EQ(s.bound, 1);
+	unsetenv("PERFSPILL_TEST_POOL_BOUND");
 }
 
 /*
@@ -707,6 +774,7 @@ main(void)
 	test_stream(dirfd);
 	test_elastic(dirfd);
 	test_sizes();
+	test_shape();
 	close(dirfd);
 	rmdir(dir);
 	return check_exit();
