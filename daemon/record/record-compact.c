@@ -22,7 +22,11 @@
  *
  * Ordering: the FINISHED_ROUND a pass closes goes through the queue
  * behind that pass's chunks, so a round is written after every chunk it
- * covers, raw or rewritten, as perf's ordering needs.
+ * covers, raw or rewritten, as perf's ordering needs. The worker takes a
+ * pass whole, once it has ended, and reads the task records of all its
+ * chunks in time order before it unwinds any of its samples; every pass
+ * reads every ring (record.c), so that a process's maps are read in the
+ * pass that records them, whichever CPU's ring holds them.
  *
  * The worker keeps each process's maps from the records it rewrites (and
  * the preamble's, and the task records of chunks written raw, which it
@@ -72,6 +76,7 @@ struct record_compact_item {
 	size_t			 len, cap;	/* cap: held against the bound */
 	uint64_t		 unwound;	/* samples rewritten */
 	uint64_t		 seq;		/* a round's: its pass */
+	int			 sealed;	/* its pass has ended */
 	uint8_t			*buf;
 };
 
@@ -81,6 +86,12 @@ struct record_compact_bid {
 	uint8_t		 len;		/* 0: the file has none */
 	uint8_t		 id[UNWIND_BUILD_ID_MAX];
 	uint8_t		 moved;		/* the path names another file now */
+};
+
+struct record_compact_task {
+	uint64_t		 time;
+	size_t			 seq;	/* its place in the pass: ties */
+	const uint8_t		*r;
 };
 
 struct record_compact {
@@ -115,6 +126,9 @@ struct record_compact {
 	/* the processes whose EXIT the pass read, forgotten at its round */
 	uint32_t		*exits;
 	size_t			 nr_exits, cap_exits;
+	/* a pass's task records, to read in time order (the worker's) */
+	struct record_compact_task *tasks;
+	size_t			 nr_tasks, cap_tasks;
 };
 
 static const struct perf_event_header record_compact_round_hdr = {
@@ -307,62 +321,114 @@ record_compact_exits(struct record_compact *rc)
 	rc->nr_exits = 0;
 }
 
+/* Task record r (the size its header gives) into the model (exits: at
+ * the round, record_compact_exit). */
+static void
+record_compact_task(struct record_compact *rc, const uint8_t *r)
+{
+	struct perf_event_header	 h;
+	uint32_t			 pid, ppid, tid;
+
+	memcpy(&h, r, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		(void)record_compact_seen(rc, track_u32(r, 0), 1);
+		record_compact_map(rc, r, h.size, h.type == PERF_RECORD_MMAP2);
+		break;
+	case PERF_RECORD_FORK:
+		pid = track_u32(r, 0);
+		ppid = track_u32(r, 4);
+		if (pid == ppid || record_compact_seen(rc, pid, 1))
+			break;
+		if (unwind_fork(rc->uw, ppid, pid) == -1)
+			rc->wst.model_oom++;
+		break;
+	case PERF_RECORD_COMM:
+		pid = track_u32(r, 0);
+		/* a thread's name is not its process's birth */
+		if (pid != track_u32(r, 4))
+			break;
+		(void)record_compact_seen(rc, pid, 1);
+		/* the new program's maps read before its exec stay (a
+		 * pass's task records are in time order, but a ring the
+		 * pass left for later may hold an exec older than maps
+		 * already read) */
+		if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
+			unwind_exec(rc->uw, pid, record_compact_time(rc, r,
+			    h.size));
+		break;
+	case PERF_RECORD_EXIT:
+		/* a process's last thread: forgotten at the pass's round,
+		 * after its samples in this chunk and in the other CPUs'
+		 * chunks of the pass (a short-lived process's samples and
+		 * exit share a chunk: they stopped at "no mapping") */
+		pid = track_u32(r, 0);
+		tid = track_u32(r, 8);
+		if (pid == tid)
+			record_compact_exit(rc, pid);
+		break;
+	}
+}
+
+/* The task records of buf[0..len) into rc->tasks, with their times. 0,
+ * or -1 (no memory: the caller reads them in place). */
+static int
+record_compact_gather(struct record_compact *rc, const uint8_t *buf,
+    size_t len)
+{
+	struct perf_event_header	 h;
+	struct record_compact_task	*tmp;
+	size_t				 pos, cap;
+
+	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
+		memcpy(&h, buf + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos)
+			break;
+		if (h.type != PERF_RECORD_MMAP && h.type != PERF_RECORD_MMAP2 &&
+		    h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_COMM &&
+		    h.type != PERF_RECORD_EXIT)
+			continue;
+		if (rc->nr_tasks == rc->cap_tasks) {
+			cap = rc->cap_tasks ? rc->cap_tasks * 2 : 256;
+			if ((tmp = realloc(rc->tasks, cap * sizeof(*tmp))) ==
+			    NULL)
+				return -1;
+			rc->tasks = tmp;
+			rc->cap_tasks = cap;
+		}
+		rc->tasks[rc->nr_tasks].time = record_compact_time(rc,
+		    buf + pos, h.size);
+		rc->tasks[rc->nr_tasks].seq = rc->nr_tasks;
+		rc->tasks[rc->nr_tasks].r = buf + pos;
+		rc->nr_tasks++;
+	}
+	return 0;
+}
+
+static int
+record_compact_task_cmp(const void *a, const void *b)
+{
+	const struct record_compact_task *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The task records of buf[0..len) into the model, in their order. */
 static void
 record_compact_model(struct record_compact *rc, const uint8_t *buf,
     size_t len)
 {
 	struct perf_event_header	 h;
-	uint32_t			 pid, ppid, tid;
 	size_t				 pos;
 
 	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
 		memcpy(&h, buf + pos, sizeof(h));
 		if (h.size < sizeof(h) || h.size > len - pos)
 			break;
-		switch (h.type) {
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			(void)record_compact_seen(rc, track_u32(buf + pos, 0),
-			    1);
-			record_compact_map(rc, buf + pos, h.size,
-			    h.type == PERF_RECORD_MMAP2);
-			break;
-		case PERF_RECORD_FORK:
-			pid = track_u32(buf + pos, 0);
-			ppid = track_u32(buf + pos, 4);
-			if (pid == ppid || record_compact_seen(rc, pid, 1))
-				break;
-			if (unwind_fork(rc->uw, ppid, pid) == -1)
-				rc->wst.model_oom++;
-			break;
-		case PERF_RECORD_COMM:
-			pid = track_u32(buf + pos, 0);
-			/* a thread's name is not its process's birth */
-			if (pid != track_u32(buf + pos, 4))
-				break;
-			(void)record_compact_seen(rc, pid, 1);
-			/* the new program's maps on another CPU's
-			 * ring, read first, stay (its exec slept on
-			 * the disk and woke there: after a dropped
-			 * page cache, some runs of python3 had 96 %
-			 * of their stacks stop at their first frame,
-			 * "no mapping") */
-			if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
-				unwind_exec(rc->uw, pid, record_compact_time(
-				    rc, buf + pos, h.size));
-			break;
-		case PERF_RECORD_EXIT:
-			/* a process's last thread: forgotten at the pass's
-			 * round, after its samples in this chunk and in the
-			 * other CPUs' chunks of the pass (a short-lived
-			 * process's samples and exit share a chunk: they
-			 * stopped at "no mapping") */
-			pid = track_u32(buf + pos, 0);
-			tid = track_u32(buf + pos, 8);
-			if (pid == tid)
-				record_compact_exit(rc, pid);
-			break;
-		}
+		record_compact_task(rc, buf + pos);
 	}
 }
 
@@ -482,8 +548,9 @@ record_compact_sample(struct record_compact *rc, const uint8_t *r,
 	return o;
 }
 
-/* A chunk rewritten in place: every record's output is no longer than
- * it, so the output never overtakes the input. */
+/* A chunk's samples rewritten in place: every record's output is no
+ * longer than it, so the output never overtakes the input. Its task
+ * records are in the model already (record_compact_pass). */
 static void
 record_compact_chunk(struct record_compact *rc,
     struct record_compact_item *it)
@@ -491,7 +558,6 @@ record_compact_chunk(struct record_compact *rc,
 	struct perf_event_header	 h;
 	size_t				 pos, out = 0, n;
 
-	record_compact_model(rc, it->buf, it->len);
 	for (pos = 0; pos + sizeof(h) <= it->len; pos += h.size) {
 		memcpy(&h, it->buf + pos, sizeof(h));
 		if (h.size < sizeof(h) || h.size > it->len - pos)
@@ -529,10 +595,83 @@ record_compact_publish(struct record_compact_stats *to,
 	to->cache_bytes = w->cache_bytes;
 }
 
+/* Whether the worker has a pass to take (or stops). Under mu. */
+static int
+record_compact_ready(const struct record_compact *rc)
+{
+	const struct record_compact_item	*it = TAILQ_FIRST(&rc->in);
+
+	return rc->stop || (it != NULL && it->sealed);
+}
+
+/*
+ * The items of the passes that ended, up to the first round (passes
+ * within 20 ms of a round close none), from in into batch; at the stop,
+ * all. Under mu.
+ */
+static void
+record_compact_pass_take(struct record_compact *rc,
+    struct record_compact_list *batch)
+{
+	struct record_compact_item	*it;
+
+	while ((it = TAILQ_FIRST(&rc->in)) != NULL &&
+	    (it->sealed || rc->stop)) {
+		TAILQ_REMOVE(&rc->in, it, entry);
+		TAILQ_INSERT_TAIL(batch, it, entry);
+		if (it->kind == RECORD_COMPACT_ROUND)
+			break;
+	}
+}
+
+/*
+ * A pass's items: first the task records of all of them in time order,
+ * as perf's ordered events read them, then each chunk's samples
+ * rewritten (the round forgets the processes that exited). Why: the
+ * rings are read one after another, and a program that forked, exec'd
+ * and mapped its libraries on one CPU and runs on another has samples
+ * on the second's ring, read first as often as not, that need the maps
+ * on the first's. Left as it is: a sample of a program before its exec
+ * in the same pass is unwound with the maps after it (a shell's child
+ * for the few microseconds before its exec).
+ */
+static void
+record_compact_pass(struct record_compact *rc,
+    struct record_compact_list *batch)
+{
+	struct record_compact_item	*it;
+	size_t				 i;
+	int				 sorted = 0;
+
+	rc->nr_tasks = 0;
+	TAILQ_FOREACH(it, batch, entry)
+		if (it->kind != RECORD_COMPACT_ROUND &&
+		    record_compact_gather(rc, it->buf, it->len) == -1)
+			break;
+	if (it == NULL) {
+		qsort(rc->tasks, rc->nr_tasks, sizeof(*rc->tasks),
+		    record_compact_task_cmp);
+		for (i = 0; i < rc->nr_tasks; i++)
+			record_compact_task(rc, rc->tasks[i].r);
+		sorted = 1;
+	} else
+		rc->wst.model_oom++;
+	TAILQ_FOREACH(it, batch, entry) {
+		/* without the memory to sort, each chunk's own as before */
+		if (!sorted && it->kind != RECORD_COMPACT_ROUND)
+			record_compact_model(rc, it->buf, it->len);
+		if (it->kind == RECORD_COMPACT_CHUNK)
+			record_compact_chunk(rc, it);
+		else if (it->kind == RECORD_COMPACT_ROUND)
+			record_compact_exits(rc);
+	}
+}
+
 static void *
 record_compact_main(void *arg)
 {
 	struct record_compact		*rc = arg;
+	struct record_compact_list	 batch;
 	struct record_compact_item	*it;
 	struct unwind_stats		 us;
 	struct timespec			 t0, t1;
@@ -543,23 +682,19 @@ record_compact_main(void *arg)
 	pthread_setname_np(pthread_self(), "unwind");
 	for (;;) {
 		pthread_mutex_lock(&rc->mu);
-		while (!rc->stop && TAILQ_EMPTY(&rc->in))
+		while (!record_compact_ready(rc))
 			pthread_cond_wait(&rc->work, &rc->mu);
-		if ((it = TAILQ_FIRST(&rc->in)) == NULL) {
+		if (TAILQ_EMPTY(&rc->in)) {
 			pthread_mutex_unlock(&rc->mu);
 			break;
 		}
-		TAILQ_REMOVE(&rc->in, it, entry);
+		TAILQ_INIT(&batch);
+		record_compact_pass_take(rc, &batch);
 		rc->busy = 1;
 		pthread_mutex_unlock(&rc->mu);
 
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-		if (it->kind == RECORD_COMPACT_CHUNK)
-			record_compact_chunk(rc, it);
-		else if (it->kind == RECORD_COMPACT_MODEL)
-			record_compact_model(rc, it->buf, it->len);
-		else
-			record_compact_exits(rc);
+		record_compact_pass(rc, &batch);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 		unwind_stats(rc->uw, &us);
 
@@ -572,11 +707,14 @@ record_compact_main(void *arg)
 		pthread_mutex_lock(&rc->mu);
 		rc->busy = 0;
 		record_compact_publish(&rc->st, &rc->wst);
-		if (it->kind == RECORD_COMPACT_MODEL) {
-			free(it->buf);
-			free(it);
-		} else
-			TAILQ_INSERT_TAIL(&rc->out, it, entry);
+		while ((it = TAILQ_FIRST(&batch)) != NULL) {
+			TAILQ_REMOVE(&batch, it, entry);
+			if (it->kind == RECORD_COMPACT_MODEL) {
+				free(it->buf);
+				free(it);
+			} else
+				TAILQ_INSERT_TAIL(&rc->out, it, entry);
+		}
 		if (TAILQ_EMPTY(&rc->in))
 			pthread_cond_broadcast(&rc->idle);
 		pthread_mutex_unlock(&rc->mu);
@@ -684,6 +822,7 @@ record_compact_destroy(struct record_compact *rc)
 	unwind_destroy(rc->uw);
 	free(rc->pids);
 	free(rc->exits);	/* a stop between an EXIT and its round */
+	free(rc->tasks);
 	free(rc->bids);
 	free(rc->scratch);
 	free(rc);
@@ -858,7 +997,14 @@ record_compact_collect(struct record_compact *rc, struct record *rec,
 	TAILQ_INIT(&done);
 	pthread_mutex_lock(&rc->mu);
 	/* the pass's chunks and round (and what the loop queued since the
-	 * last pass) for the worker: one wakeup for them all */
+	 * last pass) for the worker: one wakeup for them all, and the
+	 * worker takes no part of a pass before it has ended (a ring read
+	 * later in the pass may hold the maps its samples need) */
+	TAILQ_FOREACH_REVERSE(it, &rc->in, record_compact_list, entry) {
+		if (it->sealed)
+			break;
+		it->sealed = 1;
+	}
 	if (!TAILQ_EMPTY(&rc->in))
 		pthread_cond_signal(&rc->work);
 	/* a file's last drain waits for what the worker holds of it: the

@@ -21,14 +21,15 @@ _work = tempfile.mkdtemp(prefix="perfspill-dwarf-")
 _status = [None, None]     # status while recording, metrics after
 
 
-def record(*start, secs=1.5, prog=NOFP, during=None):
+def record(*start, secs=1.5, prog=NOFP, during=None, wrap=()):
     """The finished file and the pid of prog (nofpstack) run for secs of
     CPU while the daemon records with the start options given; during(d,
-    pid) runs while it runs, status(d) is kept in _status."""
+    pid) runs while it runs, status(d) is kept in _status. wrap: the
+    command that execs prog (taskset)."""
     with Daemon() as d:
         d.ctl("start", "-e", "cpu-clock", "-F", "499", *start)
-        p = subprocess.Popen([prog, str(secs)], stdout=subprocess.PIPE,
-                             text=True)
+        p = subprocess.Popen([*wrap, prog, str(secs)],
+                             stdout=subprocess.PIPE, text=True)
         pid = int(p.stdout.readline().split()[1])
         if during is not None:
             during(d, pid)
@@ -192,6 +193,30 @@ def test_compact_reaches_main():
     assert per < 8192 or m["raw_samples"] > m["samples"] // 2, (per, m)
 
 
+def test_compact_after_a_migration():
+    """A program execs and maps its libraries on the last CPU, then runs
+    on the first: its maps are on the last CPU's ring, which then holds
+    too little for a watermark's pass to read it (below mmap_flush), and
+    its samples on the first's, which a pass reads before the last's.
+    The worker must know those maps before it unwinds the samples after
+    them. It did not: 60 % of the stacks stopped at "no mapping" until
+    the timed pass read the last ring, and with that ring read at every
+    pass, the first pass's (some 30 samples) still did until the worker
+    read a pass's task records in time order before its samples."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise harness.Skip("needs two CPUs to move the program between")
+    path, pid = record(
+        "--call-graph", "compact", wrap=("taskset", "-c", str(cpus[-1])),
+        during=lambda d, pid: os.sched_setaffinity(pid, {cpus[0]}))
+    m = check_compact(path, pid)
+    n, whole = to_main(chains(path, pid))
+    # a sample of the program taken on its way (taskset's exec, its
+    # first instructions) may stop early; a pass's worth may not
+    assert whole >= n - 3 - m["raw_samples"], \
+        (whole, n, _status[0]["compact"]["stops"])
+
+
 def test_compact_short_lived():
     """Processes a few dozen samples long, one after another: each one's
     last samples and its EXIT share a ring's chunk, and are unwound before
@@ -329,11 +354,13 @@ def test_compact_pins_the_mapped_binary():
 
 
 def test_compact_refuses_what_it_cannot_write():
-    """compact needs files, cblocks, no -z, no tracepoint: a start that
-    asks otherwise is refused with the reason, before anything starts."""
+    """compact needs files, cblocks, no -z, no tracepoint, every ring at
+    every pass: a start that asks otherwise is refused with the reason,
+    before anything starts."""
     with Daemon() as d:
         for extra, word in ((("--cblocks", "0"), "cblocks"),
                             (("-z", "1"), "compression"),
+                            (("--mmap-flush", "64K"), "mmap_flush"),
                             (("--mode", "flight"), "flight"),
                             (("-e", "sched:sched_switch"), "tracepoint")):
             if word == "compression" and not os.path.exists(
