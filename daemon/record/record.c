@@ -774,11 +774,14 @@ record_pause_err(struct record *rec, int err)
 }
 
 /* Space back? Start a fresh file. The margin is one full drain of every
- * ring, so that the first pass does not fail again at once. */
+ * ring and a slice of the direct pool, so that the first pass, and the
+ * first request, do not fail again at once (a slice of 4 MiB refused
+ * whole on a disk with 2.3 MB free: the fresh file got nothing, and its
+ * removal let the next resume repeat it). */
 static void
 record_try_resume(struct record *rec)
 {
-	uint64_t	 avail, need = rec->cfg.min_free;
+	uint64_t	 avail, need = rec->cfg.min_free + writer_slice(&rec->w);
 	size_t		 i;
 
 	if (rec->files.dir_gone && record_find_dir(rec) == -1)

@@ -276,6 +276,9 @@ void	writer_lane_free(struct writer_lane *);
 void	writer_shrink(struct writer *);
 /* The bytes of buffers the writer holds (not the lanes'). */
 uint64_t writer_bytes(const struct writer *);
+/* The largest request the pool makes (a slice), 0 without a pool: room
+ * a disk must have for the first write of a file to land. */
+size_t	writer_slice(const struct writer *);
 
 /*
  * The drain. Room for a drain of need bytes (its chunk, a round after

@@ -460,6 +460,12 @@ writer_bytes(const struct writer *w)
 	return record_pool_bytes(&w->pool);
 }
 
+size_t
+writer_slice(const struct writer *w)
+{
+	return record_pool_made(&w->pool) ? w->pool.write : 0;
+}
+
 int
 writer_room(struct writer *w, struct writer_lane *l, size_t need, int last,
     struct writer_room *r)

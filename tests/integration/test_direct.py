@@ -475,10 +475,15 @@ def test_disk_full_on_the_direct_path():
                     break
             st = d.status()
             assert st.get("paused") == "disk full", st
-            wait_for(lambda: not [f for f in os.listdir(d.out)
-                                  if f.endswith(".partial")] or
-                     "cannot write the header" in d.read_log(),
-                     what="the files open at the pause finished")
+            try:
+                wait_for(lambda: not [f for f in os.listdir(d.out)
+                                      if f.endswith(".partial")] or
+                         "cannot write the header" in d.read_log(),
+                         what="the files open at the pause finished")
+            except AssertionError as e:
+                raise AssertionError("%s: %s; status %s; log: %s" % (
+                    e, sorted(os.listdir(d.out)), d.status(),
+                    d.read_log()[-3000:])) from None
             for f in d.finished_files():
                 perf_valid(f, allow_lost=True)
             for f in d.finished_files():
