@@ -99,7 +99,7 @@ struct record_compact {
 	int			 running;
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 work;		/* the worker: an item, or stop */
-	pthread_cond_t		 idle;		/* a drain: the queue is empty */
+	pthread_cond_t		 idle;		/* a drain: no pass left queued */
 	struct record_compact_list in, out;	/* for the worker; done */
 	size_t			 queued;	/* bytes of chunks in and at work */
 	size_t			 bound;
@@ -595,13 +595,21 @@ record_compact_publish(struct record_compact_stats *to,
 	to->cache_bytes = w->cache_bytes;
 }
 
+/* Whether in holds a pass that has ended: the sealed items are the
+ * queue's head. Under mu. */
+static int
+record_compact_sealed(const struct record_compact *rc)
+{
+	const struct record_compact_item	*it = TAILQ_FIRST(&rc->in);
+
+	return it != NULL && it->sealed;
+}
+
 /* Whether the worker has a pass to take (or stops). Under mu. */
 static int
 record_compact_ready(const struct record_compact *rc)
 {
-	const struct record_compact_item	*it = TAILQ_FIRST(&rc->in);
-
-	return rc->stop || (it != NULL && it->sealed);
+	return rc->stop || record_compact_sealed(rc);
 }
 
 /*
@@ -715,7 +723,7 @@ record_compact_main(void *arg)
 			} else
 				TAILQ_INSERT_TAIL(&rc->out, it, entry);
 		}
-		if (TAILQ_EMPTY(&rc->in))
+		if (!record_compact_sealed(rc))
 			pthread_cond_broadcast(&rc->idle);
 		pthread_mutex_unlock(&rc->mu);
 	}
@@ -1008,8 +1016,9 @@ record_compact_collect(struct record_compact *rc, struct record *rec,
 	if (!TAILQ_EMPTY(&rc->in))
 		pthread_cond_signal(&rc->work);
 	/* a file's last drain waits for what the worker holds of it: the
-	 * queue's bound bounds the wait */
-	while (last && (rc->busy || !TAILQ_EMPTY(&rc->in)))
+	 * queue's bound bounds the wait (not for what another thread
+	 * queued since the seal: that is the next pass's) */
+	while (last && (rc->busy || record_compact_sealed(rc)))
 		pthread_cond_wait(&rc->idle, &rc->mu);
 	TAILQ_CONCAT(&done, &rc->out, entry);
 	keep = rc->round_keep;
