@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <linux/perf_event.h>
 
 #include "log.h"
@@ -398,6 +399,8 @@ writer_buffers(struct writer *w, struct tracefile *tf, uint64_t n,
     size_t chunk)
 {
 	struct record_pool_shape s;
+	struct statvfs		 sv;
+	uint64_t		 small;
 	int			 made = record_pool_made(&w->pool);
 
 	if (n == 0)
@@ -413,6 +416,20 @@ writer_buffers(struct writer *w, struct tracefile *tf, uint64_t n,
 	    made ? w->pool.cap : 0, &s);
 	if (s.base > s.bound)
 		s.base = s.bound;
+	/*
+	 * On a file system of a few MiB (a test's tmpfs, a small
+	 * partition), slices of a sixteenth of it, at least 1 MiB: a 4 MiB
+	 * request that finds too little room is refused whole, and a 6 MB
+	 * tmpfs then held nothing past its first two files, where 1 MiB
+	 * requests fill it.
+	 */
+	if (fstatvfs(tf->fd, &sv) == 0) {
+		small = (uint64_t)sv.f_blocks * sv.f_frsize / 16;
+		if (small < RECORD_POOL_MIN_BLOCK)
+			small = RECORD_POOL_MIN_BLOCK;
+		if (small < s.write)
+			s.write = (size_t)small;
+	}
 	if (made) {
 		if (record_pool_resize(&w->pool, s.base) == -1)
 			return -1;
