@@ -15,6 +15,7 @@ import tempfile
 import time
 
 import harness
+from cgroupfs import Cgroups
 from harness import (Daemon, Skip, need_tp, perf_stats, perf_valid,
                      syscalls, wait_for)
 
@@ -214,9 +215,21 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
     next file is direct again with 3 blocks, and no sample is lost on
     the way (perf counts what status counted)."""
     need_tp()
-    with Daemon() as d:
+    with Cgroups("load") as cg, Daemon() as d:
         need_direct(d)
-        d.ctl("start", "-e", TP, "--no-callgraph", "--cblocks", "2")
+        # only the test's own syscalls: a foreign storm recorded with
+        # them keeps a block past the base in use at every tick, and the
+        # pool never comes down to its count (the burst is not over)
+        procs = os.path.join(cg.path("load"), "cgroup.procs")
+
+        def own_syscalls(n):
+            subprocess.run(["sh", "-c", 'echo $$ > "$1" && exec dd '
+                            'if=/dev/zero of=/dev/null bs=1 count=%d' % n,
+                            "sh", procs], stderr=subprocess.DEVNULL,
+                           check=True)
+
+        d.ctl("start", "-e", TP, "--no-callgraph", "--cblocks", "2",
+              "-G", cg.rel["load"])
         st = d.status()
         assert st["write_path"] == "direct"
         # a direct recording has no cblocks per ring
@@ -224,7 +237,7 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
         unit = st["pool"]["block_bytes"] // 2
         assert unit >= 1 << 20, st["pool"]
         assert all(c["cblocks"] == 0 for c in st["cpus"]), st["cpus"]
-        syscalls(20000)
+        own_syscalls(20000)
         for n, path in ((4, "direct"), (0, "buffered"), (3, "buffered")):
             rc, rep = d.ctl("configure", "cblocks=%d" % n)
             assert rep["data"]["applied"] == ["cblocks"], rep
@@ -237,10 +250,10 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
             if n == 3:
                 assert all(c["cblocks"] == 3 for c in st["cpus"]
                            if c["online"]), st["cpus"]
-            syscalls(20000)
+            own_syscalls(20000)
         rc, rep = d.ctl("rotate")
         assert d.status()["write_path"] == "direct"
-        syscalls(20000)
+        own_syscalls(20000)
         # blocks past the count go once their slices have landed
         wait_for(lambda: d.status()["pool"]["blocks"] == 3,
                  what="the pool down to 3 blocks")
@@ -251,6 +264,8 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
             perf_valid(f, allow_lost=True)
         total = d.status()["last_totals"]
         assert samples_in(files) == total["samples"], total
+        # the cgroup's five loads of 40000 syscalls are in them
+        assert total["samples"] >= 5 * 20000, total
 
 
 def test_compression_and_rotation_on_the_direct_path():
