@@ -64,7 +64,7 @@ record_memory(const struct config *cfg, size_t ncpus,
 	m->ring = ring + page;
 	m->cblocks = cfg->cblocks * chunk;
 	m->per_cpu = m->ring + m->cblocks;
-	record_pool_shape(cfg->cblocks, (size_t)chunk, 0, &pool);
+	record_pool_shape(cfg->cblocks, (size_t)chunk, 0, 0, &pool);
 	m->pool = cfg->cblocks == 0 ? 0 : pool.bound * (uint64_t)pool.cap;
 	all = m->cblocks * ncpus;
 	/* the direct path makes the pool, and per-CPU cblocks too once a

@@ -47,7 +47,7 @@ record_pool_count(uint64_t cblocks)
 
 void
 record_pool_shape(uint64_t cblocks, size_t chunk, size_t cap,
-    struct record_pool_shape *s)
+    uint64_t fs_bytes, struct record_pool_shape *s)
 {
 	const char	*e = getenv("PERFSPILL_TEST_POOL_BOUND");
 	size_t		 unit = record_pool_block(chunk), n, k, m;
@@ -66,6 +66,21 @@ record_pool_shape(uint64_t cblocks, size_t chunk, size_t cap,
 	}
 	s->cap = k * unit;
 	s->write = record_pool_write(s->cap);
+	/*
+	 * On a file system of a few MiB (a test's tmpfs, a small
+	 * partition), slices of a sixteenth of it, at least 1 MiB: a 4 MiB
+	 * request that finds too little room is refused whole, and a 6 MB
+	 * tmpfs then held nothing past its first two files, where 1 MiB
+	 * requests fill it.
+	 */
+	if (fs_bytes > 0) {
+		uint64_t small = fs_bytes / 16;
+
+		if (small < RECORD_POOL_MIN_BLOCK)
+			small = RECORD_POOL_MIN_BLOCK;
+		if (small < s->write)
+			s->write = (size_t)small;
+	}
 	s->base = n / k < 2 ? 2 : n / k;
 	/* RECORD_POOL_GROW x the base, and no more than
 	 * RECORD_POOL_GROW_BYTES past it (large rings make large blocks:
@@ -78,6 +93,8 @@ record_pool_shape(uint64_t cblocks, size_t chunk, size_t cap,
 	    (size_t)v <= s->base)
 		m = (size_t)v;
 	s->bound = m > RECORD_POOL_MAX ? RECORD_POOL_MAX : m;
+	if (s->base > s->bound)
+		s->base = s->bound;
 }
 
 /*

@@ -134,7 +134,8 @@ size_t	 record_pool_count(uint64_t cblocks);
 struct record_pool_shape {
 	size_t	 cap;	/* bytes of a block: units merged */
 	size_t	 write;	/* the slice */
-	size_t	 base;	/* blocks held while recording */
+	size_t	 base;	/* blocks held while recording (not past the
+			 * bound) */
 	size_t	 bound;	/* blocks a burst grows to: RECORD_POOL_GROW x
 			 * the base, at most RECORD_POOL_GROW_BYTES more
 			 * (lower in tests: PERFSPILL_TEST_POOL_BOUND
@@ -147,10 +148,12 @@ struct record_pool_shape {
  * pool holds the bytes cblocks buy and no more. cap: a pool made already
  * keeps its blocks' size (a live change of cblocks changes their
  * number; 0 for a new pool); with the least cblocks it may then hold
- * more than a new pool would (2 blocks, not fewer).
+ * more than a new pool would (2 blocks, not fewer). fs_bytes: the size
+ * of the file system the file is on (0: not known), whose sixteenth
+ * caps the slice, at least RECORD_POOL_MIN_BLOCK.
  */
 void	 record_pool_shape(uint64_t cblocks, size_t chunk, size_t cap,
-	    struct record_pool_shape *);
+	    uint64_t fs_bytes, struct record_pool_shape *);
 
 /* n blocks of cap bytes (their pages faulted in), slices of at least
  * write bytes, queued on q. 0 or -1 (nothing kept). */

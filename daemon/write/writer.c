@@ -400,7 +400,7 @@ writer_buffers(struct writer *w, struct tracefile *tf, uint64_t n,
 {
 	struct record_pool_shape s;
 	struct statvfs		 sv;
-	uint64_t		 small;
+	uint64_t		 fs_bytes = 0;
 	int			 made = record_pool_made(&w->pool);
 
 	if (n == 0)
@@ -411,25 +411,12 @@ writer_buffers(struct writer *w, struct tracefile *tf, uint64_t n,
 	}
 	/* the base, and the bound a burst grows it to: what record_memory
 	 * counted (a test's bound may be lower); a pool made keeps its
-	 * blocks' size */
+	 * blocks' size and slices, a new one takes slices the file system
+	 * has room for */
+	if (!made && fstatvfs(tf->fd, &sv) == 0)
+		fs_bytes = (uint64_t)sv.f_blocks * sv.f_frsize;
 	record_pool_shape(n, chunk + WRITER_ROUND_LEN,
-	    made ? w->pool.cap : 0, &s);
-	if (s.base > s.bound)
-		s.base = s.bound;
-	/*
-	 * On a file system of a few MiB (a test's tmpfs, a small
-	 * partition), slices of a sixteenth of it, at least 1 MiB: a 4 MiB
-	 * request that finds too little room is refused whole, and a 6 MB
-	 * tmpfs then held nothing past its first two files, where 1 MiB
-	 * requests fill it.
-	 */
-	if (fstatvfs(tf->fd, &sv) == 0) {
-		small = (uint64_t)sv.f_blocks * sv.f_frsize / 16;
-		if (small < RECORD_POOL_MIN_BLOCK)
-			small = RECORD_POOL_MIN_BLOCK;
-		if (small < s.write)
-			s.write = (size_t)small;
-	}
+	    made ? w->pool.cap : 0, fs_bytes, &s);
 	if (made) {
 		if (record_pool_resize(&w->pool, s.base) == -1)
 			return -1;

@@ -604,54 +604,64 @@ test_shape(void)
 
 	/* the defaults (128 pages, cblocks 2): 4 units in 2 blocks of 2,
 	 * 8 under a burst, the bytes of 16 units as before */
-	record_pool_shape(2, small, 0, &s);
+	record_pool_shape(2, small, 0, 0, &s);
 	CHECK_EQ(s.cap, 2 * u);
 	CHECK_EQ(s.write, 2 * u - TRACEFILE_ALIGN_MAX);
 	CHECK_EQ(s.base, 2);
 	CHECK_EQ(s.bound, 8);
 	/* the storm's (cblocks 4): 2 blocks of 4 units, slices of 4 MiB */
-	record_pool_shape(4, small, 0, &s);
+	record_pool_shape(4, small, 0, 0, &s);
 	CHECK_EQ(s.cap, 4 * u);
 	CHECK_EQ(s.write, 4 << 20);
 	CHECK_EQ(s.base, 2);
 	CHECK_EQ(s.bound, 8);
 	/* the shipped config's (256 pages, cblocks 2): 2 blocks of 2 units
 	 * of 2 MiB and a bit, slices of 4 MiB */
-	record_pool_shape(2, big, 0, &s);
+	record_pool_shape(2, big, 0, 0, &s);
 	CHECK_EQ(s.cap, 2 * v);
 	CHECK_EQ(s.write, 4 << 20);
 	CHECK_EQ(s.base, 2);
 	/* cblocks 1: 2 units, not merged; cblocks 3: 2 blocks of 3 */
-	record_pool_shape(1, small, 0, &s);
+	record_pool_shape(1, small, 0, 0, &s);
 	CHECK_EQ(s.cap, u);
 	CHECK_EQ(s.base, 2);
-	record_pool_shape(3, small, 0, &s);
+	record_pool_shape(3, small, 0, 0, &s);
 	CHECK_EQ(s.cap, 3 * u);
 	CHECK_EQ(s.base, 2);
 	/* cblocks 8: 16 units, 4 blocks of 4; 16 under a burst (48 MiB
 	 * past the base, within the 64 the bound allows) */
-	record_pool_shape(8, small, 0, &s);
+	record_pool_shape(8, small, 0, 0, &s);
 	CHECK_EQ(s.cap, 4 * u);
 	CHECK_EQ(s.base, 4);
 	CHECK_EQ(s.bound, 16);
 	/* a pool made keeps its blocks: cblocks 2 -> 4 doubles their
 	 * number, 4 -> 1 keeps 2 of them */
-	record_pool_shape(4, small, 2 * u, &s);
+	record_pool_shape(4, small, 2 * u, 0, &s);
 	CHECK_EQ(s.cap, 2 * u);
 	CHECK_EQ(s.base, 4);
-	record_pool_shape(1, small, 4 * u, &s);
+	record_pool_shape(1, small, 4 * u, 0, &s);
 	CHECK_EQ(s.cap, 4 * u);
 	CHECK_EQ(s.base, 2);
 	/* a ring of 4 MiB: units past a slice are not merged, and the
 	 * bound is the base and 64 MiB */
-	record_pool_shape(8, (4 << 20) + 16, 0, &s);
+	record_pool_shape(8, (4 << 20) + 16, 0, 0, &s);
 	CHECK_EQ(s.cap, record_pool_block((4 << 20) + 16));
 	CHECK_EQ(s.base, 16);
 	CHECK_EQ(s.bound, 16 + (64 << 20) / s.cap);
-	/* a test's bound */
+	/* a file system of a few MiB: slices of a sixteenth of it, at
+	 * least 1 MiB, in blocks of the same size; 64 MiB and more: 4 MiB */
+	record_pool_shape(4, small, 0, 6000000, &s);
+	CHECK_EQ(s.cap, 4 * u);
+	CHECK_EQ(s.write, RECORD_POOL_MIN_BLOCK);
+	record_pool_shape(4, small, 0, 32 << 20, &s);
+	CHECK_EQ(s.write, 2 << 20);
+	record_pool_shape(4, small, 0, 64 << 20, &s);
+	CHECK_EQ(s.write, 4 << 20);
+	/* a test's bound, below the base, lowers the base too */
 	setenv("PERFSPILL_TEST_POOL_BOUND", "1", 1);
-	record_pool_shape(4, small, 0, &s);
+	record_pool_shape(4, small, 0, 0, &s);
 	CHECK_EQ(s.bound, 1);
+	CHECK_EQ(s.base, 1);
 	unsetenv("PERFSPILL_TEST_POOL_BOUND");
 }
 
