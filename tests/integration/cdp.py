@@ -39,7 +39,10 @@ class Chromium:
             "--remote-debugging-address=127.0.0.1",
             "--remote-debugging-port=0",
             "--window-size=%d,%d" % (width, height), url],
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT,
+            # its org.chromium.Chromium.* files go with the profile (a
+            # SIGTERM leaves them in /tmp)
+            env=dict(os.environ, TMPDIR=self.dir))
         self.sock = None
         self.next_id = 0
         try:

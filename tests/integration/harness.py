@@ -6,6 +6,7 @@ Each test file defines test_* functions and ends with harness.main(); a
 test raises Skip(reason) when the machine cannot run it (the reason is
 printed). The closing line is 'N passed, N failed, N skipped'.
 """
+import atexit
 import collections
 import contextlib
 import datetime
@@ -100,6 +101,18 @@ def wait_for(pred, timeout=20.0, what="condition"):
             return v
         time.sleep(0.05)
     raise AssertionError("timed out waiting for " + what)
+
+
+def workdir(prefix):
+    """A test module's own temporary directory, removed when the run
+    ends, whoever imported the module (KEEP=1 keeps it for a look): a
+    module's files left in /tmp by every run grow the directory, and a
+    cold first read of a large /tmp costs a daemon's JIT scan a wait a
+    block."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if not os.environ.get("KEEP"):
+        atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 class Daemon:

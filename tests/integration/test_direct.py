@@ -144,8 +144,8 @@ def test_direct_file_is_whole_and_not_in_the_page_cache():
             assert 'perfspill_session_direct_io{session="default"} %d' % \
                 direct in text.splitlines(), text[-2000:]
             spills0 = session_spills(d)
-            adds = None if direct else CacheAdds(tempfile.mkdtemp(
-                prefix="perfspill-cache-adds-"))
+            adds = None if direct else CacheAdds(harness.workdir(
+                "perfspill-cache-adds-"))
             harness.spinner(1.0).wait()
             rc, rep = d.ctl("stop")
             path = rep["data"]["path"]

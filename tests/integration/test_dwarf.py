@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 
 import harness
@@ -17,7 +16,7 @@ from harness import Daemon, perf, wait_for
 from test_drain import sample_times
 
 NOFP = os.path.join(harness.BUILD, "tests", "nofpstack")
-_work = tempfile.mkdtemp(prefix="perfspill-dwarf-")
+_work = harness.workdir("perfspill-dwarf-")
 _status = [None, None]     # status while recording, metrics after
 
 
@@ -407,7 +406,4 @@ def test_configured_compact_gives_way_to_what_a_start_asks():
 
 
 if __name__ == "__main__":
-    try:
-        harness.main(globals())
-    finally:
-        shutil.rmtree(_work, ignore_errors=True)
+    harness.main(globals())

@@ -30,7 +30,7 @@ SRC = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIP = os.path.join(SRC, "conf", "ship-pyroscope.sh")
 ARTIFACTS = os.path.join(harness.BUILD, "meson-logs")
 
-_work = tempfile.mkdtemp(prefix="perfspill-flame-test-")
+_work = harness.workdir("perfspill-flame-test-")
 _cache = {}
 
 
@@ -946,7 +946,4 @@ def test_denied_directory_names_its_group():
 
 
 if __name__ == "__main__":
-    try:
-        harness.main(globals())
-    finally:
-        shutil.rmtree(_work, ignore_errors=True)
+    harness.main(globals())

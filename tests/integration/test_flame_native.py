@@ -20,7 +20,6 @@ import re
 import shutil
 import stat
 import subprocess
-import tempfile
 
 import harness
 from harness import (Daemon, Skip, flame, folded, iso, manifest, perf,
@@ -33,7 +32,7 @@ JIT = os.path.join(harness.BUILD, "tests", "jitload")
 EVIL_COMM = "a 1/1 5.000000:"
 EVIL_FN = b"evil_fnQINJECTED_ROOTZINJECTED_KERNEL_FN"
 
-_work = tempfile.mkdtemp(prefix="perfspill-flame-native-")
+_work = harness.workdir("perfspill-flame-native-")
 os.chmod(_work, 0o755)
 _cache = {}
 
@@ -506,8 +505,4 @@ def test_faithful_stripped_binary_from_debuginfod():
 
 
 if __name__ == "__main__":
-    try:
-        harness.main(globals())
-    finally:
-        if not os.environ.get("KEEP"):
-            shutil.rmtree(_work, ignore_errors=True)
+    harness.main(globals())

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 import xml.dom.minidom
 
@@ -18,7 +17,7 @@ from harness import Daemon
 import test_flame
 from test_flame import flame, folded, manifest, utc_ns, iso, TARGET
 
-_work = tempfile.mkdtemp(prefix="perfspill-flamediff-test-")
+_work = harness.workdir("perfspill-flamediff-test-")
 _cache = {}
 
 
@@ -278,8 +277,4 @@ def test_differential_graph_in_chromium():
 
 
 if __name__ == "__main__":
-    try:
-        harness.main(globals())
-    finally:
-        shutil.rmtree(_work, ignore_errors=True)
-        shutil.rmtree(test_flame._work, ignore_errors=True)
+    harness.main(globals())

@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 
 import harness
 from harness import Daemon, Skip, flame, folded, perf
@@ -29,7 +28,7 @@ from harness import Daemon, Skip, flame, folded, perf
 NAMES = os.path.join(harness.BUILD, "tests", "names")
 RUST_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "names.rs")
-_work = tempfile.mkdtemp(prefix="perfspill-names-")
+_work = harness.workdir("perfspill-names-")
 os.chmod(_work, 0o755)
 _cache = {}
 

@@ -13,13 +13,12 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 
 import harness
 from harness import Daemon, flame, folded
 
 SLEEPER = os.path.join(harness.BUILD, "tests", "offcpusleep")
-_work = tempfile.mkdtemp(prefix="perfspill-offcpu-test-")
+_work = harness.workdir("perfspill-offcpu-test-")
 _cache = {}
 
 

@@ -33,7 +33,7 @@ SERVICE = "opentelemetry/proto/collector/profiles/v1development/" \
 REQUEST = "opentelemetry.proto.collector.profiles.v1development." \
     "ExportProfilesServiceRequest"
 SHIP = os.path.join(SRC, "conf", "ship-otlp.sh")
-_work = tempfile.mkdtemp(prefix="perfspill-otlp-test-")
+_work = harness.workdir("perfspill-otlp-test-")
 
 
 def decode(data):

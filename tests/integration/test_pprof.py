@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 import urllib.parse
 
@@ -24,7 +23,7 @@ from test_flame import (flame, folded, manifest, recording, rotated,
                         Receiver, SHIP, FLAME, utc_ns)
 
 UNIT = os.path.join(harness.BUILD, "tests", "unit", "test-pprof")
-_work = tempfile.mkdtemp(prefix="perfspill-pprof-test-")
+_work = harness.workdir("perfspill-pprof-test-")
 
 
 def go_pprof(*args):
@@ -363,8 +362,4 @@ def test_pyroscope_pprof_upload():
 
 
 if __name__ == "__main__":
-    try:
-        harness.main(globals())
-    finally:
-        shutil.rmtree(_work, ignore_errors=True)
-        shutil.rmtree(test_flame._work, ignore_errors=True)
+    harness.main(globals())

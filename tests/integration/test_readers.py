@@ -28,7 +28,7 @@ FEATURES = {1: "TRACING_DATA", 2: "BUILD_ID", 3: "HOSTNAME",
             27: "COMPRESSED"}
 
 _files = {}
-_tmp = tempfile.mkdtemp(prefix="perfspill-readers-")
+_tmp = harness.workdir("perfspill-readers-")
 
 
 def need_tp():
@@ -289,7 +289,4 @@ def test_disk_full_cut_at_a_record_and_counted():
 
 
 if __name__ == "__main__":
-    try:
-        harness.main(globals())
-    finally:
-        shutil.rmtree(_tmp, ignore_errors=True)
+    harness.main(globals())
