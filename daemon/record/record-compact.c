@@ -371,11 +371,15 @@ record_compact_task(struct record_compact *rc, const uint8_t *r)
 	}
 }
 
-/* The task records of buf[0..len) into rc->tasks, with their times. 0,
- * or -1 (no memory: the caller reads them in place). */
+/*
+ * The task records of buf[0..len): into rc->tasks with their times, or
+ * with apply into the model at once, in their order (the fallback when
+ * rc->tasks cannot grow). 0, or -1 (no memory: the caller applies them
+ * in place).
+ */
 static int
-record_compact_gather(struct record_compact *rc, const uint8_t *buf,
-    size_t len)
+record_compact_walk(struct record_compact *rc, const uint8_t *buf,
+    size_t len, int apply)
 {
 	struct perf_event_header	 h;
 	struct record_compact_task	*tmp;
@@ -389,6 +393,10 @@ record_compact_gather(struct record_compact *rc, const uint8_t *buf,
 		    h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_COMM &&
 		    h.type != PERF_RECORD_EXIT)
 			continue;
+		if (apply) {
+			record_compact_task(rc, buf + pos);
+			continue;
+		}
 		if (rc->nr_tasks == rc->cap_tasks) {
 			cap = rc->cap_tasks ? rc->cap_tasks * 2 : 256;
 			if ((tmp = realloc(rc->tasks, cap * sizeof(*tmp))) ==
@@ -414,22 +422,6 @@ record_compact_task_cmp(const void *a, const void *b)
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The task records of buf[0..len) into the model, in their order. */
-static void
-record_compact_model(struct record_compact *rc, const uint8_t *buf,
-    size_t len)
-{
-	struct perf_event_header	 h;
-	size_t				 pos;
-
-	for (pos = 0; pos + sizeof(h) <= len; pos += h.size) {
-		memcpy(&h, buf + pos, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos)
-			break;
-		record_compact_task(rc, buf + pos);
-	}
 }
 
 /*
@@ -654,7 +646,7 @@ record_compact_pass(struct record_compact *rc,
 	rc->nr_tasks = 0;
 	TAILQ_FOREACH(it, batch, entry)
 		if (it->kind != RECORD_COMPACT_ROUND &&
-		    record_compact_gather(rc, it->buf, it->len) == -1)
+		    record_compact_walk(rc, it->buf, it->len, 0) == -1)
 			break;
 	if (it == NULL) {
 		qsort(rc->tasks, rc->nr_tasks, sizeof(*rc->tasks),
@@ -667,7 +659,7 @@ record_compact_pass(struct record_compact *rc,
 	TAILQ_FOREACH(it, batch, entry) {
 		/* without the memory to sort, each chunk's own as before */
 		if (!sorted && it->kind != RECORD_COMPACT_ROUND)
-			record_compact_model(rc, it->buf, it->len);
+			(void)record_compact_walk(rc, it->buf, it->len, 1);
 		if (it->kind == RECORD_COMPACT_CHUNK)
 			record_compact_chunk(rc, it);
 		else if (it->kind == RECORD_COMPACT_ROUND)
