@@ -29,7 +29,8 @@ main(int argc, char **argv)
 {
 	void		(*hot)(void), (*cold)(void);
 	uint8_t		*code;
-	char		 path[64];
+	const char	*dir;
+	char		 path[4096];
 	double		 secs, t0;
 	FILE		*f;
 
@@ -52,7 +53,11 @@ main(int argc, char **argv)
 	memcpy(code + 4096, jit_loop, sizeof(jit_loop));
 	hot = (void (*)(void))(uintptr_t)code;
 	cold = (void (*)(void))(uintptr_t)(code + 4096);
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	/* where perf reads it, or a test's own directory (the daemon's
+	 * PERFSPILL_TEST_JITMAP_DIR) */
+	if ((dir = getenv("PERFSPILL_TEST_JITMAP_DIR")) == NULL)
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)getpid());
 	if ((f = fopen(path, "w")) == NULL) {
 		perror(path);
 		return 1;

@@ -27,20 +27,26 @@ SHIP = os.path.abspath(os.path.join(SRC, "conf", "ship-example.sh"))
 SUFFIX = ".perf-maps.tar"
 
 
-def jit_running(secs):
+def jit_running(secs, jitdir=None):
     """jitload (jit_hot, then jit_cold) running for secs: the process,
-    its map written."""
+    its map written (in /tmp, or in jitdir: a daemon's
+    PERFSPILL_TEST_JITMAP_DIR)."""
     if os.uname().machine != "x86_64":
         raise harness.Skip("jitload generates x86-64 code only")
-    p = subprocess.Popen([JITLOAD, str(secs)], stdout=subprocess.PIPE)
+    env = dict(os.environ)
+    if jitdir is not None:
+        env["PERFSPILL_TEST_JITMAP_DIR"] = jitdir
+    p = subprocess.Popen([JITLOAD, str(secs)], stdout=subprocess.PIPE,
+                         env=env)
     assert p.stdout.readline().strip() == b"ready"
     return p
 
 
-def jitgen(secs):
+def jitgen(secs, jitdir=None):
     """Runs jitload to its end; its pid and the text of its map."""
-    p = jit_running(secs)
-    with open("/tmp/perf-%d.map" % p.pid, "rb") as f:
+    p = jit_running(secs, jitdir)
+    with open(os.path.join(jitdir or "/tmp", "perf-%d.map" % p.pid),
+              "rb") as f:
         text = f.read()
     assert p.wait() == 0
     return p.pid, text
@@ -435,10 +441,16 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
     are not alive do not push the maps of real JIT processes out of the
     scan: all three are copied. Past 1,024 maps of live processes (here
     the threads of this test, /proc/TID being alive) the log says the
-    scan stopped short."""
+    scan stopped short. The maps are in a directory of the test's own
+    (the daemon's PERFSPILL_TEST_JITMAP_DIR, read as it reads /tmp):
+    6,100 names made in /tmp grew its directory to some 60 blocks for
+    good (ext4 does not shrink one), which the scan's first readdir at
+    every recording's start then reads, a wait a block when cold."""
+    jitdir = harness.workdir("perfspill-jitnames-")
     with open("/proc/sys/kernel/pid_max") as f:
         pid_max = int(f.read())
-    junk = ["/tmp/perf-%d.map" % (pid_max + 1 + i) for i in range(4000)]
+    junk = [os.path.join(jitdir, "perf-%d.map" % (pid_max + 1 + i))
+            for i in range(4000)]
     # dead pids just below the last one given: the kernel gives them
     # again only after it wraps, not while the test runs (below pid_max
     # the counter of a busy machine came by and made them live, sampled
@@ -449,7 +461,7 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
                                        last + pid_max)]
     dead = [p for p in dead if p > 300 and
             not os.path.exists("/proc/%d" % p)][:1000]
-    junk += ["/tmp/perf-%d.map" % p for p in dead]
+    junk += [os.path.join(jitdir, "perf-%d.map" % p) for p in dead]
     made = []
     stop = threading.Event()
     crowd = []
@@ -458,12 +470,12 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
             if not os.path.lexists(p):
                 open(p, "w").close()
                 made.append(p)
-        with Daemon() as d:
+        with Daemon(env={"PERFSPILL_TEST_JITMAP_DIR": jitdir}) as d:
             d.ctl("start", "-e", "cpu-clock", "-F", "999", "-g")
             texts = {}
             for _ in range(3):
-                pid, text = jitgen(1.2)
-                made.append("/tmp/perf-%d.map" % pid)
+                pid, text = jitgen(1.2, jitdir)
+                made.append(os.path.join(jitdir, "perf-%d.map" % pid))
                 texts["perf-%d.map" % pid] = text
             d.ctl("stop")
             path = d.finished_files()[0]
@@ -483,7 +495,7 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
                 t.start()
                 crowd.append(t)
             for t in crowd:
-                p = "/tmp/perf-%d.map" % t.native_id
+                p = os.path.join(jitdir, "perf-%d.map" % t.native_id)
                 if not os.path.lexists(p):
                     open(p, "w").close()
                     made.append(p)
