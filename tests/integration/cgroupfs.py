@@ -19,6 +19,14 @@ def cgroup2_mount():
     return None
 
 
+def into(path):
+    """A command prefix (a harness.Daemon or harness.syscalls wrapper):
+    the shell moves itself into the cgroup at path, then execs the
+    command."""
+    return ["sh", "-c", 'echo $$ > "$0" && exec "$@"',
+            os.path.join(path, "cgroup.procs")]
+
+
 class Cgroups:
     """Fresh test cgroups below the cgroup2 mount, removed on exit."""
 
@@ -40,6 +48,11 @@ class Cgroups:
 
     def path(self, name):
         return os.path.join(self.mount, self.rel[name])
+
+    def wrapper(self, name):
+        """A command prefix that moves the command into cgroup name before
+        it execs."""
+        return into(self.path(name))
 
     def spinner(self, name, secs, cpu=None):
         """A spinner that runs inside cgroup name from its first instruction:
@@ -124,8 +137,7 @@ class MemoryCgroup:
             raise Skip("cannot make a memory cgroup %s: %s" % (self.path, e))
 
     def wrapper(self):
-        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"',
-                os.path.join(self.path, "cgroup.procs")]
+        return into(self.path)
 
     def close(self):
         for _ in range(200):

@@ -67,10 +67,12 @@ def need_tp():
         raise Skip("no raw_syscalls tracepoints on this machine")
 
 
-def syscalls(n):
-    """About 2n cheap syscalls: dd copies one byte at a time."""
-    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1",
-                    "count=%d" % n], stderr=subprocess.DEVNULL, check=True)
+def syscalls(n, wrapper=()):
+    """About 2n cheap syscalls: dd copies one byte at a time (run through
+    wrapper, such as Cgroups.wrapper's)."""
+    subprocess.run(list(wrapper) + ["dd", "if=/dev/zero", "of=/dev/null",
+                                    "bs=1", "count=%d" % n],
+                   stderr=subprocess.DEVNULL, check=True)
 
 
 HANDOFF_USER = "perfspill-handoff"

@@ -220,13 +220,7 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
         # only the test's own syscalls: a foreign storm recorded with
         # them keeps a block past the base in use at every tick, and the
         # pool never comes down to its count (the burst is not over)
-        procs = os.path.join(cg.path("load"), "cgroup.procs")
-
-        def own_syscalls(n):
-            subprocess.run(["sh", "-c", 'echo $$ > "$1" && exec dd '
-                            'if=/dev/zero of=/dev/null bs=1 count=%d' % n,
-                            "sh", procs], stderr=subprocess.DEVNULL,
-                           check=True)
+        load = cg.wrapper("load")
 
         d.ctl("start", "-e", TP, "--no-callgraph", "--cblocks", "2",
               "-G", cg.rel["load"])
@@ -237,7 +231,7 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
         unit = st["pool"]["block_bytes"] // 2
         assert unit >= 1 << 20, st["pool"]
         assert all(c["cblocks"] == 0 for c in st["cpus"]), st["cpus"]
-        own_syscalls(20000)
+        syscalls(20000, load)
         for n, path in ((4, "direct"), (0, "buffered"), (3, "buffered")):
             rc, rep = d.ctl("configure", "cblocks=%d" % n)
             assert rep["data"]["applied"] == ["cblocks"], rep
@@ -250,10 +244,10 @@ def test_cblocks_changed_while_recording_on_the_direct_path():
             if n == 3:
                 assert all(c["cblocks"] == 3 for c in st["cpus"]
                            if c["online"]), st["cpus"]
-            own_syscalls(20000)
+            syscalls(20000, load)
         rc, rep = d.ctl("rotate")
         assert d.status()["write_path"] == "direct"
-        own_syscalls(20000)
+        syscalls(20000, load)
         # blocks past the count go once their slices have landed
         wait_for(lambda: d.status()["pool"]["blocks"] == 3,
                  what="the pool down to 3 blocks")

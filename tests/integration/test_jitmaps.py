@@ -444,8 +444,8 @@ def test_names_anyone_can_make_do_not_stop_the_copy():
     scan stopped short. The maps are in a directory of the test's own
     (the daemon's PERFSPILL_TEST_JITMAP_DIR, read as it reads /tmp):
     6,100 names made in /tmp grew its directory to some 60 blocks for
-    good (ext4 does not shrink one), which the scan's first readdir at
-    every recording's start then reads, a wait a block when cold."""
+    good (ext4 does not shrink one), which a daemon's first scan then
+    reads, a wait a block when cold."""
     jitdir = harness.workdir("perfspill-jitnames-")
     with open("/proc/sys/kernel/pid_max") as f:
         pid_max = int(f.read())
